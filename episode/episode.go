@@ -1,0 +1,171 @@
+// Package episode runs one persuasion dialogue between a Persuader and a
+// Persuadee over a Scenario, reading the persuadee's probed belief after
+// every reply (SPEC §1-2, seed 000 §2-3). It defines the small interfaces
+// every role implements: the embedded simulator, built-in persuaders and
+// LLM-backed roles alike.
+package episode
+
+import (
+	"context"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// Speaker names who said a Message.
+type Speaker string
+
+// The two speakers.
+const (
+	PersuaderSpeaker Speaker = "persuader"
+	PersuadeeSpeaker Speaker = "persuadee"
+)
+
+// Message is one visible utterance of the transcript. Persuadee messages
+// hold only what the persuader may see (no decision line, no reasoning).
+type Message struct {
+	Speaker Speaker `json:"speaker"`
+	Text    string  `json:"text"`
+}
+
+// Usage counts engine tokens for one call; all zero for the simulator and
+// built-in persuaders.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// CachedTokens is the part of PromptTokens served from the engine's
+	// prefix cache, when the engine reports it.
+	CachedTokens int `json:"cached_tokens"`
+	// Requests is the number of engine requests made.
+	Requests int `json:"requests"`
+}
+
+// Add returns u + v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens,
+		u.CachedTokens + v.CachedTokens, u.Requests + v.Requests}
+}
+
+// Utterance is a persuader's turn.
+type Utterance struct {
+	Text string
+	// Acts optionally lists the persuasion acts the persuader intended
+	// (planners report them); the engine also tags the text independently.
+	Acts  []string
+	Usage Usage
+}
+
+// Reply is a persuadee's turn.
+type Reply struct {
+	// Text is what the persuader sees.
+	Text     string
+	Decision decision.Decision
+	Usage    Usage
+}
+
+// Persuader is a persuasion policy. Start begins one episode; it receives
+// only the public scenario view, never the hidden profile.
+type Persuader interface {
+	// Name identifies the persuader in runs and tables, e.g. "script".
+	Name() string
+	// Start begins an episode. seed drives all of the session's randomness.
+	Start(ctx context.Context, pub scenario.Public, seed uint64) (PersuaderSession, error)
+}
+
+// PersuaderSession produces the persuader's turns of one episode.
+type PersuaderSession interface {
+	// Say returns the next utterance given the visible transcript so far
+	// (empty before the first turn).
+	Say(ctx context.Context, transcript []Message) (Utterance, error)
+}
+
+// Persuadee is a persuasion target with a hidden profile.
+type Persuadee interface {
+	// Name identifies the persuadee, e.g. "sim".
+	Name() string
+	// Start begins an episode on sc (including its hidden profile).
+	Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (PersuadeeSession, error)
+}
+
+// PersuadeeSession produces the persuadee's replies of one episode.
+type PersuadeeSession interface {
+	// Reply answers the transcript, whose last message is the persuader's
+	// latest utterance.
+	Reply(ctx context.Context, transcript []Message) (Reply, error)
+}
+
+// Prober reads the probe basis from a persuadee's current state in a
+// discarded fork of its context (SPEC §2): the fork never enters the
+// conversation. A PersuadeeSession that can be probed implements Prober;
+// transcript is the conversation so far (empty at t = 0). It returns one
+// Answer per probe, in basis order.
+type Prober interface {
+	Probe(ctx context.Context, transcript []Message, basis probe.Basis) ([]probe.Answer, error)
+}
+
+// Turn records one persuader turn and the persuadee's reply (SPEC §2).
+type Turn struct {
+	// T is the persuader turn index, 1..Tmax.
+	T         int               `json:"t"`
+	Persuader string            `json:"persuader"`
+	Persuadee string            `json:"persuadee"`
+	Decision  decision.Decision `json:"decision"`
+	// Acts are the tagged persuasion acts of the persuader utterance.
+	Acts []string `json:"acts"`
+	// Probes are read after the persuadee's reply.
+	Probes []probe.Reading `json:"probes,omitempty"`
+	// Belief is B_t in [0, 1]; nil when every probe was unreadable.
+	Belief *float64 `json:"belief"`
+	// Dense is r_t = B_t - B_{t-1}; nil when either belief is missing.
+	Dense *float64 `json:"dense"`
+	// Latencies in milliseconds.
+	PersuaderMS float64 `json:"persuader_ms"`
+	PersuadeeMS float64 `json:"persuadee_ms"`
+	ProbeMS     float64 `json:"probe_ms"`
+	// Token usage per role.
+	PersuaderUsage Usage `json:"persuader_usage"`
+	PersuadeeUsage Usage `json:"persuadee_usage"`
+	ProbeUsage     Usage `json:"probe_usage"`
+}
+
+// Episode is one finished (or failed) rollout.
+type Episode struct {
+	RunID      string `json:"run_id"`
+	ScenarioID string `json:"scenario_id"`
+	// Rollout is the rollout index within the scenario, 0-based.
+	Rollout int `json:"rollout"`
+	// Seed is the episode seed, Seed(runSeed, ScenarioID, Rollout).
+	Seed      uint64 `json:"seed"`
+	Persuader string `json:"persuader"`
+	Persuadee string `json:"persuadee"`
+	// Scenario facts kept for analysis (never shown to a persuader).
+	Split      scenario.Split      `json:"split"`
+	Family     scenario.Family     `json:"family"`
+	Domain     string              `json:"domain"`
+	Resistance scenario.Resistance `json:"resistance"`
+	// Initial are the probe readings at t = 0, before the first turn.
+	Initial []probe.Reading `json:"initial,omitempty"`
+	// B0 is the initial belief; nil when unreadable.
+	B0       *float64          `json:"b0"`
+	Turns    []Turn            `json:"turns"`
+	Terminal decision.Terminal `json:"terminal"`
+	// RGoal is R_goal of Terminal (SPEC §1); NaN-free: 0 for failed episodes.
+	RGoal float64 `json:"r_goal"`
+	// Error holds the failure message of a TermFailed episode.
+	Error string `json:"error,omitempty"`
+}
+
+// FinalBelief returns B_T, the last readable belief of the episode (B0 if
+// no turn had one); ok is false when there is none.
+func (e *Episode) FinalBelief() (float64, bool) {
+	for i := len(e.Turns) - 1; i >= 0; i-- {
+		if b := e.Turns[i].Belief; b != nil {
+			return *b, true
+		}
+	}
+	if e.B0 != nil {
+		return *e.B0, true
+	}
+	return 0, false
+}
