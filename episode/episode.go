@@ -65,7 +65,9 @@ type Reply struct {
 }
 
 // Persuader is a persuasion policy. Start begins one episode; it receives
-// only the public scenario view, never the hidden profile.
+// only the public scenario view, never the hidden profile. Start may be
+// called concurrently from several goroutines; each session is used by one
+// goroutine at a time.
 type Persuader interface {
 	// Name identifies the persuader in runs and tables, e.g. "script".
 	Name() string
@@ -80,7 +82,8 @@ type PersuaderSession interface {
 	Say(ctx context.Context, transcript []Message) (Utterance, error)
 }
 
-// Persuadee is a persuasion target with a hidden profile.
+// Persuadee is a persuasion target with a hidden profile. Start may be
+// called concurrently; each session is used by one goroutine at a time.
 type Persuadee interface {
 	// Name identifies the persuadee, e.g. "sim".
 	Name() string

@@ -1,0 +1,244 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// fakePersuader says "turn N <random>" from its seed.
+type fakePersuader struct{ name string }
+
+func (f fakePersuader) Name() string { return f.name }
+func (f fakePersuader) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
+	return &fakePersuaderSession{rng: rand.New(rand.NewPCG(seed, 0)), pub: pub}, nil
+}
+
+type fakePersuaderSession struct {
+	rng *rand.Rand
+	pub scenario.Public
+}
+
+func (s *fakePersuaderSession) Say(_ context.Context, tr []episode.Message) (episode.Utterance, error) {
+	return episode.Utterance{Text: fmt.Sprintf("about %s, turn %d: %d", s.pub.Domain, len(tr)/2+1, s.rng.IntN(1000))}, nil
+}
+
+// fakePersuadee decides at random from its seed; its belief is a seeded walk.
+type fakePersuadee struct{}
+
+func (fakePersuadee) Name() string { return "fake" }
+func (fakePersuadee) Start(_ context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	return &fakePersuadeeSession{rng: rand.New(rand.NewPCG(seed, 1)), p: 0.3}, nil
+}
+
+type fakePersuadeeSession struct {
+	rng *rand.Rand
+	p   float64
+}
+
+func (s *fakePersuadeeSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
+	s.p = math.Min(0.99, math.Max(0.01, s.p+0.2*(s.rng.Float64()-0.4)))
+	d := decision.Continue
+	switch x := s.rng.Float64(); {
+	case x < 0.1:
+		d = decision.Accept
+	case x < 0.15:
+		d = decision.Reject
+	}
+	return episode.Reply{Text: fmt.Sprintf("reply %.3f", s.p), Decision: d}, nil
+}
+
+func (s *fakePersuadeeSession) Probe(_ context.Context, _ []episode.Message, b probe.Basis) ([]probe.Answer, error) {
+	out := make([]probe.Answer, len(b))
+	for i := range out {
+		out[i] = probe.FromProbability(s.p)
+	}
+	return out, nil
+}
+
+func testSet(n int) Set {
+	s := Set{Name: "t"}
+	for i := range n {
+		s.Scenarios = append(s.Scenarios, scenario.Scenario{ID: fmt.Sprintf("s%02d", i), Domain: fmt.Sprintf("d%d", i)})
+	}
+	return s
+}
+
+// strip removes timings, which legitimately differ between runs.
+func strip(eps []*episode.Episode) string {
+	slices.SortFunc(eps, func(a, b *episode.Episode) int {
+		return cmpKey(KeyOf(a), KeyOf(b))
+	})
+	for _, ep := range eps {
+		for i := range ep.Turns {
+			ep.Turns[i].PersuaderMS, ep.Turns[i].PersuadeeMS, ep.Turns[i].ProbeMS = 0, 0, 0
+		}
+	}
+	raw, _ := json.Marshal(eps)
+	return string(raw)
+}
+
+func cmpKey(a, b Key) int {
+	return cmpStrings(fmt.Sprintf("%s|%s|%s|%04d", a.Persuader, a.Persuadee, a.ScenarioID, a.Rollout),
+		fmt.Sprintf("%s|%s|%s|%04d", b.Persuader, b.Persuadee, b.ScenarioID, b.Rollout))
+}
+
+func cmpStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func run(t *testing.T, ctx context.Context, jobs []Job, workers int, sink func(*episode.Episode) error) error {
+	t.Helper()
+	return Execute(ctx, jobs, Options{RunID: "r", Seed: 7, Workers: workers, Sink: sink})
+}
+
+func TestSameSeedSameTranscriptAnyWorkers(t *testing.T) {
+	pers := []episode.Persuader{fakePersuader{"a"}, fakePersuader{"b"}}
+	jobs := Plan(pers, []episode.Persuadee{fakePersuadee{}}, []Set{testSet(20)}, 2, nil)
+	if len(jobs) != 80 {
+		t.Fatalf("planned %d jobs, want 2*20*2 = 80", len(jobs))
+	}
+	collect := func(workers int) string {
+		var mu sync.Mutex
+		var eps []*episode.Episode
+		if err := run(t, context.Background(), jobs, workers, func(ep *episode.Episode) error {
+			mu.Lock()
+			defer mu.Unlock()
+			eps = append(eps, ep)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(eps) != 80 {
+			t.Fatalf("%d workers: %d episodes, want 80", workers, len(eps))
+		}
+		return strip(eps)
+	}
+	one, eight := collect(1), collect(8)
+	if one != eight {
+		t.Fatal("transcripts differ between 1 and 8 workers")
+	}
+}
+
+func TestInterruptAndResumeEveryEpisodeOnce(t *testing.T) {
+	pers := []episode.Persuader{fakePersuader{"a"}}
+	sets := []Set{testSet(30)}
+	planned := Plan(pers, []episode.Persuadee{fakePersuadee{}}, sets, 1, nil)
+	stored := map[Key]*episode.Episode{}
+	ctx, cancel := context.WithCancel(context.Background())
+	err := run(t, ctx, planned, 4, func(ep *episode.Episode) error {
+		if _, dup := stored[KeyOf(ep)]; dup {
+			t.Errorf("episode %v stored twice", KeyOf(ep))
+		}
+		stored[KeyOf(ep)] = ep
+		if len(stored) == 10 {
+			cancel() // Ctrl-C midway
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v, want context.Canceled", err)
+	}
+	first := len(stored)
+	if first < 10 || first >= 30 {
+		t.Fatalf("stored %d episodes before the interrupt took effect", first)
+	}
+	done := map[Key]bool{}
+	for k := range stored {
+		done[k] = true
+	}
+	rest := Plan(pers, []episode.Persuadee{fakePersuadee{}}, sets, 1, done)
+	if len(rest) != 30-first {
+		t.Fatalf("resume planned %d jobs, want %d", len(rest), 30-first)
+	}
+	if err := run(t, context.Background(), rest, 4, func(ep *episode.Episode) error {
+		if _, dup := stored[KeyOf(ep)]; dup {
+			t.Errorf("episode %v stored twice", KeyOf(ep))
+		}
+		stored[KeyOf(ep)] = ep
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 30 {
+		t.Fatalf("after resume %d episodes, want 30", len(stored))
+	}
+	// Resumed episodes equal an uninterrupted run's.
+	var all []*episode.Episode
+	if err := run(t, context.Background(), planned, 2, func(ep *episode.Episode) error { all = append(all, ep); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var resumed []*episode.Episode
+	for _, ep := range stored {
+		resumed = append(resumed, ep)
+	}
+	if strip(all) != strip(resumed) {
+		t.Fatal("interrupted+resumed episodes differ from an uninterrupted run")
+	}
+}
+
+func TestSinkErrorStopsRun(t *testing.T) {
+	jobs := Plan([]episode.Persuader{fakePersuader{"a"}}, []episode.Persuadee{fakePersuadee{}}, []Set{testSet(10)}, 1, nil)
+	boom := errors.New("disk full")
+	n := 0
+	err := run(t, context.Background(), jobs, 2, func(*episode.Episode) error { n++; return boom })
+	if !errors.Is(err, boom) || n != 1 {
+		t.Fatalf("err = %v after %d sink calls; want the sink error after 1", err, n)
+	}
+}
+
+func f(x float64) *float64 { return &x }
+
+func TestSummarizeHandComputed(t *testing.T) {
+	mk := func(term decision.Terminal, turns int, bt *float64) *episode.Episode {
+		ep := &episode.Episode{Terminal: term, RGoal: map[decision.Terminal]float64{
+			decision.TermAccept: 3, decision.TermConditional: 1, decision.TermPending: -1, decision.TermReject: -3}[term]}
+		for i := range turns {
+			tr := episode.Turn{T: i + 1}
+			if i == turns-1 {
+				tr.Belief = bt
+			}
+			ep.Turns = append(ep.Turns, tr)
+		}
+		return ep
+	}
+	eps := []*episode.Episode{
+		mk(decision.TermAccept, 3, f(0.9)),
+		mk(decision.TermAccept, 5, f(0.4)),
+		mk(decision.TermConditional, 4, f(0.7)),
+		mk(decision.TermPending, 10, f(0.6)),
+		mk(decision.TermReject, 2, nil), // unreadable belief
+		{Terminal: decision.TermFailed, Error: "boom"},
+	}
+	s := Summarize("p", "q", "t", eps)
+	// n = 5 scored; acc 2/5, cond 1/5, pend 1/5, rej 1/5.
+	// R_goal = (3+3+1-1-3)/5 = 0.6; turns = (3+5+4+10+2)/5 = 4.8.
+	// B_T over 4 readable: (0.9+0.4+0.7+0.6)/4 = 0.65; moved 3/4; closed|moved 1/3.
+	want := Summary{Persuader: "p", Persuadee: "q", Set: "t", N: 5, Failed: 1, Accept: 0.4,
+		Conditional: 0.2, Pending: 0.2, Reject: 0.2, MeanRGoal: 0.6, MeanTurns: 4.8, MeanBT: 0.65,
+		Moved: 0.75, ClosedGivenMoved: 1.0 / 3}
+	if math.Abs(s.MeanBT-want.MeanBT) > 1e-12 || math.Abs(s.MeanRGoal-0.6) > 1e-12 || math.Abs(s.MeanTurns-4.8) > 1e-12 {
+		t.Fatalf("Summarize = %+v", s)
+	}
+	s.MeanBT, s.MeanRGoal, s.MeanTurns = want.MeanBT, want.MeanRGoal, want.MeanTurns
+	if s != want {
+		t.Fatalf("Summarize =\n %+v\nwant\n %+v", s, want)
+	}
+}

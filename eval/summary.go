@@ -1,0 +1,196 @@
+package eval
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+)
+
+// MovedThreshold is the final-belief threshold of seed 000 Table 9's
+// "moved" column: B_T > 0.5.
+const MovedThreshold = 0.5
+
+// Summary holds seed 000 Table 5 and Table 9 columns for one group of
+// episodes. Shares are fractions in [0, 1] (printed as %); failed episodes
+// are counted in Failed and excluded from every other column.
+type Summary struct {
+	Persuader string
+	Persuadee string
+	Set       string
+	// N is the number of scored (non-failed) episodes.
+	N      int
+	Failed int
+	// Terminal shares over N (Table 5 Acc./Cond./Pend./Rej.). Truncated
+	// episodes (context window exceeded) are counted separately.
+	Accept      float64
+	Conditional float64
+	Pending     float64
+	Reject      float64
+	Truncated   float64
+	// MeanRGoal is mean R_goal (Table 5).
+	MeanRGoal float64
+	// MeanTurns is the mean number of persuader turns (Table 5 "Turns").
+	MeanTurns float64
+	// MeanBT is the mean final belief B_T over episodes with a readable
+	// belief (Table 9); NaN when none.
+	MeanBT float64
+	// Moved is the share of episodes with B_T > 0.5 (Table 9), over
+	// episodes with a readable belief.
+	Moved float64
+	// ClosedGivenMoved is the share of moved episodes ending in Accept
+	// (Table 9 "closed | moved"); NaN when none moved.
+	ClosedGivenMoved float64
+}
+
+// Summarize computes the Table 5/9 columns over eps (SPEC §2).
+func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary {
+	s := Summary{Persuader: persuader, Persuadee: persuadee, Set: set}
+	var rg, turns, bt float64
+	var nb, moved, closed int
+	counts := map[decision.Terminal]int{}
+	for _, ep := range eps {
+		if ep.Terminal == decision.TermFailed {
+			s.Failed++
+			continue
+		}
+		s.N++
+		counts[ep.Terminal]++
+		rg += ep.RGoal
+		turns += float64(len(ep.Turns))
+		if b, ok := ep.FinalBelief(); ok {
+			nb++
+			bt += b
+			if b > MovedThreshold {
+				moved++
+				if ep.Terminal == decision.TermAccept {
+					closed++
+				}
+			}
+		}
+	}
+	share := func(k int, n int) float64 {
+		if n == 0 {
+			return math.NaN()
+		}
+		return float64(k) / float64(n)
+	}
+	s.Accept = share(counts[decision.TermAccept], s.N)
+	s.Conditional = share(counts[decision.TermConditional], s.N)
+	s.Pending = share(counts[decision.TermPending], s.N)
+	s.Reject = share(counts[decision.TermReject], s.N)
+	s.Truncated = share(counts[decision.TermTruncated], s.N)
+	s.MeanRGoal = share(0, s.N)
+	s.MeanTurns = share(0, s.N)
+	if s.N > 0 {
+		s.MeanRGoal = rg / float64(s.N)
+		s.MeanTurns = turns / float64(s.N)
+	}
+	s.MeanBT = math.NaN()
+	if nb > 0 {
+		s.MeanBT = bt / float64(nb)
+	}
+	s.Moved = share(moved, nb)
+	s.ClosedGivenMoved = share(closed, moved)
+	return s
+}
+
+// GroupKey is a (persuader, persuadee, set) triple.
+type GroupKey struct{ Persuader, Persuadee, Set string }
+
+// Group splits episodes by (persuader, persuadee, set), where setOf maps a
+// scenario id to its set name. Callers iterate groups in their own planned
+// order for stable tables.
+func Group(eps []*episode.Episode, setOf func(scenarioID string) string) map[GroupKey][]*episode.Episode {
+	out := map[GroupKey][]*episode.Episode{}
+	for _, ep := range eps {
+		k := GroupKey{ep.Persuader, ep.Persuadee, setOf(ep.ScenarioID)}
+		out[k] = append(out[k], ep)
+	}
+	return out
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*x, 'f', 1, 64)
+}
+
+func num(x float64, prec int, sign bool) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if sign && x >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+var header = []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"}
+
+func (s Summary) row() []string {
+	return []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N), pct(s.Accept), pct(s.Conditional),
+		pct(s.Pending), pct(s.Reject), num(s.MeanRGoal, 2, true), num(s.MeanTurns, 1, false),
+		num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved), strconv.Itoa(s.Failed)}
+}
+
+// WriteTable writes summaries as an aligned text table (percentages with
+// one decimal, as in seed 000 Table 5).
+func WriteTable(w io.Writer, ss []Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	write := func(cells []string) {
+		for _, c := range cells {
+			fmt.Fprint(tw, c, "\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	write(header)
+	for _, s := range ss {
+		write(s.row())
+	}
+	return tw.Flush()
+}
+
+// WriteCSV writes summaries as CSV with the table's header.
+func WriteCSV(w io.Writer, ss []Summary) error {
+	cw := csv.NewWriter(w)
+	cw.Write(header)
+	for _, s := range ss {
+		cw.Write(s.row())
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// MarshalJSON encodes s with NaN values (empty groups) as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"persuader": s.Persuader, "persuadee": s.Persuadee, "set": s.Set, "n": s.N, "failed": s.Failed,
+		"accept": nan(s.Accept), "conditional": nan(s.Conditional), "pending": nan(s.Pending),
+		"reject": nan(s.Reject), "truncated": nan(s.Truncated), "mean_r_goal": nan(s.MeanRGoal),
+		"mean_turns": nan(s.MeanTurns), "mean_bt": nan(s.MeanBT), "moved": nan(s.Moved),
+		"closed_given_moved": nan(s.ClosedGivenMoved),
+	})
+}
+
+// WriteJSON writes summaries as an indented JSON array.
+func WriteJSON(w io.Writer, ss []Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ss)
+}
+
+func nan(x float64) any {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return x
+}
