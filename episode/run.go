@@ -138,6 +138,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 	prev := b0
 	ep.Terminal = decision.TermPending
 	for t := 1; t <= cfg.Tmax; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		turn := Turn{T: t}
 		t0 := time.Now()
 		u, err := ps.Say(ctx, transcript)
