@@ -156,4 +156,4 @@ func TestSeedIndependentOfOrder(t *testing.T) {
 }
 
 // seedGolden was computed independently in Python (FNV-1a 64 of "1\x00s1\x000", then SplitMix64).
-const seedGolden = 15225984602995781309
+const seedGolden uint64 = 15225984602995781309
