@@ -1,0 +1,587 @@
+package scenario
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/persuarena/persuarena/scenarios"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+//go:embed schema.json
+var schemaJSON []byte
+
+// SchemaJSON returns a copy of the JSON Schema (draft 2020-12) every
+// scenario line is validated against. It mirrors the JSON tags of Scenario
+// exactly and sets additionalProperties to false everywhere, so misspelt
+// fields are errors.
+func SchemaJSON() []byte { return slices.Clone(schemaJSON) }
+
+// schemaURL is the schema's $id; errors carry locations below it.
+const schemaURL = "https://github.com/persuarena/persuarena/scenario/schema.json"
+
+type compiledSchema struct {
+	sch *jsonschema.Schema
+	doc any // the decoded schema document, to list allowed property names
+}
+
+// compiled compiles the embedded schema once. The schema ships with the
+// binary and is covered by tests, so a compile failure is a programming
+// error and panics.
+var compiled = sync.OnceValue(func() compiledSchema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err != nil {
+		panic("scenario: embedded schema.json is not JSON: " + err.Error())
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		panic("scenario: embedded schema.json: " + err.Error())
+	}
+	sch, err := c.Compile(schemaURL)
+	if err != nil {
+		panic("scenario: embedded schema.json does not compile: " + err.Error())
+	}
+	return compiledSchema{sch: sch, doc: doc}
+})
+
+// Problem is one validation problem found while loading or writing
+// scenarios. It renders as "file:line: field: msg".
+type Problem struct {
+	// File is the file name (or "builtin:NAME" for an embedded set).
+	File string
+	// Line is the 1-based line number; 0 when the problem is not tied to a
+	// line.
+	Line int
+	// Field is a dotted JSON path such as "hidden.concerns[2].keywords",
+	// "(json)" for malformed JSON, "(root)" for the whole line.
+	Field string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// String renders p as "file:line: field: msg", omitting empty parts.
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+	}
+	b.WriteString(": ")
+	if p.Field != "" {
+		b.WriteString(p.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// LoadError collects every problem found in one load or write, in file and
+// line order. Loaders return it (as error) with no scenarios: a scenario set
+// with any problem is rejected whole.
+type LoadError struct {
+	Problems []Problem
+}
+
+// Error renders all problems, one per line.
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// loc is where an id was first seen.
+type loc struct {
+	file string
+	line int
+}
+
+// loader reads one or more JSONL sources, sharing the duplicate-id index
+// across them.
+type loader struct {
+	seen     map[string]loc
+	problems []Problem
+	out      []Scenario
+}
+
+func newLoader() *loader { return &loader{seen: map[string]loc{}} }
+
+// read parses all lines of r. It returns only I/O errors; validation
+// problems accumulate in l.problems.
+func (l *loader) read(name string, r io.Reader) error {
+	// bufio.Reader rather than Scanner: scenario lines with full P4G
+	// transcripts can exceed Scanner's 64 KiB default token limit.
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			l.line(name, n, line)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+	}
+}
+
+// line validates and decodes one line.
+func (l *loader) line(name string, n int, raw []byte) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return
+	}
+	var probs []Problem
+	add := func(field, msg string) {
+		probs = append(probs, Problem{File: name, Line: n, Field: field, Msg: msg})
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		add("(json)", err.Error())
+		l.problems = append(l.problems, probs...)
+		return
+	}
+	if m, ok := inst.(map[string]any); ok {
+		if id, ok := m["id"].(string); ok && id != "" {
+			if first, dup := l.seen[id]; dup {
+				where := fmt.Sprintf("line %d", first.line)
+				if first.file != name {
+					where = fmt.Sprintf("%s:%d", first.file, first.line)
+				}
+				add("id", fmt.Sprintf("duplicate id %s (first on %s)", id, where))
+			} else {
+				l.seen[id] = loc{name, n}
+			}
+		}
+	}
+	s, fps := checkInstance(inst, raw)
+	for _, fp := range fps {
+		add(fp.Field, fp.Problem)
+	}
+	if len(probs) > 0 {
+		slices.SortStableFunc(probs, func(a, b Problem) int {
+			if c := strings.Compare(a.Field, b.Field); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Msg, b.Msg)
+		})
+		l.problems = append(l.problems, probs...)
+		return
+	}
+	l.out = append(l.out, s)
+}
+
+// result returns the scenarios, or nil and a *LoadError if any problem was
+// found.
+func (l *loader) result() ([]Scenario, error) {
+	if len(l.problems) > 0 {
+		return nil, &LoadError{Problems: l.problems}
+	}
+	return l.out, nil
+}
+
+// checkInstance validates a decoded JSON instance (and its raw bytes)
+// against the schema, decodes it into a Scenario and runs Check. It returns
+// every schema problem; decoding and Check run only on schema-valid input.
+func checkInstance(inst any, raw []byte) (Scenario, []FieldError) {
+	cs := compiled()
+	var s Scenario
+	if err := cs.sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return s, []FieldError{{Field: "(root)", Problem: err.Error()}}
+		}
+		return s, schemaProblems(ve, inst, cs.doc)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		field := "(json)"
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			field = te.Field
+		}
+		return s, []FieldError{{Field: field, Problem: err.Error()}}
+	}
+	if err := s.Check(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return s, []FieldError{*fe}
+		}
+		return s, []FieldError{{Field: "(root)", Problem: err.Error()}}
+	}
+	return s, nil
+}
+
+// schemaProblems flattens a validation error tree into one FieldError per
+// leaf, with JSON-pointer instance locations turned into dotted paths.
+func schemaProblems(ve *jsonschema.ValidationError, inst, schemaDoc any) []FieldError {
+	var out []FieldError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if _, ok := e.ErrorKind.(*kind.PropertyNames); !ok && len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		path := dottedPath(inst, e.InstanceLocation)
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			for _, m := range k.Missing {
+				out = append(out, FieldError{Field: joinField(path, m), Problem: "missing"})
+			}
+		case *kind.AdditionalProperties:
+			allowed := allowedProperties(schemaDoc, e.SchemaURL)
+			for _, p := range k.Properties {
+				msg := "unknown field"
+				if len(allowed) > 0 {
+					msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
+				}
+				out = append(out, FieldError{Field: joinField(path, p), Problem: msg})
+			}
+		default:
+			out = append(out, FieldError{Field: orRoot(path), Problem: kindMessage(e)})
+		}
+	}
+	walk(ve)
+	return out
+}
+
+// kindMessage words one leaf error for a human reading a data file.
+func kindMessage(e *jsonschema.ValidationError) string {
+	switch k := e.ErrorKind.(type) {
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = fmt.Sprint(w)
+		}
+		return fmt.Sprintf("%s is not allowed (want one of: %s)", jsonText(k.Got), strings.Join(want, ", "))
+	case *kind.Type:
+		return fmt.Sprintf("got %s, want %s", k.Got, strings.Join(k.Want, " or "))
+	case *kind.MinLength:
+		if k.Want == 1 {
+			return "must not be empty"
+		}
+		return fmt.Sprintf("length %d, want at least %d", k.Got, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("%d items, want at least %d", k.Got, k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("%d items, want at most %d", k.Got, k.Want)
+	case *kind.Minimum:
+		return fmt.Sprintf("%s is below the minimum %s", ratText(k.Got), ratText(k.Want))
+	case *kind.Maximum:
+		return fmt.Sprintf("%s is above the maximum %s", ratText(k.Got), ratText(k.Want))
+	case *kind.Pattern:
+		if k.Want == `^[^\s]+$` {
+			return fmt.Sprintf("%q must not contain whitespace", k.Got)
+		}
+		return fmt.Sprintf("%q does not match %s", k.Got, k.Want)
+	case *kind.PropertyNames:
+		if k.Property == "" {
+			return "empty key not allowed"
+		}
+		return fmt.Sprintf("key %q not allowed", k.Property)
+	}
+	// Kinds the embedded schema does not produce today: use the library's
+	// own wording without its location prefix.
+	leaf := &jsonschema.ValidationError{ErrorKind: e.ErrorKind}
+	return strings.TrimPrefix(leaf.Error(), "at '': ")
+}
+
+func ratText(r *big.Rat) string {
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// joinField appends object key k to a dotted path; keys that are not plain
+// identifiers are written as ["key"].
+func joinField(path, k string) string {
+	if !plainKey.MatchString(k) {
+		return path + "[" + strconv.Quote(k) + "]"
+	}
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "(root)"
+	}
+	return path
+}
+
+// dottedPath converts JSON pointer tokens into "a.b[2].c" by walking the
+// instance, so array indices and object keys that look numeric are told
+// apart.
+func dottedPath(inst any, tokens []string) string {
+	var path string
+	cur := inst
+	for _, t := range tokens {
+		switch v := cur.(type) {
+		case []any:
+			path += "[" + t + "]"
+			if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(v) {
+				cur = v[i]
+			} else {
+				cur = nil
+			}
+		case map[string]any:
+			path = joinField(path, t)
+			cur = v[t]
+		default:
+			path = joinField(path, t)
+			cur = nil
+		}
+	}
+	return path
+}
+
+// allowedProperties lists, sorted, the "properties" names of the schema
+// object at schemaLoc (an absolute URL with a JSON pointer fragment).
+func allowedProperties(doc any, schemaLoc string) []string {
+	_, frag, _ := strings.Cut(schemaLoc, "#")
+	if f, err := url.PathUnescape(frag); err == nil {
+		frag = f
+	}
+	cur := doc
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[tok]
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		return nil
+	}
+	props, ok := m["properties"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ReadJSONL reads scenarios from r, one JSON object per non-blank line.
+// Each line is validated against the schema (SchemaJSON), decoded into a
+// Scenario and checked with (*Scenario).Check; ids must be unique
+// ("duplicate id X (first on line N)" is reported on the later line). name
+// labels problems (usually the file name).
+//
+// It collects every problem in the input and returns them as a *LoadError
+// with nil scenarios; it never returns a partial set. I/O errors are
+// returned as plain errors. Empty input yields zero scenarios and no error.
+func ReadJSONL(name string, r io.Reader) ([]Scenario, error) {
+	l := newLoader()
+	if err := l.read(name, r); err != nil {
+		return nil, err
+	}
+	return l.result()
+}
+
+// LoadFile reads the JSONL scenario file at path; see ReadJSONL. A file
+// that cannot be opened yields the *fs.PathError.
+func LoadFile(path string) ([]Scenario, error) {
+	return LoadFiles(path)
+}
+
+// LoadFiles reads several JSONL scenario files as one set, in order. Ids
+// must be unique across all files. Problems from all files are collected
+// into one *LoadError; an unreadable file stops loading with its error.
+func LoadFiles(paths ...string) ([]Scenario, error) {
+	return resolve(paths, false)
+}
+
+// Resolve loads a scenario set by reference: a built-in set name ("p4g",
+// "arena"; see package scenarios), problems labelled "builtin:NAME", or
+// otherwise a JSONL file path. Use "./p4g" to read a file that shares a
+// built-in set's name. Errors are as for LoadFile.
+func Resolve(ref string) ([]Scenario, error) {
+	return ResolveAll(ref)
+}
+
+// ResolveAll loads several references (see Resolve) as one set; ids must
+// be unique across them. It returns nil and a *LoadError listing every
+// problem, or the first I/O error.
+func ResolveAll(refs ...string) ([]Scenario, error) {
+	return resolve(refs, true)
+}
+
+// resolve loads refs in order; built-in set names are recognised only when
+// builtins is set.
+func resolve(refs []string, builtins bool) ([]Scenario, error) {
+	l := newLoader()
+	for _, ref := range refs {
+		if builtins && slices.Contains(scenarios.Names, ref) {
+			b, err := scenarios.Open(ref)
+			if err != nil {
+				return nil, err
+			}
+			if err := l.read("builtin:"+ref, bytes.NewReader(b)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := l.readFile(ref); err != nil {
+			return nil, err
+		}
+	}
+	return l.result()
+}
+
+func (l *loader) readFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return l.read(path, f)
+}
+
+// Marshal returns the canonical one-line JSON of s (struct field order, no
+// HTML escaping, no trailing newline), as WriteFile writes it.
+func Marshal(s *Scenario) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Validate checks ss exactly as a load of the written file would (schema,
+// Check, unique ids) and returns a *LoadError whose problems carry name and
+// the 1-based index each scenario would have as a line, or nil.
+func Validate(name string, ss []Scenario) error {
+	_, err := encodeAll(name, ss)
+	return err
+}
+
+// encodeAll marshals and validates ss into JSONL bytes.
+func encodeAll(name string, ss []Scenario) ([]byte, error) {
+	l := newLoader()
+	var buf bytes.Buffer
+	for i := range ss {
+		b, err := Marshal(&ss[i])
+		if err != nil {
+			l.problems = append(l.problems, Problem{File: name, Line: i + 1, Field: "(json)", Msg: err.Error()})
+			continue
+		}
+		l.line(name, i+1, b)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if _, err := l.result(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteFile writes ss to path as JSONL: one compact JSON object per line in
+// struct field order, each line ending in a newline. It validates every
+// scenario first (see Validate) and writes nothing if any is invalid,
+// returning the *LoadError. The write is atomic: a temporary file in the
+// same directory is renamed over path, so readers never see a partial file
+// and an existing file survives any failure untouched.
+func WriteFile(path string, ss []Scenario) error {
+	data, err := encodeAll(path, ss)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmpName)
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	// CreateTemp makes 0600 files; data files are meant to be shared.
+	if err := tmp.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmpName)
+		return err
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		os.Remove(tmpName)
+		return err
+	}
+	return nil
+}
+
+// Filter returns the scenarios of ss in split, in their original order; an
+// empty split returns all of ss. The result shares no backing array with ss.
+func Filter(ss []Scenario, split Split) []Scenario {
+	var out []Scenario
+	for _, s := range ss {
+		if split == "" || s.Split == split {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ByID returns the scenario of ss with the given id, and whether it was
+// found.
+func ByID(ss []Scenario, id string) (Scenario, bool) {
+	for _, s := range ss {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
