@@ -1,0 +1,283 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// TypeParams are the parameters of one resistance type (SPEC §1, seed 000
+// Table 2). Openness gains are additive changes of openness o per turn
+// (o in [-1, 1]); move scores are the per-turn "fitting move" scores m_t in
+// [-1, 1] that feed the perceived-persuasiveness EMA q (docs/simulator.md).
+type TypeParams struct {
+	// AddressActs are the acts that resolve a voiced concern when an
+	// utterance touches it (EB: evidence; AA: plan detail; IT, AR: either).
+	AddressActs tagger.ActSet
+	// Reactance scales the reactance built by asks and pressure (>= 0);
+	// Brehm (1966): freedom-sensitive people react more.
+	Reactance float64
+	// Calm is the fraction of reactance removed by an autonomy-supportive
+	// utterance, in [0, 1].
+	Calm float64
+	// GainDiag, GainEvidence, GainPlan, GainAutonomy are the openness
+	// gains of each act when it addresses no concern (can be 0).
+	GainDiag, GainEvidence, GainPlan, GainAutonomy float64
+	// BadMove is the openness loss of the type's characteristic misstep
+	// (EB: bare assertion; IT: challenge before feeling understood; AR:
+	// ask without autonomy support; AA: ask without a plan), >= 0.
+	BadMove float64
+	// MoveDiag, MoveEvidence, MovePlan, MoveAutonomy, MoveAddress are the
+	// move scores (in [-1, 1]) of each act and of addressing a concern;
+	// MoveBad is the (negative) score of the characteristic misstep.
+	MoveDiag, MoveEvidence, MovePlan, MoveAutonomy, MoveAddress, MoveBad float64
+}
+
+// Config holds every parameter of the simulator. DefaultConfig documents
+// the defaults; docs/simulator.md gives each rule's equation. Units:
+// openness o in [-1, 1], rapport u in [0, 1], reactance rho >= 0,
+// perceived persuasiveness q in [-1, 1].
+type Config struct {
+	// Name is what Persuadee.Name reports; "" means "sim".
+	Name string
+
+	// Rapport0 is the initial rapport u_0 per closeness, in the order of
+	// scenario.Closenesses (intimate .. strangers); an unknown closeness
+	// uses the last entry.
+	Rapport0 [5]float64
+	// RapportDiag and RapportAutonomy are the rapport gains of a diagnostic
+	// question and of autonomy support; RapportEcho is the gain of touching
+	// an already voiced concern (being listened to); RapportPressure is
+	// the loss per pressure marker and RapportAsk the loss of an ask without
+	// autonomy support.
+	RapportDiag, RapportAutonomy, RapportEcho, RapportPressure, RapportAsk float64
+	// Understood is the rapport an IT persuadee needs before it can take a
+	// challenge (evidence or an ask) without backfire, in [0, 1].
+	Understood float64
+
+	// AddressTotal is the openness gain of addressing all of a scenario's
+	// concerns; each addressed concern adds AddressTotal / n.
+	AddressTotal float64
+	// ReactAsk and ReactPressure are the reactance built by an ask without
+	// autonomy support and per pressure marker (before the type's
+	// Reactance factor); ReactDecay is the per-turn retention of reactance
+	// in [0, 1]; ReactLeak is the openness lost per unit of reactance per
+	// turn; ReactBackfire is the reactance added by an IT backfire.
+	ReactAsk, ReactPressure, ReactDecay, ReactLeak, ReactBackfire float64
+	// PressureCost is the openness lost per pressure marker.
+	PressureCost float64
+	// FatigueFree is the number of asks tolerated before fatigue; each
+	// later ask costs FatigueCost * (asks - FatigueFree) openness.
+	FatigueFree int
+	FatigueCost float64
+	// NoiseSD is the standard deviation of the Gaussian noise added to
+	// openness each turn.
+	NoiseSD float64
+
+	// Q0 is the initial perceived persuasiveness q_0 in [-1, 1]; QRate is
+	// the EMA rate eta in (0, 1]; MovePressure is the move score per
+	// pressure marker (negative); MoveIdle is the score of an utterance
+	// with no act.
+	Q0, QRate, MovePressure, MoveIdle float64
+
+	// Accept is the openness needed to accept; Conditional the openness
+	// needed for a conditional yes; RejectReactance the reactance at which
+	// an ask is rejected; RejectOpen the openness below which repeated
+	// pressure (PressureTurns turns with pressure) is rejected; Floor the
+	// openness at or below which a repeated ask (>= 2) is rejected.
+	Accept, Conditional, RejectReactance, RejectOpen, Floor float64
+	PressureTurns                                           int
+	// Guarded is the reactance at or above which an ask gets no yes of
+	// any kind (the persuadee will not be rushed), >= 0.
+	Guarded float64
+	// Spontaneous is the per-turn chance of a decision without an ask when
+	// the state already implies one (see docs/simulator.md), in [0, 1];
+	// SpontaneousMargin is the extra openness above Accept it needs.
+	Spontaneous, SpontaneousMargin float64
+	// MaxVoice is the most concerns voiced in one reply (>= 1); Blocking is
+	// how many of the most salient concerns a commitment ask surfaces.
+	MaxVoice, Blocking int
+
+	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
+	// CAWeight*u + (1-CAWeight)*addressed/voiced; PE's is q; AC's is o - o_0.
+	CAWeight, CAK, CAC, PEK, PEC, ACK, ACC float64
+
+	// Trait modulation (P4G survey scores; each trait is mapped to z in
+	// [-1, 1] around its scale midpoint, and an absent trait gives z = 0).
+	// TraitAgree and TraitOpen scale positive openness gains;
+	// TraitRational scales evidence gains; TraitIntuitive scales rapport
+	// gains; TraitConscientious scales plan gains; TraitSelfDirection
+	// (self_direction and freedom) raises and TraitConform lowers
+	// reactance; TraitNeuroticNoise scales noise and TraitNeuroticAccept
+	// raises the accept threshold.
+	TraitAgree, TraitOpen, TraitRational, TraitIntuitive, TraitConscientious  float64
+	TraitSelfDirection, TraitConform, TraitNeuroticNoise, TraitNeuroticAccept float64
+
+	// EB, IT, AR, AA are the per-type parameters.
+	EB, IT, AR, AA TypeParams
+}
+
+// DefaultConfig returns the calibrated default parameters (see
+// docs/simulator.md for the calibration against the built-in persuaders).
+func DefaultConfig() Config {
+	ev := tagger.ActSet(0).With(tagger.Evidence)
+	pl := tagger.ActSet(0).With(tagger.Plan)
+	return Config{
+		Name:     "sim",
+		Rapport0: [5]float64{0.30, 0.25, 0.20, 0.15, 0.10},
+
+		RapportDiag: 0.20, RapportAutonomy: 0.12, RapportEcho: 0.05,
+		RapportPressure: 0.10, RapportAsk: 0.05,
+		Understood: 0.45,
+
+		AddressTotal: 0.9,
+		ReactAsk:     0.35, ReactPressure: 0.30, ReactDecay: 0.85, ReactLeak: 0.06,
+		ReactBackfire: 0.20,
+		PressureCost:  0.04,
+		FatigueFree:   2, FatigueCost: 0.04,
+		NoiseSD: 0.04,
+
+		Q0: -0.5, QRate: 0.5, MovePressure: -0.6, MoveIdle: -0.2,
+
+		Accept: 0.30, Conditional: 0.05, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
+		PressureTurns: 2, Guarded: 0.5,
+		Spontaneous: 0.10, SpontaneousMargin: 0.20,
+		MaxVoice: 2, Blocking: 3,
+
+		CAWeight: 0.5, CAK: 10, CAC: 0.45,
+		PEK: 6, PEC: 0,
+		ACK: 15, ACC: 0.20,
+
+		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
+		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
+		TraitNeuroticNoise: 0.50, TraitNeuroticAccept: 0.05,
+
+		EB: TypeParams{
+			AddressActs: ev, Reactance: 0.4, Calm: 0.3,
+			GainDiag: 0.01, GainEvidence: 0, GainPlan: 0.03, GainAutonomy: 0.01, BadMove: 0.08,
+			MoveDiag: 0.5, MoveEvidence: 0.3, MovePlan: 0.2, MoveAutonomy: 0.2, MoveAddress: 1, MoveBad: -1,
+		},
+		IT: TypeParams{
+			AddressActs: ev | pl, Reactance: 0.6, Calm: 0.3,
+			GainDiag: 0.03, GainEvidence: 0.03, GainPlan: 0.03, GainAutonomy: 0.03, BadMove: 0.15,
+			MoveDiag: 0.7, MoveEvidence: 0.3, MovePlan: 0.3, MoveAutonomy: 0.6, MoveAddress: 1, MoveBad: -1,
+		},
+		AR: TypeParams{
+			AddressActs: ev | pl, Reactance: 1.0, Calm: 0.5,
+			GainDiag: 0.02, GainEvidence: 0.03, GainPlan: 0.03, GainAutonomy: 0.06, BadMove: 0.05,
+			MoveDiag: 0.4, MoveEvidence: 0.3, MovePlan: 0.3, MoveAutonomy: 1, MoveAddress: 0.8, MoveBad: -1,
+		},
+		AA: TypeParams{
+			AddressActs: pl, Reactance: 0.3, Calm: 0.3,
+			GainDiag: 0.02, GainEvidence: 0.01, GainPlan: 0.12, GainAutonomy: 0.02, BadMove: 0.03,
+			MoveDiag: 0.4, MoveEvidence: 0.1, MovePlan: 1, MoveAutonomy: 0.3, MoveAddress: 1, MoveBad: -0.6,
+		},
+	}
+}
+
+// Soft returns a more compliant persuadee ("soft user", SPEC §3, seed 003):
+// lower thresholds, half the reactance and backfire, less noise.
+func Soft() Config {
+	c := DefaultConfig()
+	c.Name = "sim-soft"
+	c.Accept, c.Conditional = 0.15, -0.05
+	c.ReactAsk, c.ReactPressure, c.ReactBackfire = c.ReactAsk/2, c.ReactPressure/2, c.ReactBackfire/2
+	c.Understood = 0.3
+	c.AddressTotal = 1.1
+	c.NoiseSD = 0.03
+	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
+		tp.BadMove /= 2
+	}
+	return c
+}
+
+// Hard returns a resistant persuadee ("hard user", SPEC §3, seed 003):
+// higher thresholds, 1.5x reactance and backfire, more noise.
+func Hard() Config {
+	c := DefaultConfig()
+	c.Name = "sim-hard"
+	c.Accept, c.Conditional = 0.45, 0.15
+	c.ReactAsk, c.ReactPressure, c.ReactBackfire = c.ReactAsk*1.5, c.ReactPressure*1.5, c.ReactBackfire*1.5
+	c.Understood = 0.6
+	c.AddressTotal = 0.75
+	c.NoiseSD = 0.06
+	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
+		tp.BadMove *= 1.5
+	}
+	return c
+}
+
+// Variants lists the named configurations accepted by Variant.
+var Variants = []string{"default", "soft", "hard"}
+
+// Variant returns the named configuration ("default", "soft" or "hard");
+// it returns an error naming the known variants otherwise.
+func Variant(name string) (Config, error) {
+	switch name {
+	case "", "default", "sim":
+		return DefaultConfig(), nil
+	case "soft":
+		return Soft(), nil
+	case "hard":
+		return Hard(), nil
+	}
+	return Config{}, fmt.Errorf("sim: unknown variant %q (known: %v)", name, Variants)
+}
+
+// Type returns the parameters of resistance type r; ok is false for an
+// unknown type.
+func (c *Config) Type(r scenario.Resistance) (tp *TypeParams, ok bool) {
+	switch r {
+	case scenario.EntrenchedBelief:
+		return &c.EB, true
+	case scenario.IdentityThreat:
+		return &c.IT, true
+	case scenario.AutonomyResistance:
+		return &c.AR, true
+	case scenario.AmbivalentAvoidance:
+		return &c.AA, true
+	}
+	return nil, false
+}
+
+// Validate reports the first out-of-range parameter as an error naming the
+// field, or nil.
+func (c *Config) Validate() error {
+	var errs []error
+	in := func(name string, v, lo, hi float64) {
+		if math.IsNaN(v) || v < lo || v > hi {
+			errs = append(errs, fmt.Errorf("sim config: %s = %g outside [%g, %g]", name, v, lo, hi))
+		}
+	}
+	for i, v := range c.Rapport0 {
+		in(fmt.Sprintf("Rapport0[%d]", i), v, 0, 1)
+	}
+	in("Understood", c.Understood, 0, 1)
+	in("ReactDecay", c.ReactDecay, 0, 1)
+	in("QRate", c.QRate, 1e-9, 1)
+	in("Q0", c.Q0, -1, 1)
+	in("Spontaneous", c.Spontaneous, 0, 1)
+	in("CAWeight", c.CAWeight, 0, 1)
+	in("NoiseSD", c.NoiseSD, 0, math.Inf(1))
+	in("Accept", c.Accept, -1, 1)
+	in("Conditional", c.Conditional, -1, c.Accept)
+	if c.MaxVoice < 1 {
+		errs = append(errs, fmt.Errorf("sim config: MaxVoice = %d, want >= 1", c.MaxVoice))
+	}
+	if c.Blocking < 0 || c.FatigueFree < 0 || c.PressureTurns < 1 {
+		errs = append(errs, errors.New("sim config: Blocking and FatigueFree must be >= 0 and PressureTurns >= 1"))
+	}
+	for _, r := range scenario.Resistances {
+		tp, _ := c.Type(r)
+		in(string(r)+".Calm", tp.Calm, 0, 1)
+		in(string(r)+".Reactance", tp.Reactance, 0, math.Inf(1))
+		in(string(r)+".BadMove", tp.BadMove, 0, math.Inf(1))
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}

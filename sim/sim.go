@@ -1,0 +1,523 @@
+// Package sim is PersuArena's embedded default persuadee: a seeded,
+// LLM-free simulator of a person with a hidden profile (SPEC §1, seed 000
+// §2). It keeps a small latent state (openness, rapport, reactance,
+// perceived persuasiveness, fatigue, and per-concern hidden -> voiced ->
+// addressed) driven by the persuasion acts and concern mentions that package
+// tagger reads from each persuader utterance, answers in natural language
+// from a template bank, decides (accept, conditional, reject, continue), and
+// answers the probe basis from its latent state (episode.Prober) without
+// touching that state.
+//
+// Every rule, its equation and the psychology behind it are documented in
+// docs/simulator.md; every number is a field of Config.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// Persuadee is the simulator; it implements episode.Persuadee and its
+// sessions implement episode.PersuadeeSession and episode.Prober. A
+// Persuadee is immutable after New and safe for concurrent Start calls.
+type Persuadee struct {
+	cfg Config
+	err error // from cfg.Validate, returned by Start
+}
+
+// New returns a simulator with configuration cfg. A zero Config means
+// DefaultConfig(). An invalid cfg is reported by Start (see
+// Config.Validate), so New never fails.
+func New(cfg Config) *Persuadee {
+	if cfg == (Config{}) {
+		cfg = DefaultConfig()
+	}
+	if cfg.Name == "" {
+		cfg.Name = "sim"
+	}
+	return &Persuadee{cfg: cfg, err: cfg.Validate()}
+}
+
+// Name returns the configured name ("sim" by default).
+func (p *Persuadee) Name() string { return p.cfg.Name }
+
+// Config returns a copy of the persuadee's configuration.
+func (p *Persuadee) Config() Config { return p.cfg }
+
+// concernState is a concern's place in hidden -> voiced -> addressed.
+type concernState uint8
+
+const (
+	hidden concernState = iota
+	voiced
+	addressed
+)
+
+// voicing records one concern voiced in the current reply and why.
+type voicing struct {
+	idx int
+	how reaction // rVoiceAsked, rVoiceTouched or rVoiceAsk
+}
+
+// events is what happened in the current turn, for the reply text.
+type events struct {
+	voiced    []voicing
+	nAddr     int
+	bad       bool // the type's characteristic misstep (backfire, hardening, ...)
+	ask       bool
+	diag      bool
+	nothing   bool // asked for concerns, none left to voice
+	gain      float64
+	decision  decision.Decision
+	condition int // concern index named by a conditional, or -1
+	rejectWhy rejectReason
+}
+
+type rejectReason uint8
+
+const (
+	rejectReactance rejectReason = iota
+	rejectPressure
+	rejectFirm
+)
+
+// session is one episode of the simulator.
+type session struct {
+	cfg  *Config
+	tp   *TypeParams
+	sc   *scenario.Scenario
+	kind int // index into scenario.Resistances: 0 EB, 1 IT, 2 AR, 3 AA
+	dyn  *rand.Rand
+	txt  *rand.Rand
+	// word draws the template choices of one reply; wordSrc is reseeded
+	// from txt for each reply.
+	word    *rand.Rand
+	wordSrc *rand.PCG
+
+	// trait-derived multipliers (1 when traits are absent)
+	recv, evW, rapW, planW, reactW, noiseSD, accept float64
+
+	o0, o, u, rho, q float64
+	state            []concernState
+	hasPlan          bool
+	asks, pressTurns int
+	turn             int
+	ended            bool
+
+	ev   events
+	last string
+	buf  []byte
+	fill fill
+}
+
+const (
+	kEB = iota
+	kIT
+	kAR
+	kAA
+)
+
+// Start begins an episode on sc with the given seed. It returns the
+// configuration error of New, or an error when sc's resistance type is not
+// one of EB, IT, AR, AA. The scenario must not change during the episode.
+func (p *Persuadee) Start(_ context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	return p.start(sc, seed)
+}
+
+func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if sc == nil {
+		return nil, errors.New("sim: nil scenario")
+	}
+	s := &session{cfg: &p.cfg, sc: sc}
+	kind := -1
+	for i, r := range scenario.Resistances {
+		if r == sc.Hidden.Resistance {
+			kind = i
+		}
+	}
+	if kind < 0 {
+		return nil, fmt.Errorf("sim: scenario %s: hidden.resistance %q is not EB, IT, AR or AA", sc.ID, sc.Hidden.Resistance)
+	}
+	s.kind = kind
+	s.tp, _ = p.cfg.Type(sc.Hidden.Resistance)
+	// Two independent streams: dynamics and wording, so rewording the
+	// template bank never changes outcomes.
+	s.dyn = rand.New(rand.NewPCG(seed, 0x73696d2d64796e)) // "sim-dyn"
+	s.txt = rand.New(rand.NewPCG(seed, 0x73696d2d747874)) // "sim-txt"
+	s.wordSrc = rand.NewPCG(0, 0)
+	s.word = rand.New(s.wordSrc)
+	s.applyTraits(sc.Hidden.Traits)
+
+	s.o0 = clamp(sc.Hidden.InitialStance, -1, 1)
+	s.o = s.o0
+	ci := len(p.cfg.Rapport0) - 1
+	for i, c := range scenario.Closenesses {
+		if c == sc.Closeness {
+			ci = i
+		}
+	}
+	s.u = p.cfg.Rapport0[ci]
+	s.q = p.cfg.Q0
+	s.state = make([]concernState, len(sc.Hidden.Concerns))
+	s.ev.voiced = make([]voicing, 0, p.cfg.MaxVoice+1)
+	s.ev.condition = -1
+	s.buf = make([]byte, 0, 512)
+	s.fill = newFill(sc)
+	return s, nil
+}
+
+// traitZ maps a survey score to z in [-1, 1] around its scale midpoint;
+// absent traits give 0. Scales follow the P4G surveys (data/README.md):
+// Big Five and decision style 1-5, moral foundations and Schwartz values
+// 1-6.
+func traitZ(t map[string]float64, key string, lo, hi float64) float64 {
+	v, ok := t[key]
+	if !ok || math.IsNaN(v) {
+		return 0
+	}
+	mid, half := (lo+hi)/2, (hi-lo)/2
+	return clamp((v-mid)/half, -1, 1)
+}
+
+// applyTraits sets the trait multipliers (docs/simulator.md, "Traits").
+func (s *session) applyTraits(t map[string]float64) {
+	c := s.cfg
+	agree := traitZ(t, "agreeable", 1, 5)
+	open := traitZ(t, "open", 1, 5)
+	consc := traitZ(t, "conscientious", 1, 5)
+	neuro := traitZ(t, "neurotic", 1, 5)
+	rational := traitZ(t, "rational", 1, 5)
+	intuitive := traitZ(t, "intuitive", 1, 5)
+	selfdir := (traitZ(t, "self_direction", 1, 6) + traitZ(t, "freedom", 1, 6)) / 2
+	conform := traitZ(t, "conform", 1, 6)
+	s.recv = math.Max(0, 1+c.TraitAgree*agree+c.TraitOpen*open)
+	s.evW = math.Max(0, 1+c.TraitRational*rational)
+	s.rapW = math.Max(0, 1+c.TraitIntuitive*intuitive)
+	s.planW = math.Max(0, 1+c.TraitConscientious*consc)
+	s.reactW = math.Max(0, 1+c.TraitSelfDirection*selfdir-c.TraitConform*conform)
+	s.noiseSD = math.Max(0, c.NoiseSD*(1+c.TraitNeuroticNoise*neuro))
+	s.accept = c.Accept + c.TraitNeuroticAccept*neuro
+}
+
+// Reply reads the persuader's latest utterance (the last message of
+// transcript) through tagger.Tag and tagger.Mentions only, updates the
+// latent state and returns the reply text and decision. It returns an error
+// when transcript is empty, its last message is not the persuader's, or the
+// episode has already ended with a terminal decision.
+func (s *session) Reply(_ context.Context, transcript []episode.Message) (episode.Reply, error) {
+	if len(transcript) == 0 || transcript[len(transcript)-1].Speaker != episode.PersuaderSpeaker {
+		return episode.Reply{}, errors.New("sim: Reply needs a transcript ending with a persuader message")
+	}
+	if s.ended {
+		return episode.Reply{}, errors.New("sim: episode already ended with a terminal decision")
+	}
+	text := transcript[len(transcript)-1].Text
+	d := s.observe(tagger.Tag(text), tagger.Mentions(text, s.sc.Hidden.Concerns))
+	return episode.Reply{Text: s.render(), Decision: d}, nil
+}
+
+// observe applies one persuader turn (acts and pressure tg, touched
+// concerns) to the latent state and returns the decision. It is the whole
+// of the simulator's dynamics; docs/simulator.md numbers its steps.
+func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
+	c, tp := s.cfg, s.tp
+	s.turn++
+	a := tg.Acts
+	press := float64(max(tg.Pressure, 0))
+	diag, evid, plan := a.Has(tagger.Diagnostic), a.Has(tagger.Evidence), a.Has(tagger.Plan)
+	ask, aut := a.Has(tagger.Commitment), a.Has(tagger.Autonomy)
+	e := &s.ev
+	e.voiced = e.voiced[:0]
+	e.nAddr, e.bad, e.ask, e.diag, e.nothing, e.gain = 0, false, ask, diag, false, 0
+	e.decision, e.condition = decision.Continue, -1
+
+	// Step 1: concerns touched now. A concern voiced in an earlier reply
+	// is addressed when touched with one of the type's addressing acts;
+	// an IT persuadee takes none before it feels understood.
+	uBefore := s.u
+	challenge := s.kind == kIT && (evid || ask) && uBefore < c.Understood
+	canAddress := a&tp.AddressActs != 0 && !(s.kind == kIT && uBefore < c.Understood)
+	touchVoiced := false
+	for i, t := range touched {
+		if !t || i >= len(s.state) {
+			continue
+		}
+		switch s.state[i] {
+		case voiced:
+			touchVoiced = true
+			if canAddress {
+				s.state[i] = addressed
+				e.nAddr++
+			}
+		case addressed:
+			touchVoiced = true
+		}
+	}
+
+	// Step 2: rapport (felt understanding).
+	du := 0.0
+	if diag {
+		du += c.RapportDiag * s.rapW
+	}
+	if aut {
+		du += c.RapportAutonomy * s.rapW
+	}
+	if touchVoiced {
+		du += c.RapportEcho * s.rapW
+	}
+	du -= c.RapportPressure * press
+	if ask && !aut {
+		du -= c.RapportAsk
+	}
+	s.u = clamp(s.u+du, 0, 1)
+
+	// Step 3: reactance (Brehm 1966).
+	rho := s.rho * c.ReactDecay
+	if aut {
+		rho *= 1 - tp.Calm
+	}
+	build := c.ReactPressure * press
+	if ask && !aut {
+		build += c.ReactAsk
+	}
+	rho += build * tp.Reactance * s.reactW
+	if challenge {
+		rho += c.ReactBackfire
+	}
+	s.rho = rho
+
+	// Step 4: openness.
+	pos, neg := 0.0, 0.0
+	if e.nAddr > 0 {
+		w := 1.0
+		switch s.kind {
+		case kEB:
+			w = s.evW
+		case kAA:
+			w = s.planW
+		}
+		pos += c.AddressTotal / float64(len(s.state)) * float64(e.nAddr) * w
+	}
+	if diag {
+		pos += tp.GainDiag
+	}
+	if evid && !challenge {
+		pos += tp.GainEvidence * s.evW
+	}
+	if plan {
+		pos += tp.GainPlan * s.planW
+	}
+	if aut {
+		pos += tp.GainAutonomy
+	}
+	switch s.kind {
+	case kEB: // bare assertion: evidence off the voiced concerns, or a claim without evidence
+		e.bad = (evid && !touchVoiced) || ((ask || press > 0) && !evid && !diag && !plan && !aut)
+	case kIT: // direct challenge before feeling understood backfires
+		e.bad = challenge
+	case kAR: // a demand that leaves no choice
+		e.bad = ask && !aut
+	case kAA: // asked to decide with no concrete plan on the table
+		e.bad = ask && !s.hasPlan && !plan
+	}
+	if e.bad {
+		neg += tp.BadMove
+	}
+	if plan {
+		s.hasPlan = true
+	}
+	neg += c.PressureCost * press
+	neg += c.ReactLeak * s.rho
+	if ask {
+		s.asks++
+		if s.asks > c.FatigueFree {
+			neg += c.FatigueCost * float64(s.asks-c.FatigueFree)
+		}
+	}
+	if press > 0 {
+		s.pressTurns++
+	}
+	pos *= s.recv / (1 + s.rho)
+	e.gain = pos - neg
+	s.o = clamp(s.o+pos-neg+s.dyn.NormFloat64()*s.noiseSD, -1, 1)
+
+	// Step 5: perceived persuasiveness, an EMA of fitting moves.
+	m := 0.0
+	if a == 0 && press == 0 {
+		m = c.MoveIdle
+	}
+	if diag {
+		m += tp.MoveDiag
+	}
+	if evid {
+		m += tp.MoveEvidence
+	}
+	if plan {
+		m += tp.MovePlan
+	}
+	if aut {
+		m += tp.MoveAutonomy
+	}
+	if e.nAddr > 0 {
+		m += tp.MoveAddress
+	}
+	if e.bad {
+		m += tp.MoveBad
+	}
+	m += c.MovePressure * press
+	m = clamp(m, -1, 1)
+	s.q = (1-c.QRate)*s.q + c.QRate*m
+
+	// Step 6: voicing (partial observability).
+	if diag {
+		if i := s.firstHidden(len(s.state)); i >= 0 {
+			s.voice(i, rVoiceAsked)
+		} else {
+			e.nothing = true
+		}
+	}
+	for i, t := range touched {
+		if len(e.voiced) >= c.MaxVoice {
+			break
+		}
+		if t && i < len(s.state) && s.state[i] == hidden {
+			s.voice(i, rVoiceTouched)
+		}
+	}
+	if ask && len(e.voiced) < c.MaxVoice {
+		if i := s.firstHidden(c.Blocking); i >= 0 {
+			s.voice(i, rVoiceAsk)
+		}
+	}
+
+	// Step 7: decision.
+	spont := s.dyn.Float64() // drawn every turn so the stream never depends on branches
+	open := s.firstOpen()
+	d := decision.Continue
+	if ask {
+		switch {
+		case s.rho >= c.RejectReactance:
+			d, e.rejectWhy = decision.Reject, rejectReactance
+		case s.pressTurns >= c.PressureTurns && s.o < c.RejectOpen:
+			d, e.rejectWhy = decision.Reject, rejectPressure
+		case s.o <= c.Floor && s.asks >= 2:
+			d, e.rejectWhy = decision.Reject, rejectFirm
+		case s.rho >= c.Guarded:
+			// irritated: will not be rushed into any yes
+		case s.kind == kIT && s.u < c.Understood:
+			// not yet understood: pushes back, no decision
+		case s.kind == kAA && !s.hasPlan:
+			// no plan yet: deflects
+		case s.o >= s.accept && open < 0:
+			d = decision.Accept
+		case s.o >= c.Conditional && open >= 0:
+			d, e.condition = decision.Conditional, open
+		case s.kind == kAA && s.o >= c.Conditional:
+			d = decision.Conditional // a plan, but doubts: try a first step
+		}
+	} else if spont < c.Spontaneous {
+		switch {
+		case s.rho >= c.RejectReactance:
+			d, e.rejectWhy = decision.Reject, rejectReactance
+		case s.o >= s.accept+c.SpontaneousMargin && open < 0 && s.countState(hidden) < len(s.state) &&
+			!(s.kind == kIT && s.u < c.Understood) && !(s.kind == kAA && !s.hasPlan):
+			d = decision.Accept
+		}
+	}
+	e.decision = d
+	if d.Terminal() {
+		s.ended = true
+	}
+	return d
+}
+
+func (s *session) voice(i int, how reaction) {
+	s.state[i] = voiced
+	s.ev.voiced = append(s.ev.voiced, voicing{idx: i, how: how})
+}
+
+// firstHidden returns the most salient hidden concern among the first n
+// (concerns are listed by salience), or -1.
+func (s *session) firstHidden(n int) int {
+	for i := 0; i < n && i < len(s.state); i++ {
+		if s.state[i] == hidden {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstOpen returns the most salient voiced but unaddressed concern, or -1.
+func (s *session) firstOpen() int {
+	for i, st := range s.state {
+		if st == voiced {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *session) countState(st concernState) int {
+	n := 0
+	for _, x := range s.state {
+		if x == st {
+			n++
+		}
+	}
+	return n
+}
+
+// Probe answers the basis from the latent state (episode.Prober): "ca"
+// from rapport and the share of voiced concerns addressed, "pe" from the
+// perceived-persuasiveness EMA, "ac" from openness relative to the initial
+// stance, each as p = sigmoid(K (score - C)) (docs/simulator.md, "Probes").
+// Choice: a probe id outside the default basis (a user basis) gets the
+// mean of the three, the belief level B_t itself. Probe reads the state
+// only: it never changes it or draws randomness, so probing cannot change
+// the transcript (the discarded fork of SPEC §2). It never fails.
+func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	ca, pe, ac := s.probs()
+	out := make([]probe.Answer, len(basis))
+	for k, p := range basis {
+		switch p.ID {
+		case "ca":
+			out[k] = probe.FromProbability(ca)
+		case "pe":
+			out[k] = probe.FromProbability(pe)
+		case "ac":
+			out[k] = probe.FromProbability(ac)
+		default:
+			out[k] = probe.FromProbability((ca + pe + ac) / 3)
+		}
+	}
+	return out, nil
+}
+
+// probs returns P(Yes) of the CA, PE and AC probes.
+func (s *session) probs() (ca, pe, ac float64) {
+	c := s.cfg
+	share := 0.0
+	if v, a := s.countState(voiced), s.countState(addressed); v+a > 0 {
+		share = float64(a) / float64(v+a)
+	}
+	ca = sigmoid(c.CAK * (c.CAWeight*s.u + (1-c.CAWeight)*share - c.CAC))
+	pe = sigmoid(c.PEK * (s.q - c.PEC))
+	ac = sigmoid(c.ACK * (s.o - s.o0 - c.ACC))
+	return ca, pe, ac
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func clamp(x, lo, hi float64) float64 { return math.Min(math.Max(x, lo), hi) }

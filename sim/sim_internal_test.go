@@ -1,0 +1,397 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// fixture returns a three-concern scenario of resistance r.
+func fixture(r scenario.Resistance, stance float64) *scenario.Scenario {
+	return &scenario.Scenario{
+		ID: "fx", Split: scenario.Heldout, Domain: "flu vaccination for night-shift nurses",
+		Family: scenario.Healthcare, Proposal: "Get the seasonal flu shot at the staff clinic this week.",
+		Persuader: scenario.Party{Name: "Dana", Role: "infection-control lead"},
+		Persuadee: scenario.Party{Name: "Sam", Role: "night-shift nurse"},
+		Closeness: scenario.Professional,
+		Hidden: scenario.HiddenProfile{
+			Resistance: r, InitialStance: stance,
+			Concerns: []scenario.Concern{
+				{ID: "side-effects", Description: "Last time the shot left me feverish for two days.", Keywords: []string{"fever"}},
+				{ID: "timing", Description: "The clinic is only open while I sleep.", Keywords: []string{"hours"}},
+				{ID: "efficacy", Description: "I doubt this year's vaccine even matches the strain.", Keywords: []string{"strain"}},
+			},
+			Constraints: []string{"I work four nights a week"},
+		},
+	}
+}
+
+// quiet is the default config without noise or spontaneous decisions, so
+// every update is hand-computable.
+func quiet() Config {
+	c := DefaultConfig()
+	c.NoiseSD = 0
+	c.Spontaneous = 0
+	return c
+}
+
+func start(t *testing.T, c Config, sc *scenario.Scenario) *session {
+	t.Helper()
+	s, err := New(c).start(sc, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func acts(as ...tagger.Act) tagger.Tags {
+	var t tagger.Tags
+	for _, a := range as {
+		t.Acts = t.Acts.With(a)
+	}
+	return t
+}
+
+func touch(n int, idx ...int) []bool {
+	out := make([]bool, n)
+	for _, i := range idx {
+		out[i] = true
+	}
+	return out
+}
+
+func near(t *testing.T, name string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-12 {
+		t.Errorf("%s = %.15g, want %.15g", name, got, want)
+	}
+}
+
+// One diagnostic question to an IT persuadee raises rapport by exactly
+// RapportDiag and voices the most salient concern (the first).
+func TestDiagnosticRaisesRapportAndVoices(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.IdentityThreat, -0.4))
+	near(t, "u0", s.u, c.Rapport0[3]) // professional
+	d := s.observe(acts(tagger.Diagnostic), touch(3))
+	if d != decision.Continue {
+		t.Fatalf("decision %s", d)
+	}
+	near(t, "u", s.u, 0.15+0.20)
+	if s.state[0] != voiced || s.state[1] != hidden || s.state[2] != hidden {
+		t.Fatalf("states %v, want only the first concern voiced", s.state)
+	}
+	// o = -0.4 + GainDiag(IT) = -0.37; q = 0.5*(-0.5) + 0.5*MoveDiag(IT 0.7) = 0.1
+	near(t, "o", s.o, -0.37)
+	near(t, "q", s.q, 0.1)
+	if txt := s.render(); !strings.Contains(txt, "Last time the shot left me feverish for two days.") {
+		t.Fatalf("reply %q does not voice the concern", txt)
+	}
+}
+
+// EB: evidence on a voiced concern addresses it (+AddressTotal/n); evidence
+// on nothing voiced is a bare assertion (-BadMove).
+func TestEntrenchedBeliefEvidence(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
+	s.observe(acts(tagger.Diagnostic), touch(3))
+	near(t, "o after diag", s.o, -0.39) // GainDiag(EB) = 0.01
+	s.observe(acts(tagger.Evidence), touch(3, 0))
+	if s.state[0] != addressed {
+		t.Fatalf("concern 0 state %d, want addressed", s.state[0])
+	}
+	near(t, "o after evidence", s.o, -0.39+0.9/3) // AddressTotal/n
+
+	b := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
+	b.observe(acts(tagger.Evidence), touch(3))
+	near(t, "o after bare assertion", b.o, -0.4-0.08)
+	if !b.ev.bad {
+		t.Fatal("bare assertion not flagged")
+	}
+	// q = 0.5*(-0.5) + 0.5*clamp(MoveEvidence 0.3 + MoveBad -1) = -0.6
+	near(t, "q", b.q, -0.6)
+}
+
+// Touching a concern in the same turn it is voiced does not address it: the
+// persuader must answer what it has heard.
+func TestTouchVoicesButDoesNotAddress(t *testing.T) {
+	s := start(t, quiet(), fixture(scenario.EntrenchedBelief, 0))
+	s.observe(acts(tagger.Evidence), touch(3, 2))
+	if s.state[2] != voiced {
+		t.Fatalf("state %d, want voiced", s.state[2])
+	}
+	if txt := s.render(); !strings.Contains(txt, "strain") {
+		t.Fatalf("reply %q does not voice the touched concern", txt)
+	}
+}
+
+// IT: a challenge before rapport reaches Understood backfires; after two
+// diagnostic questions the same evidence addresses the concern.
+func TestIdentityThreatBackfire(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.IdentityThreat, -0.4))
+	s.observe(acts(tagger.Evidence), touch(3))
+	// o = -0.4 - BadMove 0.15 - ReactLeak 0.06 * ReactBackfire 0.2
+	near(t, "o", s.o, -0.4-0.15-0.06*0.2)
+	near(t, "rho", s.rho, 0.2)
+
+	s2 := start(t, c, fixture(scenario.IdentityThreat, -0.4))
+	s2.observe(acts(tagger.Diagnostic), touch(3))
+	s2.observe(acts(tagger.Evidence), touch(3, 0)) // u = 0.35 < 0.45: backfire, not addressed
+	if s2.state[0] != voiced || !s2.ev.bad {
+		t.Fatalf("low-rapport evidence: state %d bad %v", s2.state[0], s2.ev.bad)
+	}
+	s3 := start(t, c, fixture(scenario.IdentityThreat, -0.4))
+	s3.observe(acts(tagger.Diagnostic), touch(3))
+	s3.observe(acts(tagger.Diagnostic), touch(3)) // u = 0.55
+	near(t, "u", s3.u, 0.55)
+	o := s3.o
+	s3.observe(acts(tagger.Evidence), touch(3, 0))
+	if s3.state[0] != addressed || s3.ev.bad {
+		t.Fatalf("understood evidence: state %d bad %v", s3.state[0], s3.ev.bad)
+	}
+	// + AddressTotal/3 + GainEvidence(IT) 0.03, rapport echo does not move o
+	near(t, "o gain", s3.o-o, 0.3+0.03)
+}
+
+// AR: an ask without autonomy support builds reactance ReactAsk and costs
+// BadMove; autonomy support then calms it by Calm after decay.
+func TestAutonomyReactance(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.AutonomyResistance, -0.4))
+	d := s.observe(acts(tagger.Commitment), touch(3))
+	near(t, "rho", s.rho, 0.35)
+	near(t, "u", s.u, 0.15-0.05)
+	near(t, "o", s.o, -0.4-0.05-0.06*0.35)
+	if d != decision.Continue {
+		t.Fatalf("decision %s, want continue", d)
+	}
+	if s.state[0] != voiced {
+		t.Fatal("an ask should surface the most salient concern")
+	}
+	s.observe(acts(tagger.Autonomy), touch(3))
+	near(t, "rho calmed", s.rho, 0.35*0.85*0.5)
+
+	// pressure: 2 markers and an ask, twice, reaches RejectReactance
+	p := start(t, c, fixture(scenario.AutonomyResistance, 0.5))
+	tg := acts(tagger.Commitment)
+	tg.Pressure = 2
+	if d := p.observe(tg, touch(3)); d != decision.Continue {
+		t.Fatalf("first pushy turn: %s", d)
+	}
+	near(t, "rho", p.rho, 0.35+0.6)
+	if d := p.observe(tg, touch(3)); d != decision.Reject {
+		t.Fatalf("second pushy turn: %s (rho %g), want reject", d, p.rho)
+	}
+}
+
+// AA: an ask without a plan is deflected even when open; with a plan on
+// the table and no open concern it accepts.
+func TestAmbivalentNeedsPlan(t *testing.T) {
+	c := quiet()
+	c.Blocking = 0 // keep asks from surfacing concerns in this test
+	s := start(t, c, fixture(scenario.AmbivalentAvoidance, 0.6))
+	if d := s.observe(acts(tagger.Commitment), touch(3)); d != decision.Continue {
+		t.Fatalf("ask without plan: %s, want continue", d)
+	}
+	// - BadMove 0.03 - ReactLeak 0.06 * rho (ReactAsk 0.35 * Reactance 0.3)
+	o := 0.6 - 0.03 - 0.06*0.105
+	near(t, "o", s.o, o)
+	if d := s.observe(acts(tagger.Plan, tagger.Commitment), touch(3)); d != decision.Accept {
+		t.Fatalf("ask with plan: %s (o %g), want accept", d, s.o)
+	}
+	// + GainPlan 0.12 / (1 + rho) - leak; the second ask is within FatigueFree
+	rho := 0.105*0.85 + 0.105
+	near(t, "o with plan", s.o, o+0.12/(1+rho)-0.06*rho)
+}
+
+// Decisions on an ask: conditional names the open concern; accept needs
+// every voiced concern addressed.
+func TestConditionalNamesConcern(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.EntrenchedBelief, 0.5))
+	s.observe(acts(tagger.Diagnostic), touch(3))
+	d := s.observe(acts(tagger.Evidence, tagger.Commitment), touch(3))
+	if d != decision.Conditional || s.ev.condition != 0 {
+		t.Fatalf("decision %s condition %d, want conditional on concern 0", d, s.ev.condition)
+	}
+	if txt := s.render(); !strings.Contains(txt, "feverish") {
+		t.Fatalf("conditional reply %q does not name the condition", txt)
+	}
+
+	a := start(t, c, fixture(scenario.EntrenchedBelief, 0.5))
+	a.observe(acts(tagger.Diagnostic), touch(3))
+	a.observe(acts(tagger.Evidence), touch(3, 0))
+	c.Blocking = 0
+	a.cfg = &c
+	if d := a.observe(acts(tagger.Autonomy, tagger.Commitment), touch(3)); d != decision.Accept {
+		t.Fatalf("decision %s (o %g), want accept", d, a.o)
+	}
+	if txt := a.render(); !strings.Contains(txt, "get the seasonal flu shot at the staff clinic this week") {
+		t.Fatalf("accept reply %q does not restate the proposal", txt)
+	}
+}
+
+// Repeated pressure at low openness ends in rejection.
+func TestPressureAtLowOpennessRejects(t *testing.T) {
+	s := start(t, quiet(), fixture(scenario.AmbivalentAvoidance, -0.5))
+	tg := acts(tagger.Commitment)
+	tg.Pressure = 1
+	if d := s.observe(tg, touch(3)); d != decision.Continue {
+		t.Fatalf("first: %s", d)
+	}
+	if d := s.observe(tg, touch(3)); d != decision.Reject || s.ev.rejectWhy != rejectPressure {
+		t.Fatalf("second: %s why %d, want reject for pressure", d, s.ev.rejectWhy)
+	}
+}
+
+// Probes at t = 0 are low and follow the documented formulas.
+func TestProbeValues(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
+	ca, pe, ac := s.probs()
+	near(t, "ca0", ca, sigmoid(10*(0.5*0.15-0.45)))
+	near(t, "pe0", pe, sigmoid(6*(-0.5)))
+	near(t, "ac0", ac, sigmoid(15*(-0.2)))
+	if b := (ca + pe + ac) / 3; b > 0.1 {
+		t.Fatalf("B0 = %g, want low (< 0.1)", b)
+	}
+	ans, err := s.Probe(context.Background(), nil, append(probe.Default, probe.Probe{ID: "mine", Question: "?"}))
+	if err != nil || len(ans) != 4 {
+		t.Fatal(err, len(ans))
+	}
+	for k, want := range []float64{ca, pe, ac, (ca + pe + ac) / 3} {
+		r := probe.Read("x", ans[k])
+		if !r.OK || math.Abs(r.P-want) > 1e-9 {
+			t.Errorf("probe %d: p %g ok %v, want %g", k, r.P, r.OK, want)
+		}
+	}
+	// after addressing 1 of 1 voiced concern: share 1
+	s.observe(acts(tagger.Diagnostic), touch(3))
+	s.observe(acts(tagger.Evidence), touch(3, 0))
+	ca, _, _ = s.probs()
+	near(t, "ca", ca, sigmoid(10*(0.5*s.u+0.5*1-0.45)))
+}
+
+// Traits: absent traits give unit multipliers; P4G scores move them.
+func TestTraits(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.EntrenchedBelief, 0))
+	for name, v := range map[string]float64{"recv": s.recv, "evW": s.evW, "rapW": s.rapW, "planW": s.planW, "reactW": s.reactW} {
+		near(t, name, v, 1)
+	}
+	sc := fixture(scenario.EntrenchedBelief, 0)
+	sc.Hidden.Traits = map[string]float64{"agreeable": 5, "rational": 1, "self_direction": 6, "freedom": 6, "conform": 1, "neurotic": 4}
+	s = start(t, c, sc)
+	near(t, "recv", s.recv, 1.15)
+	near(t, "evW", s.evW, 0.7)
+	near(t, "reactW", s.reactW, 1+0.3+0.2)
+	near(t, "accept", s.accept, 0.30+0.05*0.5)
+	near(t, "noise", s.noiseSD, 0)
+}
+
+// Probing reads state only: a probed twin and an unprobed twin of one
+// session stay identical in state and wording.
+func TestProbeDoesNotChangeState(t *testing.T) {
+	a := start(t, DefaultConfig(), fixture(scenario.AutonomyResistance, 0))
+	b := start(t, DefaultConfig(), fixture(scenario.AutonomyResistance, 0))
+	steps := []tagger.Tags{acts(tagger.Diagnostic, tagger.Evidence), acts(tagger.Plan), acts(tagger.Commitment), acts(tagger.Autonomy)}
+	for i, tg := range steps {
+		for k := 0; k < 3; k++ {
+			if _, err := a.Probe(context.Background(), nil, probe.Default); err != nil {
+				t.Fatal(err)
+			}
+		}
+		da, db := a.observe(tg, touch(3, i%3)), b.observe(tg, touch(3, i%3))
+		ta, tb := a.render(), b.render()
+		if da != db || ta != tb || a.o != b.o || a.u != b.u || a.rho != b.rho || a.q != b.q {
+			t.Fatalf("turn %d: probed %s %q o=%g, unprobed %s %q o=%g", i, da, ta, a.o, db, tb, b.o)
+		}
+	}
+}
+
+// Replies never repeat consecutively and never leak the type label, over
+// long random act sequences for every type.
+func TestRepliesVaryAndDoNotLeak(t *testing.T) {
+	c := DefaultConfig()
+	c.Spontaneous = 0
+	banned := []string{"identity", "autonomy", "ambivalen", "entrenched", "reactance", "resistance",
+		" EB", " IT ", " AR ", " AA", "neurotic", "agreeable"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, r := range scenario.Resistances {
+		for ep := 0; ep < 200; ep++ {
+			sc := fixture(r, rng.Float64()*2-1)
+			if ep%2 == 0 {
+				sc.Persuader.Name = ""
+				sc.Hidden.Constraints = nil
+			}
+			s := start(t, c, sc)
+			prev := ""
+			for turn := 0; turn < 10; turn++ {
+				tg := tagger.Tags{Acts: tagger.ActSet(rng.IntN(32))}
+				if rng.IntN(4) == 0 {
+					tg.Pressure = 1
+				}
+				if tg.Acts.Has(tagger.Commitment) && rng.IntN(2) == 0 {
+					tg.Acts &^= 1 << tagger.Commitment
+				}
+				tc := touch(3)
+				for i := range tc {
+					tc[i] = rng.IntN(4) == 0
+				}
+				d := s.observe(tg, tc)
+				txt := s.render()
+				if txt == prev {
+					t.Fatalf("%s ep %d turn %d: reply repeated: %q", r, ep, turn, txt)
+				}
+				if txt == "" || strings.Contains(txt, "{") || strings.Contains(txt, "  ") {
+					t.Fatalf("bad reply %q", txt)
+				}
+				for _, b := range banned {
+					if strings.Contains(strings.ToLower(txt), strings.ToLower(b)) && !strings.Contains(b, " ") ||
+						strings.Contains(txt, b) && strings.Contains(b, " ") {
+						t.Fatalf("reply leaks %q: %q", b, txt)
+					}
+				}
+				prev = txt
+				if d.Terminal() {
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, name := range Variants {
+		c, err := Variant(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := Variant("nope"); err == nil {
+		t.Fatal("unknown variant accepted")
+	}
+	c := DefaultConfig()
+	c.QRate = 0
+	if _, err := New(c).Start(context.Background(), fixture(scenario.EntrenchedBelief, 0), 1); err == nil || !strings.Contains(err.Error(), "QRate") {
+		t.Fatalf("invalid config: err %v, want one naming QRate", err)
+	}
+	sc := fixture("XX", 0)
+	if _, err := New(Config{}).Start(context.Background(), sc, 1); err == nil || !strings.Contains(err.Error(), "hidden.resistance") {
+		t.Fatalf("bad type: err %v", err)
+	}
+	if New(Config{}).Name() != "sim" || New(Soft()).Name() != "sim-soft" {
+		t.Fatal("names")
+	}
+}
