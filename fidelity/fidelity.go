@@ -1,0 +1,567 @@
+// Package fidelity checks how faithfully a persuadee (by default the
+// embedded simulator) reproduces real people, by open-loop replay of
+// PersuasionForGood dialogues: the real persuader's utterances are fed turn
+// by turn to the persuadee built from the real persuadee's survey, and its
+// probed belief and reactions are compared with what the real person did
+// (the donation made afterwards; the annotated dialogue acts). See
+// docs/fidelity.md for the method and how to read the figures.
+package fidelity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/reward"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/stats"
+)
+
+// Polarity is the direction of a reaction to the donation request: +1
+// favourable, -1 unfavourable, 0 no call.
+type Polarity int
+
+// The polarities.
+const (
+	Negative Polarity = -1
+	Neutral  Polarity = 0
+	Positive Polarity = 1
+)
+
+// DenseNeutral is the band |r_t| < DenseNeutral within which a belief
+// change is read as no reaction (Choice: 0.01 on the [0, 1] belief scale).
+const DenseNeutral = 0.01
+
+// ActPolarity maps one turn's annotated persuadee acts (P4G ee_label_*) to
+// a polarity: agree-donation and positive-reaction-to-donation count +1,
+// disagree-donation and negative-reaction-to-donation count -1, every other
+// act is ignored.
+//
+// Choice: a turn holding both kinds is decided by the majority of its
+// labels, and a tie is Neutral (no call).
+func ActPolarity(acts []string) Polarity {
+	n := 0
+	for _, a := range acts {
+		switch a {
+		case "agree-donation", "positive-reaction-to-donation":
+			n++
+		case "disagree-donation", "negative-reaction-to-donation":
+			n--
+		}
+	}
+	switch {
+	case n > 0:
+		return Positive
+	case n < 0:
+		return Negative
+	}
+	return Neutral
+}
+
+// SimPolarity maps a simulated reply to a polarity: a decision of accept
+// or conditional is Positive and reject Negative; otherwise the sign of the
+// dense reward r_t = B_t - B_{t-1} (SPEC §2), with |r_t| < DenseNeutral (or
+// r_t unknown) Neutral.
+func SimPolarity(d decision.Decision, dense *float64) Polarity {
+	switch d {
+	case decision.Accept, decision.Conditional:
+		return Positive
+	case decision.Reject:
+		return Negative
+	}
+	switch {
+	case dense == nil:
+		return Neutral
+	case *dense >= DenseNeutral:
+		return Positive
+	case *dense <= -DenseNeutral:
+		return Negative
+	}
+	return Neutral
+}
+
+// TurnTrace is one replayed turn.
+type TurnTrace struct {
+	// Turn is the turn index in the real dialogue (0-based).
+	Turn int `json:"turn"`
+	// Reply is the persuadee's reply; Decision its decision.
+	Reply    string            `json:"reply"`
+	Decision decision.Decision `json:"decision"`
+	// Belief is B_t after the reply, nil when unreadable; Dense is r_t.
+	Belief *float64 `json:"belief"`
+	Dense  *float64 `json:"dense"`
+	// Sim is SimPolarity of this reply; Real is ActPolarity of the real
+	// persuadee's annotated acts in the same turn (Neutral when the
+	// dialogue is not annotated).
+	Sim  Polarity `json:"sim"`
+	Real Polarity `json:"real"`
+}
+
+// Trace is the replay of one scenario.
+type Trace struct {
+	ScenarioID string         `json:"scenario_id"`
+	Split      scenario.Split `json:"split"`
+	// Donation is the real donation (US$); Donated is Donation > 0.
+	Donation  float64 `json:"donation"`
+	Donated   bool    `json:"donated"`
+	Annotated bool    `json:"annotated"`
+	// Stance is the profile's initial_stance mapped to [0, 1] as
+	// (1 + stance) / 2: the prior the scenario itself encodes.
+	Stance float64 `json:"stance"`
+	// B0 is the belief before the first turn and BT the last readable one
+	// (B0 if no turn had one); nil when unreadable.
+	B0 *float64 `json:"b0"`
+	BT *float64 `json:"bt"`
+	// Decision is the persuadee's first terminal decision ("continue" if
+	// none) and DecisionTurn its real turn index (-1 if none).
+	Decision     decision.Decision `json:"decision"`
+	DecisionTurn int               `json:"decision_turn"`
+	// Closed is true when the persuadee refused further turns after its
+	// terminal decision (the simulator does); the replay of its side then
+	// stops there.
+	Closed bool        `json:"closed"`
+	Turns  []TurnTrace `json:"turns"`
+	// Polarity of the real persuadee per real turn (annotated only).
+	RealByTurn []Polarity `json:"-"`
+}
+
+// Replay feeds sc's real persuader utterances (sc.Outcome.PersuaderUtterances)
+// to a fresh session of pee started with seed, reading the probe basis at
+// t = 0 and after every reply through episode.Prober (pooled with
+// probe.Read and probe.Belief, as episode.Run does). The persuadee's own
+// replies form its side of the transcript.
+//
+// Choice: the replay runs through the whole real dialogue: a terminal
+// decision is recorded (Trace.Decision) but does not stop it; empty
+// persuader turns are skipped. A persuadee that returns an error after it
+// has made a terminal decision (the simulator refuses to go on) is marked
+// Closed and its side stops there; B_T is then its belief at the decision.
+//
+// Errors: sc has no persuader utterances; Start, Probe or Reply fail (other
+// than after a terminal decision); a persuadee without Prober; a reply
+// with an invalid decision. A cancelled ctx returns ctx.Err().
+func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, basis probe.Basis, seed uint64) (*Trace, error) {
+	if basis == nil {
+		basis = probe.Default
+	}
+	if sc.Outcome == nil || len(sc.Outcome.PersuaderUtterances) == 0 {
+		return nil, fmt.Errorf("%s: no persuader utterances to replay", sc.ID)
+	}
+	tr := &Trace{ScenarioID: sc.ID, Split: sc.Split, Decision: decision.Continue, DecisionTurn: -1,
+		Annotated: sc.Outcome.PersuadeeActs != nil, Stance: (1 + sc.Hidden.InitialStance) / 2, Turns: []TurnTrace{}}
+	if d := sc.Outcome.Donation; d != nil {
+		tr.Donation, tr.Donated = *d, *d > 0
+	}
+	for _, acts := range sc.Outcome.PersuadeeActs {
+		tr.RealByTurn = append(tr.RealByTurn, ActPolarity(acts))
+	}
+	sess, err := pee.Start(ctx, sc, seed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: start: %w", sc.ID, err)
+	}
+	prober, ok := sess.(episode.Prober)
+	if !ok {
+		return nil, fmt.Errorf("%s: persuadee %s cannot be probed (no episode.Prober)", sc.ID, pee.Name())
+	}
+	var transcript []episode.Message
+	read := func() (*float64, error) {
+		ans, err := prober.Probe(ctx, transcript, basis)
+		if err != nil {
+			return nil, err
+		}
+		if len(ans) != len(basis) {
+			return nil, fmt.Errorf("got %d probe answers for %d probes", len(ans), len(basis))
+		}
+		rs := make([]probe.Reading, len(ans))
+		for k, a := range ans {
+			rs[k] = probe.Read(basis[k].ID, a)
+		}
+		if b, ok := probe.Belief(rs); ok {
+			return &b, nil
+		}
+		return nil, nil
+	}
+	if tr.B0, err = read(); err != nil {
+		return nil, fmt.Errorf("%s: probe at t=0: %w", sc.ID, err)
+	}
+	tr.BT = tr.B0
+	prev := tr.B0
+	for t, u := range sc.Outcome.PersuaderUtterances {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if strings.TrimSpace(u) == "" {
+			continue
+		}
+		transcript = append(transcript, episode.Message{Speaker: episode.PersuaderSpeaker, Text: u})
+		r, err := sess.Reply(ctx, transcript)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if tr.DecisionTurn >= 0 {
+				tr.Closed = true
+				break
+			}
+			return nil, fmt.Errorf("%s: turn %d reply: %w", sc.ID, t, err)
+		}
+		if !r.Decision.Valid() {
+			return nil, fmt.Errorf("%s: turn %d: invalid decision %q", sc.ID, t, r.Decision)
+		}
+		transcript = append(transcript, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: r.Text})
+		tt := TurnTrace{Turn: t, Reply: r.Text, Decision: r.Decision}
+		if tt.Belief, err = read(); err != nil {
+			return nil, fmt.Errorf("%s: turn %d probe: %w", sc.ID, t, err)
+		}
+		if tt.Belief != nil && prev != nil {
+			if d, ok := reward.Dense(*tt.Belief, *prev, true, true); ok {
+				tt.Dense = &d
+			}
+		}
+		if tt.Belief != nil {
+			tr.BT = tt.Belief
+		}
+		prev = tt.Belief
+		if r.Decision.Terminal() && tr.DecisionTurn < 0 {
+			tr.Decision, tr.DecisionTurn = r.Decision, t
+		}
+		tt.Sim = SimPolarity(r.Decision, tt.Dense)
+		if t < len(tr.RealByTurn) {
+			tt.Real = tr.RealByTurn[t]
+		}
+		tr.Turns = append(tr.Turns, tt)
+	}
+	return tr, nil
+}
+
+// Options configures Run.
+type Options struct {
+	// Basis is the probe basis; nil means probe.Default.
+	Basis probe.Basis
+	// Seed is the run seed; scenario i's persuadee seed is
+	// episode.Mix(episode.Seed(Seed, id, 0) ^ 2), as in episode.Run.
+	Seed uint64
+	// Resamples is the number of bootstrap resamples (0 means 10,000).
+	Resamples int
+	// Level is the confidence level (0 means 0.95).
+	Level float64
+	// Workers is the number of scenarios replayed at once (0 means
+	// GOMAXPROCS). Results do not depend on it.
+	Workers int
+	// Progress, if set, is called after each scenario with the number
+	// done so far and the total (from several goroutines, serialised).
+	Progress func(done, total int)
+}
+
+// AUCStat is one discrimination figure: the AUC of a belief against the
+// real outcome "donated > $0".
+type AUCStat struct {
+	// N scenarios with a readable belief and an outcome; Positives of them
+	// donated; BaseRate = Positives / N.
+	N         int     `json:"n"`
+	Positives int     `json:"positives"`
+	BaseRate  float64 `json:"base_rate"`
+	// AUC with its bootstrap interval [Lo, Hi]; nil when a class is empty.
+	AUC *float64 `json:"auc"`
+	Lo  *float64 `json:"lo"`
+	Hi  *float64 `json:"hi"`
+	// MeanPos and MeanNeg are the mean belief of donors and non-donors.
+	MeanPos *float64 `json:"mean_pos"`
+	MeanNeg *float64 `json:"mean_neg"`
+}
+
+// Agreement compares per-turn polarities of the simulated and the real
+// persuadee on the annotated dialogues.
+type Agreement struct {
+	// Scenarios is the number of annotated dialogues replayed.
+	Scenarios int `json:"scenarios"`
+	// RealPolar counts real turns with an annotated polarity, SimPolar
+	// replayed turns with a simulated one, Both turns with both, Agree
+	// those where they match.
+	RealPolar int `json:"real_polar"`
+	SimPolar  int `json:"sim_polar"`
+	Both      int `json:"both"`
+	Agree     int `json:"agree"`
+	// Rate = Agree / Both with its Wilson interval [RateLo, RateHi]; nil
+	// when Both is 0.
+	Rate   *float64 `json:"rate"`
+	RateLo *float64 `json:"rate_lo"`
+	RateHi *float64 `json:"rate_hi"`
+	// Kappa is Cohen's kappa over the Both turns; nil when undefined.
+	Kappa *float64 `json:"kappa"`
+	// Confusion[i][j] counts turns with real polarity i and simulated j,
+	// index 0 positive, 1 negative.
+	Confusion [2][2]int `json:"confusion"`
+}
+
+// Report is the result of a fidelity run.
+type Report struct {
+	Persuadee string  `json:"persuadee"`
+	Seed      uint64  `json:"seed"`
+	Resamples int     `json:"resamples"`
+	Level     float64 `json:"level"`
+	// Scenarios replayed, and Failed scenarios whose replay errored
+	// (FirstError says why).
+	Scenarios  int    `json:"scenarios"`
+	Failed     int    `json:"failed"`
+	FirstError string `json:"first_error,omitempty"`
+	// Final is B_T against donated > $0 over all replayed scenarios;
+	// Initial is B_0 against the same (a baseline: what the profile alone
+	// predicts before any persuasion); Heldout is B_T within the held-out
+	// split. Stance is the scenario's own initial_stance against the same
+	// outcome: how much the survey-derived profile alone predicts, the
+	// level a faithful persuadee's beliefs should at least keep.
+	Final   AUCStat `json:"final"`
+	Initial AUCStat `json:"initial"`
+	Heldout AUCStat `json:"heldout"`
+	Stance  AUCStat `json:"stance"`
+	// Decisions counts first terminal decisions ("continue" = none), and
+	// Closed the sessions that stopped replying after one.
+	Decisions map[decision.Decision]int `json:"decisions"`
+	Closed    int                       `json:"closed"`
+	// Agreement is the per-turn reaction agreement on annotated dialogues.
+	Agreement Agreement `json:"agreement"`
+	// Traces holds every replay, in scenario order.
+	Traces []*Trace `json:"-"`
+}
+
+// Run replays every scenario of ss that carries persuader utterances (see
+// Replay) against pee and computes the Report. Scenarios whose replay
+// fails are counted in Report.Failed and left out of the figures; if all
+// fail, Run returns the first error. A cancelled ctx returns ctx.Err().
+// Same inputs and Seed give the same Report, whatever opt.Workers.
+func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt Options) (*Report, error) {
+	if opt.Resamples <= 0 {
+		opt.Resamples = 10000
+	}
+	if opt.Level <= 0 || opt.Level >= 1 {
+		opt.Level = 0.95
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	var todo []*scenario.Scenario
+	for i := range ss {
+		if ss[i].Outcome != nil && len(ss[i].Outcome.PersuaderUtterances) > 0 {
+			todo = append(todo, &ss[i])
+		}
+	}
+	if len(todo) == 0 {
+		return nil, fmt.Errorf("fidelity: no scenario carries real persuader utterances to replay")
+	}
+	traces := make([]*Trace, len(todo))
+	errs := make([]error, len(todo))
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	next := make(chan int)
+	for range min(opt.Workers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				sc := todo[i]
+				seed := episode.Mix(episode.Seed(opt.Seed, sc.ID, 0) ^ 2)
+				traces[i], errs[i] = Replay(ctx, sc, pee, opt.Basis, seed)
+				if opt.Progress != nil {
+					mu.Lock()
+					done++
+					opt.Progress(done, len(todo))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Persuadee: pee.Name(), Seed: opt.Seed, Resamples: opt.Resamples, Level: opt.Level,
+		Decisions: map[decision.Decision]int{}}
+	var ok []*Trace
+	for i, tr := range traces {
+		if errs[i] != nil {
+			rep.Failed++
+			if rep.FirstError == "" {
+				rep.FirstError = errs[i].Error()
+			}
+			continue
+		}
+		ok = append(ok, tr)
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("fidelity: every replay failed; first: %w", errs[0])
+	}
+	rep.Scenarios, rep.Traces = len(ok), ok
+	for _, tr := range ok {
+		rep.Decisions[tr.Decision]++
+		if tr.Closed {
+			rep.Closed++
+		}
+	}
+	// Each figure's bootstrap gets its own seed derived from the run seed.
+	rep.Final = aucStat(ok, func(tr *Trace) *float64 { return tr.BT }, opt, episode.Mix(opt.Seed^0xf1))
+	rep.Initial = aucStat(ok, func(tr *Trace) *float64 { return tr.B0 }, opt, episode.Mix(opt.Seed^0xf2))
+	var held []*Trace
+	for _, tr := range ok {
+		if tr.Split == scenario.Heldout {
+			held = append(held, tr)
+		}
+	}
+	rep.Stance = aucStat(ok, func(tr *Trace) *float64 { return &tr.Stance }, opt, episode.Mix(opt.Seed^0xf4))
+	rep.Heldout = aucStat(held, func(tr *Trace) *float64 { return tr.BT }, opt, episode.Mix(opt.Seed^0xf3))
+	rep.Agreement = agreement(ok, opt.Level)
+	return rep, nil
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// aucStat computes the AUC of belief(tr) against tr.Donated over the traces
+// with a readable belief.
+func aucStat(trs []*Trace, belief func(*Trace) *float64, opt Options, seed uint64) AUCStat {
+	var scores []float64
+	var labels []bool
+	var sp, sn float64
+	var st AUCStat
+	for _, tr := range trs {
+		b := belief(tr)
+		if b == nil {
+			continue
+		}
+		scores, labels = append(scores, *b), append(labels, tr.Donated)
+		if tr.Donated {
+			st.Positives++
+			sp += *b
+		} else {
+			sn += *b
+		}
+	}
+	st.N = len(scores)
+	if st.N == 0 {
+		return st
+	}
+	st.BaseRate = float64(st.Positives) / float64(st.N)
+	if st.Positives > 0 {
+		st.MeanPos = ptr(sp / float64(st.Positives))
+	}
+	if neg := st.N - st.Positives; neg > 0 {
+		st.MeanNeg = ptr(sn / float64(neg))
+	}
+	a, err := stats.AUC(scores, labels)
+	if err != nil {
+		return st
+	}
+	st.AUC = ptr(a)
+	if lo, hi, err := stats.AUCCI(scores, labels, opt.Resamples, opt.Level, seed); err == nil && !math.IsNaN(lo) {
+		st.Lo, st.Hi = ptr(lo), ptr(hi)
+	}
+	return st
+}
+
+// agreement compares Sim and Real polarities turn by turn on the annotated
+// traces.
+func agreement(trs []*Trace, level float64) Agreement {
+	var ag Agreement
+	var real, sim []Polarity
+	idx := func(p Polarity) int {
+		if p == Positive {
+			return 0
+		}
+		return 1
+	}
+	for _, tr := range trs {
+		if !tr.Annotated {
+			continue
+		}
+		ag.Scenarios++
+		for _, p := range tr.RealByTurn {
+			if p != Neutral {
+				ag.RealPolar++
+			}
+		}
+		for _, tt := range tr.Turns {
+			if tt.Sim != Neutral {
+				ag.SimPolar++
+			}
+			if tt.Sim == Neutral || tt.Real == Neutral {
+				continue
+			}
+			ag.Both++
+			if tt.Sim == tt.Real {
+				ag.Agree++
+			}
+			ag.Confusion[idx(tt.Real)][idx(tt.Sim)]++
+			real, sim = append(real, tt.Real), append(sim, tt.Sim)
+		}
+	}
+	if ag.Both == 0 {
+		return ag
+	}
+	ag.Rate = ptr(float64(ag.Agree) / float64(ag.Both))
+	// z = Phi^-1((1 + level) / 2) = sqrt(2) erfinv(level); 1.96 at 95%.
+	lo, hi := stats.Wilson(ag.Agree, ag.Both, math.Sqrt2*math.Erfinv(level))
+	ag.RateLo, ag.RateHi = ptr(lo), ptr(hi)
+	if k, err := stats.Kappa(real, sim); err == nil && !math.IsNaN(k) {
+		ag.Kappa = ptr(k)
+	}
+	return ag
+}
+
+// Table renders the report for a terminal.
+func (r *Report) Table() string {
+	var b strings.Builder
+	f := func(p *float64) string {
+		if p == nil {
+			return "   n/a"
+		}
+		return fmt.Sprintf("%6.3f", *p)
+	}
+	fmt.Fprintf(&b, "Open-loop fidelity on PersuasionForGood: persuadee %s, seed %d\n", r.Persuadee, r.Seed)
+	fmt.Fprintf(&b, "  replayed %d dialogues", r.Scenarios)
+	if r.Failed > 0 {
+		fmt.Fprintf(&b, " (%d failed; first: %s)", r.Failed, r.FirstError)
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "  (a) belief vs real donation > $0: ROC AUC, %.0f%% bootstrap CI (%d stratified resamples)\n", 100*r.Level, r.Resamples)
+	fmt.Fprintf(&b, "      %-28s %5s %8s %6s  %-17s %7s %7s\n", "", "n", "base", "AUC", "CI", "B|don", "B|not")
+	row := func(name string, s AUCStat) {
+		fmt.Fprintf(&b, "      %-28s %5d %7.1f%% %s  [%s, %s] %s  %s\n", name, s.N, 100*s.BaseRate, f(s.AUC), f(s.Lo), f(s.Hi), f(s.MeanPos), f(s.MeanNeg))
+	}
+	row("final belief B_T, all", r.Final)
+	row("final belief B_T, heldout", r.Heldout)
+	row("initial belief B_0, all", r.Initial)
+	row("profile initial_stance, all", r.Stance)
+	b.WriteString("\n")
+	ds := []decision.Decision{decision.Accept, decision.Conditional, decision.Reject, decision.Continue}
+	parts := make([]string, 0, len(ds))
+	for _, d := range ds {
+		name := string(d)
+		if d == decision.Continue {
+			name = "none"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, r.Decisions[d]))
+	}
+	fmt.Fprintf(&b, "  simulated decisions (first terminal): %s; stopped after deciding: %d\n\n", strings.Join(parts, ", "), r.Closed)
+	a := r.Agreement
+	fmt.Fprintf(&b, "  (b) per-turn reaction polarity vs annotated persuadee acts (%d annotated dialogues)\n", a.Scenarios)
+	fmt.Fprintf(&b, "      turns with a real polarity %d, with a simulated one %d, with both %d\n", a.RealPolar, a.SimPolar, a.Both)
+	fmt.Fprintf(&b, "      agreement %s  [%s, %s] (Wilson %.0f%%)   Cohen's kappa %s\n", f(a.Rate), f(a.RateLo), f(a.RateHi), 100*r.Level, f(a.Kappa))
+	fmt.Fprintf(&b, "      confusion (real/sim):  +/+ %d  +/- %d  -/+ %d  -/- %d\n",
+		a.Confusion[0][0], a.Confusion[0][1], a.Confusion[1][0], a.Confusion[1][1])
+	return b.String()
+}

@@ -1,0 +1,226 @@
+package fidelity
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// fake is a persuadee whose belief and decisions are scripted per
+// scenario: beliefs[0] is B_0 and beliefs[k] the belief after its k-th
+// reply; after a terminal decision it refuses to reply, as sim does.
+type fake struct {
+	beliefs   map[string][]float64
+	decisions map[string][]decision.Decision
+}
+
+func (f *fake) Name() string { return "fake" }
+
+func (f *fake) Start(_ context.Context, sc *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+	return &fakeSession{f: f, id: sc.ID}, nil
+}
+
+type fakeSession struct {
+	f       *fake
+	id      string
+	replies int
+	ended   bool
+	seen    []int // transcript length seen at each reply
+}
+
+func (s *fakeSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
+	if s.ended {
+		return episode.Reply{}, errors.New("already decided")
+	}
+	s.seen = append(s.seen, len(tr))
+	s.replies++
+	d := decision.Continue
+	if ds := s.f.decisions[s.id]; s.replies-1 < len(ds) && ds[s.replies-1] != "" {
+		d = ds[s.replies-1]
+	}
+	s.ended = d.Terminal()
+	return episode.Reply{Text: "ok", Decision: d}, nil
+}
+
+func (s *fakeSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	bs := s.f.beliefs[s.id]
+	b := bs[min(s.replies, len(bs)-1)]
+	out := make([]probe.Answer, len(basis))
+	for k := range out {
+		out[k] = probe.FromProbability(b)
+	}
+	return out, nil
+}
+
+func sc(id string, split scenario.Split, donation float64, utts []string, acts [][]string) scenario.Scenario {
+	return scenario.Scenario{ID: id, Split: split, Outcome: &scenario.Outcome{
+		Donation: &donation, PersuaderUtterances: utts, PersuadeeActs: acts}}
+}
+
+func TestAUCOfFinalBelief(t *testing.T) {
+	two := []string{"hello", "please give"}
+	ss := []scenario.Scenario{
+		sc("a", scenario.Heldout, 0, two, nil),
+		sc("b", scenario.Heldout, 0, two, nil),
+		sc("c", scenario.Heldout, 1.5, two, nil),
+		sc("d", scenario.Train, 0.2, two, nil),
+	}
+	// Final beliefs 0.1, 0.4, 0.35, 0.8 against donated 0, 0, 1, 1: of the
+	// four donor/non-donor pairs only (c 0.35 < b 0.4) is misordered, so
+	// AUC = 3/4. Heldout (a, b, c): c beats a, loses to b: 1/2. B_0 is 0.5
+	// for all: every pair tied, AUC 1/2.
+	f := &fake{beliefs: map[string][]float64{
+		"a": {0.5, 0.3, 0.1}, "b": {0.5, 0.45, 0.4}, "c": {0.5, 0.2, 0.35}, "d": {0.5, 0.6, 0.8},
+	}}
+	for _, workers := range []int{1, 3} {
+		rep, err := Run(context.Background(), ss, f, Options{Seed: 5, Resamples: 2000, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin := rep.Final
+		if fin.N != 4 || fin.Positives != 2 || fin.BaseRate != 0.5 || fin.AUC == nil || math.Abs(*fin.AUC-0.75) > 1e-12 {
+			t.Errorf("final %+v, want n 4, 2 positives, AUC 0.75", fin)
+		}
+		if !(*fin.Lo <= 0.75 && 0.75 <= *fin.Hi) {
+			t.Errorf("CI [%v, %v] misses 0.75", *fin.Lo, *fin.Hi)
+		}
+		// mean belief of donors (0.35+0.8)/2, non-donors (0.1+0.4)/2
+		if math.Abs(*fin.MeanPos-0.575) > 1e-9 || math.Abs(*fin.MeanNeg-0.25) > 1e-9 {
+			t.Errorf("means %v %v, want 0.575 0.25", *fin.MeanPos, *fin.MeanNeg)
+		}
+		if h := rep.Heldout; h.N != 3 || h.Positives != 1 || math.Abs(*h.AUC-0.5) > 1e-12 {
+			t.Errorf("heldout %+v, want n 3, AUC 0.5", h)
+		}
+		if i := rep.Initial; math.Abs(*i.AUC-0.5) > 1e-12 {
+			t.Errorf("initial AUC %v, want 0.5", *i.AUC)
+		}
+		if rep.Decisions[decision.Continue] != 4 || rep.Scenarios != 4 || rep.Failed != 0 {
+			t.Errorf("decisions %v scenarios %d failed %d", rep.Decisions, rep.Scenarios, rep.Failed)
+		}
+	}
+}
+
+func TestAgreement(t *testing.T) {
+	// Dialogue A: turn 2 has no persuader sentence and is skipped.
+	//   real:  t0 greeting (0), t1 + , t2 + (skipped), t3 -, t4 tie (0)
+	//   beliefs 0.5 -> t0 0.5 (r 0: 0), t1 0.6 (+), t3 0.65 (+), t4 0.645
+	//   (r -0.005 inside the 0.01 band: 0).
+	// Dialogue B: real t0 -, t1 -, t2 +; sim t0 0.4 (r -0.1: -), t1 rejects
+	//   (decision wins over r +0.05: -), then refuses to reply: t2 not
+	//   replayed.
+	// Both polar: A t1 (+,+), A t3 (-,+), B t0 (-,-), B t1 (-,-): 3 of 4
+	// agree. Kappa: real (+,-,-,-), sim (+,+,-,-): p_o 0.75, p_e
+	// 0.25*0.5 + 0.75*0.5 = 0.5, kappa 0.5.
+	ss := []scenario.Scenario{
+		sc("A", scenario.Train, 1, []string{"hi", "about", " ", "donate?", "thanks"},
+			[][]string{{"greeting"}, {"positive-reaction-to-donation"}, {"agree-donation"}, {"disagree-donation"},
+				{"agree-donation", "negative-reaction-to-donation"}}),
+		sc("B", scenario.Train, 0, []string{"a", "b", "c"},
+			[][]string{{"negative-reaction-to-donation"}, {"disagree-donation", "ask-org-info"}, {"agree-donation"}}),
+		sc("C", scenario.Train, 0, []string{"x"}, nil), // not annotated
+	}
+	f := &fake{
+		beliefs: map[string][]float64{
+			"A": {0.5, 0.5, 0.6, 0.65, 0.645}, "B": {0.5, 0.4, 0.45}, "C": {0.5, 0.9},
+		},
+		decisions: map[string][]decision.Decision{"B": {"", decision.Reject}},
+	}
+	rep, err := Run(context.Background(), ss, f, Options{Seed: 1, Resamples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Agreement
+	if a.Scenarios != 2 || a.RealPolar != 6 || a.SimPolar != 4 || a.Both != 4 || a.Agree != 3 {
+		t.Errorf("agreement counts %+v, want scenarios 2, real 6, sim 4, both 4, agree 3", a)
+	}
+	if math.Abs(*a.Rate-0.75) > 1e-12 || math.Abs(*a.Kappa-0.5) > 1e-12 {
+		t.Errorf("rate %v kappa %v, want 0.75 0.5", *a.Rate, *a.Kappa)
+	}
+	if a.Confusion != [2][2]int{{1, 0}, {1, 2}} {
+		t.Errorf("confusion %v", a.Confusion)
+	}
+	// Wilson 95% for 3/4: [0.3006, 0.9544].
+	if math.Abs(*a.RateLo-0.3006) > 1e-4 || math.Abs(*a.RateHi-0.9544) > 1e-4 {
+		t.Errorf("Wilson [%v, %v], want [0.3006, 0.9544]", *a.RateLo, *a.RateHi)
+	}
+	var trB *Trace
+	for _, tr := range rep.Traces {
+		if tr.ScenarioID == "B" {
+			trB = tr
+		}
+	}
+	if trB == nil || !trB.Closed || trB.Decision != decision.Reject || trB.DecisionTurn != 1 || len(trB.Turns) != 2 ||
+		math.Abs(*trB.BT-0.45) > 1e-9 {
+		t.Errorf("trace B %+v", trB)
+	}
+	if rep.Decisions[decision.Reject] != 1 || rep.Closed != 1 {
+		t.Errorf("decisions %v closed %d", rep.Decisions, rep.Closed)
+	}
+}
+
+func TestReplayTranscript(t *testing.T) {
+	// The persuadee sees persuader, own reply, persuader, ...: transcript
+	// lengths 1, 3, 5 at its three replies (the empty turn is skipped).
+	f := &fake{beliefs: map[string][]float64{"x": {0.5}}}
+	s := sc("x", scenario.Val, 0, []string{"one", "", "two", "three"}, nil)
+	var got *fakeSession
+	g := &capture{f: f, out: &got}
+	tr, err := Replay(context.Background(), &s, g, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Turns) != 3 || tr.Turns[1].Turn != 2 || got == nil || len(got.seen) != 3 || got.seen[0] != 1 || got.seen[1] != 3 || got.seen[2] != 5 {
+		t.Errorf("turns %+v seen %v", tr.Turns, got.seen)
+	}
+	// No utterances: an error naming the scenario.
+	empty := sc("e", scenario.Val, 0, nil, nil)
+	if _, err := Replay(context.Background(), &empty, f, nil, 1); err == nil {
+		t.Error("no utterances: no error")
+	}
+}
+
+// capture wraps fake to expose the session it started.
+type capture struct {
+	f   *fake
+	out **fakeSession
+}
+
+func (c *capture) Name() string { return "capture" }
+func (c *capture) Start(ctx context.Context, s *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	sess, err := c.f.Start(ctx, s, seed)
+	*c.out = sess.(*fakeSession)
+	return sess, err
+}
+
+func TestPolarities(t *testing.T) {
+	r := func(x float64) *float64 { return &x }
+	cases := []struct {
+		d    decision.Decision
+		r    *float64
+		want Polarity
+	}{
+		{decision.Accept, r(-0.5), Positive},
+		{decision.Conditional, nil, Positive},
+		{decision.Reject, r(0.3), Negative},
+		{decision.Continue, r(0.01), Positive},
+		{decision.Continue, r(0.0099), Neutral},
+		{decision.Continue, r(-0.02), Negative},
+		{decision.Continue, nil, Neutral},
+	}
+	for _, c := range cases {
+		if got := SimPolarity(c.d, c.r); got != c.want {
+			t.Errorf("SimPolarity(%s, %v) = %d, want %d", c.d, c.r, got, c.want)
+		}
+	}
+	if ActPolarity([]string{"positive-reaction-to-donation", "negative-reaction-to-donation", "disagree-donation"}) != Negative ||
+		ActPolarity([]string{"ask-org-info"}) != Neutral || ActPolarity(nil) != Neutral ||
+		ActPolarity([]string{"agree-donation", "greeting"}) != Positive {
+		t.Error("ActPolarity")
+	}
+}
