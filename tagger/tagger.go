@@ -93,17 +93,210 @@ type Tags struct {
 	Pressure int
 }
 
-// Tag reads the acts and pressure markers of a persuader utterance.
+// Tag reads the acts and pressure markers of a persuader utterance (SPEC §2,
+// seed 000 Figure 5). It is a pure function of text, safe for concurrent
+// use, and allocates nothing in steady state (scratch space is pooled).
+//
+// The rules, in brief (docs/tagger.md has the full list and its limits):
+// the text is lower-cased and split into sentences (. ! ? ; line break)
+// and clauses (, : dashes brackets quotes); phrase tables raise cues; a
+// cue preceded within four tokens of its clause by a negator ("not",
+// "don't", "won't", "never", ...) is negated. Evidence and plan cues always
+// count. Commitment, autonomy and elicitation phrases count unless negated.
+// "pressure you"/"rush you" count as autonomy when negated ("I won't
+// pressure you") and as pressure otherwise. A question clause (its
+// sentence ends in '?') is classified by its head word after discourse
+// markers: a wh-head (what, how, why, ...) is a diagnostic question when
+// the clause addresses the persuadee or names a concern, except that
+// "when", "how much", "how about" and "why not" heads followed by a
+// decision term ("start", "sign", "willing", ...) ask for commitment; a
+// yes/no head (will, would, can, are, do, ...) with a decision term is a
+// commitment ask, and with a concern word ("worries", "concerns", "feel")
+// a diagnostic question. Pressure counts non-overlapping marker phrases.
 func Tag(text string) Tags {
-	_ = text
-	return Tags{} // TODO(tagger): implemented in tagger rules
+	sc := getScratch(true)
+	sc.tokenize(text)
+	sc.match()
+	t := sc.resolve()
+	putScratch(sc)
+	return t
+}
+
+// Per-clause cue bits collected before question classification.
+const (
+	cbDecision uint16 = 1 << iota
+	cbFocus
+	cbWhFocus
+	cbWhDecide
+	cbQCommit
+	cbQCommitHead
+	cbElicit
+	cbAmount
+	cbSmallTalk
+)
+
+// resolve turns the matched cues into Tags.
+func (sc *scratch) resolve() Tags {
+	var acts ActSet
+	pressure := 0
+	lastPressEnd := int32(-1)
+	if cap(sc.cflags) < len(sc.clauses) {
+		sc.cflags = make([]uint16, len(sc.clauses))
+	}
+	cf := sc.cflags[:len(sc.clauses)]
+	clear(cf)
+	for _, c := range sc.cues {
+		switch c.kind {
+		case kEvidence:
+			acts = acts.With(Evidence)
+		case kPlan:
+			acts = acts.With(Plan)
+		case kCommit:
+			if !sc.negated(c.start) {
+				acts = acts.With(Commitment)
+			}
+		case kAutonomy:
+			if !sc.negated(c.start) {
+				acts = acts.With(Autonomy)
+			}
+		case kPolarAsk:
+			if sc.negated(c.start) {
+				acts = acts.With(Autonomy)
+			} else {
+				acts = acts.With(Commitment)
+			}
+		case kBlock:
+			if c.start >= lastPressEnd {
+				lastPressEnd = c.end
+			}
+		case kPolar, kPressure:
+			if sc.negated(c.start) {
+				if c.kind == kPolar {
+					acts = acts.With(Autonomy)
+				}
+				continue
+			}
+			if c.start < lastPressEnd {
+				continue // overlaps a marker already counted ("don't be selfish")
+			}
+			pressure++
+			lastPressEnd = c.end
+		case kElicit:
+			if !sc.negated(c.start) {
+				acts = acts.With(Diagnostic)
+				cf[c.clause] |= cbElicit
+			}
+		case kQCommit:
+			cf[c.clause] |= cbQCommit
+			if c.start == sc.head(sc.clauses[c.clause]) {
+				cf[c.clause] |= cbQCommitHead
+			}
+		case kAmountHead:
+			if c.start == sc.head(sc.clauses[c.clause]) {
+				cf[c.clause] |= cbAmount
+			}
+		case kSmallTalk:
+			cf[c.clause] |= cbSmallTalk
+		case kDecision:
+			cf[c.clause] |= cbDecision
+		case kFocus:
+			cf[c.clause] |= cbFocus
+		case kWhFocus:
+			cf[c.clause] |= cbWhFocus
+		case kWhDecide:
+			if c.start == sc.head(sc.clauses[c.clause]) {
+				cf[c.clause] |= cbWhDecide
+			}
+		}
+	}
+	for _, s := range sc.sents {
+		if !s.question {
+			continue
+		}
+		for ci := s.firstClause; ci < s.endClause; ci++ {
+			f := cf[ci]
+			if f&(cbElicit|cbSmallTalk) != 0 {
+				continue
+			}
+			cl := sc.clauses[ci]
+			h := sc.head(cl)
+			if h < 0 {
+				continue
+			}
+			hf := sc.toks[h].flags
+			switch {
+			case hf&fWH != 0:
+				switch {
+				case f&cbQCommitHead != 0:
+					acts = acts.With(Commitment) // "what do you say?"
+				case f&cbWhDecide != 0 && f&cbDecision != 0:
+					acts = acts.With(Commitment) // "when can we start?"
+				case f&cbAmount != 0 && (f&cbDecision != 0 || sc.hasFlag(cl, fModal)):
+					acts = acts.With(Commitment) // "how much would you like to give?"
+				case f&(cbFocus|cbWhFocus) != 0 || sc.hasFlag(cl, fYou):
+					acts = acts.With(Diagnostic)
+				}
+			case f&cbQCommit != 0:
+				acts = acts.With(Commitment)
+			case hf&fAuxAsk != 0 && f&cbDecision != 0:
+				acts = acts.With(Commitment)
+			case hf&fNegAux != 0:
+				// "don't you think...?": rhetorical, not an open question.
+			case f&cbFocus != 0:
+				// A yes/no or headless question about worries or
+				// feelings ("do you have any concerns?").
+				acts = acts.With(Diagnostic)
+			case hf&fAux == 0 && f&cbDecision != 0 && cl.end-cl.first <= 3:
+				// A bare "ready?" / "ready to start?".
+				acts = acts.With(Commitment)
+			}
+		}
+	}
+	return Tags{Acts: acts, Pressure: pressure}
+}
+
+// hasFlag reports whether any token of c carries flag f.
+func (sc *scratch) hasFlag(c clause, f uint16) bool {
+	for t := c.first; t < c.end; t++ {
+		if sc.toks[t].flags&f != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Mentions returns, for each concern in order, whether text touches it (any
 // of its keywords appears as a word or phrase, case-insensitive). The
 // result has len(concerns) entries.
+//
+// Matching is word-based: text and keyword are split into words by the
+// same tokenizer as Tag (so "side-effects" and "side effects" are the same
+// two words), and a keyword of n words matches n consecutive words of one
+// sentence. Choice: two words match when equal, or when one is the other
+// plus an inflection suffix: "s", "es", "ed", "d", "ing", "'s", or "y" to
+// "ies"/"ied", or a dropped final "e" before "ing" ("cost" matches
+// "costs", "costing"; "study" matches "studies"; "commute" matches
+// "commuting"; "costs" also matches "cost"). A keyword with no word
+// characters never matches.
 func Mentions(text string, concerns []scenario.Concern) []bool {
-	out := make([]bool, len(concerns))
-	_ = text
-	return out // TODO(tagger)
+	return AppendMentions(make([]bool, 0, len(concerns)), text, concerns)
+}
+
+// AppendMentions is Mentions appending to dst (which it returns), for
+// callers that reuse a buffer; it allocates nothing when dst has room.
+func AppendMentions(dst []bool, text string, concerns []scenario.Concern) []bool {
+	sc := getScratch(false)
+	sc.tokenize(text)
+	for _, c := range concerns {
+		hit := false
+		for _, kw := range c.Keywords {
+			if sc.mentions(kw) {
+				hit = true
+				break
+			}
+		}
+		dst = append(dst, hit)
+	}
+	putScratch(sc)
+	return dst
 }

@@ -1,0 +1,349 @@
+package tagger
+
+import "sync"
+
+// This file turns an utterance into lower-case tokens grouped into clauses
+// and sentences, and matches the compiled phrase table against them. It
+// allocates nothing in steady state: all scratch space comes from a pool.
+
+// tok is one word or number of the normalised text.
+type tok struct {
+	s, e   int32 // byte span in scratch.buf (lower-case, apostrophes normalised)
+	clause int32 // index into scratch.clauses
+	entry  int32 // index into words.entries; 0 = not a known word
+	flags  uint16
+}
+
+// Token flags, set from the word table (and the character class for numbers).
+const (
+	fNum     uint16 = 1 << iota // digits, or a number word ("two", "half")
+	fNeg                        // negator: not, never, don't, won't, ...
+	fYou                        // second person: you, your, you're, ...
+	fMarker                     // clause-initial discourse marker skipped when finding a question's head: so, and, well, ...
+	fWH                         // wh-word heading an open question
+	fAux                        // auxiliary heading a yes/no question
+	fAuxAsk                     // auxiliary that can head a decision request: will, would, can, shall, are, do, ...
+	fModal                      // will, would, can, could, shall, should
+	fNegAux                     // negative auxiliary heading a rhetorical question: don't, won't, isn't, ...
+	fPercent                    // the % sign
+	fDollar                     // the $ sign
+)
+
+// clause is a comma/colon/dash-delimited part of a sentence.
+type clause struct {
+	first, end int32 // token range [first, end)
+	sent       int32
+}
+
+// sentence is a run of text ended by . ! ? ; or a line break.
+type sentence struct {
+	firstClause, endClause int32
+	question               bool
+}
+
+type scratch struct {
+	buf     []byte
+	toks    []tok
+	clauses []clause
+	sents   []sentence
+	cues    []cue
+	cflags  []uint16 // per-clause cue bits, see resolve
+	lookup  bool     // tokenize looks words up in the table (Tag), or not (Mentions)
+}
+
+var pool = sync.Pool{New: func() any {
+	return &scratch{
+		buf:     make([]byte, 0, 512),
+		toks:    make([]tok, 0, 96),
+		clauses: make([]clause, 0, 24),
+		sents:   make([]sentence, 0, 12),
+		cues:    make([]cue, 0, 32),
+		cflags:  make([]uint16, 0, 24),
+	}
+}}
+
+func getScratch(lookup bool) *scratch {
+	sc := pool.Get().(*scratch)
+	sc.lookup = lookup
+	sc.buf = sc.buf[:0]
+	sc.toks = sc.toks[:0]
+	sc.clauses = sc.clauses[:0]
+	sc.sents = sc.sents[:0]
+	sc.cues = sc.cues[:0]
+	return sc
+}
+
+func putScratch(sc *scratch) {
+	// Keep unusually large buffers out of the pool so one huge input does
+	// not pin memory.
+	if cap(sc.buf) > 1<<16 || cap(sc.toks) > 1<<13 {
+		return
+	}
+	pool.Put(sc)
+}
+
+func (sc *scratch) word(t tok) []byte { return sc.buf[t.s:t.e] }
+
+// char classes for the tokenizer.
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
+
+// tokenize fills sc.toks, sc.clauses and sc.sents from text.
+//
+// Rules (documented in docs/tagger.md):
+//   - words are runs of ASCII letters or non-ASCII bytes, lower-cased; an
+//     apostrophe (' or U+2018/U+2019) between letters stays inside the word
+//     and is stored as '; a letter-digit boundary splits tokens ("3pm" is
+//     "3", "pm");
+//   - numbers are runs of digits with inner '.', ',' or ':' between digits
+//     ("2.5", "1,000", "3:30");
+//   - '%' and '$' are one-character tokens;
+//   - '.', '!', '?', ';', a line break and U+2026 end a sentence ('?' marks
+//     it a question; a '.' directly followed by a letter, as in "e.g." or
+//     "U.S.", does not);
+//   - ',', ':', '(', ')', '"', U+201C/U+201D, U+2013/U+2014 and a hyphen
+//     with a space on either side end a clause; other characters
+//     (including an inner hyphen, as in "follow-up") only separate words.
+func (sc *scratch) tokenize(text string) {
+	clauseStart := int32(0)
+	sentStartClause := int32(0)
+	endClause := func() {
+		n := int32(len(sc.toks))
+		if n > clauseStart {
+			sc.clauses = append(sc.clauses, clause{first: clauseStart, end: n, sent: int32(len(sc.sents))})
+		}
+		clauseStart = n
+	}
+	endSentence := func(q bool) {
+		endClause()
+		nc := int32(len(sc.clauses))
+		if nc > sentStartClause {
+			sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: q})
+		} else if q && len(sc.sents) > 0 {
+			// "...?!" or "? ?": a question mark right after a sentence end
+			// still marks the sentence before it.
+			sc.sents[len(sc.sents)-1].question = true
+		}
+		sentStartClause = nc
+	}
+	n := len(text)
+	for i := 0; i < n; {
+		c := text[i]
+		switch {
+		case isLetter(c) && !(c == 0xE2 && i+2 < n && text[i+1] == 0x80):
+			start := int32(len(sc.buf))
+			h := fnvOffset
+			for i < n {
+				c = text[i]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+					sc.buf = append(sc.buf, c)
+					h = (h ^ uint64(c)) * fnvPrime
+					i++
+				} else if c >= 'a' && c <= 'z' {
+					sc.buf = append(sc.buf, c)
+					h = (h ^ uint64(c)) * fnvPrime
+					i++
+				} else if c == '\'' && i+1 < n && isLetter(text[i+1]) && int32(len(sc.buf)) > start {
+					sc.buf = append(sc.buf, '\'')
+					h = (h ^ uint64('\'')) * fnvPrime
+					i++
+				} else if c == 0xE2 && i+2 < n && text[i+1] == 0x80 {
+					// U+2018/U+2019 inside a word is an apostrophe; any
+					// other U+20xx punctuation ends the word.
+					if (text[i+2] == 0x98 || text[i+2] == 0x99) && i+3 < n && isLetter(text[i+3]) && int32(len(sc.buf)) > start {
+						sc.buf = append(sc.buf, '\'')
+						h = (h ^ uint64('\'')) * fnvPrime
+						i += 3
+						continue
+					}
+					break
+				} else if c >= 0x80 {
+					sc.buf = append(sc.buf, c)
+					h = (h ^ uint64(c)) * fnvPrime
+					i++
+				} else {
+					break
+				}
+			}
+			sc.addTok(start, h)
+		case isDigit(c):
+			start := int32(len(sc.buf))
+			for i < n {
+				c = text[i]
+				if isDigit(c) {
+					sc.buf = append(sc.buf, c)
+					i++
+				} else if (c == '.' || c == ',' || c == ':') && i+1 < n && isDigit(text[i+1]) && int32(len(sc.buf)) > start {
+					sc.buf = append(sc.buf, c)
+					i++
+				} else {
+					break
+				}
+			}
+			sc.toks = append(sc.toks, tok{s: start, e: int32(len(sc.buf)), clause: int32(len(sc.clauses)), flags: fNum})
+		case c == '%' || c == '$':
+			start := int32(len(sc.buf))
+			sc.buf = append(sc.buf, c)
+			f := fPercent
+			if c == '$' {
+				f = fDollar
+			}
+			sc.toks = append(sc.toks, tok{s: start, e: start + 1, clause: int32(len(sc.clauses)), flags: f})
+			i++
+		case c == '?':
+			endSentence(true)
+			i++
+		case c == '!' || c == ';' || c == '\n' || c == '\r':
+			endSentence(false)
+			i++
+		case c == '.':
+			if i+1 < n && isLetter(text[i+1]) {
+				i++ // "e.g", "u.s": not a sentence end
+				continue
+			}
+			endSentence(false)
+			i++
+		case c == ',' || c == ':' || c == '(' || c == ')' || c == '"':
+			endClause()
+			i++
+		case c == '-':
+			if (i > 0 && text[i-1] == ' ') || (i+1 < n && text[i+1] == ' ') || (i+1 < n && text[i+1] == '-') {
+				endClause()
+			}
+			i++
+		case c == 0xE2 && i+2 < n && text[i+1] == 0x80:
+			switch text[i+2] {
+			case 0x93, 0x94, 0x9C, 0x9D: // en/em dash, curly double quotes
+				endClause()
+			case 0xA6: // ellipsis
+				endSentence(false)
+			}
+			i += 3
+		default:
+			i++
+		}
+	}
+	// A trailing sentence without terminal punctuation.
+	endClause()
+	if nc := int32(len(sc.clauses)); nc > sentStartClause {
+		sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc})
+		// Choice: an unterminated last sentence that opens like a question
+		// ("will you try it", "what worries you") counts as one, since
+		// chat users often drop the question mark.
+		s := &sc.sents[len(sc.sents)-1]
+		if h := sc.head(sc.clauses[s.firstClause]); h >= 0 && sc.toks[h].flags&(fWH|fAux) != 0 {
+			s.question = true
+		}
+	}
+	// Tokens carry the index their clause gets when it closes: empty
+	// clauses are never appended, so the index is stable.
+}
+
+// addTok appends the word buf[start:] (FNV-1a hash h) and looks up its
+// table entry and flags.
+func (sc *scratch) addTok(start int32, h uint64) {
+	end := int32(len(sc.buf))
+	t := tok{s: start, e: end, clause: int32(len(sc.clauses))}
+	if sc.lookup {
+		if e := words.find(sc.buf[start:end], h); e != 0 {
+			t.entry = e
+			t.flags = words.entries[e].flags
+		}
+	}
+	sc.toks = append(sc.toks, t)
+}
+
+// head returns the index of the first token of c that is not a discourse
+// marker, or -1 when the clause holds only markers.
+func (sc *scratch) head(c clause) int32 {
+	for t := c.first; t < c.end; t++ {
+		if sc.toks[t].flags&fMarker == 0 {
+			return t
+		}
+	}
+	return -1
+}
+
+// negWindow is how many tokens before a cue a negator may stand: four
+// covers "I'm not going to pressure you" and "no need to feel guilty".
+const negWindow = 4
+
+// negated reports whether one of the up to negWindow tokens before token
+// t, in the same clause, is a negator.
+func (sc *scratch) negated(t int32) bool {
+	c := sc.toks[t].clause
+	for k := t - 1; k >= t-negWindow && k >= 0; k-- {
+		if sc.toks[k].clause != c {
+			return false
+		}
+		if sc.toks[k].flags&fNeg != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// match runs the phrase table over the tokens and fills sc.cues with every
+// pattern occurrence (all lengths, in token order).
+func (sc *scratch) match() {
+	for i := range sc.toks {
+		t := sc.toks[i]
+		var ids []uint16
+		if t.flags&(fPercent|fDollar) != 0 {
+			ids = symbolPats[sc.buf[t.s]]
+		} else if t.entry != 0 {
+			ids = words.entries[t.entry].pats
+		}
+		if t.flags&fNum != 0 {
+			sc.tryAll(numPats, int32(i))
+		}
+		sc.tryAll(ids, int32(i))
+	}
+}
+
+func (sc *scratch) tryAll(ids []uint16, i int32) {
+	for _, id := range ids {
+		p := &patterns[id]
+		if end, ok := sc.matchAt(p, i); ok {
+			sc.cues = append(sc.cues, cue{kind: p.kind, start: i, end: end, clause: sc.toks[i].clause})
+		}
+	}
+}
+
+// matchAt checks pattern p (whose first token already matched) at token i
+// and returns the exclusive end token.
+func (sc *scratch) matchAt(p *pattern, i int32) (int32, bool) {
+	cl := sc.toks[i].clause
+	j := i + 1
+	for _, pt := range p.toks[1:] {
+		switch pt.op {
+		case opEnd:
+			if int(j) < len(sc.toks) && sc.toks[j].clause == cl {
+				return 0, false
+			}
+			continue
+		}
+		if int(j) >= len(sc.toks) || sc.toks[j].clause != cl {
+			return 0, false
+		}
+		t := sc.toks[j]
+		switch pt.op {
+		case opAny:
+		case opNum:
+			if t.flags&fNum == 0 {
+				return 0, false
+			}
+		case opSym:
+			if t.flags&(fPercent|fDollar) == 0 || sc.buf[t.s] != pt.lit[0][0] {
+				return 0, false
+			}
+		case opLit:
+			if !pt.has(sc.buf[t.s:t.e]) {
+				return 0, false
+			}
+		}
+		j++
+	}
+	return j, true
+}
