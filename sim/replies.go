@@ -272,14 +272,33 @@ func newFill(sc *scenario.Scenario) fill {
 	return f
 }
 
-// verbPhrase turns an imperative proposal ("Get the flu shot this week.")
-// into a phrase that follows "I'll" ("get the flu shot this week").
+// verbPhrase turns an imperative proposal ("Donate part of your payment:
+// any amount.") into a phrase that follows "I'll" ("donate part of my
+// payment"): it keeps the main clause (up to ": " or "; "), drops the end
+// punctuation, lower-cases the verb and turns "your" into "my".
 func verbPhrase(p string) string {
-	p = strings.TrimRight(strings.TrimSpace(p), ".!")
+	p = strings.TrimSpace(p)
+	for _, sep := range []string{": ", "; ", " - ", " (", ". "} {
+		if i := strings.Index(p, sep); i > 0 {
+			p = p[:i]
+		}
+	}
+	p = strings.TrimRight(p, ".!,")
 	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
 		p = string(p[0]+'a'-'A') + p[1:]
 	}
-	return p
+	w := strings.Fields(p)
+	for i, x := range w {
+		switch x {
+		case "your":
+			w[i] = "my"
+		case "yours":
+			w[i] = "mine"
+		case "yourself":
+			w[i] = "myself"
+		}
+	}
+	return strings.Join(w, " ")
 }
 
 // sentence makes s end with sentence punctuation.

@@ -113,10 +113,11 @@ type session struct {
 	turn             int
 	ended            bool
 
-	ev   events
-	last string
-	buf  []byte
-	fill fill
+	ev      events
+	touched []bool // reused Mentions buffer
+	last    string
+	buf     []byte
+	fill    fill
 }
 
 const (
@@ -171,6 +172,7 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	s.u = p.cfg.Rapport0[ci]
 	s.q = p.cfg.Q0
 	s.state = make([]concernState, len(sc.Hidden.Concerns))
+	s.touched = make([]bool, 0, len(sc.Hidden.Concerns))
 	s.ev.voiced = make([]voicing, 0, p.cfg.MaxVoice+1)
 	s.ev.condition = -1
 	s.buf = make([]byte, 0, 512)
@@ -224,7 +226,8 @@ func (s *session) Reply(_ context.Context, transcript []episode.Message) (episod
 		return episode.Reply{}, errors.New("sim: episode already ended with a terminal decision")
 	}
 	text := transcript[len(transcript)-1].Text
-	d := s.observe(tagger.Tag(text), tagger.Mentions(text, s.sc.Hidden.Concerns))
+	s.touched = tagger.AppendMentions(s.touched[:0], text, s.sc.Hidden.Concerns)
+	d := s.observe(tagger.Tag(text), s.touched)
 	return episode.Reply{Text: s.render(), Decision: d}, nil
 }
 
@@ -490,17 +493,22 @@ func (s *session) countState(st concernState) int {
 func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
 	ca, pe, ac := s.probs()
 	out := make([]probe.Answer, len(basis))
-	for k, p := range basis {
-		switch p.ID {
+	top := make([]probe.TokenLogprob, 2*len(basis)) // one backing array for all answers
+	for k, pr := range basis {
+		p := (ca + pe + ac) / 3
+		switch pr.ID {
 		case "ca":
-			out[k] = probe.FromProbability(ca)
+			p = ca
 		case "pe":
-			out[k] = probe.FromProbability(pe)
+			p = pe
 		case "ac":
-			out[k] = probe.FromProbability(ac)
-		default:
-			out[k] = probe.FromProbability((ca + pe + ac) / 3)
+			p = ac
 		}
+		// as probe.FromProbability(p), without its per-answer allocation
+		p = math.Min(math.Max(p, 1e-12), 1-1e-12)
+		top[2*k] = probe.TokenLogprob{Token: "Yes", ID: -1, Logprob: math.Log(p)}
+		top[2*k+1] = probe.TokenLogprob{Token: "No", ID: -1, Logprob: math.Log1p(-p)}
+		out[k] = probe.Answer{Top: top[2*k : 2*k+2 : 2*k+2]}
 	}
 	return out, nil
 }

@@ -272,6 +272,12 @@ func TestProbeValues(t *testing.T) {
 		if !r.OK || math.Abs(r.P-want) > 1e-9 {
 			t.Errorf("probe %d: p %g ok %v, want %g", k, r.P, r.OK, want)
 		}
+		ref := probe.FromProbability(want)
+		for j := range ref.Top {
+			if ans[k].Top[j] != ref.Top[j] {
+				t.Errorf("probe %d entry %d: %+v, want FromProbability's %+v", k, j, ans[k].Top[j], ref.Top[j])
+			}
+		}
 	}
 	// after addressing 1 of 1 voiced concern: share 1
 	s.observe(acts(tagger.Diagnostic), touch(3))
