@@ -1,0 +1,501 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// EpisodeKey identifies an episode within a run; a run holds at most one
+// episode per key.
+type EpisodeKey struct {
+	Persuader, Persuadee, ScenarioID string
+	Rollout                          int
+}
+
+// KeyOf returns ep's key.
+func KeyOf(ep *episode.Episode) EpisodeKey {
+	return EpisodeKey{ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout}
+}
+
+func (k EpisodeKey) String() string {
+	return fmt.Sprintf("%s/%s/%s#%d", k.Persuader, k.Persuadee, k.ScenarioID, k.Rollout)
+}
+
+const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, scenario_id, rollout, seed,
+	split, family, domain, resistance, terminal, r_goal, b0, b_final, n_turns, error)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const insertTurnHead = `INSERT INTO turns(episode_id, t, persuader_text, persuadee_text, decision, acts,
+	belief, dense, persuader_ms, persuadee_ms, probe_ms,
+	persuader_prompt_tokens, persuader_completion_tokens, persuader_cached_tokens, persuader_requests,
+	persuadee_prompt_tokens, persuadee_completion_tokens, persuadee_cached_tokens, persuadee_requests,
+	probe_prompt_tokens, probe_completion_tokens, probe_cached_tokens, probe_requests)`
+
+const turnCols = 23
+
+const insertReadingHead = `INSERT INTO probe_readings(episode_id, t, k, probe, p, ok)`
+
+const readingCols = 6
+
+// nullable maps a nil *float64 to SQL NULL.
+func nullable(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// checkFinite rejects NaN and ±Inf, which neither SQLite (NaN becomes
+// NULL) nor the episode JSON encoding can carry; field names the value.
+func checkFinite(field string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%w: %s = %v is not finite", ErrInvalid, field, v)
+	}
+	return nil
+}
+
+func checkEpisode(ep *episode.Episode) error {
+	type fv struct {
+		f string
+		v *float64
+	}
+	check := func(vs ...fv) error {
+		for _, x := range vs {
+			if x.v != nil {
+				if err := checkFinite(x.f, *x.v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	readings := func(prefix string, rs []probe.Reading) error {
+		for k := range rs {
+			if err := check(fv{fmt.Sprintf("%s[%d].p", prefix, k), &rs[k].P}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := check(fv{"r_goal", &ep.RGoal}, fv{"b0", ep.B0}); err != nil {
+		return err
+	}
+	if err := readings("initial", ep.Initial); err != nil {
+		return err
+	}
+	for i := range ep.Turns {
+		tu := &ep.Turns[i]
+		p := fmt.Sprintf("turns[%d]", i)
+		if err := check(fv{p + ".belief", tu.Belief}, fv{p + ".dense", tu.Dense},
+			fv{p + ".persuader_ms", &tu.PersuaderMS}, fv{p + ".persuadee_ms", &tu.PersuadeeMS},
+			fv{p + ".probe_ms", &tu.ProbeMS}); err != nil {
+			return err
+		}
+		if err := readings(p+".probes", tu.Probes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveEpisode stores ep under run runID: the episode row, all its turns and
+// all its probe read-outs (Initial at t = 0, each turn's Probes at its T)
+// in one transaction, so either all of it is stored or nothing is.
+//
+// ep.RunID must be empty or equal runID; episodes load with RunID =
+// runID. Turn indices T must be >= 1 and distinct. Seeds are stored as
+// int64 bit-casts of the uint64 and load unchanged.
+//
+// Errors: ErrInvalid (nil episode, mismatched RunID, a NaN or infinite
+// number, a duplicate or non-positive turn index), ErrNotFound (no such
+// run), ErrDuplicate (the run already holds an episode with ep's
+// EpisodeKey; nothing is written).
+func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode) error {
+	if ep == nil {
+		return fmt.Errorf("store: save episode: %w: nil episode", ErrInvalid)
+	}
+	key := KeyOf(ep)
+	if ep.RunID != "" && ep.RunID != runID {
+		return fmt.Errorf("store: save episode %s: %w: episode run_id %q, saving to run %q", key, ErrInvalid, ep.RunID, runID)
+	}
+	if err := checkEpisode(ep); err != nil {
+		return fmt.Errorf("store: save episode %s: %w", key, err)
+	}
+	// Encode outside the write lock.
+	acts := make([]string, len(ep.Turns))
+	for i, tu := range ep.Turns {
+		if tu.Acts == nil {
+			acts[i] = "[]"
+			continue
+		}
+		b, err := json.Marshal(tu.Acts)
+		if err != nil {
+			return fmt.Errorf("store: save episode %s: turns[%d].acts: %w", key, i, err)
+		}
+		acts[i] = string(b)
+	}
+	var bFinal any
+	if b, ok := ep.FinalBelief(); ok {
+		bFinal = b
+	}
+
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		res, err := tx.StmtContext(ctx, db.insEpisode).ExecContext(ctx,
+			runID, ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout, int64(ep.Seed),
+			string(ep.Split), string(ep.Family), ep.Domain, string(ep.Resistance), string(ep.Terminal),
+			ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error)
+		if isUnique(err) {
+			return ErrDuplicate
+		}
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		targs := make([]any, 0, len(ep.Turns)*turnCols)
+		nr := len(ep.Initial)
+		for i := range ep.Turns {
+			tu := &ep.Turns[i]
+			nr += len(tu.Probes)
+			pu, eu, ru := tu.PersuaderUsage, tu.PersuadeeUsage, tu.ProbeUsage
+			targs = append(targs, id, tu.T, tu.Persuader, tu.Persuadee, string(tu.Decision), acts[i],
+				nullable(tu.Belief), nullable(tu.Dense), tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS,
+				pu.PromptTokens, pu.CompletionTokens, pu.CachedTokens, pu.Requests,
+				eu.PromptTokens, eu.CompletionTokens, eu.CachedTokens, eu.Requests,
+				ru.PromptTokens, ru.CompletionTokens, ru.CachedTokens, ru.Requests)
+		}
+		err = db.insTurn.exec(ctx, tx, targs)
+		if isUnique(err) {
+			return fmt.Errorf("turns: %w: duplicate turn index t=%d", ErrInvalid, duplicateT(ep.Turns))
+		}
+		if err != nil {
+			return fmt.Errorf("turns: %w", err)
+		}
+		rargs := make([]any, 0, nr*readingCols)
+		for k, r := range ep.Initial {
+			rargs = append(rargs, id, 0, k, r.Probe, r.P, r.OK)
+		}
+		for i := range ep.Turns {
+			for k, r := range ep.Turns[i].Probes {
+				rargs = append(rargs, id, ep.Turns[i].T, k, r.Probe, r.P, r.OK)
+			}
+		}
+		if err := db.insReading.exec(ctx, tx, rargs); err != nil {
+			return fmt.Errorf("probe readings: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: save episode %s to run %s: %w", key, runID, err)
+	}
+	return nil
+}
+
+// duplicateT returns the first turn index that occurs twice in ts (0 if none).
+func duplicateT(ts []episode.Turn) int {
+	seen := map[int]bool{}
+	for _, tu := range ts {
+		if seen[tu.T] {
+			return tu.T
+		}
+		seen[tu.T] = true
+	}
+	return 0
+}
+
+// DoneKeys returns the keys of every episode stored in the run, failed
+// ones included: on resume a runner skips them and plays the rest.
+// Errors: ErrNotFound when the run does not exist.
+func (db *DB) DoneKeys(ctx context.Context, runID string) (map[EpisodeKey]bool, error) {
+	done := map[EpisodeKey]bool{}
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT persuader, persuadee, scenario_id, rollout FROM episodes WHERE run_id = ?`, runID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k EpisodeKey
+			if err := rows.Scan(&k.Persuader, &k.Persuadee, &k.ScenarioID, &k.Rollout); err != nil {
+				return err
+			}
+			done[k] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: done keys of run %s: %w", runID, err)
+	}
+	return done, nil
+}
+
+// Filter narrows Episodes; empty fields match everything, and several
+// filters must all match.
+type Filter struct {
+	Persuader, Persuadee, ScenarioID string
+	Split                            scenario.Split
+	Terminal                         decision.Terminal
+}
+
+func (f Filter) where(conds []string, args []any) ([]string, []any) {
+	for _, c := range []struct{ col, v string }{
+		{"persuader", f.Persuader}, {"persuadee", f.Persuadee}, {"scenario_id", f.ScenarioID},
+		{"split", string(f.Split)}, {"terminal", string(f.Terminal)},
+	} {
+		if c.v != "" {
+			conds = append(conds, "e."+c.col+" = ?")
+			args = append(args, c.v)
+		}
+	}
+	return conds, args
+}
+
+// Episodes returns the run's episodes matching every filter, fully
+// reconstructed (turns and probe read-outs), ordered by persuader,
+// persuadee, scenario ID, rollout. It reads with three queries per call
+// (episodes, turns, readings) in one snapshot, whatever the episode count.
+//
+// A loaded episode equals the saved one field for field (reflect.DeepEqual)
+// with these normalisations: RunID is runID; Turns is sorted by T and is
+// a non-nil slice (empty when there are none); every turn's Acts is
+// non-nil; Initial and each turn's Probes are nil when empty. None of them
+// changes the JSON encoding except a nil Turns or Acts ("null" becomes
+// "[]").
+//
+// Errors: ErrNotFound when the run does not exist.
+func (db *DB) Episodes(ctx context.Context, runID string, filters ...Filter) ([]*episode.Episode, error) {
+	conds, args := []string{"e.run_id = ?"}, []any{runID}
+	for _, f := range filters {
+		conds, args = f.where(conds, args)
+	}
+	where := strings.Join(conds, " AND ")
+	var out []*episode.Episode
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		var err error
+		out, err = loadEpisodes(ctx, tx, runID, where, args)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: episodes of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []any) ([]*episode.Episode, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT e.id, e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
+		e.split, e.family, e.domain, e.resistance, e.terminal, e.r_goal, e.b0, e.n_turns, e.error
+		FROM episodes e WHERE `+where+` ORDER BY e.persuader, e.persuadee, e.scenario_id, e.rollout`, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := []*episode.Episode{}
+	byID := map[int64]*episode.Episode{}
+	for rows.Next() {
+		var (
+			id, seed                            int64
+			nTurns                              int
+			split, family, resistance, terminal string
+			b0                                  sql.NullFloat64
+			ep                                  = &episode.Episode{RunID: runID}
+		)
+		if err := rows.Scan(&id, &ep.Persuader, &ep.Persuadee, &ep.ScenarioID, &ep.Rollout, &seed,
+			&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ep.Seed = uint64(seed)
+		ep.Split, ep.Family, ep.Resistance = scenario.Split(split), scenario.Family(family), scenario.Resistance(resistance)
+		ep.Terminal = decision.Terminal(terminal)
+		if b0.Valid {
+			ep.B0 = &b0.Float64
+		}
+		ep.Turns = make([]episode.Turn, 0, nTurns)
+		out = append(out, ep)
+		byID[id] = ep
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+
+	// Turns of all selected episodes, one query.
+	rows, err = tx.QueryContext(ctx, `SELECT t.episode_id, t.t, t.persuader_text, t.persuadee_text, t.decision, t.acts,
+		t.belief, t.dense, t.persuader_ms, t.persuadee_ms, t.probe_ms,
+		t.persuader_prompt_tokens, t.persuader_completion_tokens, t.persuader_cached_tokens, t.persuader_requests,
+		t.persuadee_prompt_tokens, t.persuadee_completion_tokens, t.persuadee_cached_tokens, t.persuadee_requests,
+		t.probe_prompt_tokens, t.probe_completion_tokens, t.probe_cached_tokens, t.probe_requests
+		FROM turns t JOIN episodes e ON e.id = t.episode_id WHERE `+where+` ORDER BY t.episode_id, t.t`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var (
+			id            int64
+			tu            episode.Turn
+			dec, acts     string
+			belief, dense sql.NullFloat64
+		)
+		pu, eu, ru := &tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage
+		if err := rows.Scan(&id, &tu.T, &tu.Persuader, &tu.Persuadee, &dec, &acts,
+			&belief, &dense, &tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS,
+			&pu.PromptTokens, &pu.CompletionTokens, &pu.CachedTokens, &pu.Requests,
+			&eu.PromptTokens, &eu.CompletionTokens, &eu.CachedTokens, &eu.Requests,
+			&ru.PromptTokens, &ru.CompletionTokens, &ru.CachedTokens, &ru.Requests); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ep := byID[id]
+		if ep == nil { // cannot happen: same WHERE, same snapshot
+			rows.Close()
+			return nil, fmt.Errorf("turn t=%d of unknown episode %d", tu.T, id)
+		}
+		tu.Decision = decision.Decision(dec)
+		if err := json.Unmarshal([]byte(acts), &tu.Acts); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("episode %s turn t=%d: acts: %w", KeyOf(ep), tu.T, err)
+		}
+		if tu.Acts == nil { // stored "null" by hand
+			tu.Acts = []string{}
+		}
+		if belief.Valid {
+			v := belief.Float64
+			tu.Belief = &v
+		}
+		if dense.Valid {
+			v := dense.Float64
+			tu.Dense = &v
+		}
+		ep.Turns = append(ep.Turns, tu)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Probe read-outs of all selected episodes, one query; rows come in
+	// (episode, t, k) order, so each episode's turns are walked once.
+	rows, err = tx.QueryContext(ctx, `SELECT r.episode_id, r.t, r.probe, r.p, r.ok
+		FROM probe_readings r JOIN episodes e ON e.id = r.episode_id WHERE `+where+` ORDER BY r.episode_id, r.t, r.k`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		curID int64 = -1
+		cur   int
+	)
+	for rows.Next() {
+		var (
+			id int64
+			t  int
+			r  probe.Reading
+		)
+		if err := rows.Scan(&id, &t, &r.Probe, &r.P, &r.OK); err != nil {
+			return nil, err
+		}
+		ep := byID[id]
+		if ep == nil {
+			return nil, fmt.Errorf("probe reading t=%d of unknown episode %d", t, id)
+		}
+		if id != curID {
+			curID, cur = id, 0
+		}
+		if t == 0 {
+			ep.Initial = append(ep.Initial, r)
+			continue
+		}
+		for cur < len(ep.Turns) && ep.Turns[cur].T < t {
+			cur++
+		}
+		if cur == len(ep.Turns) || ep.Turns[cur].T != t {
+			return nil, fmt.Errorf("episode %s: probe reading for missing turn t=%d", KeyOf(ep), t)
+		}
+		ep.Turns[cur].Probes = append(ep.Turns[cur].Probes, r)
+	}
+	return out, rows.Err()
+}
+
+// ExportJSONL writes the run's episodes to w, one JSON object per line in
+// the episode.Episode encoding (encoding/json, as json.Marshal writes it),
+// in Episodes' order, so the same run always exports the same bytes.
+// Errors: ErrNotFound when the run does not exist; write errors.
+func (db *DB) ExportJSONL(ctx context.Context, runID string, w io.Writer) error {
+	eps, err := db.Episodes(ctx, runID)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, ep := range eps {
+		if err := enc.Encode(ep); err != nil {
+			return fmt.Errorf("store: export run %s: episode %s: %w", runID, KeyOf(ep), err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("store: export run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// ExportJSONLFile writes ExportJSONL's output to path atomically: to a
+// temporary file in the same directory, synced, then renamed over path.
+// On any error path is left untouched and the temporary file removed.
+func (db *DB) ExportJSONLFile(ctx context.Context, runID, path string) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("store: export run %s: %w", runID, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := db.ExportJSONL(ctx, runID, f); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("store: export run %s: %w", runID, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("store: export run %s: %s: %w", runID, path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("store: export run %s: %s: %w", runID, path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("store: export run %s: %w", runID, err)
+	}
+	return nil
+}

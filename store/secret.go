@@ -1,0 +1,70 @@
+package store
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// secretSuffixes are normalised key endings (lower case, without '_', '-',
+// '.' or spaces) that name a credential: "api_key", "OPENAI_API_KEY",
+// "x-api-key", "Authorization", "secret_key", "access_token", "password".
+//
+// Choice: suffix match, so "api_key_env" (the name of an environment
+// variable, not a key) and "max_tokens" are allowed.
+var secretSuffixes = []string{"apikey", "authorization", "secretkey", "accesstoken", "password"}
+
+func secretKey(k string) bool {
+	n := strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(k))
+	for _, s := range secretSuffixes {
+		if strings.HasSuffix(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ConfigSecrets returns the JSON paths (e.g. "engine.api_key",
+// "headers[0].Authorization") of every object key in config that names a
+// credential (api_key, apikey, authorization, secret_key, access_token,
+// password, in any case and with any '_'/'-' spelling, also as a suffix
+// such as OPENAI_API_KEY) and holds a non-empty string, sorted. Invalid
+// JSON gives nil. It is the guard CreateRun applies; it does not replace
+// stripping credentials from configs before they are saved.
+func ConfigSecrets(config []byte) []string {
+	var v any
+	if err := json.Unmarshal(config, &v); err != nil {
+		return nil
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if s, ok := c.(string); ok && s != "" && secretKey(k) {
+					out = append(out, p)
+				}
+				walk(p, c)
+			}
+		case []any:
+			for i, c := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", c)
+			}
+		}
+	}
+	walk("", v)
+	sort.Strings(out) // map order is random; report deterministically
+	return out
+}
