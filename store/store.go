@@ -21,18 +21,18 @@ import (
 // wraps one of these or the underlying driver / I/O error.
 var (
 	// ErrNotFound: the run does not exist.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errors.New("not found")
 	// ErrDuplicate: a run with that ID, or an episode with that
 	// (run, persuader, persuadee, scenario, rollout) key, is already stored.
-	ErrDuplicate = errors.New("store: already stored")
+	ErrDuplicate = errors.New("already stored")
 	// ErrInvalid: the value cannot be stored as given (empty ID, unknown
 	// status, non-finite number, config that is not JSON, ...).
-	ErrInvalid = errors.New("store: invalid value")
+	ErrInvalid = errors.New("invalid value")
 	// ErrSecret: a run config carries what looks like a credential.
-	ErrSecret = errors.New("store: run config contains a secret")
+	ErrSecret = errors.New("run config contains a secret")
 	// ErrSchemaNewer: the database was written by a newer PersuArena whose
 	// schema this binary does not know.
-	ErrSchemaNewer = errors.New("store: database schema is newer than this binary")
+	ErrSchemaNewer = errors.New("database schema is newer than this binary")
 )
 
 // BusyTimeout is how long a connection waits for another writer (another
