@@ -30,6 +30,7 @@ func KeyOf(ep *episode.Episode) EpisodeKey {
 	return EpisodeKey{ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout}
 }
 
+// String formats k as "persuader/persuadee/scenario#rollout" for messages.
 func (k EpisodeKey) String() string {
 	return fmt.Sprintf("%s/%s/%s#%d", k.Persuader, k.Persuadee, k.ScenarioID, k.Rollout)
 }
