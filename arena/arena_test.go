@@ -303,7 +303,11 @@ func TestBankErrorsNameDomainAndField(t *testing.T) {
 		{"keyword in proposal", func(b *Bank) {
 			cs := b.Domains[0].Concerns
 			cs[1].Keywords = append(slices.Clone(cs[1].Keywords), "medication")
-		}, []string{`keyword "medication" of concern "cost" appears in the domain's proposal`}},
+		}, []string{`keyword "medication" of concern "cost" matches the domain's proposal`}},
+		{"inflected keyword", func(b *Bank) {
+			cs := b.Domains[0].Concerns
+			cs[0].Keywords = append(slices.Clone(cs[0].Keywords), "prices")
+		}, []string{`keyword "prices" of concern "side_effects" overlaps keyword "price" of concern "cost"`}},
 		{"upper-case keyword", func(b *Bank) { b.Domains[3].Concerns[0].Keywords[0] = "Safe" },
 			[]string{`domains[3].concerns[0].keywords[0] (domain "vaccination"): "Safe" must be lower case`}},
 		{"too few keywords", func(b *Bank) { b.Domains[3].Concerns[0].Keywords = []string{"safe", "safety", "tested"} },

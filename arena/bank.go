@@ -24,9 +24,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
 )
 
 //go:embed domains.json
@@ -356,12 +356,11 @@ func (b *Bank) validateDomain(v *validator, f string, d *Domain) {
 	validateConcerns(v, f, n, d.Concerns)
 	// A keyword found in the name or proposal would let a persuader touch
 	// the concern by merely restating the ask.
-	ask := [][]string{words(d.Name), words(d.Proposal)}
 	for i, c := range d.Concerns {
 		for _, k := range c.Keywords {
-			for a, where := range []string{"name", "proposal"} {
-				if containsPhrase(ask[a], words(k)) {
-					v.add(fmt.Sprintf("%s.concerns[%d].keywords", f, i), n, "keyword %q of concern %q appears in the domain's %s; restating the ask would touch the concern", k, c.ID, where)
+			for _, ask := range [...]struct{ where, text string }{{"name", d.Name}, {"proposal", d.Proposal}} {
+				if touches(ask.text, k) {
+					v.add(fmt.Sprintf("%s.concerns[%d].keywords", f, i), n, "keyword %q of concern %q matches the domain's %s; restating the ask would touch the concern", k, c.ID, ask.where)
 				}
 			}
 		}
@@ -371,9 +370,9 @@ func (b *Bank) validateDomain(v *validator, f string, d *Domain) {
 }
 
 // validateConcerns checks counts, ids and keywords, including that no
-// keyword of one concern equals or sits as a phrase inside a keyword of
-// another concern of the same domain (a persuader touching one topic
-// should not touch several).
+// keyword of one concern matches inside a keyword of another concern of
+// the same domain (a persuader touching one topic should not touch
+// several).
 func validateConcerns(v *validator, f, n string, cs []scenario.Concern) {
 	if len(cs) < MinConcerns || len(cs) > MaxConcerns {
 		v.add(f+".concerns", n, "%d concerns, want %d to %d", len(cs), MinConcerns, MaxConcerns)
@@ -413,7 +412,9 @@ func validateConcerns(v *validator, f, n string, cs []scenario.Concern) {
 			}
 			for _, a := range cs[i].Keywords {
 				for _, b := range cs[j].Keywords {
-					if (a == b && i < j) || (a != b && containsPhrase(words(b), words(a))) {
+					// Report a mutual match (same word, or inflections of
+					// one word) once, from the earlier concern.
+					if touches(b, a) && (i < j || !touches(a, b)) {
 						v.add(fmt.Sprintf("%s.concerns[%d].keywords", f, i), n,
 							"keyword %q of concern %q overlaps keyword %q of concern %q", a, cs[i].ID, b, cs[j].ID)
 					}
@@ -423,25 +424,12 @@ func validateConcerns(v *validator, f, n string, cs []scenario.Concern) {
 	}
 }
 
-// words splits s into lower-case words (letters, digits, apostrophes).
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	})
-}
-
-// containsPhrase reports whether needle occurs as a contiguous run of
-// whole words in hay.
-func containsPhrase(hay, needle []string) bool {
-	if len(needle) == 0 || len(needle) > len(hay) {
-		return false
-	}
-	for i := 0; i+len(needle) <= len(hay); i++ {
-		if slices.Equal(hay[i:i+len(needle)], needle) {
-			return true
-		}
-	}
-	return false
+// touches reports whether text mentions keyword kw under the simulator's
+// own matching rule (tagger.Mentions: whole words, phrases within one
+// sentence, small inflection tolerance), so that what the bank rejects is
+// exactly what the simulator would count.
+func touches(text, kw string) bool {
+	return tagger.Mentions(text, []scenario.Concern{{ID: "k", Keywords: []string{kw}}})[0]
 }
 
 func (b *Bank) profileRef(v *validator, f, n, name string) {
