@@ -133,6 +133,7 @@ const (
 	cbElicit
 	cbAmount
 	cbSmallTalk
+	cbPressure
 )
 
 // resolve turns the matched cues into Tags.
@@ -181,6 +182,7 @@ func (sc *scratch) resolve() Tags {
 			}
 			pressure++
 			lastPressEnd = c.end
+			cf[c.clause] |= cbPressure
 		case kElicit:
 			if !sc.negated(c.start) {
 				acts = acts.With(Diagnostic)
@@ -215,7 +217,7 @@ func (sc *scratch) resolve() Tags {
 		}
 		for ci := s.firstClause; ci < s.endClause; ci++ {
 			f := cf[ci]
-			if f&(cbElicit|cbSmallTalk) != 0 {
+			if f&cbElicit != 0 {
 				continue
 			}
 			cl := sc.clauses[ci]
@@ -233,6 +235,8 @@ func (sc *scratch) resolve() Tags {
 					acts = acts.With(Commitment) // "when can we start?"
 				case f&cbAmount != 0 && (f&cbDecision != 0 || sc.hasFlag(cl, fModal)):
 					acts = acts.With(Commitment) // "how much would you like to give?"
+				case f&(cbSmallTalk|cbPressure) != 0:
+					// "how are you?", "what are you waiting for?"
 				case f&(cbFocus|cbWhFocus) != 0 || sc.hasFlag(cl, fYou):
 					acts = acts.With(Diagnostic)
 				}
@@ -240,7 +244,7 @@ func (sc *scratch) resolve() Tags {
 				acts = acts.With(Commitment)
 			case hf&fAuxAsk != 0 && f&cbDecision != 0:
 				acts = acts.With(Commitment)
-			case hf&fNegAux != 0:
+			case hf&fNegAux != 0 || f&(cbSmallTalk|cbPressure) != 0:
 				// "don't you think...?": rhetorical, not an open question.
 			case f&cbFocus != 0:
 				// A yes/no or headless question about worries or

@@ -64,6 +64,10 @@ var labelled = []struct {
 	{"Step one: we could start with a 10-minute walk for the first two weeks.", acts(P), 0},
 	{"I'll call the office and book a slot by the end of the week.", acts(P), 0},
 	{"After that, I'll check in with you once a week.", acts(P), 0},
+	{"Step one would be a small trial.", acts(P), 0}, // "trial" alone is not evidence
+	{"I know your schedule is packed.", 0, 0},        // "schedule" as a noun is not a plan
+	{"What are you waiting for?", 0, 1},              // pressure, not an open question
+	{"Would you be willing to schedule a visit on Monday?", acts(C, P), 0},
 	// Commitment.
 	{"Would you be willing to sign up today?", acts(C), 0},
 	{"Will you try it for a month?", acts(C), 0},

@@ -1,0 +1,115 @@
+package persuader
+
+import (
+	"math/rand/v2"
+	"strings"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// base is the state every built-in session shares: the public fill, the
+// seed and one seeded template deck per bank.
+type base struct {
+	f     fill
+	seed  uint64
+	decks [numBanks]deck
+}
+
+func newBase(pub scenario.Public, seed uint64) base {
+	b := base{f: newFill(pub), seed: seed}
+	r := rand.New(rand.NewPCG(seed, 0xdec4))
+	for i := range b.decks {
+		b.decks[i] = newDeck(r, len(banks[i]))
+	}
+	return b
+}
+
+// part is one sentence of an utterance: the k-th use of bank.
+type part struct {
+	bank bankID
+	k    int
+}
+
+// echoFallback maps an echo bank to its generic counterpart.
+var echoFallback = [numBanks]bankID{
+	bDiag: bDiag, bDiagEcho: bDiag, bEvid: bEvid, bEvidEcho: bEvid, bPlan: bPlan, bPlanEcho: bPlan,
+	bCommit: bCommit, bAuton: bAuton, bPushAsk: bPushAsk, bPressure: bPressure,
+}
+
+// intended returns the acts and whether pressure markers are meant.
+func intended(parts []part) (tagger.ActSet, bool) {
+	var a tagger.ActSet
+	press := false
+	for _, p := range parts {
+		a |= bankAct[p.bank]
+		press = press || p.bank == bPressure
+	}
+	return a, press
+}
+
+// compose renders parts (space-separated sentences) and returns the first
+// rendering that tagger.Tag reads as exactly the intended acts (and
+// pressure exactly when a pressure part is included). It tries, in order:
+// the full public fill; the fill without the persuadee's name and with a
+// neutral proposal phrase ("take this step"); the same with echo banks
+// replaced by their generic counterparts; then later templates of the same
+// banks. Every template passes with the neutral fill (TestBanksTagExactly),
+// so the first two steps nearly always suffice.
+func (b *base) compose(parts []part, x string) episode.Utterance {
+	want, press := intended(parts)
+	full := slots{name: b.f.name, proposal: b.f.proposal, proposal3: b.f.proposal3, x: x}
+	first := b.render(parts, full, 0)
+	if check(first, want, press) {
+		return utterance(first, want)
+	}
+	safe := slots{proposal: safeProposal, proposal3: safeProposal, x: x}
+	if t := b.render(parts, safe, 0); check(t, want, press) {
+		return utterance(t, want)
+	}
+	generic := make([]part, len(parts))
+	for i, p := range parts {
+		generic[i] = part{bank: echoFallback[p.bank], k: p.k}
+	}
+	for shift := 0; shift < 12; shift++ {
+		if t := b.render(generic, safe, shift); check(t, want, press) {
+			return utterance(t, want)
+		}
+	}
+	return utterance(first, want)
+}
+
+// render writes parts with slot values v; shift moves every deck position.
+func (b *base) render(parts []part, v slots, shift int) string {
+	n := 0
+	for _, p := range parts {
+		n += banks[p.bank][0].bytes + 2*len(v.proposal) + 2*len(v.x) + len(v.name) + 4
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for i, p := range parts {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		tp := &banks[p.bank][b.decks[p.bank].at(p.k+shift)]
+		tp.render(&sb, v)
+	}
+	return sb.String()
+}
+
+// turnSource is a per-turn random stream (see turnRand) without the
+// allocations of rand.Rand; n-way choices use the high bits modulo n,
+// whose bias is below 1e-15 for the small n used here.
+type turnSource struct{ p rand.PCG }
+
+func newTurnSource(seed uint64, t int) *turnSource {
+	s := &turnSource{}
+	s.p.Seed(seed, episode.Mix(uint64(t)+0x5a17))
+	return s
+}
+
+func (s *turnSource) intn(n int) int { return int(s.p.Uint64() % uint64(n)) }
+
+// chance returns true with probability num/den.
+func (s *turnSource) chance(num, den int) bool { return s.intn(den) < num }

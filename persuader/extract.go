@@ -1,0 +1,252 @@
+package persuader
+
+import (
+	"slices"
+	"strings"
+)
+
+// Voiced-content extraction for the script persuader: it reads what the
+// persuadee said and picks short content phrases to echo back.
+
+// phrase is one voiced content phrase.
+type phrase struct {
+	// text is what the persuader echoes: the content words with a
+	// determiner turned to the persuader's point of view ("my schedule"
+	// -> "your schedule", "the cost" -> "the cost").
+	text string
+	// key is the content words alone, used to tell new phrases from ones
+	// already addressed.
+	key string
+}
+
+// maxPhraseWords caps an echoed phrase's length.
+const maxPhraseWords = 3
+
+// stopwords are words never echoed: function words, pronouns, auxiliaries,
+// common verbs, hedges and feeling words (the concern is what the feeling
+// is about), discourse words and the vocabulary of deciding.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`
+a about above across after again against all almost along already also although always am among an and another any
+anybody anyone anything anyway anywhere are aren't around as at away back be became because become been before
+being below besides between both but by can can't cannot could couldn't did didn't do does doesn't doing don't done
+down during each either else enough even ever every everybody everyone everything except few for from further get
+gets getting got gotten had hadn't has hasn't have haven't having he he'd he'll he's her here hers herself him himself
+his how however i i'd i'll i'm i've if in instead into is isn't it it'd it'll it's its itself just least less let
+let's like likely made make makes making many may maybe me might mine more most much must my myself near need needs
+neither never no nobody none nor not nothing now of off often on once one only onto or other others otherwise ought
+our ours ourselves out over own per perhaps please quite rather really same say says said saying see seem seems she
+should shouldn't since so some somebody someone something sometimes somewhat soon still such than that that's the
+their theirs them themselves then there there's these they they'd they'll they're they've thing things think
+thinking this those though through thus to too toward towards under unless until up upon us very via was wasn't we
+we'd we'll we're we've well were weren't what what's whatever when whenever where whether which while who whoever
+whole whom whose why will with within without won't would wouldn't yes yet you you'd you'll you're you've your
+yours yourself yourselves
+ok okay sure fine right yeah yep nope hmm oh ah well honestly actually basically probably possibly certainly
+definitely totally simply literally seriously frankly truly exactly kind sort lot lots bit stuff way ways part
+point idea question questions answer mean means meant know knew known feel feels felt feeling want wants wanted
+wanting like liked try tried trying keep kept come came coming go goes going went gone take takes took taking
+give gives gave giving tell told telling ask asked asking asks look looks looking looked put puts seem seemed
+worry worries worried worrying concern concerns concerned bother bothers bothered bothering afraid scared nervous
+unsure hesitant anxious uneasy uncomfortable doubt doubts wonder wondering guess suppose hope hoping hoped
+good great bad nice hard easy big small little real true sure certain clear last first next new old able
+decide decided deciding decision decisions agree agreed accept accepted reject yes no maybe convince convinced
+persuade persuaded pressure pushed push sign mention mentioned mentions talk talking talked said tell
+thanks thank sorry glad happy sounds sound fair enough
+helps helped help work works worked agrees agreeing makes sounded gets got seems
+left leave leaving made happen happened happens started stopped went ended turned
+today tomorrow yesterday tonight week weeks day days month months year years time times moment
+`) {
+		stopwords[w] = true
+	}
+}
+
+// determiners that may open an echoed phrase, mapped to the persuader's
+// point of view.
+var determiners = map[string]string{
+	"the": "the", "my": "your", "our": "your", "this": "the", "that": "the", "these": "the", "those": "the",
+}
+
+// extract returns up to max phrases voiced in text whose keys are not in
+// skip and whose words are not in stop, preferring later sentences (a
+// reply usually states its concern last) and returning them in text
+// order.
+//
+// Choice: a phrase is a maximal run of up to three content words within
+// one clause; a content word has at least three letters and is not a
+// stopword, a number word or a word of the proposal or the names.
+func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase {
+	type cand struct {
+		p    phrase
+		sent int
+		pos  int
+	}
+	if hasNonASCII(text) {
+		text = punctReplacer.Replace(text)
+	}
+	var cands []cand
+	sent, pos := 0, 0
+	var run []string
+	det := ""
+	prev := ""
+	flush := func() {
+		if len(run) > 0 {
+			if len(run) > maxPhraseWords {
+				run = run[len(run)-maxPhraseWords:]
+				det = ""
+			}
+			key := strings.Join(run, " ")
+			t := key
+			if det != "" {
+				t = det + " " + key
+			}
+			cands = append(cands, cand{phrase{text: t, key: key}, sent, pos})
+			pos++
+		}
+		run = run[:0]
+		det = ""
+	}
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		switch {
+		case isWordByte(c):
+			j := i
+			for j < len(text) && (isWordByte(text[j]) || text[j] == '\'' && j+1 < len(text) && isWordByte(text[j+1])) {
+				j++
+			}
+			w := strings.TrimSuffix(strings.ToLower(text[i:j]), "'s")
+			if content(w, stop) {
+				if len(run) == 0 {
+					det = determiners[prev]
+				}
+				run = append(run, w)
+			} else {
+				flush()
+			}
+			prev = w
+			i = j
+		case c == '.' || c == '!' || c == '?' || c == ';' || c == '\n':
+			flush()
+			sent++
+			prev = ""
+			i++
+		case c == ',' || c == ':' || c == '(' || c == ')' || c == '"':
+			flush()
+			prev = ""
+			i++
+		default:
+			if c >= '0' && c <= '9' {
+				flush()
+				prev = ""
+			}
+			i++
+		}
+	}
+	flush()
+	// Prefer the latest sentences and, within one, noun-like phrases (a
+	// determiner before them, then several words); keep text order in the
+	// result.
+	score := func(p phrase) int {
+		n := 0
+		if p.text != p.key {
+			n += 2
+		}
+		if strings.Contains(p.key, " ") {
+			n++
+		}
+		return n
+	}
+	// A bare single word (score 0) is taken only when the latest sentence
+	// with anything new offers nothing better.
+	var out []phrase
+	chosen := map[string]bool{}
+	for s := sent; s >= 0 && len(out) < max; s-- {
+		best := -1
+		for _, c := range cands {
+			if c.sent == s && !skip[c.p.key] && score(c.p) > best {
+				best = score(c.p)
+			}
+		}
+		if best < 0 || best == 0 && len(out) > 0 {
+			continue
+		}
+		for want := 3; want >= 0 && len(out) < max; want-- {
+			if want == 0 && best > 0 {
+				break
+			}
+			for _, c := range cands {
+				if c.sent != s || score(c.p) != want || skip[c.p.key] || chosen[c.p.key] || len(out) >= max {
+					continue
+				}
+				chosen[c.p.key] = true
+				out = append(out, c.p)
+				if want == 0 {
+					break // one bare word at most
+				}
+			}
+		}
+	}
+	// Restore text order.
+	order := map[string]int{}
+	for _, c := range cands {
+		if _, ok := order[c.p.key]; !ok {
+			order[c.p.key] = c.sent*1000 + c.pos
+		}
+	}
+	for a := 1; a < len(out); a++ {
+		for b := a; b > 0 && order[out[b].key] < order[out[b-1].key]; b-- {
+			out[b], out[b-1] = out[b-1], out[b]
+		}
+	}
+	return out
+}
+
+// isWordByte: ASCII letters and any byte of a non-ASCII character (after
+// punctReplacer has mapped typographic punctuation to ASCII).
+func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
+
+// punctReplacer maps typographic apostrophes, quotes, dashes and the
+// ellipsis to their ASCII reading.
+var punctReplacer = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u201c", "\"", "\u201d", "\"",
+	"\u2013", ",", "\u2014", ",", "\u2026", ".")
+
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// numberWords are never content.
+var numberWords = map[string]bool{"two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
+	"eight": true, "nine": true, "ten": true, "hundred": true, "thousand": true, "half": true, "once": true, "twice": true}
+
+// stopSet is the scenario's stop words (proposal and names) plus the words
+// of the persuader's own previous utterance, which are not echoed back.
+type stopSet struct {
+	words map[string]bool
+	own   []string
+}
+
+func (s stopSet) has(w string) bool { return s.words[w] || slices.Contains(s.own, w) }
+
+func content(w string, stop stopSet) bool {
+	return len(w) >= 3 && !stopwords[w] && !numberWords[w] && !stop.has(w)
+}
+
+// joinPhrases renders up to two phrases as "a" or "a and b".
+func joinPhrases(ps []phrase) string {
+	switch len(ps) {
+	case 0:
+		return ""
+	case 1:
+		return ps[0].text
+	default:
+		return ps[0].text + " and " + ps[1].text
+	}
+}

@@ -1,0 +1,235 @@
+// Package persuader holds the built-in rule-based persuaders: baselines
+// that need no language model and write natural-language turns from
+// template banks filled with the scenario's public fields only.
+//
+//   - pushy: asks for commitment every turn, often with pressure; a
+//     deliberately bad baseline (it shows what pressure costs).
+//   - informer: states evidence every turn and nothing else.
+//   - script: diagnose, address voiced concerns with evidence, give a
+//     concrete plan, then leave the choice open and ask.
+//   - random: each turn a random non-empty subset of the five acts.
+//
+// Every utterance is checked with tagger.Tag before it is returned: the
+// acts the tagger finds are exactly the acts the persuader intended (and
+// pressure markers appear only where pushy intends them), so a persuadee
+// that reads turns through the tagger sees what the persuader meant. A
+// session is a pure function of its seed and the visible transcript: the
+// same seed and transcript give the same utterance. docs/persuaders.md
+// describes each baseline.
+package persuader
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// constructors maps each built-in name to its constructor.
+var constructors = map[string]func() episode.Persuader{
+	"pushy":    func() episode.Persuader { return pushy{} },
+	"informer": func() episode.Persuader { return informer{} },
+	"script":   func() episode.Persuader { return script{} },
+	"random":   func() episode.Persuader { return random{} },
+}
+
+// Names returns the built-in persuader names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(constructors))
+	for n := range constructors {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// New returns the built-in persuader called name (see Names). An unknown
+// name yields an error listing the known names.
+func New(name string) (episode.Persuader, error) {
+	c, ok := constructors[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown persuader %q (built-in persuaders: %s)", name, strings.Join(Names(), ", "))
+	}
+	return c(), nil
+}
+
+// fill holds the public scenario strings templates use. Each is cleaned so
+// that it cannot add sentence or clause breaks of its own.
+type fill struct {
+	name     string // persuadee's first name, or ""
+	proposal string // the proposal as a verb phrase after "to" ("donate part of your payment")
+	// proposal3 is proposal in the third person ("donate part of their payment").
+	proposal3 string
+	// stop holds lower-case words the script never echoes back as voiced
+	// concerns: the proposal's and the names' words.
+	stop map[string]bool
+}
+
+// safeProposal is the verb phrase used when the proposal's own words
+// would change what an utterance is tagged as.
+const safeProposal = "take this step"
+
+func newFill(pub scenario.Public) fill {
+	f := fill{proposal: verbPhrase(pub.Proposal), stop: map[string]bool{}}
+	if n := strings.Fields(cleanSlot(pub.Persuadee.Name)); len(n) > 0 {
+		f.name = n[0]
+	}
+	if f.proposal == "" {
+		f.proposal = safeProposal
+	}
+	f.proposal3 = thirdPerson(f.proposal)
+	for _, s := range []string{pub.Proposal, pub.Persuadee.Name, pub.Persuader.Name} {
+		for _, w := range words(s) {
+			f.stop[w] = true
+		}
+	}
+	return f
+}
+
+// verbPhrase turns an imperative proposal ("Donate part of your task
+// payment to Save the Children: any amount from $0 up to $2.") into a verb
+// phrase that reads after "to" ("donate part of your task payment to Save
+// the Children").
+//
+// Choice: it keeps the main clause (up to ": ", "; ", " - ", " (" or ". "),
+// drops end punctuation and lower-cases an initial capital followed by a
+// lower-case letter. A proposal that opens like a noun phrase (a, an, the,
+// this, that, my, our) becomes "go ahead with ...".
+func verbPhrase(p string) string {
+	p = strings.TrimSpace(p)
+	for _, sep := range []string{": ", "; ", " - ", " (", ". "} {
+		if i := strings.Index(p, sep); i > 0 {
+			p = p[:i]
+		}
+	}
+	p = cleanSlot(strings.TrimRight(p, ".!?,;: "))
+	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
+		p = string(p[0]+'a'-'A') + p[1:]
+	}
+	if p == "" {
+		return ""
+	}
+	first := strings.ToLower(strings.Fields(p)[0])
+	switch first {
+	case "a", "an", "the", "this", "that", "my", "our":
+		p = "go ahead with " + p
+	case "to":
+		p = strings.TrimSpace(p[2:])
+	}
+	return p
+}
+
+// thirdPerson turns second-person possessives and objects of a verb
+// phrase into the third person ("your payment" -> "their payment").
+func thirdPerson(p string) string {
+	w := strings.Fields(p)
+	for i, x := range w {
+		switch x {
+		case "your":
+			w[i] = "their"
+		case "yours":
+			w[i] = "theirs"
+		case "yourself":
+			w[i] = "themselves"
+		case "you":
+			w[i] = "them"
+		}
+	}
+	return strings.Join(w, " ")
+}
+
+// cleanSlot replaces characters that end sentences or clauses for the
+// tagger (. ! ? ; : , quotes, brackets, dashes, line breaks) with spaces
+// and collapses runs of spaces, so a slot value never changes how the
+// template around it is read.
+func cleanSlot(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch r {
+		case '.', '!', '?', ';', ':', ',', '"', '(', ')', '\n', '\r', '\t', '\u2013', '\u2014', '\u201c', '\u201d', '\u2026':
+			r = ' '
+		}
+		if r == ' ' {
+			if !space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// words returns the lower-case ASCII words (letters and inner apostrophes)
+// of s.
+func words(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		c := byte(' ')
+		if i < len(s) {
+			c = s[i]
+		}
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || (c == '\'' && start >= 0)
+		if letter && start < 0 {
+			start = i
+		} else if !letter && start >= 0 {
+			out = append(out, strings.Trim(strings.ToLower(s[start:i]), "'"))
+			start = -1
+		}
+	}
+	return out
+}
+
+// deck is a seeded permutation of a template bank; the k-th use of the
+// bank in a session takes deck[k % len]. Consecutive uses therefore never
+// repeat a template, and a whole bank is used before any repeats.
+type deck []int
+
+func newDeck(r *rand.Rand, n int) deck {
+	return deck(r.Perm(n))
+}
+
+func (d deck) at(k int) int { return d[k%len(d)] }
+
+// turnIndex returns the number of persuader messages in transcript: the
+// 0-based index of the turn about to be said.
+func turnIndex(transcript []episode.Message) int {
+	n := 0
+	for _, m := range transcript {
+		if m.Speaker == episode.PersuaderSpeaker {
+			n++
+		}
+	}
+	return n
+}
+
+// lastReply returns the last persuadee message of transcript, or "".
+func lastReply(transcript []episode.Message) string {
+	for i := len(transcript) - 1; i >= 0; i-- {
+		if transcript[i].Speaker == episode.PersuadeeSpeaker {
+			return transcript[i].Text
+		}
+	}
+	return ""
+}
+
+// check reports whether text tags as exactly want, with pressure markers
+// present exactly when pressure is set.
+func check(text string, want tagger.ActSet, pressure bool) bool {
+	t := tagger.Tag(text)
+	return t.Acts == want && (t.Pressure > 0) == pressure
+}
+
+// utterance packages text and the intended acts.
+func utterance(text string, acts tagger.ActSet) episode.Utterance {
+	return episode.Utterance{Text: text, Acts: acts.Strings()}
+}
