@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/store"
+)
+
+// evalConfig is what an eval run stores, so --resume can rebuild it. It
+// never holds secrets: roles are named, not configured, here.
+type evalConfig struct {
+	Persuaders []string    `json:"persuaders"`
+	Persuadees []string    `json:"persuadees"`
+	Scenarios  []string    `json:"scenarios"`
+	Split      string      `json:"split"`
+	Tmax       int         `json:"tmax"`
+	Rollouts   int         `json:"rollouts"`
+	Seed       uint64      `json:"seed"`
+	Basis      probe.Basis `json:"basis"`
+}
+
+func init() {
+	var (
+		cfg     evalConfig
+		probes  string
+		workers int
+		dbPath  string
+		format  string
+		resume  string
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Evaluate persuaders against persuadees on scenario sets (the main job)",
+		Long: `Plays every persuader against every persuadee on every scenario of the chosen
+sets and split, stores each finished episode in the run database, and prints
+seed 000's Table 5/9 columns per persuader, persuadee and set.
+
+With no flags: the four built-in persuaders (pushy, informer, script, random)
+against the simulated persuadee "sim" (a seeded psychological simulator, not an
+LLM) on the held-out splits of the built-in p4g and arena sets, Tmax 10, one
+rollout per scenario, stored in ./persuarena.db.
+
+Ctrl-C stops cleanly: finished episodes stay stored; "eval --resume RUN_ID"
+plays the rest.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			db, err := store.Open(ctx, dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			var runID string
+			if resume != "" {
+				run, err := db.GetRun(ctx, resume)
+				if err != nil {
+					return fmt.Errorf("resume %s: %w", resume, err)
+				}
+				if err := json.Unmarshal(run.Config, &cfg); err != nil {
+					return fmt.Errorf("resume %s: stored config: %w", resume, err)
+				}
+				runID = run.ID
+			} else {
+				if probes != "" {
+					if cfg.Basis, err = probe.LoadBasis(probes); err != nil {
+						return err
+					}
+				} else {
+					cfg.Basis = probe.Default
+				}
+			}
+			return runEval(ctx, db, runID, cfg, workers, format, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&cfg.Persuaders, "persuader", []string{"pushy", "informer", "script", "random"}, "persuaders to evaluate (built-in names)")
+	f.StringSliceVar(&cfg.Persuadees, "persuadee", []string{"sim"}, "persuadees (sim = the seeded simulator)")
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"p4g", "arena"}, "scenario sets: built-in names (p4g, arena) or JSONL files")
+	f.StringVar(&cfg.Split, "split", "heldout", "split to use: train, val, heldout or all")
+	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
+	f.IntVar(&cfg.Rollouts, "rollouts", 1, "rollouts per scenario")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "run seed; each episode's seed derives from (seed, scenario id, rollout)")
+	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent episodes")
+	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	f.StringVar(&format, "format", "table", "output format: table, json or csv")
+	f.StringVar(&resume, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
+	rootCmd.AddCommand(cmd)
+}
+
+// loadSets resolves scenario set references and filters them by split.
+func loadSets(refs []string, split string) ([]eval.Set, error) {
+	var sets []eval.Set
+	for _, ref := range refs {
+		ss, err := scenario.Resolve(ref)
+		if err != nil {
+			return nil, err
+		}
+		if split != "all" {
+			if !isSplit(split) {
+				return nil, fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
+			}
+			ss = scenario.Filter(ss, scenario.Split(split))
+		}
+		if len(ss) == 0 {
+			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
+		}
+		name := strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
+		sets = append(sets, eval.Set{Name: name, Scenarios: ss})
+	}
+	return sets, nil
+}
+
+func isSplit(s string) bool {
+	for _, sp := range scenario.Splits {
+		if string(sp) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, workers int, format string, out, errOut io.Writer) error {
+	switch format {
+	case "table", "json", "csv":
+	default:
+		return fmt.Errorf("unknown --format %q (want table, json or csv)", format)
+	}
+	if cfg.Rollouts < 1 {
+		return fmt.Errorf("--rollouts must be >= 1, got %d", cfg.Rollouts)
+	}
+	pers, err := newPersuaders(cfg.Persuaders)
+	if err != nil {
+		return err
+	}
+	pees, err := newPersuadees(cfg.Persuadees)
+	if err != nil {
+		return err
+	}
+	sets, err := loadSets(cfg.Scenarios, cfg.Split)
+	if err != nil {
+		return err
+	}
+	if runID == "" {
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		runID = store.NewRunID(now, cfg.Seed)
+		if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "eval", Seed: cfg.Seed,
+			Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+			return err
+		}
+	}
+	done, err := db.DoneKeys(ctx, runID)
+	if err != nil {
+		return err
+	}
+	doneKeys := make(map[eval.Key]bool, len(done))
+	for k := range done {
+		doneKeys[eval.Key{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}] = true
+	}
+	jobs := eval.Plan(pers, pees, sets, cfg.Rollouts, doneKeys)
+	fmt.Fprintf(errOut, "run %s: %d episodes to play (%d already stored)\n", runID, len(jobs), len(done))
+	// Saving uses a context that Ctrl-C does not cancel, so an episode that
+	// finished is never dropped at the interrupt.
+	bg := context.WithoutCancel(ctx)
+	if err := db.SetRunStatus(bg, runID, store.StatusRunning); err != nil {
+		return err
+	}
+	bar := newProgress(errOut, len(jobs), "eval")
+	execErr := eval.Execute(ctx, jobs, eval.Options{
+		RunID: runID, Seed: cfg.Seed, Workers: workers,
+		Episode:  episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis},
+		Sink:     func(ep *episode.Episode) error { return db.SaveEpisode(bg, runID, ep) },
+		Progress: bar.Increment,
+	})
+	bar.Wait()
+	if execErr != nil {
+		status := store.StatusFailed
+		if errors.Is(execErr, context.Canceled) {
+			status = store.StatusInterrupted
+		}
+		if err := db.SetRunStatus(bg, runID, status); err != nil {
+			return errors.Join(execErr, err)
+		}
+		if status == store.StatusInterrupted {
+			fmt.Fprintf(errOut, "interrupted: finished episodes are stored; continue with: persuarena eval --resume %s --db %s\n", runID, db.Path())
+		}
+		return execErr
+	}
+	if err := db.SetRunStatus(bg, runID, store.StatusDone); err != nil {
+		return err
+	}
+	eps, err := db.Episodes(bg, runID)
+	if err != nil {
+		return err
+	}
+	sums := summarize(eps, pers, pees, sets)
+	switch format {
+	case "json":
+		return eval.WriteJSON(out, sums)
+	case "csv":
+		return eval.WriteCSV(out, sums)
+	}
+	fmt.Fprintf(out, "run %s  (persuadee \"sim\" is a seeded simulator, not an LLM)\n", runID)
+	return eval.WriteTable(out, sums)
+}
+
+// summarize groups a run's episodes in the planned order.
+func summarize(eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, sets []eval.Set) []eval.Summary {
+	setOf := map[string]string{}
+	for _, s := range sets {
+		for _, sc := range s.Scenarios {
+			setOf[sc.ID] = s.Name
+		}
+	}
+	groups := eval.Group(eps, func(id string) string { return setOf[id] })
+	var out []eval.Summary
+	for _, pee := range pees {
+		for _, per := range pers {
+			for _, s := range sets {
+				g := eval.GroupKey{Persuader: per.Name(), Persuadee: pee.Name(), Set: s.Name}
+				out = append(out, eval.Summarize(g.Persuader, g.Persuadee, g.Set, groups[g]))
+			}
+		}
+	}
+	return out
+}
+
+// version identifies the binary in stored runs: the module version and VCS
+// revision when the build recorded them.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += "+" + s.Value
+		}
+	}
+	return v
+}
