@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/store"
+)
+
+func testConfig() evalConfig {
+	return evalConfig{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
+		Scenarios: []string{"p4g"}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+}
+
+// Interrupt a run midway and resume it: every planned episode is stored
+// exactly once, and the result equals an uninterrupted run's.
+func TestEvalInterruptResume(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := testConfig()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	var errOut bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- runEval(runCtx, db, "", cfg, 1, "table", &bytes.Buffer{}, &errOut) }()
+	// Cancel (as Ctrl-C does) once some episodes are stored.
+	var runID string
+	for runID == "" || countEpisodes(t, db, runID) < 20 {
+		time.Sleep(time.Millisecond)
+		if rs, err := db.ListRuns(ctx); err == nil && len(rs) == 1 {
+			runID = rs[0].ID
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted eval returned %v; want context.Canceled (run finished too fast?)", err)
+	}
+	if !strings.Contains(errOut.String(), "--resume "+runID) {
+		t.Errorf("interrupt message does not say how to resume:\n%s", errOut.String())
+	}
+	run, _ := db.GetRun(ctx, runID)
+	if run.Status != store.StatusInterrupted {
+		t.Errorf("status %q, want interrupted", run.Status)
+	}
+	stored := countEpisodes(t, db, runID)
+	planned := 2 * 982
+	if stored >= planned {
+		t.Fatalf("stored %d of %d before the interrupt: not midway", stored, planned)
+	}
+
+	var out bytes.Buffer
+	if err := runEval(ctx, db, runID, cfg, 2, "csv", &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	eps, err := db.Episodes(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eps) != planned {
+		t.Fatalf("after resume %d episodes, want %d", len(eps), planned)
+	}
+	seen := map[store.EpisodeKey]bool{}
+	for _, ep := range eps {
+		k := store.KeyOf(ep)
+		if seen[k] {
+			t.Fatalf("episode %v stored twice", k)
+		}
+		seen[k] = true
+	}
+
+	// The same configuration uninterrupted gives the same summary table.
+	var fresh bytes.Buffer
+	if err := runEval(ctx, db, "", cfg, 2, "csv", &fresh, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != fresh.String() {
+		t.Fatalf("resumed summary differs from an uninterrupted run:\n%s\nvs\n%s", out.String(), fresh.String())
+	}
+}
+
+func countEpisodes(t *testing.T, db *store.DB, runID string) int {
+	t.Helper()
+	keys, err := db.DoneKeys(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(keys)
+}
+
+func TestEvalRejectsBadFlags(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tc := range []struct {
+		mut  func(*evalConfig)
+		want string
+	}{
+		{func(c *evalConfig) { c.Persuaders = []string{"nosuch"} }, "nosuch"},
+		{func(c *evalConfig) { c.Persuadees = []string{"gpt"} }, `unknown persuadee "gpt"`},
+		{func(c *evalConfig) { c.Split = "test" }, `unknown split "test"`},
+		{func(c *evalConfig) { c.Rollouts = 0 }, "--rollouts must be >= 1"},
+		{func(c *evalConfig) { c.Scenarios = []string{"missing.jsonl"} }, "missing.jsonl"},
+	} {
+		cfg := testConfig()
+		tc.mut(&cfg)
+		err := runEval(ctx, db, "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want it to mention %q", err, tc.want)
+		}
+	}
+}
