@@ -19,8 +19,12 @@ type phrase struct {
 	key string
 }
 
-// maxPhraseWords caps an echoed phrase's length.
-const maxPhraseWords = 3
+// connector words may join two content words inside one phrase.
+func connector(w string) bool { return w == "of" || w == "and" || w == "or" }
+
+// maxPhraseWords caps an echoed phrase's length in words (an inner "of",
+// "and" or "or" counts).
+const maxPhraseWords = 4
 
 // stopwords are words never echoed: function words, pronouns, auxiliaries,
 // common verbs, hedges and feeling words (the concern is what the feeling
@@ -56,6 +60,14 @@ decide decided deciding decision decisions agree agreed accept accepted reject y
 persuade persuaded pressure pushed push sign mention mentioned mentions talk talking talked said tell
 thanks thank sorry glad happy sounds sound fair enough
 helps helped help work works worked agrees agreeing makes sounded gets got seems
+huh hmm hm wow ugh meh hey aha alright hello hi sir madam
+hear heard hears hearing listen listened listening speak speaks spoke raise raised raising claim claims claimed
+true false convinced convince changes change changed appreciate appreciated respect respected opinion opinions
+evidence proof facts fact louder loud hold holds holding held matter matters mattered doubt sounds
+understand understood explain explained care cares cared sense makes reason reasons wrong
+before after ever again anymore enough either another besides instead course really
+condition conditions agree deal count promise offer offered suggest suggested
+lose losing lost round here frank honest straight
 left leave leaving made happen happened happens started stopped went ended turned
 today tomorrow yesterday tonight week weeks day days month months year years time times moment
 `) {
@@ -66,7 +78,7 @@ today tomorrow yesterday tonight week weeks day days month months year years tim
 // determiners that may open an echoed phrase, mapped to the persuader's
 // point of view.
 var determiners = map[string]string{
-	"the": "the", "my": "your", "our": "your", "this": "the", "that": "the", "these": "the", "those": "the",
+	"the": "the", "my": "your", "our": "your", "your": "my", "this": "the", "that": "the", "these": "the", "those": "the",
 }
 
 // extract returns up to max phrases voiced in text whose keys are not in
@@ -74,9 +86,11 @@ var determiners = map[string]string{
 // reply usually states its concern last) and returning them in text
 // order.
 //
-// Choice: a phrase is a maximal run of up to three content words within
-// one clause; a content word has at least three letters and is not a
-// stopword, a number word or a word of the proposal or the names.
+// Choice: a phrase is a maximal run of content words within one clause,
+// possibly joined by "of", "and" or "or", at most four words (the last
+// four are kept); a content word has at least three letters and is not a
+// stopword, a number word, a word of the proposal or the names, or a word
+// of the persuader's own previous turn.
 func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase {
 	type cand struct {
 		p    phrase
@@ -92,10 +106,16 @@ func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase 
 	det := ""
 	prev := ""
 	flush := func() {
+		if len(run) > 0 && connector(run[len(run)-1]) {
+			run = run[:len(run)-1]
+		}
 		if len(run) > 0 {
 			if len(run) > maxPhraseWords {
 				run = run[len(run)-maxPhraseWords:]
 				det = ""
+			}
+			if connector(run[0]) {
+				run = run[1:]
 			}
 			key := strings.Join(run, " ")
 			t := key
@@ -118,12 +138,17 @@ func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase 
 				j++
 			}
 			w := strings.TrimSuffix(strings.ToLower(text[i:j]), "'s")
-			if content(w, stop) {
+			switch {
+			case content(w, stop):
 				if len(run) == 0 {
 					det = determiners[prev]
 				}
 				run = append(run, w)
-			} else {
+			case connector(w) && len(run) > 0 && !connector(run[len(run)-1]):
+				// "standard of clean", "overhead and salaries"; dropped
+				// again if no content word follows.
+				run = append(run, w)
+			default:
 				flush()
 			}
 			prev = w
@@ -159,46 +184,39 @@ func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase 
 		}
 		return n
 	}
-	// A bare single word (score 0) is taken only when the latest sentence
-	// with anything new offers nothing better.
+	// A bare single word ending in -ed or -ly is most often a verb or an
+	// adverb ("packed", "really"), never a topic: it is skipped.
 	var out []phrase
-	chosen := map[string]bool{}
+	var at []int // text position of each chosen phrase
+	chosen := func(key string) bool {
+		for _, p := range out {
+			if p.key == key {
+				return true
+			}
+		}
+		return false
+	}
 	for s := sent; s >= 0 && len(out) < max; s-- {
-		best := -1
-		for _, c := range cands {
-			if c.sent == s && !skip[c.p.key] && score(c.p) > best {
-				best = score(c.p)
-			}
-		}
-		if best < 0 || best == 0 && len(out) > 0 {
-			continue
-		}
 		for want := 3; want >= 0 && len(out) < max; want-- {
-			if want == 0 && best > 0 {
-				break
-			}
-			for _, c := range cands {
-				if c.sent != s || score(c.p) != want || skip[c.p.key] || chosen[c.p.key] || len(out) >= max {
+			// Later phrases first: a reply usually ends on its point.
+			for ci := len(cands) - 1; ci >= 0; ci-- {
+				c := cands[ci]
+				if c.sent != s || score(c.p) != want || skip[c.p.key] || chosen(c.p.key) || len(out) >= max {
 					continue
 				}
-				chosen[c.p.key] = true
-				out = append(out, c.p)
-				if want == 0 {
-					break // one bare word at most
+				if want == 0 && len(c.p.key) > 4 && (strings.HasSuffix(c.p.key, "ed") || strings.HasSuffix(c.p.key, "ly")) {
+					continue
 				}
+				out = append(out, c.p)
+				at = append(at, ci)
 			}
 		}
 	}
 	// Restore text order.
-	order := map[string]int{}
-	for _, c := range cands {
-		if _, ok := order[c.p.key]; !ok {
-			order[c.p.key] = c.sent*1000 + c.pos
-		}
-	}
 	for a := 1; a < len(out); a++ {
-		for b := a; b > 0 && order[out[b].key] < order[out[b-1].key]; b-- {
+		for b := a; b > 0 && at[b] < at[b-1]; b-- {
 			out[b], out[b-1] = out[b-1], out[b]
+			at[b], at[b-1] = at[b-1], at[b]
 		}
 	}
 	return out
@@ -223,8 +241,15 @@ func hasNonASCII(s string) bool {
 }
 
 // numberWords are never content.
-var numberWords = map[string]bool{"two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
-	"eight": true, "nine": true, "ten": true, "hundred": true, "thousand": true, "half": true, "once": true, "twice": true}
+var numberWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`two three four five six seven eight nine ten eleven twelve thirteen fourteen
+fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+thousand million billion half once twice dozen`) {
+		numberWords[w] = true
+	}
+}
 
 // stopSet is the scenario's stop words (proposal and names) plus the words
 // of the persuader's own previous utterance, which are not echoed back.

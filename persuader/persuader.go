@@ -171,7 +171,7 @@ func cleanSlot(s string) string {
 // words returns the lower-case ASCII words (letters and inner apostrophes)
 // of s.
 func words(s string) []string {
-	var out []string
+	out := make([]string, 0, len(s)/5+1)
 	start := -1
 	for i := 0; i <= len(s); i++ {
 		c := byte(' ')

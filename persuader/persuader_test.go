@@ -271,10 +271,14 @@ func TestExtract(t *testing.T) {
 		{"I'm worried about the cost and the side effects.", nil, []string{"the cost", "the side effects"}},
 		{"Since you ask, here is what bothers me. My schedule is packed with night shifts.", nil, []string{"your schedule", "night shifts"}},
 		{"My schedule is packed with night shifts.", []string{"night shifts"}, []string{"your schedule"}},
-		{"It's packed.", nil, []string{"packed"}}, // a bare word when nothing better is new
+		{"It's packed.", nil, nil}, // a bare -ed word is not a topic
+		{"This house holds forty years of memories.", nil, []string{"the house", "memories"}},
+		{"Your standard of clean isn't mine.", nil, []string{"my standard of clean"}},
+		{"Huh. With respect, that's not evidence, it's an opinion.", nil, nil},
+		{"Big charities waste a lot on overhead and salaries; I don't really trust them.", nil, []string{"overhead and salaries", "trust"}},
 		{"Hmm, okay. I don\u2019t know.", nil, nil},
 		{"The pharmacy is far.", nil, []string{"far"}}, // "pharmacy" is a proposal word
-		{"Last time the injection left me feverish for two days.", nil, []string{"the injection"}},
+		{"Last time the injection left me feverish for two days.", nil, []string{"the injection", "feverish"}},
 	}
 	for _, c := range cases {
 		skip := map[string]bool{}

@@ -60,6 +60,10 @@ type scriptState struct {
 	last             move
 	addressed        []phrase // voiced phrases already echoed, oldest first
 	seen             map[string]bool
+	// lastHadDiag: the previous turn asked a diagnostic question;
+	// diagFruitful: the reply to the latest diagnostic question voiced
+	// something new (so there may be more to hear).
+	lastHadDiag, diagFruitful bool
 }
 
 type scriptSession struct {
@@ -121,6 +125,9 @@ func (s *scriptSession) decide(reply string, t int, own string) decision {
 	r := newTurnSource(s.seed, t)
 	stop := stopSet{words: s.f.stop, own: words(own)}
 	fresh := extract(reply, st.seen, stop, 2)
+	if st.lastHadDiag {
+		st.diagFruitful = len(fresh) > 0
+	}
 	var d decision
 	switch {
 	case t == 0:
@@ -128,7 +135,7 @@ func (s *scriptSession) decide(reply string, t int, own string) decision {
 	case len(fresh) > 0 && (st.evid < 3 || st.plan > 0):
 		x := joinPhrases(fresh)
 		d = decision{mv: mEvid, parts: []part{{bEvidEcho, t}}, x: x}
-		if st.diag < 3 && r.chance(2, 5) {
+		if st.diag < maxDiag && (st.diagFruitful || r.chance(2, 5)) {
 			d.parts = append(d.parts, part{bDiagEcho, t})
 		}
 	case len(fresh) > 0:
@@ -145,6 +152,8 @@ func (s *scriptSession) decide(reply string, t int, own string) decision {
 		d = decision{mv: mDiag, parts: []part{{bDiag, t}}}
 	case st.evid == 0:
 		d = decision{mv: mEvid, parts: []part{{bEvid, t}}}
+	case st.diagFruitful && st.diag < maxDiag:
+		d = decision{mv: mDiag, parts: []part{{bDiag, t}}}
 	case st.plan == 0:
 		d = s.planTurn(t, recent(st.addressed, 2))
 	default:
@@ -156,10 +165,12 @@ func (s *scriptSession) decide(reply string, t int, own string) decision {
 			st.addressed = append(st.addressed, p)
 		}
 	}
+	st.lastHadDiag = false
 	for _, p := range d.parts {
 		switch p.bank {
 		case bDiag, bDiagEcho:
 			st.diag++
+			st.lastHadDiag = true
 		}
 	}
 	switch d.mv {
@@ -174,6 +185,10 @@ func (s *scriptSession) decide(reply string, t int, own string) decision {
 	st.turns = t + 1
 	return d
 }
+
+// maxDiag caps the diagnostic questions asked outside the turn after an
+// ask.
+const maxDiag = 4
 
 // planTurn is a plan that echoes ps when there are any.
 func (s *scriptSession) planTurn(t int, ps []phrase) decision {

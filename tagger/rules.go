@@ -52,11 +52,14 @@ const (
 type ptok struct {
 	op  uint8
 	lit []string // alternatives (opLit) or the sign (opSym)
+	// ids are the word-table entries of lit: a token matches when its
+	// entry is one of them (an integer compare, no string compare).
+	ids []int32
 }
 
-func (p ptok) has(b []byte) bool {
-	for _, a := range p.lit {
-		if string(b) == a {
+func (p *ptok) has(entry int32) bool {
+	for _, id := range p.ids {
+		if id == entry {
 			return true
 		}
 	}
@@ -71,7 +74,12 @@ type pattern struct {
 
 type wordEntry struct {
 	flags uint16
-	pats  []uint16
+	// pats are the patterns starting with this word whose second token is
+	// not a literal word (or that have one token); next indexes the others
+	// by the entry of their second word, so a frequent first word ("you",
+	// "i") only tries the patterns its actual successor can continue.
+	pats []uint16
+	next map[int32][]uint16
 }
 
 var (
@@ -121,6 +129,9 @@ func (t *wordTable) find(w []byte, h uint64) int32 {
 		}
 	}
 }
+
+// index returns the entry index of w, or 0 when absent.
+func (t *wordTable) index(w string) int32 { return t.find([]byte(w), fnvString(w)) }
 
 // entry returns the entry of w, adding an empty one when absent (init only).
 func (t *wordTable) entry(w string) *wordEntry {
@@ -268,7 +279,7 @@ var rules = []struct {
 	}, "decision requests that are one only as questions"},
 	{kDecision, []string{
 		"try/trying", "give it a try/go/shot", "start/starting", "begin/beginning", "sign/signing",
-		"join/joining", "donate/donating", "give a/some/something/#/$", "commit/committing", "agree",
+		"join/joining", "donate/donating", "give a/some/something", "give #", "give $", "commit/committing", "agree",
 		"accept", "willing", "ready", "consider/considering", "go ahead", "book/booking", "enrol/enroll/enrolling",
 		"register/registering", "do it/this/that", "count on", "on board", "deal", "move forward",
 		"take the first step", "take that step", "make a donation", "pledge", "contribute/contributing",
@@ -337,7 +348,15 @@ func compile(kind cueKind, src string) {
 		case "$", "%":
 			p.toks = append(p.toks, ptok{op: opSym, lit: []string{f}})
 		default:
-			p.toks = append(p.toks, ptok{op: opLit, lit: strings.Split(f, "/")})
+			pt := ptok{op: opLit, lit: strings.Split(f, "/")}
+			for _, w := range pt.lit {
+				if w == "" || w == "#" || w == "$" || w == "%" || w == "*" || w == "." {
+					panic("tagger: pattern " + src + ": operators cannot be alternatives")
+				}
+				words.entry(w)
+				pt.ids = append(pt.ids, words.index(w))
+			}
+			p.toks = append(p.toks, pt)
 		}
 	}
 	id := uint16(len(patterns))
@@ -351,7 +370,16 @@ func compile(kind cueKind, src string) {
 	case opLit:
 		for _, w := range first.lit {
 			e := words.entry(w)
-			e.pats = append(e.pats, id)
+			if len(p.toks) > 1 && p.toks[1].op == opLit {
+				if e.next == nil {
+					e.next = map[int32][]uint16{}
+				}
+				for _, nid := range p.toks[1].ids {
+					e.next[nid] = append(e.next[nid], id)
+				}
+			} else {
+				e.pats = append(e.pats, id)
+			}
 		}
 	default:
 		panic("tagger: pattern " + src + " must start with a word, a number or a sign")

@@ -289,16 +289,23 @@ func (sc *scratch) negated(t int32) bool {
 func (sc *scratch) match() {
 	for i := range sc.toks {
 		t := sc.toks[i]
-		var ids []uint16
-		if t.flags&(fPercent|fDollar) != 0 {
-			ids = symbolPats[sc.buf[t.s]]
-		} else if t.entry != 0 {
-			ids = words.entries[t.entry].pats
-		}
 		if t.flags&fNum != 0 {
 			sc.tryAll(numPats, int32(i))
 		}
-		sc.tryAll(ids, int32(i))
+		if t.flags&(fPercent|fDollar) != 0 {
+			sc.tryAll(symbolPats[sc.buf[t.s]], int32(i))
+			continue
+		}
+		if t.entry == 0 {
+			continue
+		}
+		e := &words.entries[t.entry]
+		sc.tryAll(e.pats, int32(i))
+		if e.next != nil && i+1 < len(sc.toks) {
+			if n := sc.toks[i+1]; n.entry != 0 && n.clause == t.clause {
+				sc.tryAll(e.next[n.entry], int32(i))
+			}
+		}
 	}
 }
 
@@ -316,7 +323,8 @@ func (sc *scratch) tryAll(ids []uint16, i int32) {
 func (sc *scratch) matchAt(p *pattern, i int32) (int32, bool) {
 	cl := sc.toks[i].clause
 	j := i + 1
-	for _, pt := range p.toks[1:] {
+	for k := 1; k < len(p.toks); k++ {
+		pt := &p.toks[k]
 		switch pt.op {
 		case opEnd:
 			if int(j) < len(sc.toks) && sc.toks[j].clause == cl {
@@ -339,7 +347,7 @@ func (sc *scratch) matchAt(p *pattern, i int32) (int32, bool) {
 				return 0, false
 			}
 		case opLit:
-			if !pt.has(sc.buf[t.s:t.e]) {
+			if t.entry == 0 || !pt.has(t.entry) {
 				return 0, false
 			}
 		}
