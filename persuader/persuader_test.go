@@ -346,3 +346,12 @@ func TestCancelledContext(t *testing.T) {
 		}
 	}
 }
+
+// The interface hands a persuader the public view only; these assertions
+// fail to compile if a built-in ever takes more.
+var (
+	_ func(context.Context, scenario.Public, uint64) (episode.PersuaderSession, error) = pushy{}.Start
+	_ func(context.Context, scenario.Public, uint64) (episode.PersuaderSession, error) = informer{}.Start
+	_ func(context.Context, scenario.Public, uint64) (episode.PersuaderSession, error) = script{}.Start
+	_ func(context.Context, scenario.Public, uint64) (episode.PersuaderSession, error) = random{}.Start
+)

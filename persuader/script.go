@@ -14,22 +14,23 @@ import (
 // extract) and echoes them, so concerns voiced in the persuadee's own
 // words are addressed in those words.
 //
-// Policy per turn (Choice; the numbers are the project's):
+// Policy per turn (Choice; the numbers are the project's; docs/persuaders.md
+// has examples):
 //   - turn 1: an open diagnostic question;
-//   - the last reply voiced new content: evidence on it (echoing up to two
-//     phrases), plus, in 40% of such turns while fewer than three
-//     diagnostic questions were asked, a diagnostic follow-up on the same
-//     phrases; once three evidence turns were given and no plan yet, a
-//     plan that works around it instead;
-//   - nothing new voiced: another diagnostic question while there has been
-//     no evidence yet (at most two such), or while fewer than two evidence
-//     turns and no plan were given; else generic evidence if none was
-//     given; else a concrete plan if none was given; else autonomy plus a
-//     commitment ask if the last turn was not one;
-//   - right after an ask that left things open: a plan again, echoing the
-//     reply's conditions, when the reply sounds conditional ("if", "only",
-//     "unless", "depends", "maybe", ...), or otherwise a diagnostic question
-//     ("what would make this easier?"); the ask is repeated the turn after.
+//   - the last reply voiced new content: evidence on it, echoing up to two
+//     phrases, plus a diagnostic follow-up on them while fewer than maxDiag
+//     diagnostic questions were asked and either the last diagnostic
+//     question brought something new or a 40% draw says so; after three
+//     evidence turns with no plan yet, a plan that works around it instead;
+//   - nothing new, right after an ask: a plan echoing the reply's conditions
+//     when it sounds conditional ("if", "only", "unless", "depends",
+//     "maybe", ...), else a diagnostic question; the ask is repeated next;
+//   - nothing new otherwise, first match: no evidence yet and fewer than two
+//     diagnostic questions: diagnostic; no evidence yet: generic evidence;
+//     fewer than two evidence turns, no plan and fewer than two diagnostic
+//     questions: diagnostic; the last diagnostic question brought something
+//     new: diagnostic; no plan yet: a plan; otherwise autonomy plus a
+//     commitment ask.
 type script struct{}
 
 // Name returns "script".
@@ -83,6 +84,8 @@ type decision struct {
 	x     string
 }
 
+// Say decides the turn from the transcript (see script) and realises it;
+// it errs only when ctx is done.
 func (s *scriptSession) Say(ctx context.Context, transcript []episode.Message) (episode.Utterance, error) {
 	if err := ctx.Err(); err != nil {
 		return episode.Utterance{}, err

@@ -121,6 +121,8 @@ var randomOrder = [tagger.NumActs]struct {
 	{tagger.Diagnostic, bDiag}, {tagger.Commitment, bCommit},
 }
 
+// Say draws turn t's act set from the turn's own random stream and
+// realises it; it errs only when ctx is done.
 func (s *randomSession) Say(ctx context.Context, transcript []episode.Message) (episode.Utterance, error) {
 	if err := ctx.Err(); err != nil {
 		return episode.Utterance{}, err
