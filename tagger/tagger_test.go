@@ -201,3 +201,26 @@ func TestParseActRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestTagConcurrent checks that pooled scratch space is not shared between
+// concurrent calls (run with -race).
+func TestTagConcurrent(t *testing.T) {
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			ok := true
+			for i := 0; i < 200; i++ {
+				c := labelled[(g*31+i)%len(labelled)]
+				if got := Tag(c.text); got.Acts != c.want || got.Pressure != c.pressure {
+					ok = false
+				}
+			}
+			done <- ok
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if !<-done {
+			t.Error("concurrent Tag disagreed with the sequential labels")
+		}
+	}
+}
