@@ -30,6 +30,17 @@ type TypeParams struct {
 	// (EB: bare assertion; IT: challenge before feeling understood; AR:
 	// ask without autonomy support; AA: ask without a plan), >= 0.
 	BadMove float64
+	// Surface reports whether a commitment ask makes the persuadee raise
+	// its most salient hidden concern (false for AA, who avoids the
+	// confrontation and deflects instead).
+	Surface bool
+	// Plans is the number of turns with plan detail the persuadee needs
+	// before it gives any answer to an ask (0: none needed; AA: 2).
+	Plans int
+	// PlanResolves reports whether plan detail resolves the most salient
+	// open concern even without naming it (AA: a concrete plan answers
+	// doubts about doing it, whatever they are).
+	PlanResolves bool
 	// MoveDiag, MoveEvidence, MovePlan, MoveAutonomy, MoveAddress are the
 	// move scores (in [-1, 1]) of each act and of addressing a concern;
 	// MoveBad is the (negative) score of the characteristic misstep.
@@ -87,9 +98,11 @@ type Config struct {
 	// needed for a conditional yes; RejectReactance the reactance at which
 	// an ask is rejected; RejectOpen the openness below which repeated
 	// pressure (PressureTurns turns with pressure) is rejected; Floor the
-	// openness at or below which a repeated ask (>= 2) is rejected.
+	// openness at or below which the FloorAsks-th and later asks are
+	// rejected. AA persuadees avoid deciding: only reactance makes them
+	// reject.
 	Accept, Conditional, RejectReactance, RejectOpen, Floor float64
-	PressureTurns                                           int
+	PressureTurns, FloorAsks                                int
 	// Guarded is the reactance at or above which an ask gets no yes of
 	// any kind (the persuadee will not be rushed), >= 0.
 	Guarded float64
@@ -100,6 +113,9 @@ type Config struct {
 	// MaxVoice is the most concerns voiced in one reply (>= 1); Blocking is
 	// how many of the most salient concerns a commitment ask surfaces.
 	MaxVoice, Blocking int
+	// Gist is the chance that a voiced concern is followed by a one-word
+	// summary taken from its keywords ("Blame, basically."), in [0, 1].
+	Gist float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
 	// CAWeight*u + (1-CAWeight)*addressed/voiced; PE's is q; AC's is o - o_0.
@@ -133,7 +149,7 @@ func DefaultConfig() Config {
 		RapportPressure: 0.10, RapportAsk: 0.05,
 		Understood: 0.45,
 
-		AddressTotal: 0.9,
+		AddressTotal: 1.2,
 		ReactAsk:     0.35, ReactPressure: 0.30, ReactDecay: 0.85, ReactLeak: 0.06,
 		ReactBackfire: 0.20,
 		PressureCost:  0.04,
@@ -142,10 +158,10 @@ func DefaultConfig() Config {
 
 		Q0: -0.5, QRate: 0.5, MovePressure: -0.6, MoveIdle: -0.2,
 
-		Accept: 0.30, Conditional: 0.05, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
-		PressureTurns: 2, Guarded: 0.5,
+		Accept: 0.30, Conditional: 0.0, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
+		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5,
 		Spontaneous: 0.10, SpontaneousMargin: 0.20,
-		MaxVoice: 2, Blocking: 3,
+		MaxVoice: 2, Blocking: 3, Gist: 0.5,
 
 		CAWeight: 0.5, CAK: 10, CAC: 0.45,
 		PEK: 6, PEC: 0,
@@ -156,23 +172,23 @@ func DefaultConfig() Config {
 		TraitNeuroticNoise: 0.50, TraitNeuroticAccept: 0.05,
 
 		EB: TypeParams{
-			AddressActs: ev, Reactance: 0.4, Calm: 0.3,
+			AddressActs: ev, Reactance: 0.4, Calm: 0.3, Surface: true,
 			GainDiag: 0.01, GainEvidence: 0, GainPlan: 0.03, GainAutonomy: 0.01, BadMove: 0.08,
 			MoveDiag: 0.5, MoveEvidence: 0.3, MovePlan: 0.2, MoveAutonomy: 0.2, MoveAddress: 1, MoveBad: -1,
 		},
 		IT: TypeParams{
-			AddressActs: ev | pl, Reactance: 0.6, Calm: 0.3,
+			AddressActs: ev | pl, Reactance: 0.6, Calm: 0.3, Surface: true,
 			GainDiag: 0.03, GainEvidence: 0.03, GainPlan: 0.03, GainAutonomy: 0.03, BadMove: 0.15,
 			MoveDiag: 0.7, MoveEvidence: 0.3, MovePlan: 0.3, MoveAutonomy: 0.6, MoveAddress: 1, MoveBad: -1,
 		},
 		AR: TypeParams{
-			AddressActs: ev | pl, Reactance: 1.0, Calm: 0.5,
+			AddressActs: ev | pl, Reactance: 1.0, Calm: 0.5, Surface: true,
 			GainDiag: 0.02, GainEvidence: 0.03, GainPlan: 0.03, GainAutonomy: 0.06, BadMove: 0.05,
 			MoveDiag: 0.4, MoveEvidence: 0.3, MovePlan: 0.3, MoveAutonomy: 1, MoveAddress: 0.8, MoveBad: -1,
 		},
 		AA: TypeParams{
-			AddressActs: pl, Reactance: 0.3, Calm: 0.3,
-			GainDiag: 0.02, GainEvidence: 0.01, GainPlan: 0.12, GainAutonomy: 0.02, BadMove: 0.03,
+			AddressActs: pl, Reactance: 0.3, Calm: 0.3, Plans: 2, PlanResolves: true,
+			GainDiag: 0.02, GainEvidence: -0.02, GainPlan: 0.12, GainAutonomy: 0.02, BadMove: 0.03,
 			MoveDiag: 0.4, MoveEvidence: 0.1, MovePlan: 1, MoveAutonomy: 0.3, MoveAddress: 1, MoveBad: -0.6,
 		},
 	}
@@ -260,6 +276,7 @@ func (c *Config) Validate() error {
 	in("QRate", c.QRate, 1e-9, 1)
 	in("Q0", c.Q0, -1, 1)
 	in("Spontaneous", c.Spontaneous, 0, 1)
+	in("Gist", c.Gist, 0, 1)
 	in("CAWeight", c.CAWeight, 0, 1)
 	in("NoiseSD", c.NoiseSD, 0, math.Inf(1))
 	in("Accept", c.Accept, -1, 1)
@@ -267,14 +284,17 @@ func (c *Config) Validate() error {
 	if c.MaxVoice < 1 {
 		errs = append(errs, fmt.Errorf("sim config: MaxVoice = %d, want >= 1", c.MaxVoice))
 	}
-	if c.Blocking < 0 || c.FatigueFree < 0 || c.PressureTurns < 1 {
-		errs = append(errs, errors.New("sim config: Blocking and FatigueFree must be >= 0 and PressureTurns >= 1"))
+	if c.Blocking < 0 || c.FatigueFree < 0 || c.PressureTurns < 1 || c.FloorAsks < 1 {
+		errs = append(errs, errors.New("sim config: Blocking and FatigueFree must be >= 0, PressureTurns and FloorAsks >= 1"))
 	}
 	for _, r := range scenario.Resistances {
 		tp, _ := c.Type(r)
 		in(string(r)+".Calm", tp.Calm, 0, 1)
 		in(string(r)+".Reactance", tp.Reactance, 0, math.Inf(1))
 		in(string(r)+".BadMove", tp.BadMove, 0, math.Inf(1))
+		if tp.Plans < 0 {
+			errs = append(errs, fmt.Errorf("sim config: %s.Plans = %d, want >= 0", r, tp.Plans))
+		}
 	}
 	if len(errs) > 0 {
 		return errs[0]

@@ -67,8 +67,9 @@ var bankText = map[reaction][5][]string{
 		"What really sticks with me is this: {concern}",
 		"If I'm being frank: {concern}",
 		"The thing I keep coming back to: {concern}",
-	}, {"It's about what this says about me, I think. {concern}"},
-		{"Nobody's asked me that yet. {concern}"}, {"Well, since you're asking rather than telling: {concern}"},
+	}, {"Let me tell you what I actually think. {concern}"},
+		{"It's about what this says about me, I think. {concern}", "Nobody's asked me that yet. {concern}"},
+		{"Well, since you're asking rather than telling: {concern}"},
 		{"Part of me wants to, part of me doesn't. {concern}"}},
 	rVoiceTouched: {{
 		"Now that you mention it: {concern}",
@@ -246,12 +247,42 @@ func parseTmpl(t string) tmpl {
 type fill struct {
 	addr, domain, proposal, constraint string
 	concerns                           []string
+	// gists holds, per concern, a one-word keyword the persuadee may add
+	// to sum a concern up ("Blame, basically."), or "".
+	gists []string
+}
+
+// gistForms are the ways a voiced concern is summed up in one word.
+// Their extra words are ones a listener would not echo back.
+var gistForms = [...][2]string{{"", ", basically."}, {"", ", really."}, {"", ", honestly."}}
+
+// gist picks the first single-word keyword (letters only, at least four)
+// that the description does not already contain, or "".
+func gist(c scenario.Concern) string {
+	desc := strings.ToLower(c.Description)
+	for _, k := range c.Keywords {
+		k = strings.TrimSpace(k)
+		if len(k) < 4 || strings.Contains(desc, strings.ToLower(k)) {
+			continue
+		}
+		ok := true
+		for i := 0; i < len(k); i++ {
+			if !(k[i] >= 'a' && k[i] <= 'z' || k[i] >= 'A' && k[i] <= 'Z') {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return strings.ToLower(k)
+		}
+	}
+	return ""
 }
 
 func newFill(sc *scenario.Scenario) fill {
 	f := fill{domain: strings.TrimSpace(sc.Domain), proposal: verbPhrase(sc.Proposal)}
-	if n := strings.TrimSpace(sc.Persuader.Name); n != "" {
-		f.addr = n + ", "
+	if n := strings.Fields(sc.Persuader.Name); len(n) > 0 {
+		f.addr = n[0] + ", " // first name, as people address each other
 	}
 	if f.domain == "" {
 		f.domain = "this"
@@ -266,8 +297,10 @@ func newFill(sc *scenario.Scenario) fill {
 		}
 	}
 	f.concerns = make([]string, len(sc.Hidden.Concerns))
+	f.gists = make([]string, len(sc.Hidden.Concerns))
 	for i, c := range sc.Hidden.Concerns {
 		f.concerns[i] = sentence(strings.TrimSpace(c.Description))
+		f.gists[i] = gist(c)
 	}
 	return f
 }
@@ -336,6 +369,23 @@ func (s *session) pick(r reaction, off int) *tmpl {
 	return &g[0]
 }
 
+// voiceConcern appends the voicing template tp for concern i, then, with
+// probability Config.Gist, a one-word summary of it.
+func (s *session) voiceConcern(tp *tmpl, i int) {
+	s.put(tp, i)
+	if g := s.fill.gists[i]; g != "" && s.word.Float64() < s.cfg.Gist {
+		f := gistForms[s.word.IntN(len(gistForms))]
+		s.buf = append(s.buf, ' ')
+		start := len(s.buf)
+		s.buf = append(s.buf, f[0]...)
+		s.buf = append(s.buf, g...)
+		s.buf = append(s.buf, f[1]...)
+		if s.buf[start] >= 'a' && s.buf[start] <= 'z' {
+			s.buf[start] -= 'a' - 'A'
+		}
+	}
+}
+
 // put appends template tp with the concern concern (or -1) to s.buf,
 // separated from earlier text by a space.
 func (s *session) put(tp *tmpl, concern int) {
@@ -377,6 +427,7 @@ func (s *session) render() string {
 	// alike, so attempts differ only in the shifted opener.
 	seed := s.txt.Uint64()
 	for off := 0; off < 16; off++ {
+		s.opener = nil
 		s.wordSrc.Seed(seed, 0)
 		s.buf = s.buf[:0]
 		s.compose(e, off)
@@ -385,6 +436,7 @@ func (s *session) render() string {
 		}
 	}
 	s.last = string(s.buf)
+	s.lastOpener = s.opener
 	return s.last
 }
 
@@ -392,7 +444,7 @@ func (s *session) compose(e *events, off int) {
 	voiceAll := func(skip int) {
 		for _, v := range e.voiced {
 			if v.idx != skip {
-				s.put(s.pick(v.how, 0), v.idx)
+				s.voiceConcern(s.pick(v.how, 0), v.idx)
 			}
 		}
 	}
@@ -440,12 +492,17 @@ func (s *session) compose(e *events, off int) {
 	if op == numReactions {
 		// shift the first voicing template instead of an opener
 		v := e.voiced[0]
-		s.put(s.pick(v.how, off), v.idx)
+		s.voiceConcern(s.pick(v.how, off), v.idx)
 		for _, v := range e.voiced[1:] {
-			s.put(s.pick(v.how, 0), v.idx)
+			s.voiceConcern(s.pick(v.how, 0), v.idx)
 		}
 		return
 	}
-	s.put(s.pick(op, off), -1)
+	tp := s.pick(op, off)
+	for try := 1; tp == s.lastOpener && try <= 4; try++ { // vary the opener between replies
+		tp = s.pick(op, off+try)
+	}
+	s.opener = tp
+	s.put(tp, -1)
 	voiceAll(-1)
 }

@@ -108,7 +108,7 @@ type session struct {
 
 	o0, o, u, rho, q float64
 	state            []concernState
-	hasPlan          bool
+	plans            int // turns with plan detail so far
 	asks, pressTurns int
 	turn             int
 	ended            bool
@@ -116,8 +116,11 @@ type session struct {
 	ev      events
 	touched []bool // reused Mentions buffer
 	last    string
-	buf     []byte
-	fill    fill
+	// opener is the opening template of the reply being composed;
+	// lastOpener that of the previous reply.
+	opener, lastOpener *tmpl
+	buf                []byte
+	fill               fill
 }
 
 const (
@@ -268,6 +271,12 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 			touchVoiced = true
 		}
 	}
+	if plan && tp.PlanResolves {
+		if i := s.firstOpen(len(s.state)); i >= 0 {
+			s.state[i] = addressed
+			e.nAddr++
+		}
+	}
 
 	// Step 2: rapport (felt understanding).
 	du := 0.0
@@ -333,13 +342,13 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	case kAR: // a demand that leaves no choice
 		e.bad = ask && !aut
 	case kAA: // asked to decide with no concrete plan on the table
-		e.bad = ask && !s.hasPlan && !plan
+		e.bad = ask && !plan && s.plans < tp.Plans
 	}
 	if e.bad {
 		neg += tp.BadMove
 	}
 	if plan {
-		s.hasPlan = true
+		s.plans++
 	}
 	neg += c.PressureCost * press
 	neg += c.ReactLeak * s.rho
@@ -399,7 +408,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 			s.voice(i, rVoiceTouched)
 		}
 	}
-	if ask && len(e.voiced) < c.MaxVoice {
+	if ask && tp.Surface && len(e.voiced) < c.MaxVoice {
 		if i := s.firstHidden(c.Blocking); i >= 0 {
 			s.voice(i, rVoiceAsk)
 		}
@@ -407,27 +416,27 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 
 	// Step 7: decision.
 	spont := s.dyn.Float64() // drawn every turn so the stream never depends on branches
-	open := s.firstOpen()
+	open := s.firstOpen(c.Blocking)
 	d := decision.Continue
 	if ask {
 		switch {
 		case s.rho >= c.RejectReactance:
 			d, e.rejectWhy = decision.Reject, rejectReactance
-		case s.pressTurns >= c.PressureTurns && s.o < c.RejectOpen:
+		case s.kind != kAA && s.pressTurns >= c.PressureTurns && s.o < c.RejectOpen:
 			d, e.rejectWhy = decision.Reject, rejectPressure
-		case s.o <= c.Floor && s.asks >= 2:
+		case s.kind != kAA && s.o <= c.Floor && s.asks >= c.FloorAsks:
 			d, e.rejectWhy = decision.Reject, rejectFirm
 		case s.rho >= c.Guarded:
 			// irritated: will not be rushed into any yes
 		case s.kind == kIT && s.u < c.Understood:
 			// not yet understood: pushes back, no decision
-		case s.kind == kAA && !s.hasPlan:
-			// no plan yet: deflects
+		case s.plans < tp.Plans:
+			// not concrete enough yet: deflects
 		case s.o >= s.accept && open < 0:
 			d = decision.Accept
 		case s.o >= c.Conditional && open >= 0:
 			d, e.condition = decision.Conditional, open
-		case s.kind == kAA && s.o >= c.Conditional:
+		case tp.Plans > 0 && s.o >= c.Conditional:
 			d = decision.Conditional // a plan, but doubts: try a first step
 		}
 	} else if spont < c.Spontaneous {
@@ -435,7 +444,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		case s.rho >= c.RejectReactance:
 			d, e.rejectWhy = decision.Reject, rejectReactance
 		case s.o >= s.accept+c.SpontaneousMargin && open < 0 && s.countState(hidden) < len(s.state) &&
-			!(s.kind == kIT && s.u < c.Understood) && !(s.kind == kAA && !s.hasPlan):
+			!(s.kind == kIT && s.u < c.Understood) && s.plans >= tp.Plans:
 			d = decision.Accept
 		}
 	}
@@ -462,10 +471,11 @@ func (s *session) firstHidden(n int) int {
 	return -1
 }
 
-// firstOpen returns the most salient voiced but unaddressed concern, or -1.
-func (s *session) firstOpen() int {
-	for i, st := range s.state {
-		if st == voiced {
+// firstOpen returns the most salient voiced but unaddressed concern among
+// the first n, or -1.
+func (s *session) firstOpen(n int) int {
+	for i := 0; i < n && i < len(s.state); i++ {
+		if s.state[i] == voiced {
 			return i
 		}
 	}
