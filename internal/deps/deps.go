@@ -1,9 +1,10 @@
-// Package deps pins the module's dependencies while packages are written.
+// Package deps pins the module's dependencies that packages under
+// construction will use, so `go mod tidy` keeps them. Remove an import once
+// a real package uses it.
 package deps
 
 import (
-	_ "github.com/santhosh-tekuri/jsonschema/v6"
-	_ "github.com/vbauerster/mpb/v8"
-	_ "gonum.org/v1/gonum/stat"
-	_ "modernc.org/sqlite"
+	_ "github.com/goccy/go-yaml"
+	_ "github.com/openai/openai-go/v3"
+	_ "gonum.org/v1/plot"
 )
