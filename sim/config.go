@@ -118,8 +118,10 @@ type Config struct {
 	Gist float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
-	// CAWeight*u + (1-CAWeight)*addressed/voiced; PE's is q; AC's is o - o_0.
-	CAWeight, CAK, CAC, PEK, PEC, ACK, ACC float64
+	// CAWeight*u + (1-CAWeight)*addressed/voiced; PE's is q; AC's is
+	// o - o_0 + ACAbs*o (the shift, plus the leaning the persuadee reads
+	// into "more open" when it already favours the proposal).
+	CAWeight, CAK, CAC, PEK, PEC, ACK, ACC, ACAbs float64
 
 	// Trait modulation (P4G survey scores; each trait is mapped to z in
 	// [-1, 1] around its scale midpoint, and an absent trait gives z = 0).
@@ -156,7 +158,7 @@ func DefaultConfig() Config {
 		FatigueFree:   2, FatigueCost: 0.04,
 		NoiseSD: 0.04,
 
-		Q0: -0.5, QRate: 0.5, MovePressure: -0.6, MoveIdle: -0.2,
+		Q0: -0.5, QRate: 0.5, MovePressure: -0.6, MoveIdle: 0,
 
 		Accept: 0.30, Conditional: 0.0, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
 		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5,
@@ -165,7 +167,7 @@ func DefaultConfig() Config {
 
 		CAWeight: 0.5, CAK: 10, CAC: 0.45,
 		PEK: 6, PEC: 0,
-		ACK: 15, ACC: 0.20,
+		ACK: 15, ACC: 0.20, ACAbs: 0.25,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
@@ -194,35 +196,33 @@ func DefaultConfig() Config {
 	}
 }
 
-// Soft returns a more compliant persuadee ("soft user", SPEC §3, seed 003):
-// lower thresholds, half the reactance and backfire, less noise.
+// Soft returns a more compliant persuadee ("soft user", SPEC §3, seed
+// 003): lower thresholds, half the reactance, backfire and missteps,
+// larger gains and less noise.
 func Soft() Config {
 	c := DefaultConfig()
 	c.Name = "sim-soft"
 	c.Accept, c.Conditional = 0.15, -0.05
-	c.ReactAsk, c.ReactPressure, c.ReactBackfire = c.ReactAsk/2, c.ReactPressure/2, c.ReactBackfire/2
+	c.ReactAsk, c.ReactPressure, c.ReactBackfire = 0.175, 0.15, 0.1
 	c.Understood = 0.3
-	c.AddressTotal = 1.1
+	c.AddressTotal = 1.4
 	c.NoiseSD = 0.03
-	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
-		tp.BadMove /= 2
-	}
+	c.EB.BadMove, c.IT.BadMove, c.AR.BadMove, c.AA.BadMove = 0.04, 0.075, 0.025, 0.015
 	return c
 }
 
 // Hard returns a resistant persuadee ("hard user", SPEC §3, seed 003):
-// higher thresholds, 1.5x reactance and backfire, more noise.
+// higher thresholds, 1.5x reactance, backfire and missteps, smaller gains
+// and more noise.
 func Hard() Config {
 	c := DefaultConfig()
 	c.Name = "sim-hard"
 	c.Accept, c.Conditional = 0.45, 0.15
-	c.ReactAsk, c.ReactPressure, c.ReactBackfire = c.ReactAsk*1.5, c.ReactPressure*1.5, c.ReactBackfire*1.5
+	c.ReactAsk, c.ReactPressure, c.ReactBackfire = 0.525, 0.45, 0.3
 	c.Understood = 0.6
-	c.AddressTotal = 0.75
+	c.AddressTotal = 1.0
 	c.NoiseSD = 0.06
-	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
-		tp.BadMove *= 1.5
-	}
+	c.EB.BadMove, c.IT.BadMove, c.AR.BadMove, c.AA.BadMove = 0.12, 0.225, 0.075, 0.045
 	return c
 }
 

@@ -66,6 +66,7 @@ func outcomes(t *testing.T, set string, rollouts int, cfg sim.Config) []*row {
 				if err != nil || ep.Terminal == decision.TermFailed {
 					t.Fatalf("%s/%s: %v %s", name, sc.ID, err, ep.Error)
 				}
+				checkReplies(t, sc, ep)
 				r.n++
 				r.term[ep.Terminal]++
 				a := r.accType[sc.Hidden.Resistance]
@@ -143,6 +144,109 @@ func TestOutcomeTable(t *testing.T) {
 			cfg, _ := sim.Variant(v)
 			t.Log("variant " + v)
 			outcomes(t, set, 3, cfg)
+		}
+	}
+}
+
+// TestSanity checks the simulator's qualitative behaviour against the
+// built-in persuaders on both held-out sets (default config, three
+// rollouts per scenario): statistically clear gaps, not exact numbers.
+func TestSanity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays 2 x 4 x 360 episodes")
+	}
+	for _, set := range []string{"arena", "p4g"} {
+		t.Run(set, func(t *testing.T) {
+			rows := outcomes(t, set, 3, sim.DefaultConfig())
+			by := map[string]*row{}
+			for _, r := range rows {
+				by[r.name] = r
+			}
+			for _, r := range rows {
+				if a := r.pct(decision.TermAccept); a > 90 {
+					t.Errorf("%s accepts %.1f%% (> 90%%)", r.name, a)
+				}
+				if r.name != "pushy" && r.pct(decision.TermReject) >= by["pushy"].pct(decision.TermReject) {
+					t.Errorf("%s rejects %.1f%%, not below pushy's %.1f%%", r.name, r.pct(decision.TermReject), by["pushy"].pct(decision.TermReject))
+				}
+			}
+			script, pushy, informer, random := by["script"], by["pushy"], by["informer"], by["random"]
+			if gap := script.pct(decision.TermAccept) - pushy.pct(decision.TermAccept); gap < 15 {
+				t.Errorf("script - pushy Accept = %.1f pp, want >= 15", gap)
+			}
+			if a, r := pushy.pct(decision.TermAccept), pushy.pct(decision.TermReject); a >= 15 || r <= 40 {
+				t.Errorf("pushy Accept %.1f%% Reject %.1f%%, want < 15 and > 40", a, r)
+			}
+			if p := informer.pct(decision.TermPending); p < 50 {
+				t.Errorf("informer pending %.1f%%, want mostly pending (>= 50)", p)
+			}
+			if a := random.pct(decision.TermAccept); a >= script.pct(decision.TermAccept) || a < pushy.pct(decision.TermAccept) {
+				t.Errorf("random Accept %.1f%% not between pushy and script", a)
+			}
+			if nm := 100 * float64(random.nonMono) / float64(random.n); nm < 20 {
+				t.Errorf("random: %.1f%% non-monotonic belief trajectories, want >= 20", nm)
+			}
+			best := map[string]bool{}
+			for _, typ := range scenario.Resistances {
+				top := rows[0]
+				for _, r := range rows[1:] {
+					if r.accOf(typ) > top.accOf(typ) {
+						top = r
+					}
+				}
+				best[top.name] = true
+			}
+			if len(best) < 2 {
+				t.Errorf("the same persuader is best on every resistance type: %v", best)
+			}
+		})
+	}
+}
+
+// leakWords are type labels and trait names a reply must never contain.
+var leakWords = []string{"identity threat", "entrenched", "ambivalen", "autonomy resistance", "reactance",
+	"resistance type", "agreeable", "neurotic", "conscientious", "extrovert", "self_direction", "universalism"}
+
+// checkReplies fails on an empty reply, a reply equal to the previous
+// one, or one that names a type label or trait.
+func checkReplies(t *testing.T, sc *scenario.Scenario, ep *episode.Episode) {
+	t.Helper()
+	prev := ""
+	for _, tr := range ep.Turns {
+		low := strings.ToLower(tr.Persuadee)
+		if low == "" || tr.Persuadee == prev {
+			t.Fatalf("%s turn %d: empty or repeated reply %q", sc.ID, tr.T, tr.Persuadee)
+		}
+		for _, w := range leakWords {
+			if strings.Contains(low, w) {
+				t.Fatalf("%s turn %d: reply leaks %q: %q", sc.ID, tr.T, w, tr.Persuadee)
+			}
+		}
+		prev = tr.Persuadee
+	}
+}
+
+// BenchmarkSimEpisodeInformer runs the built-in informer (ten turns, no
+// asks) against the simulator on the arena held-out scenarios.
+func BenchmarkSimEpisodeInformer(b *testing.B) {
+	all, err := scenario.Resolve("arena")
+	if err != nil {
+		b.Fatal(err)
+	}
+	held := scenario.Filter(all, scenario.Heldout)
+	if len(held) == 0 {
+		b.Skip("no arena held-out scenarios")
+	}
+	per, err := persuader.New("informer")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pee := sim.New(sim.DefaultConfig())
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := episode.Run(ctx, episode.Config{}, &held[i%len(held)], per, pee, uint64(i)); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

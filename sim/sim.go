@@ -532,7 +532,7 @@ func (s *session) probs() (ca, pe, ac float64) {
 	}
 	ca = sigmoid(c.CAK * (c.CAWeight*s.u + (1-c.CAWeight)*share - c.CAC))
 	pe = sigmoid(c.PEK * (s.q - c.PEC))
-	ac = sigmoid(c.ACK * (s.o - s.o0 - c.ACC))
+	ac = sigmoid(c.ACK * (s.o - s.o0 + c.ACAbs*s.o - c.ACC))
 	return ca, pe, ac
 }
 

@@ -286,7 +286,7 @@ func TestProbeValues(t *testing.T) {
 	ca, pe, ac := s.probs()
 	near(t, "ca0", ca, sigmoid(10*(0.5*0.15-0.45)))
 	near(t, "pe0", pe, sigmoid(6*(-0.5)))
-	near(t, "ac0", ac, sigmoid(15*(-0.2)))
+	near(t, "ac0", ac, sigmoid(15*(0.25*-0.4-0.2)))
 	if b := (ca + pe + ac) / 3; b > 0.1 {
 		t.Fatalf("B0 = %g, want low (< 0.1)", b)
 	}
