@@ -11,6 +11,7 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
 )
 
 // Speaker names who said a Message.
@@ -27,6 +28,20 @@ const (
 type Message struct {
 	Speaker Speaker `json:"speaker"`
 	Text    string  `json:"text"`
+	// Tags is the move tagger's reading of a persuader message, set by Run
+	// when Tagged is true, so rule-based persuadees need not tag the same
+	// text again. It is derived from Text alone (no hidden data).
+	Tags   tagger.Tags `json:"-"`
+	Tagged bool        `json:"-"`
+}
+
+// TagsOf returns the tagger's reading of m: the stored one when Run tagged
+// it, else tagger.Tag(m.Text).
+func (m Message) TagsOf() tagger.Tags {
+	if m.Tagged {
+		return m.Tags
+	}
+	return tagger.Tag(m.Text)
 }
 
 // Usage counts engine tokens for one call; all zero for the simulator and

@@ -149,8 +149,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
 		}
 		turn.Persuader, turn.PersuaderUsage = u.Text, u.Usage
-		turn.Acts = tagger.Tag(u.Text).Acts.Strings()
-		transcript = append(transcript, Message{PersuaderSpeaker, u.Text})
+		tags := tagger.Tag(u.Text)
+		turn.Acts = tags.Acts.Strings()
+		transcript = append(transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
 
 		t0 = time.Now()
 		r, err := es.Reply(ctx, transcript)
@@ -162,7 +163,7 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 			return fail(fmt.Errorf("turn %d persuadee: invalid decision %q", t, r.Decision))
 		}
 		turn.Persuadee, turn.Decision, turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
-		transcript = append(transcript, Message{PersuadeeSpeaker, r.Text})
+		transcript = append(transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
 
 		turn.Probes, turn.Belief, turn.ProbeMS, err = readProbes()
 		if err != nil {

@@ -217,7 +217,8 @@ func (s *session) applyTraits(t map[string]float64) {
 }
 
 // Reply reads the persuader's latest utterance (the last message of
-// transcript) through tagger.Tag and tagger.Mentions only, updates the
+// transcript) through the tagger only (tagger.Mentions, and the message's
+// tagger.Tags, which episode.Run has already computed), updates the
 // latent state and returns the reply text and decision. It returns an error
 // when transcript is empty, its last message is not the persuader's, or the
 // episode has already ended with a terminal decision.
@@ -228,9 +229,9 @@ func (s *session) Reply(_ context.Context, transcript []episode.Message) (episod
 	if s.ended {
 		return episode.Reply{}, errors.New("sim: episode already ended with a terminal decision")
 	}
-	text := transcript[len(transcript)-1].Text
-	s.touched = tagger.AppendMentions(s.touched[:0], text, s.sc.Hidden.Concerns)
-	d := s.observe(tagger.Tag(text), s.touched)
+	last := transcript[len(transcript)-1]
+	s.touched = tagger.AppendMentions(s.touched[:0], last.Text, s.sc.Hidden.Concerns)
+	d := s.observe(last.TagsOf(), s.touched)
 	return episode.Reply{Text: s.render(), Decision: d}, nil
 }
 
