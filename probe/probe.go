@@ -116,10 +116,10 @@ func Share(pYes, pNo float64) (float64, error) {
 func answerWord(tok string) string {
 	t := strings.TrimLeft(tok, " \t\n▁Ġ")
 	t = strings.TrimRight(t, " \t\n.,!:;")
-	switch strings.ToLower(t) {
-	case "yes":
+	switch {
+	case strings.EqualFold(t, "yes"):
 		return "yes"
-	case "no":
+	case strings.EqualFold(t, "no"):
 		return "no"
 	}
 	return ""
