@@ -16,10 +16,10 @@ import (
 const (
 	// Source is the provenance source of generated scenarios.
 	Source = "persuarena-arena"
-	// License is the provenance licence. Choice: the bank is the project's
-	// own text, so generated scenarios carry the project's licence, written
-	// "project" until the repository licence is decided.
-	License = "project"
+	// License is the provenance licence: the bank is the project's own
+	// text, so generated scenarios carry the project's licence (Apache-2.0,
+	// see LICENSE).
+	License = "Apache-2.0"
 	// IDPrefix starts every id: "arena-train-0001".
 	IDPrefix = "arena"
 )
