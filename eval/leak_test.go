@@ -95,3 +95,44 @@ func TestHiddenProfileNeverReachesPersuader(t *testing.T) {
 		t.Fatalf("spies saw only %d messages; the test is not exercising the persuaders", total)
 	}
 }
+
+// Same seed, same transcript: the built-in persuaders against sim on real
+// scenarios give byte-identical transcripts with 1 and 8 workers.
+func TestSimTranscriptsIndependentOfWorkers(t *testing.T) {
+	ss, err := scenario.Resolve("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss = scenario.Filter(ss, scenario.Heldout)[:40]
+	var pers []episode.Persuader
+	for _, name := range persuader.Names() {
+		p, _ := persuader.New(name)
+		pers = append(pers, p)
+	}
+	jobs := eval.Plan(pers, []episode.Persuadee{sim.New(sim.DefaultConfig())}, []eval.Set{{Name: "p4g", Scenarios: ss}}, 2, nil)
+	transcripts := func(workers int) map[eval.Key]string {
+		out := map[eval.Key]string{}
+		err := eval.Execute(context.Background(), jobs, eval.Options{Seed: 11, Workers: workers,
+			Sink: func(ep *episode.Episode) error {
+				for i := range ep.Turns { // timings legitimately differ
+					ep.Turns[i].PersuaderMS, ep.Turns[i].PersuadeeMS, ep.Turns[i].ProbeMS = 0, 0, 0
+				}
+				raw, err := json.Marshal(ep)
+				out[eval.KeyOf(ep)] = string(raw)
+				return err
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	one, eight := transcripts(1), transcripts(8)
+	if len(one) != len(jobs) || len(eight) != len(jobs) {
+		t.Fatalf("got %d and %d episodes, want %d", len(one), len(eight), len(jobs))
+	}
+	for k, v := range one {
+		if eight[k] != v {
+			t.Fatalf("episode %v differs between 1 and 8 workers", k)
+		}
+	}
+}
