@@ -4,7 +4,11 @@
 package deps
 
 import (
+	_ "github.com/coder/websocket"
 	_ "github.com/goccy/go-yaml"
+	_ "github.com/gomlx/gomlx/backends/simplego"
+	_ "github.com/gomlx/gomlx/pkg/core/graph"
 	_ "github.com/openai/openai-go/v3"
+	_ "github.com/parquet-go/parquet-go"
 	_ "gonum.org/v1/plot"
 )
