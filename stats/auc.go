@@ -1,7 +1,12 @@
 // Package stats holds the small statistics the project reports: ROC AUC
-// (Mann-Whitney), percentile bootstrap confidence intervals, Wilson score
-// intervals for proportions and Cohen's kappa. Everything is deterministic:
-// resampling draws from an explicitly seeded PCG (math/rand/v2).
+// (Mann-Whitney), bootstrap confidence intervals (percentile, basic, BCa;
+// paired differences), Wilson score intervals for proportions, Cohen's
+// kappa (unweighted and weighted), and the paired tests used to compare
+// two persuaders on the same scenarios: McNemar's test on a binary outcome
+// and the Wilcoxon signed-rank test on a score. docs/stats.md describes
+// each. Everything is deterministic: resampling draws from an explicitly
+// seeded PCG (math/rand/v2). Distribution functions come from the
+// standard library (math.Erfc, math.Erfcinv, math.Lgamma).
 package stats
 
 import (

@@ -28,6 +28,14 @@ func BootstrapCI(n int, stat func(idx []int) float64, resamples int, level float
 	if n <= 0 || resamples <= 0 || !(level > 0 && level < 1) {
 		return math.NaN(), math.NaN()
 	}
+	return percentileCI(replicates(n, stat, resamples, seed), level)
+}
+
+// replicates returns the finite values of stat over resamples bootstrap
+// resamples of 0..n-1 (n draws with replacement each, from a PCG seeded
+// with seed), in draw order; NaN replicates are dropped. idx is reused
+// between calls, so stat must not keep it.
+func replicates(n int, stat func(idx []int) float64, resamples int, seed uint64) []float64 {
 	r := newRand(seed)
 	idx := make([]int, n)
 	reps := make([]float64, 0, resamples)
@@ -39,7 +47,7 @@ func BootstrapCI(n int, stat func(idx []int) float64, resamples int, level float
 			reps = append(reps, v)
 		}
 	}
-	return percentileCI(reps, level)
+	return reps
 }
 
 // percentileCI sorts reps and returns its (1-level)/2 and (1+level)/2
@@ -120,4 +128,200 @@ func AUCCI(scores []float64, labels []bool, resamples int, level float64, seed u
 	}
 	lo, hi = percentileCI(reps, level)
 	return lo, hi, nil
+}
+
+// BootstrapOptions configures Bootstrap. The zero value means 10,000
+// resamples, a 95% percentile interval and seed 0.
+type BootstrapOptions struct {
+	// Resamples is the number of bootstrap replicates B; 0 means 10,000.
+	// The Monte Carlo error of an interval end shrinks as 1/sqrt(B).
+	Resamples int
+	// Level is the coverage in (0, 1); 0 means 0.95.
+	Level float64
+	// Method is "percentile" (default, also ""), "basic" or "bca".
+	Method string
+	// Seed seeds the PCG that draws the resamples: same seed, same CI.
+	Seed uint64
+}
+
+// CI is a bootstrap confidence interval.
+type CI struct {
+	// Estimate is the statistic on the full sample (all indices once).
+	Estimate float64
+	// Lo and Hi bound the interval, Lo <= Hi.
+	Lo, Hi float64
+	// Method is the interval method used: "percentile", "basic" or "bca".
+	Method string
+	// Level is the coverage, e.g. 0.95.
+	Level float64
+	// Resamples is the number of finite replicates the interval was built
+	// from (replicates on which stat returned NaN are skipped).
+	Resamples int
+}
+
+// Bootstrap returns a nonparametric bootstrap confidence interval (Efron &
+// Tibshirani 1993) for a statistic of a sample of size n. stat evaluates
+// the statistic on the items at the given indices (an index may repeat;
+// the slice is reused, so stat must not keep it) and may return NaN on a
+// resample where the statistic is undefined; such replicates are skipped.
+// For paired data, stat reads both samples at the same indices, so each
+// resample keeps pairs together.
+//
+// With q(p) the p-quantile of the B replicates (Quantile, Hyndman & Fan
+// definition 7), alpha = 1 - Level and theta the Estimate:
+//
+//	percentile: [q(alpha/2), q(1-alpha/2)]                        (ch. 13)
+//	basic:      [2 theta - q(1-alpha/2), 2 theta - q(alpha/2)]    (Davison & Hinkley 1997, §5.2)
+//	bca:        [q(a1), q(a2)], a_i = Phi(z0 + (z0+z_i)/(1 - a(z0+z_i)))  (ch. 14)
+//
+// with z_1 = Phi^-1(alpha/2), z_2 = Phi^-1(1-alpha/2), the bias
+// correction z0 = Phi^-1(share of replicates below theta) and the
+// acceleration a = sum (m - theta_(i))^3 / (6 (sum (m - theta_(i))^2)^1.5)
+// from the jackknife values theta_(i) = stat(all indices but i) and their
+// mean m (a = 0 when they are all equal or n = 1). These match
+// scipy.stats.bootstrap's "percentile", "basic" and "BCa" methods.
+//
+// Choice: in z0 a replicate equal to theta counts one half (as scipy
+// does), so statistics with a discrete bootstrap distribution, such as a
+// difference of success shares, are not biased by their ties.
+//
+// Errors: n <= 0; Resamples < 0; Level outside (0, 1); unknown Method; a
+// NaN Estimate; no finite replicate; for "bca", all replicates on one side
+// of the Estimate (z0 infinite). Same seed, same interval; with the same
+// seed the replicates are those of BootstrapCI.
+func Bootstrap(n int, stat func(idx []int) float64, o BootstrapOptions) (CI, error) {
+	B, level, method := o.Resamples, o.Level, o.Method
+	if B == 0 {
+		B = 10000
+	}
+	if level == 0 {
+		level = 0.95
+	}
+	if method == "" {
+		method = "percentile"
+	}
+	switch {
+	case n <= 0:
+		return CI{}, fmt.Errorf("stats: Bootstrap: sample size %d, want > 0", n)
+	case B < 0:
+		return CI{}, fmt.Errorf("stats: Bootstrap: Resamples %d, want >= 0", o.Resamples)
+	case !(level > 0 && level < 1):
+		return CI{}, fmt.Errorf("stats: Bootstrap: Level %v, want in (0, 1)", o.Level)
+	case method != "percentile" && method != "basic" && method != "bca":
+		return CI{}, fmt.Errorf("stats: Bootstrap: Method %q: want percentile, basic or bca", o.Method)
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	est := stat(all)
+	if math.IsNaN(est) {
+		return CI{}, fmt.Errorf("stats: Bootstrap: statistic is NaN on the full sample")
+	}
+	reps := replicates(n, stat, B, o.Seed)
+	if len(reps) == 0 {
+		return CI{}, fmt.Errorf("stats: Bootstrap: all %d replicates are NaN", B)
+	}
+	slices.Sort(reps)
+	ci := CI{Estimate: est, Method: method, Level: level, Resamples: len(reps)}
+	alpha := 1 - level
+	switch method {
+	case "percentile":
+		ci.Lo, ci.Hi = Quantile(reps, alpha/2), Quantile(reps, 1-alpha/2)
+	case "basic":
+		ci.Lo, ci.Hi = 2*est-Quantile(reps, 1-alpha/2), 2*est-Quantile(reps, alpha/2)
+	case "bca":
+		below := 0.0
+		for _, v := range reps {
+			if v < est {
+				below++
+			} else if v == est {
+				below += 0.5
+			}
+		}
+		z0 := normQuantile(below / float64(len(reps)))
+		if math.IsInf(z0, 0) {
+			return CI{}, fmt.Errorf("stats: Bootstrap: bca undefined: all replicates lie on one side of the estimate %v", est)
+		}
+		a := jackknifeAccel(n, stat)
+		adj := func(p float64) float64 {
+			zp := z0 + normQuantile(p)
+			return normCDF(z0 + zp/(1-a*zp))
+		}
+		ci.Lo, ci.Hi = Quantile(reps, adj(alpha/2)), Quantile(reps, adj(1-alpha/2))
+	}
+	return ci, nil
+}
+
+// jackknifeAccel returns the BCa acceleration from the leave-one-out
+// values of stat (Efron & Tibshirani 1993, ch. 14); 0 when n < 2, when
+// fewer than two leave-one-out values are finite, or when they are all
+// equal. NaN leave-one-out values are skipped.
+func jackknifeAccel(n int, stat func(idx []int) float64) float64 {
+	if n < 2 {
+		return 0
+	}
+	idx := make([]int, n-1)
+	vals := make([]float64, 0, n)
+	for i := range n {
+		k := 0
+		for j := range n {
+			if j != i {
+				idx[k] = j
+				k++
+			}
+		}
+		if v := stat(idx); !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) < 2 {
+		return 0
+	}
+	m := 0.0
+	for _, v := range vals {
+		m += v
+	}
+	m /= float64(len(vals))
+	var s2, s3 float64
+	for _, v := range vals {
+		d := m - v
+		s2 += d * d
+		s3 += d * d * d
+	}
+	if s2 == 0 {
+		return 0
+	}
+	return s3 / (6 * math.Pow(s2, 1.5))
+}
+
+// PairedDiffCI returns a bootstrap confidence interval (see Bootstrap) for
+// the mean paired difference mean(a[i] - b[i]), resampling pairs i: e.g.
+// per-scenario R_goal of two persuaders on the same scenarios, or their
+// full-acceptance indicators (0/1) for the acceptance-rate margin. The
+// Estimate is the observed mean difference.
+//
+// Errors: len(a) != len(b); no pairs; a NaN value; and those of
+// Bootstrap.
+func PairedDiffCI(a, b []float64, o BootstrapOptions) (CI, error) {
+	if len(a) != len(b) {
+		return CI{}, fmt.Errorf("stats: PairedDiffCI: %d and %d values", len(a), len(b))
+	}
+	if len(a) == 0 {
+		return CI{}, fmt.Errorf("stats: PairedDiffCI: no pairs")
+	}
+	d := make([]float64, len(a))
+	for i := range a {
+		if math.IsNaN(a[i]) || math.IsNaN(b[i]) {
+			return CI{}, fmt.Errorf("stats: PairedDiffCI: pair %d has a NaN", i)
+		}
+		d[i] = a[i] - b[i]
+	}
+	return Bootstrap(len(d), func(idx []int) float64 {
+		s := 0.0
+		for _, i := range idx {
+			s += d[i]
+		}
+		return s / float64(len(idx))
+	}, o)
 }
