@@ -165,26 +165,37 @@ func tagValue(line string) (value string, at int, strong, found bool) {
 		if strings.HasPrefix(lo[j:], "is") && (j+2 == len(lo) || !isLetter(lo[j+2])) {
 			j = skipMarkup(lo, j+2)
 		}
-		sep := false
-		for _, s := range []string{":", "=", "—", "–", "-", "->", "=>"} {
+		sep := ""
+		for _, s := range []string{"->", "=>", ":", "=", "—", "–", "-"} {
 			if strings.HasPrefix(lo[j:], s) {
 				j += len(s)
-				sep = true
+				sep = s
 				break
 			}
 		}
 		rest := strings.TrimSpace(trimMarkup(line[j:]))
 		start := tagStart(lo, i)
-		leads := strings.TrimSpace(trimMarkup(line[:start])) == ""
-		if !sep {
+		strong = strings.TrimSpace(trimMarkup(line[:start])) == "" || line[i:i+len("decision")] == "DECISION"
+		dash := sep == "-" || sep == "—" || sep == "–"
+		switch {
+		case dash && j < len(lo) && lo[j] != ' ' && lo[j] != '\t' && line[i:i+len("decision")] != "DECISION":
+			// "decision-making" is a word, not a tag.
+			continue
+		case sep == "" && (rest != "" || !strong):
 			// Without a separator only a bare header ("## Decision") is a tag.
-			if rest != "" || !leads {
-				continue
-			}
+			continue
+		case !strong && (sep != ":" && sep != "=" || len(words(rest)) > maxWeakWords):
+			// In prose only "decision: <short value>" is a tag; "a big
+			// decision - no way" is not.
+			continue
 		}
-		return rest, start, leads || line[i:i+len("decision")] == "DECISION", true
+		return rest, start, strong, true
 	}
 }
+
+// maxWeakWords bounds the value of a tag inside prose ("...my decision:
+// accept").
+const maxWeakWords = 8
 
 // tagStart widens a tag at byte i back over "final "/"my " and markup.
 func tagStart(lo string, i int) int {

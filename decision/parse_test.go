@@ -146,3 +146,19 @@ func BenchmarkParse(b *testing.B) {
 		StripDecision(msg)
 	}
 }
+
+// Prose that merely mentions a decision keeps its text and decides nothing.
+func TestProseDecisionWordIsNotATag(t *testing.T) {
+	for _, in := range []string{
+		"It's a big decision - no way I'm doing this today.",
+		"The decision is yours, and no pressure at all from me on it whatever you end up choosing.",
+		"Decision-making is hard for me.",
+	} {
+		if got := StripDecision(in); got != in {
+			t.Errorf("StripDecision(%q) = %q", in, got)
+		}
+		if d, ok := Parse(in); ok {
+			t.Errorf("Parse(%q) = %q, want no decision", in, d)
+		}
+	}
+}
