@@ -12,9 +12,10 @@ import "math"
 //	p = min(1, 2 P(X <= min(b, c)))
 //
 // in [0, 1]; p = 1 when b+c = 0 and whenever b = c. This is the exact form
-// of statsmodels.stats.contingency_tables.mcnemar(exact=True) (and R's
-// exact2x2 "central" p). Negative counts are a caller bug and give NaN.
-// Accurate to ~1e-13 relative for any b+c (log-space binomial tail).
+// of statsmodels.stats.contingency_tables.mcnemar(exact=True). Negative
+// counts are a caller bug and give NaN. The binomial tail is summed in log
+// space, so tiny p stay accurate: relative error about 1e-12 for b+c up
+// to 1,000 and 1e-11 at 10,000 (checked against exact rationals).
 func McNemarExact(b, c int) float64 {
 	if b < 0 || c < 0 {
 		return math.NaN()

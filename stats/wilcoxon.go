@@ -65,8 +65,9 @@ type WilcoxonResult struct {
 // the null hypothesis that d is symmetric about zero. |d| is ranked, ties
 // getting their average rank; W+ is the rank sum of the positive
 // differences, W- of the negative ones, W+ + W- = N(N+1)/2 (less the zero
-// ranks under "pratt"). It follows scipy.stats.wilcoxon (scipy >= 1.13)
-// for the statistic, zero handling and both p-value methods:
+// ranks under "pratt"). It follows recent scipy.stats.wilcoxon (the
+// _wilcoxon.py implementation) for the statistic, zero handling and both
+// p-value methods:
 //
 // Exact: W+ has the null distribution of the sum of a random subset of
 // {1..N} (each rank signed + with probability 1/2), computed by dynamic
@@ -85,7 +86,7 @@ type WilcoxonResult struct {
 // against the alternative (one-sided). Two-sided p = 2 P(Z > |z|).
 //
 // Choice: "auto" picks exact when N <= 50 and there are no zeros and no
-// ties, else approx. scipy >= 1.15 instead runs an exhaustive permutation
+// ties, else approx. Recent scipy instead runs an exhaustive permutation
 // test when there are ties or zeros and N <= 13; we use the normal
 // approximation there, as R's wilcox.test does.
 //
