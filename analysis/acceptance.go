@@ -1,0 +1,212 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/stats"
+)
+
+// Rate is a full-acceptance rate with its Wilson 95% interval.
+type Rate struct {
+	// Accepted of N scored episodes ended in full acceptance.
+	Accepted, N int
+	// Rate is Accepted/N in [0, 1]; NaN when N is 0.
+	Rate float64
+	// Lo and Hi bound the Wilson score 95% interval (stats.Wilson with
+	// stats.Z95), in [0, 1]; (0, 1) when N is 0.
+	Lo, Hi float64
+}
+
+// NewRate returns the Rate of accepted out of n.
+func NewRate(accepted, n int) Rate {
+	r := Rate{Accepted: accepted, N: n, Rate: math.NaN()}
+	if n > 0 {
+		r.Rate = float64(accepted) / float64(n)
+	}
+	r.Lo, r.Hi = stats.Wilson(accepted, n, stats.Z95)
+	return r
+}
+
+// acceptRate is the full-acceptance Rate of scored episodes.
+func acceptRate(eps []*episode.Episode) Rate {
+	k := 0
+	for _, ep := range eps {
+		if ep.Terminal == decision.TermAccept {
+			k++
+		}
+	}
+	return NewRate(k, len(eps))
+}
+
+// ProfileRow is one row of Table 6: a resistance type, a domain family, or
+// the pooled "all" row, with one Rate per arm.
+type ProfileRow struct {
+	// Dimension is "all", "resistance" or "family".
+	Dimension string
+	// Value is the resistance type (EB, IT, AR, AA), the family name, or
+	// "all"; "unknown" for episodes without one.
+	Value string
+	// Cells holds one Rate per arm, in ProfileAcceptance.Arms order.
+	Cells []Rate
+}
+
+// ProfileAcceptance is seed 000 Table 6: the full-acceptance rate by hidden
+// resistance type and by domain family, per arm (columns).
+type ProfileAcceptance struct {
+	Arms   []Arm
+	Labels []string
+	// Rows: "all" first, then the resistance types present in the data in
+	// scenario.Resistances order (EB, IT, AR, AA), then the families present
+	// in scenario.Families order; values outside those lists follow their
+	// dimension, sorted.
+	Rows []ProfileRow
+	// Failed counts the failed episodes left out.
+	Failed int
+}
+
+// AcceptanceByProfile computes Table 6 over eps (SPEC §2, seed 000 Table
+// 6). Rates are over scored (non-failed) episodes.
+func AcceptanceByProfile(eps []*episode.Episode) ProfileAcceptance {
+	eps, failed := Scored(eps)
+	arms, labels, groups := byArm(eps)
+	out := ProfileAcceptance{Arms: arms, Labels: labels, Failed: failed}
+	row := func(dim, value string, match func(*episode.Episode) bool) {
+		r := ProfileRow{Dimension: dim, Value: value}
+		for _, g := range groups {
+			var sub []*episode.Episode
+			for _, ep := range g {
+				if match(ep) {
+					sub = append(sub, ep)
+				}
+			}
+			r.Cells = append(r.Cells, acceptRate(sub))
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	row("all", "all", func(*episode.Episode) bool { return true })
+	dims := []struct {
+		name  string
+		known []string
+		get   func(*episode.Episode) string
+	}{
+		{"resistance", strs(scenario.Resistances), func(ep *episode.Episode) string { return string(ep.Resistance) }},
+		{"family", strs(scenario.Families), func(ep *episode.Episode) string { return string(ep.Family) }},
+	}
+	for _, d := range dims {
+		present := map[string]bool{}
+		for _, ep := range eps {
+			present[label(d.get(ep))] = true
+		}
+		var values []string
+		for _, v := range d.known {
+			if present[v] {
+				values = append(values, v)
+				delete(present, v)
+			}
+		}
+		var rest []string
+		for v := range present {
+			rest = append(rest, v)
+		}
+		slices.Sort(rest)
+		for _, v := range append(values, rest...) {
+			row(d.name, v, func(ep *episode.Episode) bool { return label(d.get(ep)) == v })
+		}
+	}
+	return out
+}
+
+func strs[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func label(v string) string {
+	if v == "" {
+		return "unknown"
+	}
+	return v
+}
+
+// Table renders Table 6: one row per ProfileRow, two columns per arm (full
+// acceptance % and n). The Wilson intervals stay in the typed result.
+func (p ProfileAcceptance) Table() Table {
+	t := Table{Title: "Full acceptance (%) by hidden resistance type and domain family (seed 000 Table 6)",
+		Header: []string{"dimension", "value"}, Notes: failedNote(p.Failed)}
+	for _, l := range p.Labels {
+		t.Header = append(t.Header, l+" acc%", l+" n")
+	}
+	for _, r := range p.Rows {
+		cells := []string{r.Dimension, r.Value}
+		for _, c := range r.Cells {
+			cells = append(cells, pct(c.Rate), strconv.Itoa(c.N))
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+// Grid is seed 000 Table 7: full acceptance per persuader (rows) and
+// persuadee (columns).
+type Grid struct {
+	Persuaders, Persuadees []string
+	// Cells[i][j] is persuader i against persuadee j; N is 0 where the
+	// pair was not played.
+	Cells [][]Rate
+	// Failed counts the failed episodes left out.
+	Failed int
+}
+
+// AcceptanceGrid computes Table 7 over eps (seed 000 Table 7), persuaders
+// and persuadees in order of first appearance.
+func AcceptanceGrid(eps []*episode.Episode) Grid {
+	eps, failed := Scored(eps)
+	g := Grid{Failed: failed}
+	for _, ep := range eps {
+		if !slices.Contains(g.Persuaders, ep.Persuader) {
+			g.Persuaders = append(g.Persuaders, ep.Persuader)
+		}
+		if !slices.Contains(g.Persuadees, ep.Persuadee) {
+			g.Persuadees = append(g.Persuadees, ep.Persuadee)
+		}
+	}
+	g.Cells = make([][]Rate, len(g.Persuaders))
+	for i, per := range g.Persuaders {
+		for _, pee := range g.Persuadees {
+			var sub []*episode.Episode
+			for _, ep := range eps {
+				if ep.Persuader == per && ep.Persuadee == pee {
+					sub = append(sub, ep)
+				}
+			}
+			g.Cells[i] = append(g.Cells[i], acceptRate(sub))
+		}
+	}
+	return g
+}
+
+// Table renders Table 7: one row per persuader, two columns per persuadee
+// (full acceptance % and n).
+func (g Grid) Table() Table {
+	t := Table{Title: "Full acceptance (%) per persuader and persuadee (seed 000 Table 7)",
+		Header: []string{"persuader"}, Notes: failedNote(g.Failed)}
+	for _, pee := range g.Persuadees {
+		t.Header = append(t.Header, pee+" acc%", pee+" n")
+	}
+	for i, per := range g.Persuaders {
+		cells := []string{per}
+		for _, c := range g.Cells[i] {
+			cells = append(cells, pct(c.Rate), strconv.Itoa(c.N))
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}

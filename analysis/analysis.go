@@ -1,0 +1,198 @@
+// Package analysis computes seed 000's analyses from stored episodes (SPEC
+// §2): full acceptance by hidden resistance type and domain family (Table
+// 6), the persuader × persuadee grid (Table 7), a probe trace (Table 8),
+// final-belief conversion (Table 9), persuasion acts by turn (Figure 5),
+// belief trajectories by terminal state (Figure 6), dead GRPO groups and the
+// share the dense term separates (Figure 7), and the paired comparison of
+// two persuaders behind Table 5's Δ pp, win/loss, McNemar and Wilcoxon
+// columns.
+//
+// Every analysis takes plain []*episode.Episode (as store.DB.Episodes
+// returns them) and gives a typed result of plain data (structs and slices,
+// NaN for an undefined mean or share) that a report can plot, plus a
+// Table() rendering for text, CSV and Markdown. Failed episodes
+// (decision.TermFailed) carry no outcome: every analysis drops them and
+// reports how many it dropped. Nothing here reads the store or a file.
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+)
+
+// Arm is one persuader/persuadee pairing: the unit every per-persuader
+// analysis reports on.
+type Arm struct {
+	Persuader, Persuadee string
+}
+
+// String formats a as "persuader vs persuadee".
+func (a Arm) String() string { return a.Persuader + " vs " + a.Persuadee }
+
+// ArmOf returns ep's arm.
+func ArmOf(ep *episode.Episode) Arm { return Arm{ep.Persuader, ep.Persuadee} }
+
+// Arms lists the distinct arms of eps in order of first appearance, and
+// labels for them: the persuader name when all episodes share one
+// persuadee, "persuader vs persuadee" otherwise.
+//
+// Choice: columns follow the input order (store.DB.Episodes sorts by
+// persuader name; the CLI reorders by the run's configured persuader order)
+// rather than a fixed sort, so a caller controls the order.
+func Arms(eps []*episode.Episode) (arms []Arm, labels []string) {
+	seen := map[Arm]bool{}
+	pees := map[string]bool{}
+	for _, ep := range eps {
+		a := ArmOf(ep)
+		pees[a.Persuadee] = true
+		if !seen[a] {
+			seen[a] = true
+			arms = append(arms, a)
+		}
+	}
+	for _, a := range arms {
+		if len(pees) > 1 {
+			labels = append(labels, a.String())
+		} else {
+			labels = append(labels, a.Persuader)
+		}
+	}
+	return arms, labels
+}
+
+// Scored splits off failed episodes (decision.TermFailed): kept holds the
+// rest in input order, failed counts the dropped ones. Truncated episodes
+// are kept: they score as pending (reward.GoalRewards.Goal).
+func Scored(eps []*episode.Episode) (kept []*episode.Episode, failed int) {
+	kept = make([]*episode.Episode, 0, len(eps))
+	for _, ep := range eps {
+		if ep.Terminal == decision.TermFailed {
+			failed++
+			continue
+		}
+		kept = append(kept, ep)
+	}
+	return kept, failed
+}
+
+// RunEpisodes is one stored run's episodes.
+type RunEpisodes struct {
+	RunID    string
+	Episodes []*episode.Episode
+}
+
+// Concat joins the episodes of several runs for one analysis. A persuader
+// name that occurs in more than one run is renamed "RUNID:name" in every
+// run where it occurs, so that the runs' arms stay apart; other names are
+// kept. The input episodes are not modified: renamed ones are shallow
+// copies. Runs keep their order, and episodes their order within a run.
+//
+// Choice: only colliding names are prefixed, so combining runs of
+// different persuaders reads as one table with plain names.
+func Concat(runs []RunEpisodes) []*episode.Episode {
+	inRuns := map[string]map[string]bool{}
+	for _, r := range runs {
+		for _, ep := range r.Episodes {
+			if inRuns[ep.Persuader] == nil {
+				inRuns[ep.Persuader] = map[string]bool{}
+			}
+			inRuns[ep.Persuader][r.RunID] = true
+		}
+	}
+	var out []*episode.Episode
+	for _, r := range runs {
+		for _, ep := range r.Episodes {
+			if len(inRuns[ep.Persuader]) > 1 {
+				cp := *ep
+				cp.Persuader = r.RunID + ":" + ep.Persuader
+				ep = &cp
+			}
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// Pick selects one arm of a run's episodes for Compare. An empty persuader
+// (persuadee) is allowed only when the episodes hold exactly one; runID
+// only labels messages.
+//
+// Errors: the run holds no episodes; the named persuader or persuadee is
+// not in the run; or a name is needed and missing. Each message lists the
+// available names and the RUN:PERSUADER:PERSUADEE form that selects one.
+func Pick(runID string, eps []*episode.Episode, persuader, persuadee string) ([]*episode.Episode, error) {
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("run %s holds no episodes", runID)
+	}
+	pick := func(role, want string, get func(*episode.Episode) string, eps []*episode.Episode) ([]*episode.Episode, error) {
+		var names []string
+		for _, ep := range eps {
+			if n := get(ep); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		switch {
+		case want == "" && len(names) == 1:
+			return eps, nil
+		case want == "":
+			return nil, fmt.Errorf("run %s holds several %ss (%s): choose one with %s:PERSUADER:PERSUADEE",
+				runID, role, strings.Join(names, ", "), runID)
+		case !slices.Contains(names, want):
+			return nil, fmt.Errorf("run %s has no %s %q (it holds %s)", runID, role, want, strings.Join(names, ", "))
+		}
+		var out []*episode.Episode
+		for _, ep := range eps {
+			if get(ep) == want {
+				out = append(out, ep)
+			}
+		}
+		return out, nil
+	}
+	eps, err := pick("persuader", persuader, func(ep *episode.Episode) string { return ep.Persuader }, eps)
+	if err != nil {
+		return nil, err
+	}
+	return pick("persuadee", persuadee, func(ep *episode.Episode) string { return ep.Persuadee }, eps)
+}
+
+// Filter returns the episodes of eps whose persuader is persuader (all of
+// them when persuader is empty).
+func Filter(eps []*episode.Episode, persuader string) []*episode.Episode {
+	if persuader == "" {
+		return eps
+	}
+	var out []*episode.Episode
+	for _, ep := range eps {
+		if ep.Persuader == persuader {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// byArm groups eps by arm, in the order of arms.
+func byArm(eps []*episode.Episode) (arms []Arm, labels []string, groups [][]*episode.Episode) {
+	arms, labels = Arms(eps)
+	idx := map[Arm]int{}
+	for i, a := range arms {
+		idx[a] = i
+	}
+	groups = make([][]*episode.Episode, len(arms))
+	for _, ep := range eps {
+		i := idx[ArmOf(ep)]
+		groups[i] = append(groups[i], ep)
+	}
+	return arms, labels, groups
+}
+
+func failedNote(failed int) []string {
+	if failed == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d failed episode(s) excluded", failed)}
+}

@@ -1,0 +1,344 @@
+package analysis
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/stats"
+)
+
+// DefaultResamples is the number of paired-bootstrap resamples of Compare
+// (10,000, as seed 003 reports its paired CIs).
+const DefaultResamples = 10000
+
+// CompareOptions configures Compare.
+type CompareOptions struct {
+	// Intersection compares on the (scenario, rollout) keys both sides
+	// hold instead of refusing when their scenario sets differ.
+	Intersection bool
+	// Seed seeds the paired bootstrap: same seed, same intervals.
+	Seed uint64
+	// Resamples is the number of bootstrap resamples; 0 means
+	// DefaultResamples.
+	Resamples int
+	// Level is the interval coverage in (0, 1); 0 means 0.95.
+	Level float64
+}
+
+// Side describes one of the two compared arms, over the pairs used.
+type Side struct {
+	RunID, Persuader, Persuadee string
+	// Episodes counts the episodes given for this side, failed included.
+	Episodes int
+	// Accepted counts the pairs in which this side reached full acceptance.
+	Accepted int
+	// AcceptRate is Accepted / Comparison.N, in [0, 1].
+	AcceptRate float64
+	// MeanRGoal is the mean R_goal over the pairs, in [-3, 3] with the
+	// default goal rewards.
+	MeanRGoal float64
+}
+
+// PairOutcome is one paired (scenario, rollout).
+type PairOutcome struct {
+	ScenarioID       string
+	Rollout          int
+	AcceptA, AcceptB bool
+	RGoalA, RGoalB   float64
+}
+
+// Comparison is the paired comparison of two arms on the same scenarios
+// (SPEC §2, seed 000 Table 5's paired columns): Δ full acceptance in
+// percentage points, win/loss, McNemar's exact test, the Wilcoxon
+// signed-rank test on R_goal differences, and paired bootstrap intervals.
+type Comparison struct {
+	A, B Side
+	// N is the number of pairs compared.
+	N int
+	// DroppedFailed counts pairs left out because a side failed.
+	DroppedFailed int
+	// OnlyA and OnlyB count (scenario, rollout) keys held by one side only;
+	// non-zero only under CompareOptions.Intersection.
+	OnlyA, OnlyB int
+	// DeltaPP is 100 (A.AcceptRate - B.AcceptRate), percentage points.
+	DeltaPP float64
+	// DeltaCI is the paired bootstrap interval of DeltaPP (pp).
+	DeltaCI stats.CI
+	// Wins counts pairs where only A reached full acceptance, Losses those
+	// where only B did (seed 000 Table 5 "win/loss").
+	Wins, Losses int
+	// McNemarP is McNemar's exact two-sided p on (Wins, Losses).
+	McNemarP float64
+	// MeanRGoalDiff is mean(R_goal A - R_goal B) over pairs.
+	MeanRGoalDiff float64
+	// RGoalDiffCI is the paired bootstrap interval of MeanRGoalDiff.
+	RGoalDiffCI stats.CI
+	// Wilcoxon is the two-sided signed-rank test on the R_goal differences
+	// (zero method "wilcox"; exact when applicable, else the normal
+	// approximation with continuity correction; Method says which). When
+	// every difference is zero it holds P = 1, N = 0, Method "none".
+	Wilcoxon stats.WilcoxonResult
+	// Seed is the bootstrap seed used.
+	Seed uint64
+	// Pairs lists every compared pair, sorted by scenario id then rollout.
+	Pairs []PairOutcome
+}
+
+// SetMismatchError is Compare's refusal when the two sides do not hold the
+// same (scenario, rollout) keys and CompareOptions.Intersection is off.
+type SetMismatchError struct {
+	// Common, OnlyA and OnlyB count keys in both, only in A, only in B.
+	Common, OnlyA, OnlyB int
+	// ExamplesA and ExamplesB show up to three keys of each side only,
+	// as "scenario#rollout".
+	ExamplesA, ExamplesB []string
+}
+
+func (e *SetMismatchError) Error() string {
+	ex := func(xs []string) string {
+		if len(xs) == 0 {
+			return ""
+		}
+		return " (e.g. " + strings.Join(xs, ", ") + ")"
+	}
+	return fmt.Sprintf("the two sides hold different scenario sets: %d (scenario, rollout) keys in both, %d only in A%s, %d only in B%s; use --intersection to compare on the %d shared keys",
+		e.Common, e.OnlyA, ex(e.ExamplesA), e.OnlyB, ex(e.ExamplesB), e.Common)
+}
+
+type pairKey struct {
+	scenario string
+	rollout  int
+}
+
+func (k pairKey) String() string { return k.scenario + "#" + strconv.Itoa(k.rollout) }
+
+// index keys one side's episodes, checking it is one arm with one episode
+// per key.
+func index(side string, eps []*episode.Episode) (map[pairKey]*episode.Episode, error) {
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("compare: side %s has no episodes", side)
+	}
+	arm := ArmOf(eps[0])
+	m := make(map[pairKey]*episode.Episode, len(eps))
+	for _, ep := range eps {
+		if a := ArmOf(ep); a != arm {
+			return nil, fmt.Errorf("compare: side %s mixes arms (%s and %s): select one persuader and persuadee", side, arm, a)
+		}
+		k := pairKey{ep.ScenarioID, ep.Rollout}
+		if m[k] != nil {
+			return nil, fmt.Errorf("compare: side %s holds scenario %s twice", side, k)
+		}
+		m[k] = ep
+	}
+	return m, nil
+}
+
+// Compare pairs the episodes of two arms on (scenario id, rollout) and
+// tests their difference (SPEC §2, seed 000 Table 5): a and b must each
+// hold one arm (see Pick) and at most one episode per key. A pair with a
+// failed side is dropped and counted. Win/loss counts pairs, which are
+// scenarios when each scenario has one rollout.
+//
+// Errors: an empty side, a side mixing arms or repeating a key; a
+// *SetMismatchError when the key sets differ and o.Intersection is off; no
+// pair left to compare; invalid bootstrap options.
+func Compare(a, b []*episode.Episode, o CompareOptions) (Comparison, error) {
+	ia, err := index("A", a)
+	if err != nil {
+		return Comparison{}, err
+	}
+	ib, err := index("B", b)
+	if err != nil {
+		return Comparison{}, err
+	}
+	c := Comparison{Seed: o.Seed}
+	c.A = Side{RunID: a[0].RunID, Persuader: a[0].Persuader, Persuadee: a[0].Persuadee, Episodes: len(a)}
+	c.B = Side{RunID: b[0].RunID, Persuader: b[0].Persuader, Persuadee: b[0].Persuadee, Episodes: len(b)}
+	var common []pairKey
+	var onlyA, onlyB []pairKey
+	for k := range ia {
+		if ib[k] != nil {
+			common = append(common, k)
+		} else {
+			onlyA = append(onlyA, k)
+		}
+	}
+	for k := range ib {
+		if ia[k] == nil {
+			onlyB = append(onlyB, k)
+		}
+	}
+	byKey := func(x, y pairKey) int {
+		return cmp.Or(cmp.Compare(x.scenario, y.scenario), cmp.Compare(x.rollout, y.rollout))
+	}
+	for _, ks := range [][]pairKey{common, onlyA, onlyB} {
+		slices.SortFunc(ks, byKey)
+	}
+	if (len(onlyA) > 0 || len(onlyB) > 0) && !o.Intersection {
+		e := &SetMismatchError{Common: len(common), OnlyA: len(onlyA), OnlyB: len(onlyB)}
+		for i := 0; i < 3 && i < len(onlyA); i++ {
+			e.ExamplesA = append(e.ExamplesA, onlyA[i].String())
+		}
+		for i := 0; i < 3 && i < len(onlyB); i++ {
+			e.ExamplesB = append(e.ExamplesB, onlyB[i].String())
+		}
+		return Comparison{}, e
+	}
+	c.OnlyA, c.OnlyB = len(onlyA), len(onlyB)
+	var accA, accB, rgA, rgB, d []float64
+	for _, k := range common {
+		ea, eb := ia[k], ib[k]
+		if ea.Terminal == decision.TermFailed || eb.Terminal == decision.TermFailed {
+			c.DroppedFailed++
+			continue
+		}
+		p := PairOutcome{ScenarioID: k.scenario, Rollout: k.rollout, AcceptA: ea.Terminal == decision.TermAccept,
+			AcceptB: eb.Terminal == decision.TermAccept, RGoalA: ea.RGoal, RGoalB: eb.RGoal}
+		c.Pairs = append(c.Pairs, p)
+		accA, accB = append(accA, 100*b2f(p.AcceptA)), append(accB, 100*b2f(p.AcceptB))
+		rgA, rgB = append(rgA, p.RGoalA), append(rgB, p.RGoalB)
+		d = append(d, p.RGoalA-p.RGoalB)
+		switch {
+		case p.AcceptA && !p.AcceptB:
+			c.Wins++
+		case p.AcceptB && !p.AcceptA:
+			c.Losses++
+		}
+		if p.AcceptA {
+			c.A.Accepted++
+		}
+		if p.AcceptB {
+			c.B.Accepted++
+		}
+		c.A.MeanRGoal += p.RGoalA
+		c.B.MeanRGoal += p.RGoalB
+	}
+	c.N = len(c.Pairs)
+	if c.N == 0 {
+		return Comparison{}, fmt.Errorf("compare: no pair left to compare (%d shared keys, %d dropped for a failed side)", len(common), c.DroppedFailed)
+	}
+	n := float64(c.N)
+	c.A.AcceptRate, c.B.AcceptRate = float64(c.A.Accepted)/n, float64(c.B.Accepted)/n
+	c.A.MeanRGoal /= n
+	c.B.MeanRGoal /= n
+	c.DeltaPP = 100 * (c.A.AcceptRate - c.B.AcceptRate)
+	c.MeanRGoalDiff = c.A.MeanRGoal - c.B.MeanRGoal
+	c.McNemarP = stats.McNemarExact(c.Wins, c.Losses)
+	c.Wilcoxon, err = stats.Wilcoxon(d, stats.WilcoxonOptions{ZeroMethod: "wilcox", Alternative: "two-sided", Correction: true, Method: "auto"})
+	if errors.Is(err, stats.ErrNoDifferences) {
+		c.Wilcoxon, err = stats.WilcoxonResult{Statistic: math.NaN(), P: 1, Z: math.NaN(), Method: "none"}, nil
+	}
+	if err != nil {
+		return Comparison{}, fmt.Errorf("compare: %w", err)
+	}
+	bo := stats.BootstrapOptions{Resamples: o.Resamples, Level: o.Level, Seed: o.Seed}
+	if bo.Resamples == 0 {
+		bo.Resamples = DefaultResamples
+	}
+	// Choice: both intervals use the same seed, hence the same resampled
+	// pairs, so they describe one bootstrap world.
+	if c.DeltaCI, err = stats.PairedDiffCI(accA, accB, bo); err != nil {
+		return Comparison{}, fmt.Errorf("compare: Δ full acceptance interval: %w", err)
+	}
+	if c.RGoalDiffCI, err = stats.PairedDiffCI(rgA, rgB, bo); err != nil {
+		return Comparison{}, fmt.Errorf("compare: R_goal difference interval: %w", err)
+	}
+	return c, nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// WilcoxonMethod describes in words how the Wilcoxon p-value was computed.
+func (c Comparison) WilcoxonMethod() string {
+	switch c.Wilcoxon.Method {
+	case "exact":
+		return fmt.Sprintf("exact null distribution, %d nonzero differences", c.Wilcoxon.N)
+	case "approx":
+		return fmt.Sprintf("normal approximation with continuity correction and tie correction, %d nonzero differences", c.Wilcoxon.N)
+	case "none":
+		return "every R_goal difference is zero: no test, p = 1"
+	}
+	return c.Wilcoxon.Method
+}
+
+func ciText(ci stats.CI, prec int) string {
+	return fmt.Sprintf("[%s, %s]", num(ci.Lo, prec, true), num(ci.Hi, prec, true))
+}
+
+// Table renders the comparison as a two-column "measure / value" table.
+func (c Comparison) Table() Table {
+	level := strconv.FormatFloat(100*c.DeltaCI.Level, 'g', -1, 64) + "%"
+	side := func(s Side) string {
+		return fmt.Sprintf("run %s, %s vs %s (%d episodes)", s.RunID, s.Persuader, s.Persuadee, s.Episodes)
+	}
+	pairs := strconv.Itoa(c.N) + " paired on (scenario, rollout)"
+	if c.DroppedFailed > 0 {
+		pairs += fmt.Sprintf("; %d dropped for a failed side", c.DroppedFailed)
+	}
+	if c.OnlyA+c.OnlyB > 0 {
+		pairs += fmt.Sprintf("; intersection: %d only in A and %d only in B left out", c.OnlyA, c.OnlyB)
+	}
+	t := Table{Title: "Paired comparison, A − B (seed 000 Table 5)", Header: []string{"measure", "value"},
+		Rows: [][]string{
+			{"A", side(c.A)},
+			{"B", side(c.B)},
+			{"pairs", pairs},
+			{"full acceptance A", pct(c.A.AcceptRate) + "%"},
+			{"full acceptance B", pct(c.B.AcceptRate) + "%"},
+			{"Δ full acceptance", fmt.Sprintf("%s pp, %s CI %s", num(c.DeltaPP, 1, true), level, ciText(c.DeltaCI, 1))},
+			{"win / loss", fmt.Sprintf("%d / %d", c.Wins, c.Losses)},
+			{"McNemar exact p", pval(c.McNemarP)},
+			{"mean R_goal A", num(c.A.MeanRGoal, 2, true)},
+			{"mean R_goal B", num(c.B.MeanRGoal, 2, true)},
+			{"mean R_goal difference", fmt.Sprintf("%s, %s CI %s", num(c.MeanRGoalDiff, 2, true), level, ciText(c.RGoalDiffCI, 2))},
+			{"Wilcoxon signed-rank p", fmt.Sprintf("%s (%s)", pval(c.Wilcoxon.P), c.WilcoxonMethod())},
+		},
+		Notes: []string{fmt.Sprintf("intervals: paired %s bootstrap over pairs, %d resamples, seed %d", c.DeltaCI.Method, c.DeltaCI.Resamples, c.Seed),
+			"win / loss: pairs where only A / only B reached full acceptance; McNemar is exact two-sided on them"},
+	}
+	return t
+}
+
+// MarshalJSON encodes c with snake_case keys, NaN values as null, and the
+// pairs omitted (they are in the run database).
+func (c Comparison) MarshalJSON() ([]byte, error) {
+	side := func(s Side) map[string]any {
+		return map[string]any{"run_id": s.RunID, "persuader": s.Persuader, "persuadee": s.Persuadee,
+			"episodes": s.Episodes, "accepted": s.Accepted, "accept_rate": nan(s.AcceptRate), "mean_r_goal": nan(s.MeanRGoal)}
+	}
+	ci := func(x stats.CI) map[string]any {
+		return map[string]any{"estimate": nan(x.Estimate), "lo": nan(x.Lo), "hi": nan(x.Hi), "method": x.Method,
+			"level": x.Level, "resamples": x.Resamples}
+	}
+	return json.Marshal(map[string]any{
+		"a": side(c.A), "b": side(c.B), "pairs": c.N, "dropped_failed": c.DroppedFailed,
+		"only_a": c.OnlyA, "only_b": c.OnlyB,
+		"delta_pp": nan(c.DeltaPP), "delta_pp_ci": ci(c.DeltaCI),
+		"wins": c.Wins, "losses": c.Losses, "mcnemar_exact_p": nan(c.McNemarP),
+		"mean_r_goal_diff": nan(c.MeanRGoalDiff), "mean_r_goal_diff_ci": ci(c.RGoalDiffCI),
+		"wilcoxon": map[string]any{"statistic": nan(c.Wilcoxon.Statistic), "p": nan(c.Wilcoxon.P), "z": nan(c.Wilcoxon.Z),
+			"n": c.Wilcoxon.N, "method": c.Wilcoxon.Method, "description": c.WilcoxonMethod(),
+			"zero_method": "wilcox", "alternative": "two-sided", "correction": true},
+		"seed": c.Seed,
+	})
+}
+
+func nan(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
