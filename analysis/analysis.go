@@ -196,3 +196,25 @@ func failedNote(failed int) []string {
 	}
 	return []string{fmt.Sprintf("%d failed episode(s) excluded", failed)}
 }
+
+// Order stably sorts a copy of eps by the position of each episode's
+// persuader in persuaders, then of its persuadee in persuadees (names not
+// listed go last, in their input order), so that tables follow a run's
+// configured order (an eval run stores its --persuader and --persuadee
+// lists).
+func Order(eps []*episode.Episode, persuaders, persuadees []string) []*episode.Episode {
+	pos := func(list []string, name string) int {
+		if i := slices.Index(list, name); i >= 0 {
+			return i
+		}
+		return len(list)
+	}
+	out := slices.Clone(eps)
+	slices.SortStableFunc(out, func(a, b *episode.Episode) int {
+		if c := pos(persuaders, a.Persuader) - pos(persuaders, b.Persuader); c != 0 {
+			return c
+		}
+		return pos(persuadees, a.Persuadee) - pos(persuadees, b.Persuadee)
+	})
+	return out
+}

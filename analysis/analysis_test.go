@@ -466,3 +466,17 @@ func TestFixtureBeliefs(t *testing.T) {
 		t.Errorf("State(.9) = %v", s)
 	}
 }
+
+func TestOrder(t *testing.T) {
+	eps := []*episode.Episode{{Persuader: "b", Persuadee: "y"}, {Persuader: "z"}, {Persuader: "a", Persuadee: "y"}, {Persuader: "b", Persuadee: "x"}, {Persuader: "a", Persuadee: "x"}}
+	var got []string
+	for _, ep := range Order(eps, []string{"b", "a"}, []string{"x", "y"}) {
+		got = append(got, ep.Persuader+ep.Persuadee)
+	}
+	if !reflect.DeepEqual(got, []string{"bx", "by", "ax", "ay", "z"}) {
+		t.Errorf("order %v", got)
+	}
+	if eps[0].Persuader != "b" || eps[1].Persuader != "z" {
+		t.Error("Order modified its input")
+	}
+}

@@ -159,8 +159,8 @@ func sumDense(ep *episode.Episode) float64 {
 	return s
 }
 
-// Table renders Figure 7's data: one row per arm and step (and an "all"
-// row per arm when there are several steps).
+// Table renders Figure 7's data: one row per arm and step that has groups
+// (and an "all" row per arm when there are several such steps).
 func (st DeadGroupStats) Table() Table {
 	t := Table{Title: "Dead GRPO groups and the share the dense term separates (seed 000 Figure 7)",
 		Header: []string{"persuader", "step", "groups", "dead", "dead%", "separated", "separated|dead%"},
@@ -169,21 +169,24 @@ func (st DeadGroupStats) Table() Table {
 		t.Rows = append(t.Rows, []string{p.Label, step, strconv.Itoa(p.Groups), strconv.Itoa(p.Dead), pct(p.DeadShare),
 			strconv.Itoa(p.Separated), pct(p.SeparatedShare)})
 	}
-	for i, o := range st.Overall {
+	for _, o := range st.Overall {
 		n := 0
 		for _, p := range st.Points {
-			if p.Arm == o.Arm {
+			if p.Arm == o.Arm && p.Groups > 0 {
 				row(p, strconv.Itoa(p.Step))
 				n++
 			}
 		}
 		if n > 1 {
-			row(st.Overall[i], "all")
+			row(o, "all")
 		}
+	}
+	if len(t.Rows) == 0 {
+		t.Notes = append(t.Notes, "no group has 2 or more scored rollouts")
 	}
 	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_goal; separated: their summed dense rewards differ")
 	if st.Singletons > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("%d scenario(s) with fewer than 2 scored rollouts left out (run eval with --rollouts 4 for G = 4 groups)", st.Singletons))
+		t.Notes = append(t.Notes, fmt.Sprintf("%d scenario group(s) with fewer than 2 scored rollouts left out (run eval with --rollouts 4 for G = 4 groups)", st.Singletons))
 	}
 	return t
 }

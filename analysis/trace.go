@@ -233,8 +233,12 @@ func (tr Trace) Table() Table {
 		for i, x := range tr.TopTurns {
 			turns[i] = strconv.Itoa(x)
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("turns %s carry %s%% of sum |r_dense| = %s",
-			strings.Join(turns, " and "), pct(tr.TopTwoShare), num(tr.SumAbsDense, 3, false)))
+		which := "turns " + strings.Join(turns, " and ") + " carry"
+		if len(turns) == 1 {
+			which = "turn " + turns[0] + " carries"
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%s %s%% of sum |r_dense| = %s",
+			which, pct(tr.TopTwoShare), num(tr.SumAbsDense, 3, false)))
 	} else {
 		t.Notes = append(t.Notes, "no dense reward moved in this episode")
 	}

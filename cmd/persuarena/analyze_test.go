@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/store"
+)
+
+// analysisStore saves analysis/testdata/handbuilt.jsonl (the hand-built
+// run of the analysis tests: alpha and beta against sim on s1..s4, plus a
+// failed beta episode on s5) as eval run "r1", persuaders configured in the
+// order beta, alpha; and the same again as run "r2" for the several-runs
+// test.
+func analysisStore(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := `{"persuaders":["beta","alpha"],"persuadees":["sim"]}`
+	for _, id := range []string{"r1", "r2"} {
+		if err := db.CreateRun(ctx, store.Run{ID: id, Kind: "eval", Config: json.RawMessage(cfg)}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join("..", "..", "analysis", "testdata", "handbuilt.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var ep episode.Episode
+			if err := json.Unmarshal(sc.Bytes(), &ep); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SaveEpisode(ctx, id, &ep); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+	return path
+}
+
+func wantLines(t *testing.T, out string, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if !strings.Contains(out, l) {
+			t.Errorf("output lacks %q:\n%s", l, out)
+		}
+	}
+}
+
+// alpha vs beta on the shared s1..s4 (s5 is beta's only, and failed):
+// alpha accepts s1, s3 (50%), beta s2 (25%): Δ +25 pp; wins s1, s3, loss
+// s2: McNemar p = 2 (1 + 3)/2^3 = 1; R_goal alpha (3-3+3-1)/4 = +0.5, beta
+// (1+3-3-1)/4 = 0, d = 2, -6, 6, 0: Wilcoxon on 3 tied-rank differences
+// uses the normal approximation.
+func TestCompareCLI(t *testing.T) {
+	ctx := context.Background()
+	db := analysisStore(t)
+	o := compareOptions{seed: 1, resamples: 1000, format: "text"}
+	var out bytes.Buffer
+	err := runCompare(ctx, db, "r1", "r1:beta", o, &out)
+	if err == nil || !strings.Contains(err.Error(), "run r1 holds several persuaders (alpha, beta)") {
+		t.Errorf("side without persuader: %v", err)
+	}
+	err = runCompare(ctx, db, "r1:alpha", "r1:beta", o, &out)
+	if err == nil || !strings.Contains(err.Error(), "4 (scenario, rollout) keys in both, 0 only in A, 1 only in B (e.g. s5#0)") {
+		t.Fatalf("different sets: %v", err)
+	}
+	o.intersection = true
+	if err := runCompare(ctx, db, "r1:alpha", "r1:beta:sim", o, &out); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, out.String(),
+		"run r1, alpha vs sim (4 episodes)", "run r1, beta vs sim (5 episodes)",
+		"4 paired on (scenario, rollout); intersection: 0 only in A and 1 only in B left out",
+		"full acceptance A       50.0%", "full acceptance B       25.0%", "Δ full acceptance       +25.0 pp, 95% CI [",
+		"win / loss              2 / 1", "McNemar exact p         1\n", "mean R_goal A           +0.50", "mean R_goal B           +0.00",
+		"mean R_goal difference  +0.50, 95% CI [", "normal approximation with continuity correction",
+		"1000 resamples, seed 1")
+
+	// Through cobra, JSON output.
+	out.Reset()
+	rootCmd.SetOut(&out)
+	rootCmd.SetArgs([]string{"compare", "r1:alpha", "r1:beta", "--db", db, "--intersection", "--format", "json", "--resamples", "200", "--seed", "3"})
+	if err := rootCmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if got["pairs"] != 4.0 || got["wins"] != 2.0 || got["losses"] != 1.0 || got["delta_pp"] != 25.0 || got["seed"] != 3.0 {
+		t.Errorf("json %s", out.String())
+	}
+}
+
+// analyze on the hand-built run: Table 6 columns follow the configured
+// order (beta first); numbers as computed in analysis/analysis_test.go.
+func TestAnalyzeCLI(t *testing.T) {
+	ctx := context.Background()
+	db := analysisStore(t)
+	run := func(o analyzeOptions, runs ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if o.format == "" {
+			o.format = "text"
+		}
+		if err := runAnalyze(ctx, db, runs, o, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	wantLines(t, run(analyzeOptions{what: "table6", rollout: -1}, "r1"),
+		"dimension   value       beta acc%  beta n  alpha acc%  alpha n",
+		"all         all              25.0       4        50.0        4",
+		"family      healthcare        0.0       2       100.0        2")
+	wantLines(t, run(analyzeOptions{what: "table9", rollout: -1, format: "csv"}, "r1"),
+		"alpha,sim,4,50.0,0.0,25.0,25.0,1.8,+0.65,75.0,66.7,0\n")
+	// Automatic trace for alpha: e3 (s3), B .4 -> .9.
+	wantLines(t, run(analyzeOptions{what: "table8", persuader: "alpha", rollout: -1}, "r1"),
+		"alpha vs sim, scenario s3 rollout 0, accept", "1  evidence,autonomy  +0.80  +0.80  +0.80  0.900   +0.500  accept")
+	wantLines(t, run(analyzeOptions{what: "table8", persuader: "beta", scenario: "s1", rollout: 0, format: "markdown"}, "r1"),
+		"| 2 | commitment,plan | +0.40 | +0.40 | +0.40 | 0.700 | +0.400 | conditional |")
+	all := run(analyzeOptions{what: "all", rollout: -1}, "r1")
+	wantLines(t, all, "(seed 000 Table 6)", "(seed 000 Table 7)", "(seed 000 Table 8)", "(seed 000 Table 9)",
+		"(seed 000 Figure 5)", "(seed 000 Figure 6)", "(seed 000 Figure 7)",
+		"alpha      1  4         50.0       25.0    0.0         25.0       25.0",
+		"terminal=accept       0  3  -0.07  -0.07  -0.07  0.467",
+		"8 scenario group(s) with fewer than 2 scored rollouts left out", "no group has 2 or more scored rollouts")
+	// Two runs holding the same persuaders: names are prefixed.
+	wantLines(t, run(analyzeOptions{what: "table7", rollout: -1}, "r1", "r2"),
+		"r1:beta        25.0      4", "r1:alpha       50.0      4", "r2:beta        25.0      4", "r2:alpha       50.0      4")
+	wantLines(t, run(analyzeOptions{what: "table9", persuader: "r2:alpha", rollout: -1}, "r1", "r2"), "r2:alpha   sim        4  50.0")
+
+	var out bytes.Buffer
+	for _, c := range []struct {
+		o    analyzeOptions
+		want string
+	}{
+		{analyzeOptions{what: "table5", format: "text", rollout: -1}, `unknown --what "table5"`},
+		{analyzeOptions{what: "all", format: "html", rollout: -1}, `unknown --format "html"`},
+		{analyzeOptions{what: "all", format: "text", persuader: "gamma", rollout: -1}, `no episodes of persuader "gamma" (the runs hold beta, alpha)`},
+		{analyzeOptions{what: "table8", format: "text", scenario: "s4", rollout: 0}, "choose one with --persuader"},
+		{analyzeOptions{what: "table8", format: "text", rollout: 2}, "--rollout needs --scenario"},
+	} {
+		if err := runAnalyze(ctx, db, []string{"r1"}, c.o, &out, &out); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err %v, want %q", c.o, err, c.want)
+		}
+	}
+	if err := runAnalyze(ctx, db, []string{"r1", "r1"}, analyzeOptions{what: "all", format: "text", rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "run r1 given twice") {
+		t.Errorf("same run twice: %v", err)
+	}
+	if err := runAnalyze(ctx, db, []string{"nope"}, analyzeOptions{what: "all", format: "text", rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "run nope") {
+		t.Errorf("unknown run: %v", err)
+	}
+	if err := runAnalyze(ctx, filepath.Join(t.TempDir(), "missing.db"), []string{"r1"}, analyzeOptions{what: "all", format: "text", rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "no run database") {
+		t.Errorf("missing db: %v", err)
+	}
+}
