@@ -1,0 +1,132 @@
+// Package grpo holds Probe-RPO's training math as plain float64 reference
+// functions (SPEC §2, seed 000 §3 Eq. 3): group-relative outcome advantages,
+// process-supervised dense advantages from the probed belief, their
+// combination A_{i,t} = A_out_i + λ·A_dense_{i,t}, dead-group analysis
+// (seed 000 Figure 7), and the per-turn PPO-clipped objective with a k3 KL
+// penalty and an entropy bonus (seed 000 Table 3).
+//
+// Each equation lives in exactly one function here. The trainer's
+// autodiff graph, the trajectory exporter and the analyses call these or
+// are tested against them, so the math has one reference.
+package grpo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrConfig is wrapped by every error Config.Validate returns.
+var ErrConfig = errors.New("invalid grpo config")
+
+// Config is every setting of a Probe-RPO training run. Defaults come from
+// seed 000 Table 3 unless a field says otherwise; see DefaultConfig and
+// docs/grpo.md.
+type Config struct {
+	// Lambda is λ in A_{i,t} = A_out_i + λ·A_dense_{i,t} (SPEC §2, seed 000
+	// Eq. 3), >= 0. λ = 0 is plain outcome GRPO. Default 0.5, the paper's
+	// best checkpoint (seed 000 Table 9).
+	Lambda float64 `json:"lambda"`
+	// G is the number of rollouts per scenario, i.e. the group size, >= 2.
+	// Default 4 (seed 000 Table 3).
+	G int `json:"g"`
+	// ScenariosPerStep is the number of scenarios (groups) per optimiser
+	// step, >= 1. Default 16 (seed 000 Table 3, "batch 16").
+	ScenariosPerStep int `json:"scenarios_per_step"`
+	// Epochs is the number of passes over the training scenarios, >= 1.
+	// Default 2 (seed 000 Table 3: 2 epochs = 182 steps on 1,468
+	// scenarios).
+	Epochs int `json:"epochs"`
+	// LearningRate is the optimiser step size, > 0. Default 1e-5 (seed 000
+	// Table 3, for a 4B LLM; a small planner may want more).
+	LearningRate float64 `json:"learning_rate"`
+	// KLBeta is β, the weight of the k3 KL penalty to the reference
+	// (initial) policy, >= 0. Default 0.05 (seed 000 Table 3).
+	KLBeta float64 `json:"kl_beta"`
+	// EntropyCoef weights the entropy bonus, >= 0. Default 0.01 (seed 000
+	// Table 3).
+	EntropyCoef float64 `json:"entropy_coef"`
+	// ClipEps is ε of the PPO-clipped surrogate, in (0, 1).
+	// Choice: 0.2, the PPO default (Schulman et al. 2017); seed 000 does
+	// not state it.
+	ClipEps float64 `json:"clip_eps"`
+	// Eps is ε in (x - mean)/(std + ε), >= 0; it bounds the advantage of a
+	// near-tied group. Choice: 1e-6 (seed 000 does not state it).
+	Eps float64 `json:"eps"`
+	// StrategyWeight is w_strategy in R_out = R_goal + w·R_strategy
+	// (reward.Outcome), >= 0. Choice: 1 (SPEC §1; seed 000 does not state
+	// it).
+	StrategyWeight float64 `json:"strategy_weight"`
+	// StdDDOF is the delta degrees of freedom of the group standard
+	// deviation: 0 (population std, divide by n) or 1 (sample std, divide
+	// by n-1), as numpy's ddof.
+	// Choice: 1, the sample std, because that is what torch.std computes by
+	// default and so what TRL's GRPOTrainer and verl's GRPO advantage use:
+	// exported advantages then have the scale those trainers expect. Seed
+	// 000 and DeepSeekMath §4.1 do not say. With G = 4 the two differ by a
+	// factor sqrt(4/3) ≈ 1.155 in the advantage scale.
+	StdDDOF int `json:"std_ddof"`
+	// Seed drives all of the run's randomness (scenario order, sampling).
+	Seed uint64 `json:"seed"`
+}
+
+// DefaultConfig returns the defaults documented on Config's fields: λ 0.5,
+// G 4, 16 scenarios per step, 2 epochs, learning rate 1e-5, β 0.05,
+// entropy 0.01, clip ε 0.2, ε 1e-6, w_strategy 1, sample std (ddof 1),
+// seed 0.
+func DefaultConfig() Config {
+	return Config{
+		Lambda:           0.5,
+		G:                4,
+		ScenariosPerStep: 16,
+		Epochs:           2,
+		LearningRate:     1e-5,
+		KLBeta:           0.05,
+		EntropyCoef:      0.01,
+		ClipEps:          0.2,
+		Eps:              1e-6,
+		StrategyWeight:   1,
+		StdDDOF:          1,
+	}
+}
+
+// Validate checks every field's range (see Config) and returns an error
+// wrapping ErrConfig that names the first bad field.
+func (c Config) Validate() error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("%w: %s = %v, want %s", ErrConfig, field, v, want)
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case !finite(c.Lambda) || c.Lambda < 0:
+		return bad("lambda", c.Lambda, "a finite value >= 0")
+	case c.G < 2:
+		return bad("g", c.G, ">= 2 rollouts per scenario")
+	case c.ScenariosPerStep < 1:
+		return bad("scenarios_per_step", c.ScenariosPerStep, ">= 1")
+	case c.Epochs < 1:
+		return bad("epochs", c.Epochs, ">= 1")
+	case !finite(c.LearningRate) || c.LearningRate <= 0:
+		return bad("learning_rate", c.LearningRate, "a finite value > 0")
+	case !finite(c.KLBeta) || c.KLBeta < 0:
+		return bad("kl_beta", c.KLBeta, "a finite value >= 0")
+	case !finite(c.EntropyCoef) || c.EntropyCoef < 0:
+		return bad("entropy_coef", c.EntropyCoef, "a finite value >= 0")
+	case !finite(c.ClipEps) || c.ClipEps <= 0 || c.ClipEps >= 1:
+		return bad("clip_eps", c.ClipEps, "a value in (0, 1)")
+	case !finite(c.StrategyWeight) || c.StrategyWeight < 0:
+		return bad("strategy_weight", c.StrategyWeight, "a finite value >= 0")
+	}
+	return c.checkNorm()
+}
+
+// checkNorm checks the two fields the advantage functions read.
+func (c Config) checkNorm() error {
+	if math.IsNaN(c.Eps) || math.IsInf(c.Eps, 0) || c.Eps < 0 {
+		return fmt.Errorf("%w: eps = %v, want a finite value >= 0", ErrConfig, c.Eps)
+	}
+	if c.StdDDOF != 0 && c.StdDDOF != 1 {
+		return fmt.Errorf("%w: std_ddof = %d, want 0 or 1", ErrConfig, c.StdDDOF)
+	}
+	return nil
+}
