@@ -106,6 +106,11 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 	prober, _ := es.(Prober)
 	var transcript []Message
 
+	// A prober that counts engine usage (LLM persuadees) reports it through
+	// TakeProbeUsage; it is recorded per turn. Choice: the t = 0 read-out's
+	// usage is not recorded (an Episode has no field for it).
+	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
+	var probeUsage Usage
 	readProbes := func() ([]probe.Reading, *float64, float64, error) {
 		if prober == nil {
 			return nil, nil, 0, nil
@@ -113,6 +118,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		t0 := time.Now()
 		ans, err := prober.Probe(ctx, transcript, cfg.Basis)
 		ms := msSince(t0)
+		if usageOf != nil {
+			probeUsage = usageOf.TakeProbeUsage()
+		}
 		if err != nil {
 			return nil, nil, ms, fmt.Errorf("probe: %w", err)
 		}
@@ -166,6 +174,7 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		transcript = append(transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
 
 		turn.Probes, turn.Belief, turn.ProbeMS, err = readProbes()
+		turn.ProbeUsage = probeUsage
 		if err != nil {
 			return fail(fmt.Errorf("turn %d: %w", t, err))
 		}

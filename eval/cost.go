@@ -1,0 +1,189 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+)
+
+// The roles of a cost row.
+const (
+	CostPersuader = "persuader"
+	CostReply     = "reply"
+	CostProbes    = "probes"
+)
+
+// CostRow holds seed 000 Table 4's columns for one role of one
+// (persuader, persuadee) pair: engine cost per persuader turn, as means over
+// every recorded turn (failed episodes included: their cost was paid).
+// Tokens are counts, LatencyMS milliseconds.
+type CostRow struct {
+	Persuader string `json:"persuader"`
+	Persuadee string `json:"persuadee"`
+	// Role is CostPersuader (the persuader's utterance), CostReply (the
+	// persuadee's visible reply, repairs and any judge included) or
+	// CostProbes (the K probe read-outs after the reply).
+	Role string `json:"role"`
+	// Turns is the number of turns averaged.
+	Turns int `json:"turns"`
+	// Requests, PromptTokens, CachedTokens (part of PromptTokens served
+	// from the prefix cache; 0 when the engine does not report it),
+	// Uncached (PromptTokens - CachedTokens: Table 4 counts cached tokens
+	// once), DecodedTokens and LatencyMS are per-turn means.
+	Requests      float64 `json:"requests"`
+	PromptTokens  float64 `json:"prompt_tokens"`
+	CachedTokens  float64 `json:"cached_tokens"`
+	Uncached      float64 `json:"uncached_tokens"`
+	DecodedTokens float64 `json:"decoded_tokens"`
+	LatencyMS     float64 `json:"latency_ms"`
+}
+
+// CostTable computes per-turn engine costs (seed 000 Table 4) for every
+// (persuader, persuadee) pair and role that made engine requests; roles
+// with no requests (the simulator, built-in persuaders) get no row. Rows
+// are ordered by persuadee, persuader, then persuader / reply / probes.
+// It returns nil when no role used an engine.
+func CostTable(eps []*episode.Episode) []CostRow {
+	type acc struct {
+		turns int
+		u     episode.Usage
+		ms    float64
+	}
+	type key struct{ per, pee, role string }
+	sums := map[key]*acc{}
+	var keys []key
+	add := func(k key, u episode.Usage, ms float64) {
+		a := sums[k]
+		if a == nil {
+			a = &acc{}
+			sums[k] = a
+			keys = append(keys, k)
+		}
+		a.turns++
+		a.u = a.u.Add(u)
+		a.ms += ms
+	}
+	for _, ep := range eps {
+		for _, t := range ep.Turns {
+			add(key{ep.Persuader, ep.Persuadee, CostPersuader}, t.PersuaderUsage, t.PersuaderMS)
+			add(key{ep.Persuader, ep.Persuadee, CostReply}, t.PersuadeeUsage, t.PersuadeeMS)
+			add(key{ep.Persuader, ep.Persuadee, CostProbes}, t.ProbeUsage, t.ProbeMS)
+		}
+	}
+	order := map[string]int{CostPersuader: 0, CostReply: 1, CostProbes: 2}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.pee != b.pee {
+			return cmpStr(a.pee, b.pee)
+		}
+		if a.per != b.per {
+			return cmpStr(a.per, b.per)
+		}
+		return order[a.role] - order[b.role]
+	})
+	var rows []CostRow
+	for _, k := range keys {
+		a := sums[k]
+		if a.u.Requests == 0 {
+			continue
+		}
+		n := float64(a.turns)
+		rows = append(rows, CostRow{Persuader: k.per, Persuadee: k.pee, Role: k.role, Turns: a.turns,
+			Requests: float64(a.u.Requests) / n, PromptTokens: float64(a.u.PromptTokens) / n,
+			CachedTokens: float64(a.u.CachedTokens) / n, Uncached: float64(a.u.PromptTokens-a.u.CachedTokens) / n,
+			DecodedTokens: float64(a.u.CompletionTokens) / n, LatencyMS: a.ms / n})
+	}
+	return rows
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// WriteCostTable writes cost rows as an aligned text table with a title.
+func WriteCostTable(w io.Writer, rows []CostRow) error {
+	fmt.Fprintln(w, "engine cost per persuader turn (means; seed 000 Table 4 columns):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "persuader\tpersuadee\trole\tturns\trequests\tprompt tok\tcached tok\tuncached tok\tdecoded tok\tms\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%.0f\t%.0f\t%.1f\t%.0f\t\n", r.Persuader, r.Persuadee, r.Role, r.Turns,
+			r.Requests, r.PromptTokens, r.CachedTokens, r.Uncached, r.DecodedTokens, r.LatencyMS)
+	}
+	return tw.Flush()
+}
+
+// Grid is seed 000 Table 7: the full-acceptance rate of every persuader
+// against every persuadee, pooled over scenario sets.
+type Grid struct {
+	Persuaders []string `json:"persuaders"`
+	Persuadees []string `json:"persuadees"`
+	// Accept[i][j] is persuader i's full-acceptance share in [0, 1]
+	// against persuadee j over scored (non-failed) episodes; NaN when there
+	// are none. N[i][j] counts those episodes.
+	Accept [][]float64 `json:"-"`
+	N      [][]int     `json:"n"`
+}
+
+// CrossGrid builds the Table 7 grid for the given persuader and persuadee
+// names (rows and columns in that order) from a run's episodes.
+func CrossGrid(eps []*episode.Episode, persuaders, persuadees []string) Grid {
+	g := Grid{Persuaders: persuaders, Persuadees: persuadees}
+	acc := make([][]int, len(persuaders))
+	g.N = make([][]int, len(persuaders))
+	g.Accept = make([][]float64, len(persuaders))
+	for i := range persuaders {
+		acc[i] = make([]int, len(persuadees))
+		g.N[i] = make([]int, len(persuadees))
+		g.Accept[i] = make([]float64, len(persuadees))
+	}
+	for _, ep := range eps {
+		i, j := slices.Index(persuaders, ep.Persuader), slices.Index(persuadees, ep.Persuadee)
+		if i < 0 || j < 0 || ep.Terminal == decision.TermFailed {
+			continue
+		}
+		g.N[i][j]++
+		if ep.Terminal == decision.TermAccept {
+			acc[i][j]++
+		}
+	}
+	for i := range persuaders {
+		for j := range persuadees {
+			g.Accept[i][j] = math.NaN()
+			if g.N[i][j] > 0 {
+				g.Accept[i][j] = float64(acc[i][j]) / float64(g.N[i][j])
+			}
+		}
+	}
+	return g
+}
+
+// WriteGrid writes the grid as a text table of full-acceptance percentages
+// (one decimal, "-" for empty cells), persuaders down, persuadees across.
+func WriteGrid(w io.Writer, g Grid) error {
+	fmt.Fprintln(w, "full acceptance % (persuader x persuadee; seed 000 Table 7):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "persuader\t")
+	for _, p := range g.Persuadees {
+		fmt.Fprint(tw, p, "\t")
+	}
+	fmt.Fprintln(tw)
+	for i, per := range g.Persuaders {
+		fmt.Fprint(tw, per, "\t")
+		for j := range g.Persuadees {
+			fmt.Fprint(tw, pct(g.Accept[i][j])+" (n="+strconv.Itoa(g.N[i][j])+")", "\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}

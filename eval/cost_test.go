@@ -1,0 +1,69 @@
+package eval
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+)
+
+func TestCostTable(t *testing.T) {
+	u := func(req, p, c, d int) episode.Usage {
+		return episode.Usage{Requests: req, PromptTokens: p, CachedTokens: c, CompletionTokens: d}
+	}
+	eps := []*episode.Episode{
+		{Persuader: "script", Persuadee: "llm:q", Turns: []episode.Turn{
+			{PersuadeeUsage: u(1, 1000, 800, 60), ProbeUsage: u(1, 3300, 3000, 3), PersuadeeMS: 100, ProbeMS: 30, PersuaderMS: 0.1},
+			{PersuadeeUsage: u(2, 1400, 1000, 100), ProbeUsage: u(1, 3900, 3600, 3), PersuadeeMS: 300, ProbeMS: 50},
+		}},
+		{Persuader: "script", Persuadee: "sim", Turns: []episode.Turn{{}}},
+	}
+	rows := CostTable(eps)
+	if len(rows) != 2 {
+		t.Fatalf("got %d rows, want reply and probes of llm:q only: %+v", len(rows), rows)
+	}
+	r := rows[0]
+	if r.Role != CostReply || r.Turns != 2 || r.Requests != 1.5 || r.PromptTokens != 1200 || r.CachedTokens != 900 ||
+		r.Uncached != 300 || r.DecodedTokens != 80 || r.LatencyMS != 200 {
+		t.Errorf("reply row %+v", r)
+	}
+	p := rows[1]
+	if p.Role != CostProbes || p.Requests != 1 || p.PromptTokens != 3600 || p.Uncached != 300 || p.DecodedTokens != 3 || p.LatencyMS != 40 {
+		t.Errorf("probe row %+v", p)
+	}
+	var b bytes.Buffer
+	if err := WriteCostTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "probes") || !strings.Contains(b.String(), "3600") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	if CostTable(eps[1:]) != nil {
+		t.Error("cost rows for a run without engine roles")
+	}
+}
+
+func TestCrossGrid(t *testing.T) {
+	ep := func(per, pee string, term decision.Terminal) *episode.Episode {
+		return &episode.Episode{Persuader: per, Persuadee: pee, Terminal: term}
+	}
+	eps := []*episode.Episode{
+		ep("a", "x", decision.TermAccept), ep("a", "x", decision.TermReject), ep("a", "x", decision.TermFailed),
+		ep("a", "y", decision.TermAccept), ep("b", "x", decision.TermPending), ep("b", "x", decision.TermConditional),
+		ep("c", "x", decision.TermAccept), // not in the grid
+	}
+	g := CrossGrid(eps, []string{"a", "b"}, []string{"x", "y"})
+	if g.Accept[0][0] != 0.5 || g.N[0][0] != 2 || g.Accept[0][1] != 1 || g.Accept[1][0] != 0 || !math.IsNaN(g.Accept[1][1]) {
+		t.Errorf("grid %+v", g)
+	}
+	var b bytes.Buffer
+	WriteGrid(&b, g)
+	for _, want := range []string{"50.0 (n=2)", "100.0 (n=1)", "- (n=0)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("grid table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
