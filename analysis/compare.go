@@ -102,6 +102,7 @@ type SetMismatchError struct {
 	ExamplesA, ExamplesB []string
 }
 
+// Error lists the counts and examples and points to --intersection.
 func (e *SetMismatchError) Error() string {
 	ex := func(xs []string) string {
 		if len(xs) == 0 {
