@@ -94,6 +94,7 @@ func TestCompareCLI(t *testing.T) {
 	// Through cobra, JSON output.
 	out.Reset()
 	rootCmd.SetOut(&out)
+	defer func() { rootCmd.SetOut(nil); rootCmd.SetArgs(nil) }()
 	rootCmd.SetArgs([]string{"compare", "r1:alpha", "r1:beta", "--db", db, "--intersection", "--format", "json", "--resamples", "200", "--seed", "3"})
 	if err := rootCmd.ExecuteContext(ctx); err != nil {
 		t.Fatal(err)
