@@ -1,0 +1,198 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/persuarena/persuarena/episode"
+)
+
+// CallError is returned by Chat and Complete when a call fails; Usage
+// counts the HTTP requests (and tokens, if any answer was read) spent on
+// it, so failed calls are still accounted. errors.Is / As see through it.
+type CallError struct {
+	Usage episode.Usage
+	Err   error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }
+
+// UsageOf returns the usage carried by a CallError in err's chain (zero
+// otherwise).
+func UsageOf(err error) episode.Usage {
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return ce.Usage
+	}
+	return episode.Usage{}
+}
+
+// maxTop returns the top-logprobs cap for chat (completions when comp):
+// Backend.MaxTopLogprobs when set, else the profile's, lowered to what
+// Detect found.
+func (c *Client) maxTop(comp bool) int {
+	n := c.prof.MaxTopLogprobs
+	if c.b.MaxTopLogprobs > 0 {
+		n = c.b.MaxTopLogprobs
+	}
+	if comp && c.prof.MaxCompletionLogprobs > 0 {
+		n = min(n, c.prof.MaxCompletionLogprobs)
+	}
+	c.cmu.Lock()
+	if c.caps != nil && c.caps.MaxTopLogprobs > 0 {
+		n = min(n, c.caps.MaxTopLogprobs)
+	}
+	c.cmu.Unlock()
+	return n
+}
+
+// chatMessages converts messages to openai-go params.
+func chatMessages(ms []Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+	if len(ms) == 0 {
+		return nil, errors.New("llm: chat request without messages")
+	}
+	out := make([]openai.ChatCompletionMessageParamUnion, len(ms))
+	for i, m := range ms {
+		switch m.Role {
+		case "system":
+			out[i] = openai.SystemMessage(m.Content)
+		case "user":
+			out[i] = openai.UserMessage(m.Content)
+		case "assistant":
+			out[i] = openai.AssistantMessage(m.Content)
+		default:
+			return nil, fmt.Errorf("llm: messages[%d].role %q: want system, user or assistant", i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// extraOpts turns engine fields into WithJSONSet options, in sorted key
+// order so requests are byte-for-byte reproducible.
+func extraOpts(extra map[string]any) []option.RequestOption {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]option.RequestOption, len(keys))
+	for i, k := range keys {
+		out[i] = option.WithJSONSet(sjsonKey(k), extra[k])
+	}
+	return out
+}
+
+// chatParams builds the request; engine-specific fields become extra JSON.
+func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []option.RequestOption, error) {
+	msgs, err := chatMessages(r.Messages)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, nil, err
+	}
+	p := openai.ChatCompletionNewParams{Model: c.b.Model, Messages: msgs}
+	s := r.Sampling
+	if s.Temperature != nil {
+		p.Temperature = openai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = openai.Float(*s.TopP)
+	}
+	if s.Seed != nil {
+		p.Seed = openai.Int(*s.Seed)
+	}
+	if s.MaxTokens > 0 { // never <= 0 (SPEC §7); omitted means engine default
+		p.MaxTokens = openai.Int(int64(s.MaxTokens))
+	}
+	if len(r.Stop) > 0 {
+		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: r.Stop}
+	}
+	if r.Logprobs {
+		if !c.prof.ChatLogprobs {
+			return p, nil, unsupported(c.b, "chat log-probs", "")
+		}
+		p.Logprobs = openai.Bool(true)
+		if k := min(max(r.TopLogprobs, 0), c.maxTop(false)); k > 0 {
+			p.TopLogprobs = openai.Int(int64(k))
+		}
+	}
+	extra := map[string]any{}
+	if r.JSONSchema != nil {
+		if !json.Valid(r.JSONSchema) {
+			return p, nil, errors.New("llm: JSONSchema is not valid JSON")
+		}
+		extra["response_format"] = map[string]any{"type": "json_schema",
+			"json_schema": map[string]any{"name": "reply", "schema": r.JSONSchema, "strict": true}}
+	}
+	if r.Thinking != nil {
+		switch {
+		case c.prof.ThinkingKwargs:
+			extra["chat_template_kwargs"] = map[string]any{"enable_thinking": *r.Thinking}
+		case c.prof.Engine == Ollama && !*r.Thinking:
+			extra["reasoning_effort"] = "none"
+		}
+	}
+	if r.ContinueFinalMessage {
+		if r.Messages[len(r.Messages)-1].Role != "assistant" {
+			return p, nil, errors.New("llm: ContinueFinalMessage needs a final assistant message")
+		}
+		switch {
+		case c.prof.ContinueFinal:
+			extra["continue_final_message"] = true
+			extra["add_generation_prompt"] = false
+		case c.prof.Engine == OpenAI:
+			return p, nil, unsupported(c.b, "continuing the final assistant message", "")
+		}
+	}
+	for k, v := range s.Extra {
+		extra[k] = v
+	}
+	return p, extraOpts(extra), nil
+}
+
+// Chat sends one chat completion and returns its first choice. With
+// r.Logprobs, Top holds the candidates of every generated position, and a
+// response without log-probs is ErrLogprobsUnavailable. A context-length
+// 400 is ErrContextLength (also episode.ErrTruncated) and is not retried;
+// 429, 5xx, connection errors, timeouts and malformed bodies are retried
+// (Backend.MaxRetries); other 4xx are returned as *HTTPError. On failure
+// the error is a *CallError carrying the usage spent.
+func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error) {
+	start := time.Now()
+	p, opts, err := c.chatParams(r)
+	if err != nil {
+		return nil, err
+	}
+	var out *ChatResponse
+	var u episode.Usage
+	err = c.call(ctx, &u, func(actx context.Context) error {
+		raw, err := c.sendOA("/v1/chat/completions", func(o ...option.RequestOption) error {
+			_, err := c.oa.Chat.Completions.New(actx, p, append(opts, o...)...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		resp, cached, err := parseChat(raw, r.Logprobs)
+		if cached {
+			c.sawCached.Store(true)
+		}
+		if err != nil {
+			return err
+		}
+		out = resp
+		return nil
+	})
+	if err != nil {
+		return nil, &CallError{Usage: u, Err: err}
+	}
+	out.Usage.Requests = u.Requests
+	out.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+	return out, nil
+}

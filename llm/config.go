@@ -1,0 +1,411 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Backend is one OpenAI-compatible server (issue 3 §2). The zero values of
+// the numeric fields take the documented defaults.
+type Backend struct {
+	// Name identifies the backend in roles and CLI shorthands (llm:NAME);
+	// letters, digits, '.', '_' and '-'.
+	Name string `yaml:"name"`
+	// BaseURL is the OpenAI-compatible root including /v1, e.g.
+	// http://127.0.0.1:8000/v1. Engine endpoints outside /v1 (/tokenize,
+	// /health, ...) are resolved against it with the /v1 suffix removed.
+	BaseURL string `yaml:"base_url"`
+	// Engine is the engine profile.
+	Engine Engine `yaml:"engine"`
+	// Model is the served model name sent in every request.
+	Model string `yaml:"model"`
+	// APIKeyEnv names the environment variable holding the API key; the key
+	// itself is never in the config. Empty: no key is sent.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// MaxInFlight bounds concurrent HTTP requests to this backend; default
+	// 16.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// Timeout bounds one HTTP attempt (a YAML duration such as "120s");
+	// default 120s.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxRetries is the number of retries after the first attempt; default
+	// 4, negative disables retries.
+	MaxRetries int `yaml:"max_retries"`
+	// MaxTopLogprobs overrides the profile's top-logprobs cap (e.g. the
+	// value of vLLM's --max-logprobs); 0 uses the profile default or what
+	// Detect found.
+	MaxTopLogprobs int `yaml:"max_top_logprobs"`
+	// MaxRetryWait caps how long one Retry-After wait may last; default 60s.
+	MaxRetryWait time.Duration `yaml:"max_retry_wait"`
+	// BreakerFailures is the number of consecutive failed attempts (5xx,
+	// connection errors, timeouts) that opens the circuit; default 5,
+	// negative disables the breaker.
+	BreakerFailures int `yaml:"breaker_failures"`
+	// BreakerCooldown is how long an open circuit rejects requests before a
+	// half-open probe; default 30s.
+	BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
+}
+
+// Defaults used by WithDefaults.
+const (
+	DefaultMaxInFlight     = 16
+	DefaultTimeout         = 120 * time.Second
+	DefaultMaxRetries      = 4
+	DefaultMaxRetryWait    = 60 * time.Second
+	DefaultBreakerFailures = 5
+	DefaultBreakerCooldown = 30 * time.Second
+)
+
+// WithDefaults returns b with zero numeric fields set to their defaults
+// (negative MaxRetries / BreakerFailures are kept: they disable the
+// feature).
+func (b Backend) WithDefaults() Backend {
+	if b.MaxInFlight <= 0 {
+		b.MaxInFlight = DefaultMaxInFlight
+	}
+	if b.Timeout <= 0 {
+		b.Timeout = DefaultTimeout
+	}
+	if b.MaxRetries == 0 {
+		b.MaxRetries = DefaultMaxRetries
+	}
+	if b.MaxRetryWait <= 0 {
+		b.MaxRetryWait = DefaultMaxRetryWait
+	}
+	if b.BreakerFailures == 0 {
+		b.BreakerFailures = DefaultBreakerFailures
+	}
+	if b.BreakerCooldown <= 0 {
+		b.BreakerCooldown = DefaultBreakerCooldown
+	}
+	return b
+}
+
+// Sampling holds sampling parameters for a role; a nil pointer means the
+// engine default.
+type Sampling struct {
+	// Temperature in [0, 2].
+	Temperature *float64 `yaml:"temperature"`
+	// TopP in (0, 1].
+	TopP *float64 `yaml:"top_p"`
+	// MaxTokens > 0 caps generated tokens; 0 omits the field (never sent as
+	// <= 0, SPEC §7).
+	MaxTokens int `yaml:"max_tokens"`
+	// Seed for engines that honour it.
+	Seed *int64 `yaml:"seed"`
+	// Extra holds engine-specific JSON fields merged into the request last
+	// (they override PersuArena's own fields), e.g. {top_k: 20} on vLLM.
+	Extra map[string]any `yaml:"extra"`
+}
+
+// Role binds an agent role to a backend and its sampling parameters.
+type Role struct {
+	// Backend is the name of a backend in Config.Backends.
+	Backend string `yaml:"backend"`
+	// Sampling parameters for the role's requests.
+	Sampling Sampling `yaml:"sampling"`
+	// Thinking: nil = engine default; false disables thinking (Qwen3:
+	// chat_template_kwargs.enable_thinking=false).
+	Thinking *bool `yaml:"thinking"`
+}
+
+// Config is persuarena.yaml (docs/engines.md has the reference).
+type Config struct {
+	// Backends are the engines PersuArena may call.
+	Backends []Backend `yaml:"backends"`
+	// Roles maps a role name ("persuadee", "persuader", "judge" or any name
+	// used by llm:NAME) to its backend and sampling.
+	Roles map[string]Role `yaml:"roles"`
+}
+
+// Backend returns the backend called name. The error names the known
+// backends.
+func (c *Config) Backend(name string) (Backend, error) {
+	for _, b := range c.Backends {
+		if b.Name == name {
+			return b, nil
+		}
+	}
+	names := make([]string, len(c.Backends))
+	for i, b := range c.Backends {
+		names[i] = b.Name
+	}
+	return Backend{}, fmt.Errorf("llm: no backend %q (configured: %s)", name, strings.Join(names, ", "))
+}
+
+// Role returns the role called name and its backend. A name that is not a
+// role but is a backend gives that backend with default sampling, so
+// llm:NAME works for either.
+func (c *Config) Role(name string) (Role, Backend, error) {
+	if r, ok := c.Roles[name]; ok {
+		b, err := c.Backend(r.Backend)
+		if err != nil {
+			return Role{}, Backend{}, fmt.Errorf("llm: role %q: %w", name, err)
+		}
+		return r, b, nil
+	}
+	if b, err := c.Backend(name); err == nil {
+		return Role{Backend: name}, b, nil
+	}
+	roles := make([]string, 0, len(c.Roles))
+	for k := range c.Roles {
+		roles = append(roles, k)
+	}
+	slices.Sort(roles)
+	return Role{}, Backend{}, fmt.Errorf("llm: no role or backend %q (roles: %s)", name, strings.Join(roles, ", "))
+}
+
+// ConfigError is a configuration problem at File:Line (Line 0 when the
+// position is unknown) in Field (a path such as "backends[1].base_url").
+type ConfigError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	envRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// secretKeys are field names that would hold a key literally.
+	secretKeys = []string{"api_key", "apikey", "api-key", "openai_api_key", "authorization", "bearer_token"}
+)
+
+// LoadConfig reads and validates a persuarena.yaml. Every error is a
+// *ConfigError naming file, line and field: YAML syntax, unknown or
+// mistyped fields, a literal API key (keys only come from api_key_env),
+// unknown engines, bad URLs, duplicate backend names, roles naming unknown
+// backends, out-of-range sampling values.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("llm config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig is LoadConfig on data already read; file names the source in
+// errors.
+func ParseConfig(file string, data []byte) (*Config, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(file, err)
+	}
+	lines := map[string]int{}
+	var secret *ConfigError
+	for _, d := range f.Docs {
+		walkYAML(d.Body, "", func(p string, key string, line int) {
+			if _, ok := lines[p]; !ok {
+				lines[p] = line
+			}
+			if secret == nil && slices.Contains(secretKeys, strings.ToLower(key)) {
+				secret = &ConfigError{file, line, p, "API keys are never stored in the config: put the key in an environment variable and name that variable with api_key_env"}
+			}
+		})
+	}
+	if secret != nil {
+		return nil, secret
+	}
+	var c Config
+	if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
+		return nil, yamlError(file, err)
+	}
+	if err := c.validate(file, lines); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// yamlError turns a goccy error into a ConfigError with its line.
+func yamlError(file string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		line := 0
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			line = tk.Position.Line
+		}
+		return &ConfigError{File: file, Line: line, Msg: ye.GetMessage()}
+	}
+	return &ConfigError{File: file, Msg: err.Error()}
+}
+
+// walkYAML calls fn for every mapping key and sequence item under n with
+// its dotted path, the key text and its line.
+func walkYAML(n ast.Node, path string, fn func(path, key string, line int)) {
+	switch n := n.(type) {
+	case nil:
+	case *ast.DocumentNode:
+		walkYAML(n.Body, path, fn)
+	case *ast.TagNode:
+		walkYAML(n.Value, path, fn)
+	case *ast.AnchorNode:
+		walkYAML(n.Value, path, fn)
+	case *ast.MappingNode:
+		for _, v := range n.Values {
+			walkYAML(v, path, fn)
+		}
+	case *ast.MappingValueNode:
+		key := ""
+		if tk := n.Key.GetToken(); tk != nil {
+			key = tk.Value
+		}
+		p := key
+		if path != "" {
+			p = path + "." + key
+		}
+		line := 0
+		if tk := n.Key.GetToken(); tk != nil && tk.Position != nil {
+			line = tk.Position.Line
+		}
+		fn(p, key, line)
+		walkYAML(n.Value, p, fn)
+	case *ast.SequenceNode:
+		for i, v := range n.Values {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if tk := v.GetToken(); tk != nil && tk.Position != nil {
+				fn(p, "", tk.Position.Line)
+			}
+			walkYAML(v, p, fn)
+		}
+	}
+}
+
+// validate checks c; lines maps field paths to lines.
+func (c *Config) validate(file string, lines map[string]int) error {
+	at := func(field, format string, a ...any) error {
+		line := 0
+		for p := field; p != ""; {
+			if l, ok := lines[p]; ok {
+				line = l
+				break
+			}
+			i := strings.LastIndexAny(p, ".[")
+			if i < 0 {
+				break
+			}
+			p = p[:i]
+		}
+		return &ConfigError{file, line, field, fmt.Sprintf(format, a...)}
+	}
+	if len(c.Backends) == 0 {
+		return at("backends", "at least one backend is required")
+	}
+	seen := map[string]int{}
+	for i, b := range c.Backends {
+		f := fmt.Sprintf("backends[%d]", i)
+		switch {
+		case b.Name == "":
+			return at(f+".name", "missing")
+		case !nameRE.MatchString(b.Name):
+			return at(f+".name", "%q: use letters, digits, '.', '_' or '-'", b.Name)
+		}
+		if j, dup := seen[b.Name]; dup {
+			return at(f+".name", "duplicate backend name %q (also backends[%d])", b.Name, j)
+		}
+		seen[b.Name] = i
+		if !b.Engine.Valid() {
+			names := make([]string, len(Engines))
+			for k, e := range Engines {
+				names[k] = string(e)
+			}
+			return at(f+".engine", "%q: want one of %s", b.Engine, strings.Join(names, ", "))
+		}
+		if err := checkURL(b.BaseURL); err != nil {
+			return at(f+".base_url", "%v", err)
+		}
+		if strings.TrimSpace(b.Model) == "" {
+			return at(f+".model", "missing (the served model name, as listed by GET /v1/models)")
+		}
+		if b.APIKeyEnv != "" && !envRE.MatchString(b.APIKeyEnv) {
+			return at(f+".api_key_env", "%q is not an environment variable name (the key itself never goes in the config)", b.APIKeyEnv)
+		}
+		switch {
+		case b.MaxInFlight < 0:
+			return at(f+".max_in_flight", "must be >= 0 (0 = default %d)", DefaultMaxInFlight)
+		case b.Timeout < 0:
+			return at(f+".timeout", "must be >= 0 (0 = default %s)", DefaultTimeout)
+		case b.MaxTopLogprobs < 0:
+			return at(f+".max_top_logprobs", "must be >= 0")
+		case b.MaxRetryWait < 0:
+			return at(f+".max_retry_wait", "must be >= 0")
+		case b.BreakerCooldown < 0:
+			return at(f+".breaker_cooldown", "must be >= 0")
+		}
+	}
+	names := make([]string, 0, len(c.Roles))
+	for k := range c.Roles {
+		names = append(names, k)
+	}
+	slices.Sort(names) // report the first error deterministically
+	for _, name := range names {
+		r := c.Roles[name]
+		f := "roles." + name
+		if !nameRE.MatchString(name) {
+			return at(f, "role name %q: use letters, digits, '.', '_' or '-'", name)
+		}
+		if r.Backend == "" {
+			return at(f+".backend", "missing")
+		}
+		if _, ok := seen[r.Backend]; !ok {
+			return at(f+".backend", "unknown backend %q", r.Backend)
+		}
+		s := r.Sampling
+		switch {
+		case s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 2):
+			return at(f+".sampling.temperature", "%g: want 0..2", *s.Temperature)
+		case s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1):
+			return at(f+".sampling.top_p", "%g: want (0, 1]", *s.TopP)
+		case s.MaxTokens < 0:
+			return at(f+".sampling.max_tokens", "%d: want > 0, or 0 for the engine default", s.MaxTokens)
+		}
+	}
+	return nil
+}
+
+// checkURL accepts absolute http(s) URLs with a host and no credentials.
+func checkURL(s string) error {
+	if s == "" {
+		return errors.New("missing (e.g. http://127.0.0.1:8000/v1)")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: want an http:// or https:// URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	if u.User != nil {
+		return fmt.Errorf("credentials in the URL are not allowed: use api_key_env")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q: no query or fragment allowed", s)
+	}
+	return nil
+}

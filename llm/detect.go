@@ -1,0 +1,303 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/persuarena/persuarena/episode"
+)
+
+// Capabilities is what a backend was found to support (Detect).
+type Capabilities struct {
+	// Models are the served model ids (GET /v1/models).
+	Models []string
+	// MaxTopLogprobs is the largest top_logprobs / logprobs the backend
+	// accepts (vLLM: probed; else the profile or Backend.MaxTopLogprobs).
+	MaxTopLogprobs int
+	// TokenIDLogprobs: candidates carry exact token ids.
+	TokenIDLogprobs bool
+	// PromptLists: /v1/completions (llama-server: /completion) accepts a
+	// list of prompts in one request.
+	PromptLists bool
+	// Tokenize: Tokenize works.
+	Tokenize bool
+	// ApplyTemplate: ApplyTemplate / RenderChat work.
+	ApplyTemplate bool
+	// CachedTokens: usage reports prompt tokens served from the prefix
+	// cache (seen in an answer).
+	CachedTokens bool
+	// ChatLogprobs: chat completions return log-probs.
+	ChatLogprobs bool
+	// CompletionLogprobs: completions return log-probs.
+	CompletionLogprobs bool
+	// StructuredOutput: response_format json_schema is honoured.
+	StructuredOutput bool
+	// Version is the engine version where it reports one (Ollama).
+	Version string
+	// Notes explain each missing capability and how to enable it.
+	Notes []string
+}
+
+// Capability names one capability for Require.
+type Capability string
+
+// The capabilities Require can check.
+const (
+	CapChatLogprobs       Capability = "chat log-probs"
+	CapCompletionLogprobs Capability = "completion log-probs"
+	CapTokenIDLogprobs    Capability = "token-id log-probs"
+	CapPromptLists        Capability = "prompt lists on /v1/completions"
+	CapTokenize           Capability = "tokenize endpoint"
+	CapApplyTemplate      Capability = "chat-template rendering"
+	CapCachedTokens       Capability = "cached-token reporting"
+	CapStructuredOutput   Capability = "structured output"
+)
+
+// Has reports whether x is present.
+func (c Capabilities) Has(x Capability) bool {
+	switch x {
+	case CapChatLogprobs:
+		return c.ChatLogprobs
+	case CapCompletionLogprobs:
+		return c.CompletionLogprobs
+	case CapTokenIDLogprobs:
+		return c.TokenIDLogprobs
+	case CapPromptLists:
+		return c.PromptLists
+	case CapTokenize:
+		return c.Tokenize
+	case CapApplyTemplate:
+		return c.ApplyTemplate
+	case CapCachedTokens:
+		return c.CachedTokens
+	case CapStructuredOutput:
+		return c.StructuredOutput
+	}
+	return false
+}
+
+// hint says how to get capability x on this engine.
+func (c *Client) hint(x Capability, caps Capabilities) string {
+	e := c.prof.Engine
+	switch x {
+	case CapCachedTokens:
+		return c.prof.CachedTokensHint
+	case CapTokenIDLogprobs:
+		if e == VLLM {
+			return "this vLLM ignores logprob_token_ids; upgrade vLLM"
+		}
+		return fmt.Sprintf("%s reports token strings only", e)
+	case CapChatLogprobs:
+		if e == Ollama {
+			return fmt.Sprintf("Ollama >= 0.12.11 is needed (found %q)", caps.Version)
+		}
+	case CapCompletionLogprobs:
+		return "use chat requests with top_logprobs on this engine"
+	case CapTokenize, CapApplyTemplate, CapPromptLists:
+		return fmt.Sprintf("the %s engine has no documented endpoint for it", e)
+	}
+	return ""
+}
+
+// Require runs Detect and returns an ErrUnsupported naming the first
+// missing capability and how to enable it.
+func (c *Client) Require(ctx context.Context, xs ...Capability) error {
+	caps, err := c.Detect(ctx)
+	if err != nil {
+		return err
+	}
+	for _, x := range xs {
+		if !caps.Has(x) {
+			return unsupported(c.b, string(x), c.hint(x, caps))
+		}
+	}
+	return nil
+}
+
+var maxAllowedRE = regexp.MustCompile(`(?i)max(?:imum)? allowed:?\s*(\d+)|<=\s*(\d+)|between 0 and (\d+)`)
+
+// Detect finds the backend's capabilities at start-up: the model list (the
+// configured model must be served), then engine probes: llama-server
+// /health; vLLM and SGLang a /tokenize call and one 1-token completion
+// with logprobs = the cap (retried with the cap a 400 names, so vLLM's
+// --max-logprobs is found) to see token-id keys and cached-token usage;
+// llama-server /tokenize, /apply-template and a 1-token /completion;
+// Ollama GET /api/version (log-probs need >= 0.12.11). Probe requests are
+// not counted in any Usage. The result is cached after the first success.
+func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
+	c.cmu.Lock()
+	if c.caps != nil {
+		caps := *c.caps
+		c.cmu.Unlock()
+		return caps, nil
+	}
+	c.cmu.Unlock()
+
+	p := c.prof
+	caps := Capabilities{
+		MaxTopLogprobs: p.MaxTopLogprobs, PromptLists: p.PromptLists,
+		ChatLogprobs: p.ChatLogprobs, CompletionLogprobs: p.CompletionLogprobs,
+		StructuredOutput: p.StructuredOutput,
+	}
+	if c.b.MaxTopLogprobs > 0 {
+		caps.MaxTopLogprobs = c.b.MaxTopLogprobs
+	}
+	if err := c.Health(ctx); err != nil {
+		return caps, fmt.Errorf("llm: backend %q not ready: %w", c.b.Name, err)
+	}
+	models, err := c.Models(ctx)
+	if err != nil {
+		return caps, fmt.Errorf("llm: backend %q: listing models: %w", c.b.Name, err)
+	}
+	caps.Models = models
+	if len(models) > 0 && !slices.Contains(models, c.b.Model) {
+		return caps, fmt.Errorf("llm: backend %q does not serve model %q (served: %s)", c.b.Name, c.b.Model, strings.Join(models, ", "))
+	}
+
+	var probeID = -1
+	if p.Tokenize {
+		ids, err := c.Tokenize(ctx, "Yes")
+		if err == nil && len(ids) > 0 {
+			caps.Tokenize = true
+			probeID = ids[0]
+		} else {
+			caps.Notes = append(caps.Notes, fmt.Sprintf("tokenize failed: %v", err))
+		}
+	}
+	switch p.Engine {
+	case VLLM, SGLang:
+		caps.ApplyTemplate = p.ApplyTemplate && caps.Tokenize
+		if err := c.probeCompletion(ctx, &caps, probeID); err != nil {
+			return caps, err
+		}
+	case LlamaCpp:
+		if _, err := c.ApplyTemplate(ctx, []Message{{Role: "user", Content: "Hi"}}, true); err == nil {
+			caps.ApplyTemplate = true
+		} else {
+			caps.Notes = append(caps.Notes, fmt.Sprintf("apply-template failed: %v", err))
+		}
+		if err := c.probeCompletion(ctx, &caps, probeID); err != nil {
+			return caps, err
+		}
+	case Ollama:
+		var v struct {
+			Version string `json:"version"`
+		}
+		err := c.call(ctx, nil, func(actx context.Context) error {
+			raw, err := c.sendNative(actx, "GET", c.nativeURL("/api/version", false), "/api/version", nil)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return fmt.Errorf("%w: /api/version: %v", ErrMalformed, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return caps, fmt.Errorf("llm: backend %q: /api/version: %w", c.b.Name, err)
+		}
+		caps.Version = v.Version
+		caps.ChatLogprobs = versionAtLeast(v.Version, 0, 12, 11)
+	case OpenAI:
+		caps.CachedTokens = true // prompt_tokens_details.cached_tokens is always present
+	}
+	if c.sawCached.Load() {
+		caps.CachedTokens = true
+	}
+	for _, x := range []Capability{CapChatLogprobs, CapTokenIDLogprobs, CapPromptLists, CapTokenize, CapApplyTemplate, CapCachedTokens} {
+		if !caps.Has(x) {
+			caps.Notes = append(caps.Notes, fmt.Sprintf("no %s: %s", x, c.hint(x, caps)))
+		}
+	}
+	c.cmu.Lock()
+	c.caps = &caps
+	c.cmu.Unlock()
+	return caps, nil
+}
+
+// probeCompletion sends one 1-token completion with logprobs at the cap
+// (vLLM/SGLang /v1/completions, llama-server /completion), lowering the cap
+// when a 400 names a smaller maximum.
+func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeID int) error {
+	k := caps.MaxTopLogprobs
+	for try := 0; try < 3; try++ {
+		r := CompletionRequest{Prompts: []string{"Hello"}, Sampling: Sampling{MaxTokens: 1}, Logprobs: k}
+		if probeID >= 0 {
+			r.TokenIDs = []int{probeID}
+			r.TokenText = map[int]string{probeID: "Yes"}
+		}
+		var u episode.Usage
+		var resp *CompletionResponse
+		var err error
+		if c.prof.Engine == LlamaCpp {
+			resp, err = c.completeLlama(ctx, &u, r, true)
+		} else {
+			resp, err = c.completeOA(ctx, &u, r, r.Prompts, true)
+		}
+		var he *HTTPError
+		if errors.As(err, &he) && he.Status == 400 {
+			if m := maxAllowedRE.FindStringSubmatch(he.Body); m != nil {
+				for _, g := range m[1:] {
+					if n, e := strconv.Atoi(g); e == nil && n > 0 && n < k {
+						k = n
+					}
+				}
+				continue
+			}
+			if k > 5 {
+				k = 5
+				continue
+			}
+		}
+		if errors.Is(err, ErrLogprobsUnavailable) {
+			caps.CompletionLogprobs = false
+			caps.Notes = append(caps.Notes, "completions returned no log-probs")
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("llm: backend %q: completion probe: %w", c.b.Name, err)
+		}
+		caps.MaxTopLogprobs = k
+		if len(resp.Choices) == 1 && len(resp.Choices[0].Top) > 0 {
+			for _, cand := range resp.Choices[0].Top[0] {
+				// vLLM must honour logprob_token_ids; llama-server reports
+				// ids with its own top-k.
+				if (probeID >= 0 && cand.ID == probeID) || (c.prof.Engine == LlamaCpp && cand.ID >= 0) {
+					caps.TokenIDLogprobs = true
+				}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("llm: backend %q: completion probe: no accepted logprobs value", c.b.Name)
+}
+
+// versionAtLeast compares a dotted version with major.minor.patch;
+// unparsable versions are false.
+func versionAtLeast(v string, major, minor, patch int) bool {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexAny(v, "-+ "); i >= 0 {
+		v = v[:i]
+	}
+	parts := strings.Split(v, ".")
+	want := []int{major, minor, patch}
+	for i := range want {
+		n := 0
+		if i < len(parts) {
+			var err error
+			if n, err = strconv.Atoi(parts[i]); err != nil {
+				return false
+			}
+		}
+		if n != want[i] {
+			return n > want[i]
+		}
+	}
+	return true
+}

@@ -1,0 +1,225 @@
+// Package llm talks to OpenAI-compatible inference engines (vLLM, SGLang,
+// llama.cpp's llama-server, Ollama and hosted OpenAI-compatible APIs) for
+// PersuArena's LLM persuadees, persuaders, judges and logit probes (issue 3,
+// SPEC §2 and §7).
+//
+// A Client wraps one Backend: it sends chat and completion requests through
+// github.com/openai/openai-go/v3 (engine-specific fields go in as extra JSON),
+// reads the engines' log-probabilities tolerantly into probe.TokenLogprob
+// candidates, counts usage, and adds the fault tolerance a long evaluation
+// needs: a per-request timeout, retries with exponential backoff and full
+// jitter on 429 / 5xx / connection errors / timeouts (honouring
+// Retry-After), a circuit breaker and a bound on requests in flight.
+// Engine-specific endpoints (/tokenize, /apply-template, llama-server's
+// /completion, /health, Ollama's /api/version) use net/http directly.
+//
+// Configuration (persuarena.yaml) is read by LoadConfig; API keys only ever
+// come from environment variables named in it, and never appear in errors,
+// logs or formatted values. docs/engines.md describes the engine profiles and
+// the server flags each engine needs.
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+)
+
+// Engine names an inference engine profile.
+type Engine string
+
+// The engine profiles (issue 3 §1).
+const (
+	VLLM     Engine = "vllm"
+	SGLang   Engine = "sglang"
+	LlamaCpp Engine = "llamacpp"
+	Ollama   Engine = "ollama"
+	OpenAI   Engine = "openai"
+)
+
+// Engines lists every profile, in documentation order.
+var Engines = []Engine{VLLM, SGLang, LlamaCpp, Ollama, OpenAI}
+
+// Valid reports whether e is one of the known profiles.
+func (e Engine) Valid() bool {
+	for _, x := range Engines {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Message is one chat message. Role is "system", "user" or "assistant".
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatRequest is one /v1/chat/completions call.
+type ChatRequest struct {
+	// Messages is the conversation, oldest first.
+	Messages []Message
+	// Sampling holds the role's sampling parameters; nil fields use the
+	// engine default, MaxTokens <= 0 omits max_tokens (never sent as <= 0,
+	// SPEC §7).
+	Sampling Sampling
+	// Logprobs asks for per-token log-probabilities.
+	Logprobs bool
+	// TopLogprobs is the number of candidates per position (0..cap); it is
+	// capped to the backend's maximum (Capabilities.MaxTopLogprobs) without
+	// error.
+	TopLogprobs int
+	// JSONSchema asks for structured output constrained by this JSON schema
+	// (sent as response_format json_schema, never vLLM's old guided_*
+	// fields); nil means free text.
+	JSONSchema json.RawMessage
+	// Thinking, when non-nil, switches the model's thinking mode:
+	// chat_template_kwargs.enable_thinking on vLLM, SGLang and llama-server,
+	// reasoning_effort "none" (false) on Ollama; ignored for OpenAI.
+	Thinking *bool
+	// ContinueFinalMessage continues the last (assistant) message instead of
+	// opening a new one: continue_final_message on vLLM and SGLang;
+	// llama-server and Ollama prefill a trailing assistant message by
+	// themselves; ErrUnsupported on OpenAI.
+	ContinueFinalMessage bool
+	// Stop lists stop strings (optional).
+	Stop []string
+}
+
+// ChatResponse is the first choice of a chat completion.
+type ChatResponse struct {
+	// Content is the assistant text; "" when the engine returned content
+	// null (e.g. a reasoning parser put everything in Reasoning, SPEC §7).
+	Content string
+	// Reasoning is the thinking text when the engine separated it
+	// (reasoning_content, or reasoning on Ollama and newer vLLM).
+	Reasoning string
+	// FinishReason is the engine's reason: "stop", "length", ...
+	FinishReason string
+	// Top holds, per generated token position, the candidates: the top
+	// log-probs plus the sampled token when it was not among them. Token
+	// ids are filled where the engine reports them (vLLM token_id: keys,
+	// llama-server ids), else -1. nil when logprobs were not requested.
+	Top [][]probe.TokenLogprob
+	// Usage counts tokens and HTTP requests actually sent, retries
+	// included (Requests >= 1).
+	Usage episode.Usage
+	// LatencyMS is the wall time of the call in milliseconds, retries and
+	// backoff included.
+	LatencyMS float64
+}
+
+// CompletionRequest is one /v1/completions call over one or several raw
+// prompts (llama-server: /completion).
+type CompletionRequest struct {
+	// Prompts are sent as one prompt list where the engine accepts lists
+	// (vLLM, SGLang, llama-server, OpenAI) and one request per prompt
+	// elsewhere (Ollama).
+	Prompts []string
+	// Sampling as for chat; MaxTokens <= 0 means the engine's completion
+	// default (16; llama-server gets n_predict 16 rather than its unbounded
+	// default).
+	Sampling Sampling
+	// Logprobs is the number of top candidates per position (0 = none);
+	// capped like ChatRequest.TopLogprobs (OpenAI completions: 5).
+	Logprobs int
+	// TokenIDs asks vLLM (logprob_token_ids) for exactly these ids'
+	// log-probs at every position, with token_id: keys so strings never
+	// collide. Other engines ignore it and return their top-k.
+	TokenIDs []int
+	// TokenText names ids for TokenIDs answers: when the engine reports a
+	// candidate by id only ("token_id:123"), Token is set from this map
+	// (left "" when absent).
+	TokenText map[int]string
+	// Stop lists stop strings (optional).
+	Stop []string
+}
+
+// CompletionChoice is the completion of one prompt.
+type CompletionChoice struct {
+	// Index is the prompt's index in CompletionRequest.Prompts.
+	Index int
+	// Text is the generated text.
+	Text string
+	// FinishReason is "stop", "length", ...
+	FinishReason string
+	// Top is as ChatResponse.Top; nil when no logprobs were requested.
+	Top [][]probe.TokenLogprob
+}
+
+// CompletionResponse holds one choice per prompt, in prompt order.
+type CompletionResponse struct {
+	Choices []CompletionChoice
+	// Usage sums all prompts; Requests counts HTTP requests sent.
+	Usage episode.Usage
+	// LatencyMS is the wall time of the call in milliseconds.
+	LatencyMS float64
+}
+
+// Errors; test with errors.Is.
+var (
+	// ErrContextLength is an HTTP 400 saying the prompt does not fit the
+	// model's context window. It is never retried, and errors.Is(err,
+	// episode.ErrTruncated) is also true so the episode ends as truncated,
+	// never as a rejection (SPEC §7).
+	ErrContextLength error = &chainedError{"llm: prompt exceeds the model's context window", episode.ErrTruncated}
+	// ErrLogprobsUnavailable means log-probs were requested but the response
+	// carried none (structured output, speculative decoding, older Ollama,
+	// proxies). Never guessed from the text (SPEC §7); not retried.
+	ErrLogprobsUnavailable = errors.New("llm: log-probs requested but absent from the response")
+	// ErrCircuitOpen means the backend's circuit breaker is open after
+	// repeated failures; no request was sent.
+	ErrCircuitOpen = errors.New("llm: circuit breaker open")
+	// ErrUnsupported means the backend lacks a capability; the message names
+	// the capability and, where one exists, the engine flag that enables it.
+	ErrUnsupported = errors.New("llm: unsupported by this backend")
+	// ErrTimeout means one attempt ran past Backend.Timeout (retried).
+	ErrTimeout = errors.New("llm: request timed out")
+	// ErrMalformed means a 2xx response could not be parsed (retried, since
+	// requests are idempotent).
+	ErrMalformed = errors.New("llm: malformed response")
+)
+
+// chainedError is a sentinel that also matches its parent under errors.Is.
+type chainedError struct {
+	msg    string
+	parent error
+}
+
+func (e *chainedError) Error() string { return e.msg }
+func (e *chainedError) Unwrap() error { return e.parent }
+
+// HTTPError is a non-2xx answer. Body is the response body, truncated to
+// 2 KiB, with the API key redacted should the server echo it; request
+// headers are never included.
+type HTTPError struct {
+	// Status is the HTTP status code.
+	Status int
+	// Body is the (redacted, truncated) response body.
+	Body string
+	// Path is the request path, e.g. "/v1/chat/completions".
+	Path string
+}
+
+func (e *HTTPError) Error() string {
+	b := strings.TrimSpace(e.Body)
+	if len(b) > 300 {
+		b = b[:300] + "..."
+	}
+	return fmt.Sprintf("llm: %s: HTTP %d: %s", e.Path, e.Status, b)
+}
+
+// unsupported builds an ErrUnsupported naming what is missing and how to
+// enable it.
+func unsupported(b Backend, what, hint string) error {
+	msg := fmt.Sprintf("%s: backend %q (%s)", what, b.Name, b.Engine)
+	if hint != "" {
+		msg += ": " + hint
+	}
+	return fmt.Errorf("%w: %s", ErrUnsupported, msg)
+}
