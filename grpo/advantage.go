@@ -221,10 +221,35 @@ type GroupStats struct {
 	MeanAbsOut, MeanAbsDense float64
 }
 
-// Analyze computes one group's advantages A_{i,t} (OutcomeAdvantages,
-// DenseAdvantages, Combine with cfg.Lambda) and its GroupStats. rOut[i] is
-// rollout i's R_out (NaN for a failed episode) and dense[i] its per-turn
-// dense rewards (NaN = missing), as in DenseAdvantages.
+// Parts is one group's advantages term by term, as AnalyzeParts returns
+// them. Rows follow the group's rollouts; Dense and A have the dense
+// rewards' shape.
+type Parts struct {
+	// Out is A_out_i (OutcomeAdvantages).
+	Out []float64
+	// Dense is A_dense_{i,t} (DenseAdvantages over the scored rollouts;
+	// all 0 for a failed rollout), unscaled by λ.
+	Dense [][]float64
+	// A is A_{i,t} = A_out_i + λ·A_dense_{i,t} (Combine).
+	A [][]float64
+	// Stats describes the group.
+	Stats GroupStats
+}
+
+// Analyze computes one group's advantages A_{i,t} and its GroupStats; it
+// is AnalyzeParts without the separate terms. rOut[i] is rollout i's
+// R_out (NaN for a failed episode) and dense[i] its per-turn dense
+// rewards (NaN = missing), as in DenseAdvantages.
+//
+// Errors: as AnalyzeParts.
+func Analyze(rOut []float64, dense [][]float64, cfg Config) ([][]float64, GroupStats, error) {
+	p, err := AnalyzeParts(rOut, dense, cfg)
+	return p.A, p.Stats, err
+}
+
+// AnalyzeParts computes one group's advantages with OutcomeAdvantages,
+// DenseAdvantages and Combine (λ = cfg.Lambda; SPEC §2, seed 000 Eq. 3)
+// and its GroupStats (seed 000 Figure 7). Arguments as in Analyze.
 //
 // Choice: a rollout with NaN R_out (failed) is left out entirely: its
 // dense rewards do not enter the group's statistics and every one of its
@@ -233,17 +258,17 @@ type GroupStats struct {
 // Errors: ErrReward (wrapped) when len(rOut) != len(dense) or a reward is
 // infinite; ErrConfig for a bad cfg.Eps, cfg.StdDDOF or cfg.Lambda
 // (negative or non-finite).
-func Analyze(rOut []float64, dense [][]float64, cfg Config) ([][]float64, GroupStats, error) {
-	var st GroupStats
+func AnalyzeParts(rOut []float64, dense [][]float64, cfg Config) (Parts, error) {
+	var p Parts
 	if len(rOut) != len(dense) {
-		return nil, st, fmt.Errorf("%w: %d outcome rewards for %d rollouts", ErrReward, len(rOut), len(dense))
+		return p, fmt.Errorf("%w: %d outcome rewards for %d rollouts", ErrReward, len(rOut), len(dense))
 	}
 	if math.IsNaN(cfg.Lambda) || math.IsInf(cfg.Lambda, 0) || cfg.Lambda < 0 {
-		return nil, st, fmt.Errorf("%w: lambda = %v, want a finite value >= 0", ErrConfig, cfg.Lambda)
+		return p, fmt.Errorf("%w: lambda = %v, want a finite value >= 0", ErrConfig, cfg.Lambda)
 	}
 	aOut, err := OutcomeAdvantages(rOut, cfg)
 	if err != nil {
-		return nil, st, err
+		return p, err
 	}
 	masked := make([][]float64, len(dense))
 	for i, row := range dense {
@@ -258,10 +283,11 @@ func Analyze(rOut []float64, dense [][]float64, cfg Config) ([][]float64, GroupS
 	}
 	aDense, err := DenseAdvantages(masked, cfg)
 	if err != nil {
-		return nil, st, err
+		return p, err
 	}
-	adv := Combine(aOut, aDense, cfg.Lambda)
+	p = Parts{Out: aOut, Dense: aDense, A: Combine(aOut, aDense, cfg.Lambda)}
 
+	st := &p.Stats
 	first := -1
 	st.Dead = true
 	turns := 0
@@ -293,7 +319,7 @@ func Analyze(rOut []float64, dense [][]float64, cfg Config) ([][]float64, GroupS
 	if st.Dead {
 		st.Separated = separated(rOut, aDense)
 	}
-	return adv, st, nil
+	return p, nil
 }
 
 // separated reports whether two scored rollouts' dense advantages differ

@@ -3,6 +3,7 @@ package grpo
 import (
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -385,5 +386,25 @@ func TestLossHand(t *testing.T) {
 	bad.ClipEps = 0
 	if _, err := Loss(batch, bad); !errors.Is(err, ErrConfig) {
 		t.Errorf("clip 0: err = %v", err)
+	}
+}
+
+func TestAnalyzePartsTerms(t *testing.T) {
+	cfg := cfgDDOF(0)
+	r := []float64{3, nan, -3}
+	dense := [][]float64{{0.1}, {5, -5}, {-0.1}}
+	p, err := AnalyzeParts(r, dense, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ao := 3 / (3 + 1e-6)
+	ad := 0.1 / (0.1 + 1e-6)
+	nearSlice(t, "Out", p.Out, []float64{ao, 0, -ao}, 1e-12)
+	nearSlice(t, "Dense0", p.Dense[0], []float64{ad}, 1e-12)
+	exactZeros(t, "Dense1 (failed)", p.Dense[1])
+	nearSlice(t, "A0", p.A[0], []float64{ao + 0.5*ad}, 1e-12)
+	adv, st, _ := Analyze(r, dense, cfg)
+	if !reflect.DeepEqual(adv, p.A) || st != p.Stats {
+		t.Fatalf("Analyze disagrees with AnalyzeParts: %v %+v", adv, st)
 	}
 }
