@@ -1,0 +1,144 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// CheckpointFormat names the file format in every checkpoint.
+const CheckpointFormat = "persuarena-planner"
+
+// CheckpointVersion is the checkpoint layout version this build writes and
+// reads.
+const CheckpointVersion = 1
+
+// Checkpoint is a planner checkpoint file: JSON with the policy (weights
+// and feature spec), the reference (initial) policy the KL term is taken
+// to, and the trainer's own state (configuration, step, optimiser state),
+// which this package stores without reading.
+type Checkpoint struct {
+	// Format is CheckpointFormat and Version CheckpointVersion.
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Policy is the trained policy.
+	Policy *Policy `json:"policy"`
+	// Reference is the initial policy (for the KL term); nil in a
+	// checkpoint written for evaluation only.
+	Reference *Policy `json:"reference,omitempty"`
+	// Training is package train's state, opaque here.
+	Training json.RawMessage `json:"training,omitempty"`
+}
+
+// Save writes c to path atomically: it writes a temporary file in the same
+// directory, syncs it and renames it over path, so a crash leaves either
+// the old file or the new one. Format and Version are filled in. Errors:
+// an invalid policy (nothing is written) or a file-system error.
+func Save(path string, c *Checkpoint) error {
+	if c.Policy == nil {
+		return fmt.Errorf("planner: save %s: no policy", path)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("planner: save %s: policy: %w", path, err)
+	}
+	if c.Reference != nil {
+		if err := c.Reference.Validate(); err != nil {
+			return fmt.Errorf("planner: save %s: reference: %w", path, err)
+		}
+	}
+	c.Format, c.Version = CheckpointFormat, CheckpointVersion
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
+	return writeAtomic(path, append(data, '\n'))
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
+	return nil
+}
+
+// ErrCheckpoint is wrapped by Load's errors about the file's content.
+var ErrCheckpoint = errors.New("invalid planner checkpoint")
+
+// Load reads and checks a checkpoint. Errors name the file and the field
+// (wrapping ErrCheckpoint): not JSON, unknown fields, another format or
+// version, a missing policy, wrong matrix sizes, non-finite weights; a
+// JSON syntax error also gives its line.
+func Load(path string) (*Checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("planner: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Checkpoint
+	if err := dec.Decode(&c); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s:%d: %w: %v", path, 1+bytes.Count(data[:se.Offset], []byte("\n")), ErrCheckpoint, err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%s: %w: field %s: %v", path, ErrCheckpoint, te.Field, err)
+		}
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrCheckpoint, err)
+	}
+	switch {
+	case c.Format != CheckpointFormat:
+		return nil, fmt.Errorf("%s: %w: format %q, want %q", path, ErrCheckpoint, c.Format, CheckpointFormat)
+	case c.Version != CheckpointVersion:
+		return nil, fmt.Errorf("%s: %w: version %d, this build reads %d", path, ErrCheckpoint, c.Version, CheckpointVersion)
+	case c.Policy == nil:
+		return nil, fmt.Errorf("%s: %w: no policy", path, ErrCheckpoint)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w: policy: %v", path, ErrCheckpoint, err)
+	}
+	if c.Reference != nil {
+		if err := c.Reference.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w: reference: %v", path, ErrCheckpoint, err)
+		}
+		if c.Reference.Spec != c.Policy.Spec || c.Reference.Hidden != c.Policy.Hidden {
+			return nil, fmt.Errorf("%s: %w: reference has another shape than the policy", path, ErrCheckpoint)
+		}
+	}
+	return &c, nil
+}
+
+// LoadPlanner loads the checkpoint at path and returns a sampling planner
+// named "planner:" + path (how persuarena eval names it), with opts
+// applied after the name.
+func LoadPlanner(path string, opts ...Option) (*Planner, error) {
+	c, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(c.Policy, append([]Option{WithName("planner:" + path)}, opts...)...)
+}
