@@ -1,0 +1,567 @@
+package llmagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// ProbePath is how a persuadee's probes reach the engine (SPEC §2, §7).
+type ProbePath string
+
+// The probe paths.
+const (
+	// ProbeAuto picks ProbeCompletions on vLLM and SGLang when the engine
+	// takes prompt lists and renders chat templates, else ProbeChat.
+	ProbeAuto ProbePath = ""
+	// ProbeCompletions sends all K probe forks, rendered with the engine's
+	// chat template, in one /v1/completions request, reading the exact
+	// Yes/No token ids' log-probs where the engine offers them (vLLM
+	// logprob_token_ids), else the top log-probs.
+	ProbeCompletions ProbePath = "completions"
+	// ProbeChat sends K concurrent one-token chat requests with top
+	// log-probs.
+	ProbeChat ProbePath = "chat"
+)
+
+// DefaultMinAnswerMass is the least pooled P(Yes) + P(No) at the first
+// answer position for a probe to be readable.
+//
+// Choice: 0.01. Exact token-id log-probs report arbitrarily small masses
+// (a thinking model about to open "<think>", a reply starting with
+// markdown); a ratio of two near-zero masses is not an answer, so such a
+// probe is unreadable (missing), as SPEC §7 asks when neither answer
+// carries mass. Top-20 read-outs rarely see masses this small anyway.
+const DefaultMinAnswerMass = 0.01
+
+// PersuadeeOptions configures an LLM persuadee.
+type PersuadeeOptions struct {
+	// Structured selects the decision protocol: nil uses JSON structured
+	// output when the engine supports it (Capabilities.StructuredOutput)
+	// and the tagged final line otherwise; a non-nil value forces one.
+	Structured *bool
+	// Judge, when set, reads each reply's decision instead of a protocol:
+	// the persuadee is then not asked for a decision (issue 3 §5, the
+	// terminal-state check). Its usage is added to the reply's usage.
+	Judge *Judge
+	// ProbePath forces a probe path; ProbeAuto picks one.
+	ProbePath ProbePath
+	// MinAnswerMass overrides DefaultMinAnswerMass (0 = default, < 0 =
+	// no minimum).
+	MinAnswerMass float64
+}
+
+// Persuadee is an LLM persuadee (issue 3 §3-4): an episode.Persuadee whose
+// sessions reply through an OpenAI-compatible engine and are probed in
+// discarded forks of their context (episode.Prober). It is safe for
+// concurrent use; the engine's capabilities, chat-template skeleton and
+// Yes/No token ids are looked up once and shared.
+type Persuadee struct {
+	name string
+	eng  engine
+	role llm.Role
+	opts PersuadeeOptions
+
+	mu    sync.Mutex
+	ready bool
+	caps  llm.Capabilities
+	path  ProbePath
+	skel  *skeleton      // nil: render each fork with ApplyTemplate
+	ids   map[int]string // Yes/No variant token id -> "Yes" / "No"
+	idLst []int
+
+	replies, violations, repairs atomic.Int64
+}
+
+// NewPersuadee returns an LLM persuadee named name (e.g. "llm:qwen")
+// replying through c with role's sampling and thinking settings.
+func NewPersuadee(name string, c *llm.Client, role llm.Role, opts PersuadeeOptions) *Persuadee {
+	return newPersuadee(name, c, role, opts)
+}
+
+func newPersuadee(name string, e engine, role llm.Role, opts PersuadeeOptions) *Persuadee {
+	return &Persuadee{name: name, eng: e, role: role, opts: opts}
+}
+
+// Name implements episode.Persuadee.
+func (p *Persuadee) Name() string { return p.name }
+
+// Stats are a persuadee's running protocol counts, over all its sessions.
+type Stats struct {
+	// Replies is the number of replies produced.
+	Replies int64 `json:"replies"`
+	// Repairs is the number of replies without a readable decision that
+	// were sent one repair request.
+	Repairs int64 `json:"repairs"`
+	// Violations is the number of replies that still had no readable
+	// decision after the repair: protocol violations, treated as continue
+	// (never acceptance), SPEC §7.
+	Violations int64 `json:"violations"`
+}
+
+// Stats returns the protocol counts so far.
+func (p *Persuadee) Stats() Stats {
+	return Stats{Replies: p.replies.Load(), Repairs: p.repairs.Load(), Violations: p.violations.Load()}
+}
+
+// Probe path in use (after the first Start); ProbeAuto before.
+func (p *Persuadee) Path() ProbePath {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.path
+}
+
+// setup detects capabilities and prepares the probe path once; a failure
+// is not cached, so the next Start tries again.
+func (p *Persuadee) setup(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ready {
+		return nil
+	}
+	caps, err := p.eng.Detect(ctx)
+	if err != nil {
+		return err
+	}
+	eng := p.eng.Backend().Engine
+	path := p.opts.ProbePath
+	if path == ProbeAuto {
+		path = ProbeChat
+		if (eng == llm.VLLM || eng == llm.SGLang || eng == llm.LlamaCpp) && caps.PromptLists && caps.ApplyTemplate && caps.CompletionLogprobs {
+			path = ProbeCompletions
+		}
+	}
+	var skel *skeleton
+	var ids map[int]string
+	var idLst []int
+	if path == ProbeCompletions {
+		if !caps.ApplyTemplate {
+			return fmt.Errorf("%w: probes on /v1/completions need the engine's chat template (apply-template endpoint); use the chat probe path", llm.ErrUnsupported)
+		}
+		skel, err = learnSkeleton(ctx, p.eng)
+		if err != nil && ctx.Err() != nil {
+			return err
+		}
+		// A template the skeleton cannot reproduce is rendered per fork.
+		if caps.TokenIDLogprobs && caps.Tokenize {
+			ids, idLst, err = yesNoIDs(ctx, p.eng)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	p.caps, p.path, p.skel, p.ids, p.idLst, p.ready = caps, path, skel, ids, idLst, true
+	return nil
+}
+
+// yesNoVariants are the answer spellings whose single-token ids are read
+// exactly (SPEC §7: variants are pooled).
+var yesNoVariants = []string{"Yes", " Yes", "yes", " yes", "YES", " YES", "No", " No", "no", " no", "NO", " NO"}
+
+// yesNoIDs looks up the token id of every single-token Yes/No variant.
+func yesNoIDs(ctx context.Context, e engine) (map[int]string, []int, error) {
+	ids := map[int]string{}
+	var lst []int
+	for _, v := range yesNoVariants {
+		toks, err := e.Tokenize(ctx, v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tokenize %q: %w", v, err)
+		}
+		if len(toks) != 1 {
+			continue // multi-token spellings cannot be a first-token answer
+		}
+		word := "Yes"
+		if strings.EqualFold(strings.TrimSpace(v), "no") {
+			word = "No"
+		}
+		if _, dup := ids[toks[0]]; !dup {
+			ids[toks[0]] = word
+			lst = append(lst, toks[0])
+		}
+	}
+	if len(lst) == 0 {
+		return nil, nil, nil // fall back to top log-probs
+	}
+	return ids, lst, nil
+}
+
+// replySchema is the structured-output schema of a reply.
+var replySchema = json.RawMessage(`{"type":"object","properties":{"reply":{"type":"string"},"decision":{"type":"string","enum":["continue","accept","conditional","reject"]}},"required":["reply","decision"],"additionalProperties":false}`)
+
+// decisionSchema is the structured-output schema of a repair answer.
+var decisionSchema = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","enum":["continue","accept","conditional","reject"]}},"required":["decision"],"additionalProperties":false}`)
+
+// Start implements episode.Persuadee: it renders sc's system prompt
+// (public setting, role, hidden profile) for a new session. Errors: the
+// engine's capability detection failed or a needed capability is absent.
+func (p *Persuadee) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	if err := p.setup(ctx); err != nil {
+		return nil, fmt.Errorf("llm persuadee %s: %w", p.name, err)
+	}
+	structured := p.caps.StructuredOutput
+	if p.opts.Structured != nil {
+		structured = *p.opts.Structured
+	}
+	protocol := p.opts.Judge == nil
+	s := &session{p: p, sc: sc, seed: seed, structured: structured && protocol, protocol: protocol}
+	s.sys = persuadeeSystem(sc, s.structured, protocol)
+	return s, nil
+}
+
+// session is one LLM persuadee episode. hist holds the persuadee's own
+// replies in protocol form (visible text plus its decision), which is what
+// its context shows, while the transcript holds only the visible text.
+type session struct {
+	p          *Persuadee
+	sc         *scenario.Scenario
+	seed       uint64
+	sys        string
+	structured bool
+	protocol   bool
+	hist       []string
+	n          int // requests made, for per-request seeds
+	probeUsage episode.Usage
+	violations int
+}
+
+// Violations returns the session's protocol violations so far.
+func (s *session) Violations() int { return s.violations }
+
+// TakeProbeUsage returns the engine usage of the probe read-outs since the
+// last call and resets it (episode.Run records it per turn).
+func (s *session) TakeProbeUsage() episode.Usage {
+	u := s.probeUsage
+	s.probeUsage = episode.Usage{}
+	return u
+}
+
+// messages is the persuadee's context for transcript: its system prompt,
+// the persuader's utterances as user turns and its own replies (in
+// protocol form) as assistant turns. Contents are trimmed so that chat
+// templates that trim render the same text as the skeleton.
+func (s *session) messages(transcript []episode.Message, extra int) []llm.Message {
+	msgs := make([]llm.Message, 0, len(transcript)+1+extra)
+	msgs = append(msgs, llm.Message{Role: "system", Content: strings.TrimSpace(s.sys)})
+	k := 0
+	for _, m := range transcript {
+		if m.Speaker == episode.PersuaderSpeaker {
+			msgs = append(msgs, llm.Message{Role: "user", Content: strings.TrimSpace(m.Text)})
+			continue
+		}
+		txt := m.Text
+		if k < len(s.hist) {
+			txt = s.hist[k]
+		}
+		k++
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: strings.TrimSpace(txt)})
+	}
+	return msgs
+}
+
+func (s *session) sampling() llm.Sampling {
+	sp := s.p.role.Sampling
+	if sp.Seed == nil {
+		sp.Seed = requestSeed(s.seed, s.n)
+	}
+	s.n++
+	return sp
+}
+
+// wrap adds scenario and turn to an engine error; context-length errors
+// stay errors.Is(err, episode.ErrTruncated) (SPEC §7).
+func (s *session) wrap(what string, turn int, err error) error {
+	return fmt.Errorf("llm persuadee %s: scenario %s turn %d %s: %w", s.p.name, s.sc.ID, turn, what, err)
+}
+
+func persuaderTurns(transcript []episode.Message) int {
+	n := 0
+	for _, m := range transcript {
+		if m.Speaker == episode.PersuaderSpeaker {
+			n++
+		}
+	}
+	return n
+}
+
+// Reply implements episode.PersuadeeSession (issue 3 §3). The reply comes
+// from one chat request with the role's sampling (structured output when
+// the session uses it). Its decision is parsed with decision.Parse; a reply
+// without a readable decision gets one repair request (a fresh reply when
+// the visible text is empty, e.g. cut off while thinking; else a request
+// for the decision alone), and if that fails too the reply counts as a
+// protocol violation and its decision is Continue, never acceptance. The
+// returned Text is decision.StripDecision of the reply: no decision line,
+// no reasoning. Usage sums every request made.
+//
+// Errors: the engine's (wrapped with scenario and turn); a context-length
+// error wraps episode.ErrTruncated so the episode ends truncated.
+func (s *session) Reply(ctx context.Context, transcript []episode.Message) (episode.Reply, error) {
+	turn := persuaderTurns(transcript)
+	if len(transcript) == 0 || transcript[len(transcript)-1].Speaker != episode.PersuaderSpeaker {
+		return episode.Reply{}, fmt.Errorf("llm persuadee %s: scenario %s: transcript must end with a persuader message", s.p.name, s.sc.ID)
+	}
+	msgs := s.messages(transcript, 2)
+	req := llm.ChatRequest{Messages: msgs, Sampling: s.sampling(), Thinking: s.p.role.Thinking}
+	if s.structured {
+		req.JSONSchema = replySchema
+	}
+	resp, err := s.p.eng.Chat(ctx, req)
+	if err != nil {
+		return episode.Reply{}, s.wrap("reply", turn, err)
+	}
+	usage := resp.Usage
+	raw := resp.Content
+	visible := decision.StripDecision(raw)
+	d, ok := decision.Continue, true
+	if s.protocol {
+		d, ok = decision.Parse(raw)
+	}
+	if !ok {
+		s.p.repairs.Add(1)
+		if visible == "" {
+			// Nothing visible (cut off while thinking, content null): ask
+			// for the whole reply again.
+			req.Sampling = s.sampling()
+			resp, err = s.p.eng.Chat(ctx, req)
+			if err != nil {
+				return episode.Reply{}, s.wrap("reply (repair)", turn, err)
+			}
+			usage = usage.Add(resp.Usage)
+			visible = decision.StripDecision(resp.Content)
+			d, ok = decision.Parse(resp.Content)
+		} else {
+			rep := llm.ChatRequest{
+				Messages: append(msgs, llm.Message{Role: "assistant", Content: visible},
+					llm.Message{Role: "user", Content: repairPrompt(s.structured)}),
+				Sampling: s.sampling(), Thinking: ptr(false),
+			}
+			rep.Sampling.MaxTokens = 64 // Choice: one short line
+			if s.structured {
+				rep.JSONSchema = decisionSchema
+			}
+			resp, err = s.p.eng.Chat(ctx, rep)
+			if err != nil {
+				return episode.Reply{}, s.wrap("decision (repair)", turn, err)
+			}
+			usage = usage.Add(resp.Usage)
+			d, ok = decision.Parse(resp.Content)
+			if bare := strings.TrimSpace(stripThink(resp.Content)); !ok && !s.structured && len(strings.Fields(bare)) <= 2 {
+				// A bare value ("accept", "**reject**") answers the repair
+				// question too; a sentence does not.
+				d, ok = decision.Parse("DECISION: " + bare)
+			}
+		}
+		if !ok {
+			d = decision.Continue
+			s.violations++
+			s.p.violations.Add(1)
+		}
+	}
+	if !s.protocol {
+		j, u, err := s.p.opts.Judge.terminal(ctx, append(transcript[:len(transcript):len(transcript)],
+			episode.Message{Speaker: episode.PersuadeeSpeaker, Text: visible}))
+		usage = usage.Add(u)
+		if err != nil {
+			return episode.Reply{}, s.wrap("judge", turn, err)
+		}
+		d = j
+	}
+	s.p.replies.Add(1)
+	s.hist = append(s.hist, s.canonical(visible, d))
+	return episode.Reply{Text: visible, Decision: d, Usage: usage}, nil
+}
+
+// canonical is a reply as the persuadee's own context keeps it: the
+// visible text with its decision in the session's protocol form.
+//
+// Choice: the context holds the normalised form rather than the raw
+// output (markdown around the tag, reasoning), so every later request and
+// probe fork shares one exact prefix, and a repaired or violating reply
+// shows the decision that was actually applied.
+func (s *session) canonical(visible string, d decision.Decision) string {
+	switch {
+	case !s.protocol:
+		return visible
+	case s.structured:
+		b, _ := json.Marshal(struct {
+			Reply    string `json:"reply"`
+			Decision string `json:"decision"`
+		}{visible, string(d)})
+		return string(b)
+	}
+	if visible == "" {
+		return "DECISION: " + string(d)
+	}
+	return visible + "\nDECISION: " + string(d)
+}
+
+// probeSampling is the raw-distribution sampling of a probe request (SPEC
+// §7): temperature 1, top_p 1, top_k and min_p off, one token, no
+// post-sampling probabilities.
+func probeSampling(e llm.Engine, completions bool) llm.Sampling {
+	sp := llm.Sampling{Temperature: ptr(1.0), TopP: ptr(1.0), MaxTokens: 1}
+	switch e {
+	case llm.VLLM, llm.SGLang:
+		sp.Extra = map[string]any{"top_k": -1, "min_p": 0}
+		if completions && e == llm.VLLM {
+			// The rendered template already holds any BOS text.
+			sp.Extra["add_special_tokens"] = false
+		}
+	case llm.LlamaCpp:
+		sp.Extra = map[string]any{"top_k": 0, "min_p": 0, "post_sampling_probs": false}
+	}
+	return sp
+}
+
+// Probe implements episode.Prober (SPEC §2, §7): each probe question is
+// asked as a user turn appended to a discarded fork of the persuadee's
+// context (transcript; empty at t = 0), and the first answer token's
+// log-probs are returned, one Answer per probe in basis order. On
+// ProbeCompletions all forks go in one /v1/completions request; on
+// ProbeChat, K concurrent chat requests. Thinking is always off for
+// probes. An answer whose pooled Yes + No mass is below the minimum is
+// returned empty (unreadable, missing).
+//
+// Errors: llm.ErrLogprobsUnavailable (wrapped) when a response carries no
+// log-probs at all; engine errors wrapped with scenario and turn.
+func (s *session) Probe(ctx context.Context, transcript []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	turn := persuaderTurns(transcript)
+	msgs := s.messages(transcript, 1)
+	var ans []probe.Answer
+	var err error
+	if s.p.path == ProbeCompletions {
+		ans, err = s.probeCompletions(ctx, msgs, basis)
+	} else {
+		ans, err = s.probeChat(ctx, msgs, basis)
+	}
+	if err != nil {
+		return nil, s.wrap("probe", turn, err)
+	}
+	min := s.p.opts.MinAnswerMass
+	if min == 0 {
+		min = DefaultMinAnswerMass
+	}
+	for k := range ans {
+		if y, n := probe.Pool(ans[k]); y+n < min {
+			ans[k] = probe.Answer{Top: []probe.TokenLogprob{}}
+		}
+	}
+	return ans, nil
+}
+
+func (s *session) probeChat(ctx context.Context, msgs []llm.Message, basis probe.Basis) ([]probe.Answer, error) {
+	eng := s.p.eng.Backend().Engine
+	top := s.p.caps.MaxTopLogprobs
+	if top <= 0 {
+		top = 20
+	}
+	ans := make([]probe.Answer, len(basis))
+	usages := make([]episode.Usage, len(basis))
+	errs := make([]error, len(basis))
+	var wg sync.WaitGroup
+	for k, pr := range basis {
+		fork := append(msgs[:len(msgs):len(msgs)], llm.Message{Role: "user", Content: probePrompt(pr.Question)})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := s.p.eng.Chat(ctx, llm.ChatRequest{Messages: fork, Sampling: probeSampling(eng, false),
+				Logprobs: true, TopLogprobs: top, Thinking: ptr(false)})
+			if err != nil {
+				errs[k], usages[k] = err, llm.UsageOf(err)
+				return
+			}
+			usages[k] = resp.Usage
+			if len(resp.Top) == 0 {
+				errs[k] = llm.ErrLogprobsUnavailable
+				return
+			}
+			ans[k] = probe.Answer{Top: resp.Top[0]}
+		}()
+	}
+	wg.Wait()
+	for _, u := range usages {
+		s.probeUsage = s.probeUsage.Add(u)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ans, nil
+}
+
+func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basis probe.Basis) ([]probe.Answer, error) {
+	p := s.p
+	var prefix, suffix string
+	if p.skel != nil {
+		prefix, suffix = p.skel.fork(msgs)
+	} else {
+		var err error
+		if prefix, suffix, err = renderFork(ctx, p.eng, msgs); err != nil {
+			return nil, err
+		}
+	}
+	prompts := make([]string, len(basis))
+	for k, pr := range basis {
+		prompts[k] = prefix + probePrompt(pr.Question) + suffix
+	}
+	top := p.caps.MaxTopLogprobs
+	if top <= 0 {
+		top = 20
+	}
+	req := llm.CompletionRequest{Prompts: prompts, Sampling: probeSampling(p.eng.Backend().Engine, true), Logprobs: top}
+	if len(p.idLst) > 0 {
+		req.TokenIDs = p.idLst
+		req.TokenText = p.ids
+	}
+	resp, err := p.eng.Complete(ctx, req)
+	if err != nil {
+		s.probeUsage = s.probeUsage.Add(llm.UsageOf(err))
+		return nil, err
+	}
+	s.probeUsage = s.probeUsage.Add(resp.Usage)
+	if len(resp.Choices) != len(prompts) {
+		return nil, fmt.Errorf("%w: %d completion choices for %d probe prompts", llm.ErrMalformed, len(resp.Choices), len(prompts))
+	}
+	ans := make([]probe.Answer, len(basis))
+	for _, c := range resp.Choices {
+		if c.Index < 0 || c.Index >= len(ans) {
+			return nil, fmt.Errorf("%w: completion choice index %d", llm.ErrMalformed, c.Index)
+		}
+		if len(c.Top) == 0 {
+			return nil, llm.ErrLogprobsUnavailable
+		}
+		ans[c.Index] = probe.Answer{Top: p.exact(c.Top[0])}
+	}
+	return ans, nil
+}
+
+// exact keeps only the Yes/No token ids' entries (relabelled "Yes"/"No")
+// when the engine answered by id, so a variant reported both in the top-k
+// (by string) and by id is counted once; otherwise the top-k is returned
+// as is, for probe.Pool to pool by spelling.
+func (p *Persuadee) exact(top []probe.TokenLogprob) []probe.TokenLogprob {
+	if len(p.ids) == 0 {
+		return top
+	}
+	var out []probe.TokenLogprob
+	for _, c := range top {
+		if w, ok := p.ids[c.ID]; ok {
+			c.Token = w
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return top // the engine ignored the ids
+	}
+	return out
+}
