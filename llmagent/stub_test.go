@@ -31,10 +31,10 @@ type stub struct {
 	// template overrides the chat template (nil: fakeengine.Template).
 	template func(msgs []llm.Message, gen bool, thinking *bool) string
 
-	mu                                 sync.Mutex
+	mu                                sync.Mutex
 	chats, completes, renders, tokens int
-	chatReqs                           []llm.ChatRequest
-	compReqs                           []llm.CompletionRequest
+	chatReqs                          []llm.ChatRequest
+	compReqs                          []llm.CompletionRequest
 }
 
 func vllmStub() *stub {
@@ -179,7 +179,7 @@ func testScenario() *scenario.Scenario {
 		Hidden: scenario.HiddenProfile{
 			Persona: "A shy accountant " + marker, Motivation: "Wants more energy " + marker,
 			Resistance: scenario.AutonomyResistance, InitialStance: -0.4,
-			Concerns: []scenario.Concern{{ID: "time", Description: "I have no time " + marker, Keywords: []string{"time"}}},
+			Concerns:    []scenario.Concern{{ID: "time", Description: "I have no time " + marker, Keywords: []string{"time"}}},
 			Constraints: []string{"Evenings only " + marker},
 		},
 	}
