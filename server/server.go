@@ -1,0 +1,464 @@
+// Package server exposes PersuArena's persuadees as an OpenEnv-compatible
+// environment server (meta-pytorch/OpenEnv, openenv.core.env_server), so
+// that external trainers (TRL, verl) can train LLM persuaders against them
+// (issue 4 part 6; SPEC §1-2).
+//
+// The client is the persuader: each step's action is one persuader
+// utterance; the observation is the persuadee's visible reply, the turn,
+// the decision and the public scenario; the reward is the dense probe
+// reward r_t = B_t - B_{t-1}, the terminal outcome reward R_out, or both.
+// The hidden profile never leaves the server. Env mirrors episode.Run
+// turn by turn; Server puts it behind OpenEnv's endpoints: GET /health,
+// /metadata, /schema, /state, POST /reset, /step, and the stateful
+// WebSocket channel /ws. docs/server.md describes the protocol mapping.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxSessions is the default limit on concurrent sessions.
+	DefaultMaxSessions = 64
+	// DefaultIdleTimeout closes sessions without a message for this long.
+	DefaultIdleTimeout = 10 * time.Minute
+)
+
+// Config configures a Server. Zero fields take the defaults given.
+type Config struct {
+	// Env configures the environments (persuadee, scenarios, rewards).
+	Env EnvConfig
+	// MaxSessions bounds the sessions held at once: open WebSocket
+	// connections plus unfinished HTTP episodes; 0 means
+	// DefaultMaxSessions. One more gets CAPACITY_REACHED.
+	MaxSessions int
+	// IdleTimeout closes a WebSocket session (SESSION_ERROR, then close
+	// code 1008) and forgets an HTTP episode after this long without a
+	// request; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Version is reported by /metadata.
+	Version string
+	// Logger receives session events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server serves one Factory's environments over HTTP and WebSocket. Create
+// it with New; it is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	f       *Factory
+	log     *slog.Logger
+	frame   int64 // WebSocket frame / HTTP body limit in bytes
+	now     func() time.Time
+	baseCtx context.Context
+	cancel  context.CancelFunc
+
+	mu     sync.Mutex
+	ws     map[*wsSession]struct{}
+	http   map[string]*httpEpisode
+	closed bool
+	wg     sync.WaitGroup // WebSocket handlers
+}
+
+// httpEpisode is an episode created by POST /reset.
+type httpEpisode struct {
+	mu   sync.Mutex // serialises steps of one episode
+	env  *Env
+	last time.Time // guarded by Server.mu
+	done bool      // guarded by Server.mu; finished episodes free their slot
+}
+
+// New validates cfg and returns a Server. Errors are those of NewFactory
+// and a negative MaxSessions or IdleTimeout.
+func New(cfg Config) (*Server, error) {
+	f, err := NewFactory(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 {
+		return nil, fmt.Errorf("server: negative max sessions %d or idle timeout %v", cfg.MaxSessions, cfg.IdleTimeout)
+	}
+	if cfg.MaxSessions == 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	cfg.Env = f.Config()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg: cfg, f: f, log: lg, now: time.Now, baseCtx: ctx, cancel: cancel,
+		// Escaping can grow a message up to 6x (\u00XX); the rest is room
+		// for the envelope and reset options.
+		frame: int64(6*f.cfg.MaxMessageBytes + 4096),
+		ws:    map[*wsSession]struct{}{}, http: map[string]*httpEpisode{},
+	}, nil
+}
+
+// Factory returns the server's environment factory.
+func (s *Server) Factory() *Factory { return s.f }
+
+// Handler returns the HTTP handler with every endpoint.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", s.handleHealth)
+	mux.HandleFunc("GET /metadata", s.handleMetadata)
+	mux.HandleFunc("GET /schema", s.handleSchema)
+	mux.HandleFunc("POST /reset", s.handleReset)
+	mux.HandleFunc("POST /step", s.handleStep)
+	mux.HandleFunc("GET /state", s.handleState)
+	mux.HandleFunc("GET /ws", s.handleWS)
+	return mux
+}
+
+// Serve serves on ln until ctx is cancelled, then shuts down gracefully:
+// it stops accepting, closes every WebSocket session with close code 1001
+// (going away), lets in-flight HTTP requests finish (up to 10 s) and
+// returns nil. Other errors are the listener's.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return s.baseCtx }}
+	hs.RegisterOnShutdown(s.Close)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	s.wait(sctx)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// Close ends every WebSocket session (close code 1001) and refuses new
+// ones; running steps see a cancelled context. It does not wait.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	sessions := make([]*wsSession, 0, len(s.ws))
+	for ws := range s.ws {
+		sessions = append(sessions, ws)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	for _, ws := range sessions {
+		go ws.conn.Close(websocket.StatusGoingAway, "server shutting down")
+	}
+}
+
+// wait waits for the WebSocket handlers to return, or for ctx.
+func (s *Server) wait(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// activeLocked counts the held session slots; s.mu must be held. It first
+// forgets HTTP episodes idle for longer than IdleTimeout.
+func (s *Server) activeLocked() int {
+	now := s.now()
+	n := len(s.ws)
+	for id, ep := range s.http {
+		if now.Sub(ep.last) > s.cfg.IdleTimeout {
+			delete(s.http, id)
+			continue
+		}
+		if !ep.done {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) capacityError(active int) *Error {
+	return errf(CapacityReached, "server at capacity: %d of %d sessions in use; retry later", active, s.cfg.MaxSessions)
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// writeError answers with {"detail": message, "code": CODE}, FastAPI's
+// error body plus the OpenEnv code.
+func writeError(w http.ResponseWriter, err error) {
+	e := asError(err)
+	writeJSON(w, e.HTTPStatus(), map[string]string{"detail": e.Message, "code": string(e.Code)})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "healthy"})
+}
+
+// SetInfo describes one scenario set in /metadata.
+type SetInfo struct {
+	Name string `json:"name"`
+	// Splits counts the set's scenarios per split.
+	Splits map[string]int `json:"splits"`
+}
+
+// Limits are the server's limits, reported by /metadata.
+type Limits struct {
+	MaxSessions     int     `json:"max_sessions"`
+	IdleTimeoutS    float64 `json:"idle_timeout_s"`
+	MaxMessageBytes int     `json:"max_message_bytes"`
+	// MaxFrameBytes bounds a WebSocket frame or HTTP body; bigger frames
+	// close the connection with code 1009 (HTTP: 413).
+	MaxFrameBytes int64 `json:"max_frame_bytes"`
+	Tmax          int   `json:"tmax"`
+}
+
+// Metadata is the body of GET /metadata: OpenEnv's EnvironmentMetadata
+// fields (name, description, version, documentation_url) plus what a
+// trainer needs to drive the environment.
+type MetadataInfo struct {
+	Name             string       `json:"name"`
+	Description      string       `json:"description"`
+	Version          string       `json:"version"`
+	DocumentationURL string       `json:"documentation_url"`
+	Action           string       `json:"action"`
+	Observation      string       `json:"observation"`
+	State            string       `json:"state"`
+	Persuadee        string       `json:"persuadee"`
+	Sets             []SetInfo    `json:"scenario_sets"`
+	DefaultSplit     string       `json:"default_split"`
+	RewardModes      []RewardMode `json:"reward_modes"`
+	Reward           RewardMode   `json:"reward"`
+	Probes           []string     `json:"probes"`
+	Goal             any          `json:"goal_rewards"`
+	StrategyWeight   float64      `json:"strategy_weight"`
+	Judge            bool         `json:"judge"`
+	Limits           Limits       `json:"limits"`
+}
+
+// Info returns the /metadata body.
+func (s *Server) Info() MetadataInfo {
+	c := s.f.cfg
+	m := MetadataInfo{
+		Name: "persuarena",
+		Description: "Multi-turn persuasion against a persuadee with a hidden profile (PersuArena, seed 000). " +
+			"The client is the persuader: each action is one utterance; the observation is the persuadee's visible reply " +
+			"and decision; the reward is the change of the persuadee's probed belief (dense), the terminal outcome reward, or both.",
+		Version:          s.cfg.Version,
+		DocumentationURL: "https://github.com/persuarena/persuarena/blob/main/docs/server.md",
+		Action:           "PersuArenaAction", Observation: "PersuArenaObservation", State: "PersuArenaState",
+		Persuadee:    c.Persuadee.Name(),
+		DefaultSplit: splitName(c.Split),
+		RewardModes:  RewardModes, Reward: c.Reward,
+		Goal: c.Goal, StrategyWeight: s.f.w, Judge: c.Judge != nil,
+		Limits: Limits{MaxSessions: s.cfg.MaxSessions, IdleTimeoutS: s.cfg.IdleTimeout.Seconds(),
+			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, Tmax: c.Tmax},
+	}
+	for _, p := range c.Basis {
+		m.Probes = append(m.Probes, p.ID)
+	}
+	for _, set := range c.Sets {
+		si := SetInfo{Name: set.Name, Splits: map[string]int{}}
+		for _, sp := range scenario.Splits {
+			si.Splits[string(sp)] = s.f.Count(set.Name, sp)
+		}
+		m.Sets = append(m.Sets, si)
+	}
+	return m
+}
+
+func (s *Server) handleMetadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Info())
+}
+
+func (s *Server) handleSchema(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(SchemaJSON())
+}
+
+// readBody reads a request body up to the frame limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.frame))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, &Error{Code: ValidationError, Message: fmt.Sprintf("request body over %d bytes", s.frame), Status: http.StatusRequestEntityTooLarge}
+		}
+		return nil, errf(ValidationError, "reading request body: %v", err)
+	}
+	return body, nil
+}
+
+// handleReset is POST /reset: it creates an episode held by the server
+// under its episode_id (see docs/server.md for how this differs from
+// OpenEnv's stateless HTTP mode).
+func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opts, err := DecodeResetOptions(body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if opts.EpisodeID == "" {
+		opts.EpisodeID = "ep-" + rand.Text()
+	}
+	ep := &httpEpisode{env: s.f.NewEnv()}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, errf(SessionError, "server is shutting down"))
+		return
+	}
+	if n := s.activeLocked(); n >= s.cfg.MaxSessions {
+		s.mu.Unlock()
+		writeError(w, s.capacityError(n))
+		return
+	}
+	if _, dup := s.http[opts.EpisodeID]; dup {
+		s.mu.Unlock()
+		writeError(w, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID))
+		return
+	}
+	ep.last = s.now()
+	s.http[opts.EpisodeID] = ep
+	s.mu.Unlock()
+
+	obs, err := ep.env.Reset(r.Context(), opts)
+	s.mu.Lock()
+	if err != nil {
+		delete(s.http, opts.EpisodeID)
+	} else {
+		ep.last = s.now()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.log.Info("reset", "transport", "http", "episode", opts.EpisodeID, "scenario", ep.env.State().ScenarioID)
+	writeJSON(w, http.StatusOK, obs.Result())
+}
+
+// lookup returns the live HTTP episode id, or a SESSION_ERROR.
+func (s *Server) lookup(id string) (*httpEpisode, error) {
+	if id == "" {
+		return nil, errf(ValidationError, "episode_id is required: this server keeps HTTP episodes by the id /reset returned in metadata.episode_id")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.activeLocked() // forget expired episodes
+	ep, ok := s.http[id]
+	if !ok {
+		return nil, errf(SessionError, "unknown or expired episode_id %q (episodes are forgotten after %v without a request)", id, s.cfg.IdleTimeout)
+	}
+	ep.last = s.now()
+	return ep, nil
+}
+
+// stepRequest is the POST /step body: OpenEnv's StepRequest (action,
+// timeout_s, request_id) plus episode_id.
+type stepRequest struct {
+	Action    json.RawMessage `json:"action"`
+	EpisodeID string          `json:"episode_id"`
+	TimeoutS  *float64        `json:"timeout_s,omitempty"`
+	RequestID string          `json:"request_id,omitempty"`
+}
+
+func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req stepRequest
+	if err := strictDecode(body, &req, "step request"); err != nil {
+		writeError(w, err)
+		return
+	}
+	a, err := DecodeAction(req.Action)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	if req.TimeoutS != nil {
+		if !(*req.TimeoutS > 0) {
+			writeError(w, errf(ValidationError, "timeout_s must be > 0"))
+			return
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(*req.TimeoutS*float64(time.Second)))
+		defer cancel()
+	}
+	ep, err := s.lookup(req.EpisodeID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	obs, _, _, err := ep.env.Step(ctx, a)
+	s.mu.Lock()
+	ep.last = s.now()
+	ep.done = ep.env.Done()
+	s.mu.Unlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, obs.Result())
+}
+
+// handleState is GET /state?episode_id=ID.
+func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
+	ep, err := s.lookup(r.URL.Query().Get("episode_id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ep.mu.Lock()
+	st := ep.env.State()
+	ep.mu.Unlock()
+	writeJSON(w, http.StatusOK, st)
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Message is one WebSocket message in either direction (OpenEnv's
+// WSResetMessage, WSStepMessage, WSStateMessage, WSCloseMessage from the
+// client; WSObservationResponse, WSStateResponse, WSErrorResponse from the
+// server).
+type Message struct {
+	// Type is reset, step, state or close (client); observation, state or
+	// error (server).
+	Type string `json:"type"`
+	// Data is reset's ResetOptions (optional), step's Action (required),
+	// absent for state and close; the server sends a Result, a State or an
+	// ErrorData.
+	Data any `json:"data,omitempty"`
+}
+
+// ErrorData is the data of a server "error" message.
+type ErrorData struct {
+	Message string `json:"message"`
+	Code    Code   `json:"code"`
+}
+
+// wsSession is one WebSocket connection: one Env, one session slot.
+type wsSession struct {
+	s    *Server
+	conn *websocket.Conn
+	env  *Env
+
+	mu      sync.Mutex
+	busy    bool // a message is being handled
+	last    time.Time
+	expired bool
+	timer   *time.Timer
+}
+
+// handleWS is the stateful episode channel WS /ws. Each connection gets
+// its own Env and holds a session slot until it closes. Over capacity the
+// server accepts, sends CAPACITY_REACHED and closes with 1013 (try again
+// later), as OpenEnv does.
+func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept has answered the request
+	}
+	conn.SetReadLimit(s.frame)
+	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now()}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		sess.sendError(errf(SessionError, "server is shutting down"))
+		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	if n := s.activeLocked(); n >= s.cfg.MaxSessions {
+		s.mu.Unlock()
+		sess.sendError(s.capacityError(n))
+		conn.Close(websocket.StatusTryAgainLater, "capacity reached")
+		return
+	}
+	s.ws[sess] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.ws, sess)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	sess.run()
+}
+
+// run reads and answers messages until the connection ends.
+func (ws *wsSession) run() {
+	ctx := ws.s.baseCtx
+	idle := ws.s.cfg.IdleTimeout
+	ws.mu.Lock()
+	ws.timer = time.AfterFunc(idle, ws.onIdle)
+	ws.mu.Unlock()
+	defer ws.timer.Stop()
+	defer ws.conn.CloseNow()
+	for {
+		_, data, err := ws.conn.Read(ctx)
+		if err != nil {
+			return // peer closed, frame too big, idle close or shutdown
+		}
+		ws.mu.Lock()
+		if ws.expired {
+			ws.mu.Unlock()
+			return
+		}
+		ws.busy = true
+		ws.mu.Unlock()
+
+		reply, closeReq := ws.handle(ctx, data)
+		if closeReq {
+			ws.s.log.Info("close", "transport", "ws", "episode", ws.env.id)
+			ws.conn.Close(websocket.StatusNormalClosure, "")
+			return
+		}
+		err = ws.write(ctx, reply)
+		ws.mu.Lock()
+		ws.busy = false
+		ws.last = time.Now()
+		ws.timer.Reset(idle)
+		ws.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// onIdle closes the session after IdleTimeout without a message: it sends
+// SESSION_ERROR, then closes with 1008 (policy violation).
+func (ws *wsSession) onIdle() {
+	idle := ws.s.cfg.IdleTimeout
+	ws.mu.Lock()
+	if ws.busy || ws.expired {
+		ws.mu.Unlock()
+		return // the handler re-arms the timer when done
+	}
+	if since := time.Since(ws.last); since < idle {
+		ws.timer.Reset(idle - since)
+		ws.mu.Unlock()
+		return
+	}
+	ws.expired = true
+	ws.mu.Unlock()
+	ws.s.log.Info("idle timeout", "transport", "ws", "episode", ws.env.id)
+	ws.sendError(errf(SessionError, "session closed after %v without a message", idle))
+	ws.conn.Close(websocket.StatusPolicyViolation, "idle timeout")
+}
+
+func (ws *wsSession) write(ctx context.Context, m Message) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return ws.conn.Write(wctx, websocket.MessageText, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+func (ws *wsSession) sendError(e *Error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws.write(ctx, errorMessage(e))
+}
+
+func errorMessage(err error) Message {
+	e := asError(err)
+	return Message{Type: "error", Data: ErrorData{Message: e.Message, Code: e.Code}}
+}
+
+// handle answers one client message; closeReq is true for "close".
+func (ws *wsSession) handle(ctx context.Context, data []byte) (reply Message, closeReq bool) {
+	if !json.Valid(data) {
+		return errorMessage(errf(InvalidJSON, "message is not valid JSON")), false
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(data, &env); err != nil {
+		return errorMessage(errf(ValidationError, "message must be a JSON object {\"type\": ..., \"data\": ...}")), false
+	}
+	var typ string
+	if raw, ok := env["type"]; !ok || json.Unmarshal(raw, &typ) != nil {
+		return errorMessage(errf(UnknownType, "message has no string \"type\" (want reset, step, state or close)")), false
+	}
+	var extra []string
+	for k := range env {
+		if k != "type" && k != "data" {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return errorMessage(errf(ValidationError, "unknown message field %q (want type and data)", extra[0])), false
+	}
+	switch typ {
+	case "reset":
+		opts, err := DecodeResetOptions(env["data"])
+		if err != nil {
+			return errorMessage(err), false
+		}
+		obs, err := ws.env.Reset(ctx, opts)
+		if err != nil {
+			return errorMessage(err), false
+		}
+		ws.s.log.Info("reset", "transport", "ws", "episode", obs.Metadata.EpisodeID, "scenario", obs.Scenario.ID)
+		return Message{Type: "observation", Data: obs.Result()}, false
+	case "step":
+		a, err := DecodeAction(env["data"])
+		if err != nil {
+			return errorMessage(err), false
+		}
+		obs, _, _, err := ws.env.Step(ctx, a)
+		if err != nil {
+			return errorMessage(err), false
+		}
+		if obs.Done {
+			ws.s.log.Info("done", "transport", "ws", "episode", obs.Metadata.EpisodeID, "terminal", obs.Metadata.Terminal)
+		}
+		return Message{Type: "observation", Data: obs.Result()}, false
+	case "state":
+		return Message{Type: "state", Data: ws.env.State()}, false
+	case "close":
+		return Message{}, true
+	}
+	return errorMessage(errf(UnknownType, "unknown message type %q (want reset, step, state or close)", typ)), false
+}
