@@ -83,6 +83,16 @@ CREATE TABLE probe_readings (
 	PRIMARY KEY (episode_id, t, k)
 ) WITHOUT ROWID;
 `,
+	// 2: per-step metrics of training runs (SaveMetrics).
+	`
+CREATE TABLE step_metrics (
+	run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	step   INTEGER NOT NULL CHECK (step >= 0),
+	name   TEXT NOT NULL CHECK (name <> ''),
+	value  REAL NOT NULL,
+	PRIMARY KEY (run_id, step, name)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaLatest is the schema version this binary writes.

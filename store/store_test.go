@@ -110,17 +110,17 @@ func TestOpenTwiceMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 1 || SchemaLatest != 1 {
-		t.Errorf("schema version %d, latest %d; want 1, 1", v, SchemaLatest)
+	if v != 2 || SchemaLatest != 2 {
+		t.Errorf("schema version %d, latest %d; want 2, 2", v, SchemaLatest)
 	}
-	if n := count(t, db, "schema_migrations"); n != 1 {
-		t.Errorf("schema_migrations rows = %d, want 1", n)
+	if n := count(t, db, "schema_migrations"); n != 2 {
+		t.Errorf("schema_migrations rows = %d, want 2", n)
 	}
 	if _, err := db.GetRun(ctx, "r1"); err != nil {
 		t.Errorf("run lost across reopen: %v", err)
 	}
 	// A database migrated by a newer binary is refused.
-	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (2, 'x')`); err != nil {
+	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (3, 'x')`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
