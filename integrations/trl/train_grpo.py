@@ -1,0 +1,76 @@
+"""Train an LLM persuader with TRL's GRPOTrainer against ``persuarena serve``.
+
+Each dataset row carries a ``seed``; the server draws the row's scenario
+from it, so the ``num_generations`` completions of one row are rollouts of
+one scenario: a GRPO group (SPEC §2). Defaults follow seed 000 Table 3
+(G = 4 rollouts per scenario, 16 scenarios per step, learning rate 1e-5,
+KL beta 0.05, 2 epochs); see docs/grpo.md.
+
+Needs: pip install trl datasets websockets (and a model that supports tool
+calling). Start the server first; see README.md.
+"""
+
+import argparse
+import os
+
+SYSTEM_PROMPT = (
+    "You are a persuader in a conversation with another person about a proposal. "
+    "Listen to their concerns, answer them with honest information and concrete plans, "
+    "and respect their right to decide. Never deceive or pressure. "
+    "Speak only through the say tool, one message per turn, until they decide."
+)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="Qwen/Qwen3-4B-Instruct-2507", help="policy model (seed 000 uses Qwen3-4B-Instruct-2507)")
+    ap.add_argument("--url", default=os.environ.get("PERSUARENA_URL", "ws://127.0.0.1:8000/ws"))
+    ap.add_argument("--reward", default="both", choices=["dense", "outcome", "both"], help="server reward mode per episode")
+    ap.add_argument("--scenarios", type=int, default=1468, help="dataset rows (scenario seeds); seed 000 trains on 1,468")
+    ap.add_argument("--split", default="train", help="scenario split the server draws from")
+    ap.add_argument("--output-dir", default="persuarena-grpo")
+    ap.add_argument("--num-generations", type=int, default=4, help="G, rollouts per scenario (Table 3)")
+    ap.add_argument("--scenarios-per-step", type=int, default=16, help="scenarios per optimiser step (Table 3)")
+    ap.add_argument("--epochs", type=float, default=2)
+    ap.add_argument("--lr", type=float, default=1e-5)
+    ap.add_argument("--beta", type=float, default=0.05, help="KL coefficient to the reference policy")
+    ap.add_argument("--max-completion-length", type=int, default=4096, help="tokens for the whole multi-turn episode")
+    args = ap.parse_args()
+
+    # The environment class reads its configuration from the environment,
+    # because TRL constructs it without arguments.
+    os.environ["PERSUARENA_URL"] = args.url
+    os.environ["PERSUARENA_REWARD"] = args.reward
+
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from persuarena_env import PersuArenaEnv, persuarena_reward
+
+    dataset = Dataset.from_dict({
+        "prompt": [[{"role": "system", "content": SYSTEM_PROMPT}]] * args.scenarios,
+        "seed": list(range(args.scenarios)),
+        "split": [args.split] * args.scenarios,
+    })
+    config = GRPOConfig(
+        output_dir=args.output_dir,
+        num_generations=args.num_generations,
+        per_device_train_batch_size=args.num_generations * args.scenarios_per_step,
+        num_train_epochs=args.epochs,
+        learning_rate=args.lr,
+        beta=args.beta,
+        max_completion_length=args.max_completion_length,
+        log_completions=True,
+    )
+    trainer = GRPOTrainer(
+        model=args.model,
+        train_dataset=dataset,
+        reward_funcs=persuarena_reward,
+        args=config,
+        environment_factory=PersuArenaEnv,
+    )
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()
