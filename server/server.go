@@ -135,12 +135,13 @@ func (s *Server) Handler() http.Handler {
 
 // Serve serves on ln until ctx is cancelled, then shuts down gracefully:
 // it stops accepting, closes every WebSocket session with close code 1001
-// (going away), lets in-flight HTTP requests finish (up to 10 s) and
-// returns nil. Other errors are the listener's.
+// (going away), waits up to 10 s for in-flight HTTP requests and session
+// handlers, then cancels whatever still runs and returns nil. Other errors
+// are the listener's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return s.baseCtx }}
-	hs.RegisterOnShutdown(s.Close)
+	defer s.cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -149,6 +150,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	s.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := hs.Shutdown(sctx)
@@ -159,8 +161,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close ends every WebSocket session (close code 1001) and refuses new
-// ones; running steps see a cancelled context. It does not wait.
+// Close refuses new sessions and ends every WebSocket session with close
+// code 1001 (going away); a step in progress finishes first. It does not
+// wait, and does not touch the HTTP listener (Serve does).
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -173,7 +176,6 @@ func (s *Server) Close() {
 		sessions = append(sessions, ws)
 	}
 	s.mu.Unlock()
-	s.cancel()
 	for _, ws := range sessions {
 		go ws.conn.Close(websocket.StatusGoingAway, "server shutting down")
 	}
@@ -248,7 +250,7 @@ type Limits struct {
 	Tmax          int   `json:"tmax"`
 }
 
-// Metadata is the body of GET /metadata: OpenEnv's EnvironmentMetadata
+// MetadataInfo is the body of GET /metadata: OpenEnv's EnvironmentMetadata
 // fields (name, description, version, documentation_url) plus what a
 // trainer needs to drive the environment.
 type MetadataInfo struct {

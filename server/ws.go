@@ -91,7 +91,9 @@ func (ws *wsSession) run() {
 	defer ws.timer.Stop()
 	defer ws.conn.CloseNow()
 	for {
-		_, data, err := ws.conn.Read(ctx)
+		// Read is unblocked by the connection closing (peer close, idle
+		// close, Server.Close), not by ctx, so that shutdown can send 1001.
+		_, data, err := ws.conn.Read(context.Background())
 		if err != nil {
 			return // peer closed, frame too big, idle close or shutdown
 		}
