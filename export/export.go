@@ -99,7 +99,9 @@ type Probe struct {
 // advantages.
 type Turn struct {
 	// T is the persuader turn index, 1..Tmax.
-	T             int    `json:"t"`
+	T int `json:"t"`
+	// PersuaderText is the persuader's utterance and PersuadeeText the
+	// persuadee's visible reply (no decision line, no reasoning).
 	PersuaderText string `json:"persuader_text"`
 	PersuadeeText string `json:"persuadee_text"`
 	// Decision is the persuadee's decision after this reply.
@@ -121,6 +123,8 @@ type Turn struct {
 
 // Episode is one exported episode: a JSONL line.
 type Episode struct {
+	// RunID, Persuader, Persuadee and ScenarioID identify the episode
+	// (with Rollout).
 	RunID      string `json:"run_id"`
 	Persuader  string `json:"persuader"`
 	Persuadee  string `json:"persuadee"`

@@ -14,6 +14,8 @@ import (
 // columns are pointers (Parquet optional). Column names are the parquet
 // tags.
 type Row struct {
+	// Identity, public scenario fields and group, repeated on every turn
+	// of an episode (see Episode).
 	RunID      string  `parquet:"run_id,dict"`
 	Persuader  string  `parquet:"persuader,dict"`
 	Persuadee  string  `parquet:"persuadee,dict"`

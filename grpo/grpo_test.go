@@ -408,3 +408,22 @@ func TestAnalyzePartsTerms(t *testing.T) {
 		t.Fatalf("Analyze disagrees with AnalyzeParts: %v %+v", adv, st)
 	}
 }
+
+// BenchmarkAnalyze is one seed 000-sized group: G = 4 rollouts of 10 turns.
+func BenchmarkAnalyze(b *testing.B) {
+	r := []float64{3, 1, -1, 1}
+	dense := make([][]float64, 4)
+	for i := range dense {
+		dense[i] = make([]float64, 10)
+		for t := range dense[i] {
+			dense[i][t] = float64((i*7+t*3)%11-5) / 50
+		}
+	}
+	cfg := DefaultConfig()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Analyze(r, dense, cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
