@@ -449,6 +449,9 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if obs.Done {
+		s.log.Info("done", "transport", "http", "episode", req.EpisodeID, "terminal", obs.Metadata.Terminal)
+	}
 	writeJSON(w, http.StatusOK, obs.Result())
 }
 

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/server"
+	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/store"
+)
+
+// serveConfig is what a serve run stores in the run database.
+type serveConfig struct {
+	Addr            string      `json:"addr"`
+	Persuadee       string      `json:"persuadee"`
+	Scenarios       []string    `json:"scenarios"`
+	Split           string      `json:"split"`
+	Tmax            int         `json:"tmax"`
+	Reward          string      `json:"reward"`
+	MaxSessions     int         `json:"max_sessions"`
+	IdleTimeout     string      `json:"idle_timeout"`
+	MaxMessageBytes int         `json:"max_message_bytes"`
+	Seed            uint64      `json:"seed"`
+	Basis           probe.Basis `json:"basis"`
+}
+
+func init() {
+	var (
+		cfg     serveConfig
+		idle    time.Duration
+		probes  string
+		dbPath  string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve persuadees as an OpenEnv-compatible environment for external trainers (TRL, verl)",
+		Long: `Serve runs an OpenEnv-compatible environment server: the client (an LLM
+persuader being trained by TRL, verl or any OpenEnv client) sends one utterance
+per step and gets the persuadee's visible reply, the turn, the decision and the
+public scenario; the reward is the dense probe reward r_t = B_t - B_{t-1}, the
+terminal outcome reward R_out, or both. The hidden profile never leaves the
+server.
+
+Endpoints: GET /health, /metadata, /schema, /state; POST /reset, /step; and the
+stateful episode channel WS /ws. See docs/server.md for the protocol.
+
+The server listens on loopback by default. Ctrl-C shuts it down gracefully.
+With --db, every finished episode is stored in a run of kind "serve", so it can
+be analysed like an eval run.`,
+		Example: `  persuarena serve
+  persuarena serve --persuadee sim-hard --scenarios arena,p4g --split train --reward both --db serve.db`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			errOut := cmd.ErrOrStderr()
+			cfg.IdleTimeout = idle.String()
+			basis := probe.Default
+			if probes != "" {
+				b, err := probe.LoadBasis(probes)
+				if err != nil {
+					return err
+				}
+				basis = b
+			}
+			cfg.Basis = basis
+			pee, err := servePersuadee(cfg.Persuadee)
+			if err != nil {
+				return err
+			}
+			var sets []server.Set
+			for _, ref := range cfg.Scenarios {
+				ss, err := scenario.Resolve(ref)
+				if err != nil {
+					return err
+				}
+				sets = append(sets, server.Set{Name: strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl"), Scenarios: ss})
+			}
+			split := cfg.Split
+			if split == "all" {
+				split = ""
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			scfg := server.Config{
+				Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: cfg.Tmax, Basis: basis,
+					Reward: server.RewardMode(cfg.Reward), MaxMessageBytes: cfg.MaxMessageBytes, Seed: cfg.Seed},
+				MaxSessions: cfg.MaxSessions, IdleTimeout: idle, Version: version(),
+				Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: level})),
+			}
+			var runID string
+			if dbPath != "" {
+				db, err := store.Open(ctx, dbPath)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				raw, err := json.Marshal(cfg)
+				if err != nil {
+					return err
+				}
+				now := time.Now()
+				runID = store.NewRunID(now, cfg.Seed)
+				if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "serve", Seed: cfg.Seed,
+					Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+					return err
+				}
+				// Episodes end on session goroutines; saving must not depend
+				// on the command's (cancellable) context.
+				scfg.Env.Sink = func(ep *episode.Episode) error {
+					err := db.SaveEpisode(context.Background(), runID, ep)
+					if err != nil {
+						scfg.Logger.Error("store episode", "run", runID, "scenario", ep.ScenarioID, "err", err)
+					}
+					return err
+				}
+				defer db.SetRunStatus(context.Background(), runID, store.StatusDone)
+			}
+			srv, err := server.New(scfg)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return err
+			}
+			if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+				if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+					fmt.Fprintf(errOut, "warning: listening on %s, not loopback: anyone who can reach it can use the server (it has no authentication)\n", ln.Addr())
+				}
+			}
+			info := srv.Info()
+			var setInfo []string
+			for _, si := range info.Sets {
+				n := 0
+				if split == "" {
+					for _, c := range si.Splits {
+						n += c
+					}
+				} else {
+					n = si.Splits[split]
+				}
+				setInfo = append(setInfo, fmt.Sprintf("%s (%d %s)", si.Name, n, info.DefaultSplit))
+			}
+			fmt.Fprintf(errOut, "persuarena serve: http://%s (WebSocket ws://%s/ws); persuadee %s; scenarios %s; reward %s; tmax %d; max %d sessions, idle timeout %v\n",
+				ln.Addr(), ln.Addr(), info.Persuadee, strings.Join(setInfo, ", "), info.Reward, info.Limits.Tmax, info.Limits.MaxSessions, idle)
+			if runID != "" {
+				fmt.Fprintf(errOut, "storing finished episodes in run %s of %s\n", runID, dbPath)
+			}
+			return srv.Serve(ctx, ln)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8000", "listen address (host:port); keep it on loopback unless the network is trusted")
+	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: sim, sim-soft or sim-hard (the seeded simulator and its variants)")
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"arena"}, "scenario sets clients may choose (reset's \"set\"): built-in names (p4g, arena) or JSONL files; the first is the default")
+	f.StringVar(&cfg.Split, "split", "train", "default split resets draw from: train, val, heldout or all")
+	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
+	f.StringVar(&cfg.Reward, "reward", "dense", "default reward mode: dense (r_t = B_t - B_{t-1}), outcome (R_out at the end) or both")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket connections plus unfinished HTTP episodes)")
+	f.DurationVar(&idle, "idle-timeout", server.DefaultIdleTimeout, "close sessions after this long without a message")
+	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "maximum bytes of one persuader message")
+	f.Uint64Var(&cfg.Seed, "seed", 0, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
+	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
+	f.StringVar(&dbPath, "db", "", "store finished episodes in this run database (SQLite), in a run of kind \"serve\"")
+	f.BoolVar(&verbose, "verbose", false, "log every reset, finished episode, close and idle timeout")
+	rootCmd.AddCommand(cmd)
+}
+
+// servePersuadee resolves --persuadee: the simulator "sim" and its
+// variants "sim-soft" and "sim-hard" (sim.Variant).
+func servePersuadee(name string) (episode.Persuadee, error) {
+	v, ok := strings.CutPrefix(name, "sim-")
+	if name != "sim" && !ok {
+		return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard)", name)
+	}
+	c, err := sim.Variant(v)
+	if err != nil {
+		return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard)", name)
+	}
+	return sim.New(c), nil
+}
