@@ -114,7 +114,7 @@ func TestHashedTFIDFFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ia, ib := int(hash64("alpha")%256), int(hash64("beta")%256)
-	iab := int(hash64("alpha beta")%256)
+	iab := int(hash64("alpha beta") % 256)
 	if ia == ib || ia == iab {
 		t.Skip("collision")
 	}
