@@ -35,7 +35,7 @@ var builtin = sync.OnceValues(func() (map[string][]scenario.Scenario, error) {
 	return out, nil
 })
 
-func sets(t *testing.T) []Set {
+func sets(t testing.TB) []Set {
 	t.Helper()
 	b, err := builtin()
 	if err != nil {
@@ -46,12 +46,12 @@ func sets(t *testing.T) []Set {
 
 // simConfig is a server configuration against the default simulator on
 // the arena (default) and p4g sets, train split.
-func simConfig(t *testing.T) Config {
+func simConfig(t testing.TB) Config {
 	return Config{Env: EnvConfig{Persuadee: sim.New(sim.DefaultConfig()), Sets: sets(t), Split: scenario.Train}}
 }
 
 // start serves cfg on a loopback httptest server.
-func start(t *testing.T, cfg Config) (*Server, *httptest.Server) {
+func start(t testing.TB, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {

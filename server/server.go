@@ -162,8 +162,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Close refuses new sessions and ends every WebSocket session with close
-// code 1001 (going away); a step in progress finishes first. It does not
-// wait, and does not touch the HTTP listener (Serve does).
+// code 1001 (going away); a step in progress runs to its end (its episode
+// is stored) but its reply may not be delivered. It does not wait, and does
+// not touch the HTTP listener (Serve does).
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
