@@ -67,7 +67,9 @@ type Set struct {
 
 // Judge rates how the persuader went about it: R_strategy in [-1, 1] (SPEC
 // §1: honest, respectful, no pressure or deception). It sees only the
-// public scenario and the visible transcript.
+// public scenario and the visible transcript. Strategy is called once, at
+// the end of each episode; an error leaves R_strategy = 0 and is reported
+// in Metadata.StrategyError.
 type Judge interface {
 	Strategy(ctx context.Context, pub scenario.Public, transcript []episode.Message) (float64, error)
 }
@@ -334,16 +336,23 @@ type State struct {
 	// EpisodeID is "" before the first reset.
 	EpisodeID string `json:"episode_id"`
 	// StepCount is the number of steps taken in the episode.
-	StepCount  int        `json:"step_count"`
-	ScenarioID string     `json:"scenario_id"`
-	Set        string     `json:"set"`
-	Split      string     `json:"split"`
-	Seed       uint64     `json:"seed"`
-	Rollout    int        `json:"rollout"`
-	Persuadee  string     `json:"persuadee"`
+	StepCount int `json:"step_count"`
+	// ScenarioID, Set and Split say what is played; Split is "all" when
+	// the draw was over every split.
+	ScenarioID string `json:"scenario_id"`
+	Set        string `json:"set"`
+	Split      string `json:"split"`
+	// Seed and Rollout are the reset's (Seed drawn by the server when the
+	// reset had none).
+	Seed    uint64 `json:"seed"`
+	Rollout int    `json:"rollout"`
+	// Persuadee is the persuadee's name, e.g. "sim".
+	Persuadee string `json:"persuadee"`
+	// RewardMode and Tmax are the episode's (the defaults before a reset).
 	RewardMode RewardMode `json:"reward_mode"`
 	Tmax       int        `json:"tmax"`
-	Done       bool       `json:"done"`
+	// Done reports whether the episode has ended.
+	Done bool `json:"done"`
 	// Terminal is the terminal state once done, else "".
 	Terminal decision.Terminal `json:"terminal"`
 	// Beliefs is B_0, B_1, ..., B_t (null where unreadable).

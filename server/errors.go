@@ -40,12 +40,15 @@ const (
 // Error is a protocol error: an OpenEnv code, a message for the client and
 // the HTTP status the HTTP endpoints answer with.
 type Error struct {
-	Code    Code
+	// Code is the OpenEnv error code.
+	Code Code
+	// Message says what went wrong, for a human.
 	Message string
 	// Status is the HTTP status code; 0 means the code's default.
 	Status int
 }
 
+// Error renders "CODE: message".
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
 // HTTPStatus returns the HTTP status the error is answered with.

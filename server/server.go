@@ -242,18 +242,26 @@ type SetInfo struct {
 
 // Limits are the server's limits, reported by /metadata.
 type Limits struct {
-	MaxSessions     int     `json:"max_sessions"`
-	IdleTimeoutS    float64 `json:"idle_timeout_s"`
-	MaxMessageBytes int     `json:"max_message_bytes"`
+	// MaxSessions is Config.MaxSessions.
+	MaxSessions int `json:"max_sessions"`
+	// IdleTimeoutS is Config.IdleTimeout in seconds.
+	IdleTimeoutS float64 `json:"idle_timeout_s"`
+	// MaxMessageBytes bounds one persuader message.
+	MaxMessageBytes int `json:"max_message_bytes"`
 	// MaxFrameBytes bounds a WebSocket frame or HTTP body; bigger frames
 	// close the connection with code 1009 (HTTP: 413).
 	MaxFrameBytes int64 `json:"max_frame_bytes"`
-	Tmax          int   `json:"tmax"`
+	// Tmax is the turn limit of every episode.
+	Tmax int `json:"tmax"`
 }
 
 // MetadataInfo is the body of GET /metadata: OpenEnv's EnvironmentMetadata
 // fields (name, description, version, documentation_url) plus what a
-// trainer needs to drive the environment.
+// trainer needs to drive the environment: the model names of /schema, the
+// persuadee's name, the scenario sets with their sizes per split, the
+// default split ("all" for every split), the reward modes and the default
+// one, the probe ids (SPEC §2), R_goal per terminal state (SPEC §1), w in
+// R_out, whether a judge rates R_strategy, and the limits.
 type MetadataInfo struct {
 	Name             string       `json:"name"`
 	Description      string       `json:"description"`
@@ -350,7 +358,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		writeError(w, errf(SessionError, "server is shutting down"))
+		writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
 		return
 	}
 	if n := s.activeLocked(); n >= s.cfg.MaxSessions {
