@@ -520,8 +520,9 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 	}
 	req := llm.CompletionRequest{Prompts: prompts, Sampling: probeSampling(p.eng.Backend().Engine, true), Logprobs: top}
 	if len(p.idLst) > 0 {
-		req.TokenIDs = p.idLst
-		req.TokenText = p.ids
+		// The exact ids carry the answer; one top candidate keeps the
+		// response small (the sampled token is reported anyway).
+		req.TokenIDs, req.TokenText, req.Logprobs = p.idLst, p.ids, 1
 	}
 	resp, err := p.eng.Complete(ctx, req)
 	if err != nil {

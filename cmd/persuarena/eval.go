@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,11 @@ type evalConfig struct {
 	Rollouts   int         `json:"rollouts"`
 	Seed       uint64      `json:"seed"`
 	Basis      probe.Basis `json:"basis"`
+	// Config is the --config path (persuarena.yaml) resolving llm:NAME
+	// roles, and LLM describes those roles (backend, engine, model; never
+	// keys).
+	Config string        `json:"config,omitempty"`
+	LLM    []llmRoleInfo `json:"llm,omitempty"`
 }
 
 func init() {
@@ -70,8 +76,12 @@ plays the rest.`,
 				if err != nil {
 					return fmt.Errorf("resume %s: %w", resume, err)
 				}
+				flagConfig := cfg.Config
 				if err := json.Unmarshal(run.Config, &cfg); err != nil {
 					return fmt.Errorf("resume %s: stored config: %w", resume, err)
+				}
+				if flagConfig != "" {
+					cfg.Config = flagConfig
 				}
 				runID = run.ID
 			} else {
@@ -99,6 +109,7 @@ plays the rest.`,
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
 	f.StringVar(&format, "format", "table", "output format: table, json or csv")
 	f.StringVar(&resume, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
+	cmd.PersistentFlags().StringVar(&cfg.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -143,11 +154,15 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 	if cfg.Rollouts < 1 {
 		return fmt.Errorf("--rollouts must be >= 1, got %d", cfg.Rollouts)
 	}
-	pers, err := newPersuaders(cfg.Persuaders)
+	roles, err := loadLLMRoles(cfg.Config)
 	if err != nil {
 		return err
 	}
-	pees, err := newPersuadees(cfg.Persuadees)
+	pers, err := newPersuaders(cfg.Persuaders, roles)
+	if err != nil {
+		return err
+	}
+	pees, err := newPersuadees(cfg.Persuadees, roles)
 	if err != nil {
 		return err
 	}
@@ -156,6 +171,9 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 		return err
 	}
 	if runID == "" {
+		if roles != nil {
+			cfg.LLM = roles.info
+		}
 		raw, err := json.Marshal(cfg)
 		if err != nil {
 			return err
@@ -218,8 +236,46 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 	case "csv":
 		return eval.WriteCSV(out, sums)
 	}
-	fmt.Fprintf(out, "run %s  (persuadee \"sim\" is a seeded simulator, not an LLM)\n", runID)
-	return eval.WriteTable(out, sums)
+	if slices.Contains(cfg.Persuadees, "sim") {
+		fmt.Fprintf(out, "run %s  (persuadee \"sim\" is a seeded simulator, not an LLM)\n", runID)
+	} else {
+		fmt.Fprintf(out, "run %s\n", runID)
+	}
+	if err := eval.WriteTable(out, sums); err != nil {
+		return err
+	}
+	return writeLLMTables(out, eps, pers, pees, roles)
+}
+
+// writeLLMTables prints, after the outcome table, the Table 7 grid when
+// there are several persuadees, and the engine cost table and decision
+// protocol counts when any role is an LLM.
+func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, roles *llmRoles) error {
+	if len(pees) > 1 {
+		names := func(n int, f func(int) string) []string {
+			s := make([]string, n)
+			for i := range s {
+				s[i] = f(i)
+			}
+			return s
+		}
+		g := eval.CrossGrid(eps, names(len(pers), func(i int) string { return pers[i].Name() }),
+			names(len(pees), func(i int) string { return pees[i].Name() }))
+		fmt.Fprintln(out)
+		if err := eval.WriteGrid(out, g); err != nil {
+			return err
+		}
+	}
+	if rows := eval.CostTable(eps); rows != nil {
+		fmt.Fprintln(out)
+		if err := eval.WriteCostTable(out, rows); err != nil {
+			return err
+		}
+	}
+	if roles.used() {
+		roles.writeProtocol(out)
+	}
+	return nil
 }
 
 // summarize groups a run's episodes in the planned order.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/p4g"
 	"github.com/persuarena/persuarena/scenario"
@@ -19,9 +20,9 @@ var fidelityCmd = &cobra.Command{
 }
 
 var fidelityP4GFlags struct {
-	from, persuadee, split, format string
-	seed                           uint64
-	resamples, workers             int
+	from, persuadee, split, format, config string
+	seed                                   uint64
+	resamples, workers                     int
 }
 
 var fidelityP4GCmd = &cobra.Command{
@@ -64,7 +65,7 @@ them from the raw CSV files.`,
 			}
 			ss = scenario.Filter(ss, sp)
 		}
-		pee, err := fidelityPersuadee(fl.persuadee)
+		pee, err := fidelityPersuadee(fl.persuadee, fl.config)
 		if err != nil {
 			return err
 		}
@@ -92,10 +93,17 @@ them from the raw CSV files.`,
 }
 
 // fidelityPersuadee resolves --persuadee: "sim" is the embedded simulator,
-// "sim-soft" and "sim-hard" its variants.
-func fidelityPersuadee(name string) (*sim.Persuadee, error) {
+// "sim-soft" and "sim-hard" its variants, llm:NAME a role of the config.
+func fidelityPersuadee(name, config string) (episode.Persuadee, error) {
+	if isLLMRef(name) {
+		roles, err := loadLLMRoles(config)
+		if err != nil {
+			return nil, err
+		}
+		return roles.persuadee(name)
+	}
 	if name != "sim" && !strings.HasPrefix(name, "sim-") {
-		return nil, fmt.Errorf("--persuadee %q: known persuadees are sim, sim-soft, sim-hard", name)
+		return nil, fmt.Errorf("--persuadee %q: known persuadees are sim, sim-soft, sim-hard, llm:NAME", name)
 	}
 	cfg, err := sim.Variant(strings.TrimPrefix(strings.TrimPrefix(name, "sim"), "-"))
 	if err != nil {
@@ -107,12 +115,13 @@ func fidelityPersuadee(name string) (*sim.Persuadee, error) {
 func init() {
 	f := fidelityP4GCmd.Flags()
 	f.StringVar(&fidelityP4GFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
-	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft or sim-hard")
+	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard or llm:NAME (with --config)")
 	f.StringVar(&fidelityP4GFlags.split, "split", "", "replay only this split (train, val or heldout); default all")
 	f.Uint64Var(&fidelityP4GFlags.seed, "seed", 1, "run seed (persuadee sessions and bootstrap)")
 	f.IntVar(&fidelityP4GFlags.resamples, "resamples", 10000, "bootstrap resamples for the AUC intervals")
 	f.IntVar(&fidelityP4GFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
 	f.StringVar(&fidelityP4GFlags.format, "format", "table", "output format: table or json")
+	fidelityCmd.PersistentFlags().StringVar(&fidelityP4GFlags.config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
 	fidelityCmd.AddCommand(fidelityP4GCmd)
 	rootCmd.AddCommand(fidelityCmd)
 }

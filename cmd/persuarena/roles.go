@@ -8,8 +8,9 @@ import (
 	"github.com/persuarena/persuarena/sim"
 )
 
-// newPersuaders resolves persuader names: the built-ins of package persuader.
-func newPersuaders(names []string) ([]episode.Persuader, error) {
+// newPersuaders resolves persuader names: the built-ins of package
+// persuader, and llm:NAME roles of the --config file (roles may be nil).
+func newPersuaders(names []string, roles *llmRoles) ([]episode.Persuader, error) {
 	var out []episode.Persuader
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -17,6 +18,14 @@ func newPersuaders(names []string) ([]episode.Persuader, error) {
 			return nil, fmt.Errorf("persuader %q given twice", n)
 		}
 		seen[n] = true
+		if isLLMRef(n) {
+			p, err := roles.persuader(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+			continue
+		}
 		p, err := persuader.New(n)
 		if err != nil {
 			return nil, err
@@ -26,8 +35,9 @@ func newPersuaders(names []string) ([]episode.Persuader, error) {
 	return out, nil
 }
 
-// newPersuadees resolves persuadee names: "sim" is the embedded simulator.
-func newPersuadees(names []string) ([]episode.Persuadee, error) {
+// newPersuadees resolves persuadee names: "sim" is the embedded simulator,
+// llm:NAME a role of the --config file (roles may be nil).
+func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error) {
 	var out []episode.Persuadee
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -35,11 +45,17 @@ func newPersuadees(names []string) ([]episode.Persuadee, error) {
 			return nil, fmt.Errorf("persuadee %q given twice", n)
 		}
 		seen[n] = true
-		switch n {
-		case "sim":
+		switch {
+		case n == "sim":
 			out = append(out, sim.New(sim.DefaultConfig()))
+		case isLLMRef(n):
+			p, err := roles.persuadee(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
 		default:
-			return nil, fmt.Errorf("unknown persuadee %q (known: sim)", n)
+			return nil, fmt.Errorf("unknown persuadee %q (known: sim, llm:NAME with --config)", n)
 		}
 	}
 	return out, nil

@@ -1,0 +1,173 @@
+package llmagent
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/llm/fakeengine"
+	"github.com/persuarena/persuarena/probe"
+)
+
+// canned is an engine that answers instantly with fixed responses, so a
+// benchmark measures the role's own CPU only (prompt building, parsing,
+// fork rendering, pooling), not an engine's.
+type canned struct{ top []probe.TokenLogprob }
+
+func newCanned() *canned {
+	return &canned{top: []probe.TokenLogprob{
+		{Token: "Yes", ID: fakeengine.TokenID("Yes"), Logprob: math.Log(0.6)},
+		{Token: "No", ID: fakeengine.TokenID("No"), Logprob: math.Log(0.3)},
+		{Token: " Yes", ID: fakeengine.TokenID(" Yes"), Logprob: math.Log(0.1)},
+	}}
+}
+
+func (c *canned) Backend() llm.Backend { return llm.Backend{Name: "canned", Engine: llm.VLLM} }
+func (c *canned) Detect(context.Context) (llm.Capabilities, error) {
+	return llm.Capabilities{MaxTopLogprobs: 20, TokenIDLogprobs: true, PromptLists: true, Tokenize: true,
+		ApplyTemplate: true, CompletionLogprobs: true, ChatLogprobs: true}, nil
+}
+func (c *canned) Chat(_ context.Context, r llm.ChatRequest) (*llm.ChatResponse, error) {
+	return &llm.ChatResponse{Content: "<think>Hmm.</think>I see what you mean, but I'm still unsure about the time it takes.\n**DECISION:** continue",
+		Usage: episode.Usage{Requests: 1}}, nil
+}
+func (c *canned) Complete(_ context.Context, r llm.CompletionRequest) (*llm.CompletionResponse, error) {
+	out := &llm.CompletionResponse{Usage: episode.Usage{Requests: 1}}
+	for i := range r.Prompts {
+		out.Choices = append(out.Choices, llm.CompletionChoice{Index: i, Top: [][]probe.TokenLogprob{c.top}})
+	}
+	return out, nil
+}
+func (c *canned) Tokenize(_ context.Context, text string) ([]int, error) {
+	return fakeengine.Tokenize(text), nil
+}
+func (c *canned) RenderChat(_ context.Context, r llm.TemplateRequest) (string, error) {
+	return fakeengine.Template(r.Messages, r.AddGenerationPrompt, r.Thinking, false), nil
+}
+
+// BenchmarkPersuadeeTurnCPU measures the LLM persuadee's own CPU per turn
+// (reply request built and parsed, K = 3 probe forks rendered and pooled)
+// at turn 6 of an episode, with an engine that answers instantly. Target:
+// < 1 ms per turn (issue 3).
+func BenchmarkPersuadeeTurnCPU(b *testing.B) {
+	p := newPersuadee("llm:bench", newCanned(), llm.Role{}, PersuadeeOptions{})
+	ctx := context.Background()
+	sess, err := p.Start(ctx, testScenario(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := sess.(*session)
+	var tr []episode.Message
+	for range 5 {
+		tr = append(tr, episode.Message{Speaker: episode.PersuaderSpeaker, Text: "I understand the time worry; the group meets for thirty minutes at lunch, twice a week, and you can stop any time."})
+		r, err := s.Reply(ctx, tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr = append(tr, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: r.Text})
+	}
+	tr = append(tr, episode.Message{Speaker: episode.PersuaderSpeaker, Text: "Would trying it once next Tuesday work for you? It's entirely your call."})
+	hist := s.hist
+	for b.Loop() {
+		s.hist = hist[:5:5]
+		r, err := s.Reply(ctx, tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Probe(ctx, append(tr, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: r.Text}), probe.Default); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFakeEngineTurn plays episodes against the fake vLLM engine over
+// HTTP and reports engine requests per persuadee turn (probes included;
+// target <= 2) and the probes' prompt tokens per turn, all and uncached
+// (from the fake engine's 16-token block prefix cache).
+func BenchmarkFakeEngineTurn(b *testing.B) {
+	srv, p := fakePersuadee(b, llm.VLLM, persuadeeHandler)
+	ctx := context.Background()
+	if _, err := p.Start(ctx, testScenario(), 1); err != nil {
+		b.Fatal(err)
+	}
+	var turns, reqs int
+	var probeUsage episode.Usage
+	seed := uint64(0)
+	for b.Loop() {
+		before := srv.Stats().Total
+		seed++
+		ep, err := episode.Run(ctx, episode.Config{}, testScenario(), &recorder{}, p, seed)
+		if err != nil || len(ep.Turns) == 0 {
+			b.Fatal(err)
+		}
+		reqs += srv.Stats().Total - before - 1 // minus the t = 0 read-out
+		turns += len(ep.Turns)
+		for _, t := range ep.Turns {
+			probeUsage = probeUsage.Add(t.ProbeUsage)
+		}
+	}
+	b.ReportMetric(float64(reqs)/float64(turns), "requests/turn")
+	b.ReportMetric(float64(probeUsage.PromptTokens)/float64(turns), "probe-prompt-tok/turn")
+	b.ReportMetric(float64(probeUsage.PromptTokens-probeUsage.CachedTokens)/float64(turns), "probe-uncached-tok/turn")
+}
+
+// BenchmarkConcurrentEpisodes runs 64 episodes at once against the fake
+// vLLM engine adding 200 ms to every request, and reports the throughput
+// ratio to the ideal (every request of an episode back to back, all
+// episodes fully parallel): target >= 0.9 (issue 3). The backend's
+// max_in_flight must cover the concurrency (here 64).
+func BenchmarkConcurrentEpisodes(b *testing.B) {
+	const episodes, latency = 64, 200 * time.Millisecond
+	srv := fakeengine.New(llm.VLLM, fakeengine.WithHandler(persuadeeHandler), fakeengine.WithLatency(latency))
+	defer srv.Close()
+	be := srv.Backend("fake")
+	be.MaxInFlight = episodes
+	c, err := llm.NewClient(be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPersuadee("llm:fake", c, llm.Role{}, PersuadeeOptions{})
+	ctx := context.Background()
+	if _, err := p.Start(ctx, testScenario(), 1); err != nil {
+		b.Fatal(err)
+	}
+	var ratio float64
+	n := 0
+	for b.Loop() {
+		before := srv.Stats().Total
+		start := time.Now()
+		var wg sync.WaitGroup
+		turns := make([]int, episodes)
+		for i := range episodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ep, err := episode.Run(ctx, episode.Config{}, testScenario(), &recorder{}, p, uint64(i))
+				if err != nil || ep.Error != "" {
+					b.Error(err, ep.Error)
+					return
+				}
+				turns[i] = len(ep.Turns)
+			}()
+		}
+		wg.Wait()
+		wall := time.Since(start)
+		// Ideal: each episode's sequential requests (t = 0 read-out, then a
+		// reply and a probe request per turn) at exactly the latency.
+		longest := 0
+		for _, t := range turns {
+			longest = max(longest, 1+2*t)
+		}
+		ideal := time.Duration(longest) * latency
+		ratio += float64(ideal) / float64(wall)
+		n++
+		if got := srv.Stats().Total - before; got != episodes*(longest) {
+			b.Logf("%d requests for %d episodes", got, episodes)
+		}
+	}
+	b.ReportMetric(ratio/float64(n), "ideal-throughput-ratio")
+}
