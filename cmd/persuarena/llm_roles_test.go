@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
@@ -185,5 +187,37 @@ func TestLLMRoleErrors(t *testing.T) {
 	}
 	if _, err := fidelityPersuadee("llm:q", cfgPath); err != nil {
 		t.Errorf("fidelity llm persuadee: %v", err)
+	}
+}
+
+// persuarena fidelity p4g --persuadee llm:q: open-loop replay through the
+// LLM persuadee (a few annotated dialogues).
+func TestFidelityLLM(t *testing.T) {
+	cfgPath, _ := startFakeEngine(t, llm.VLLM)
+	pee, err := fidelityPersuadee("llm:q", cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := scenario.Resolve("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var few []scenario.Scenario
+	for _, sc := range ss {
+		if sc.Outcome != nil && sc.Outcome.PersuadeeActs != nil && len(few) < 4 {
+			few = append(few, sc)
+		}
+	}
+	rep, err := fidelity.Run(context.Background(), few, pee, fidelity.Options{Seed: 1, Resamples: 20, Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Scenarios != 4 || rep.Failed != 0 || rep.Persuadee != "llm:q" || rep.Agreement.Scenarios != 4 {
+		t.Errorf("report: %d scenarios, %d failed (%s), persuadee %q, agreement over %d", rep.Scenarios, rep.Failed, rep.FirstError, rep.Persuadee, rep.Agreement.Scenarios)
+	}
+	for _, tr := range rep.Traces {
+		if tr.B0 == nil || math.Abs(*tr.B0-0.8) > 1e-6 || tr.Decision != decision.Accept {
+			t.Errorf("trace %s: B0 %v, decision %q", tr.ScenarioID, tr.B0, tr.Decision)
+		}
 	}
 }
