@@ -193,6 +193,8 @@ var (
 	envRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// secretKeys are field names that would hold a key literally.
 	secretKeys = []string{"api_key", "apikey", "api-key", "openai_api_key", "authorization", "bearer_token"}
+	// durationKeys are the Backend fields holding YAML durations.
+	durationKeys = []string{"timeout", "max_retry_wait", "breaker_cooldown"}
 )
 
 // LoadConfig reads and validates a persuarena.yaml. Every error is a
@@ -216,23 +218,36 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		return nil, yamlError(file, err)
 	}
 	lines := map[string]int{}
-	var secret *ConfigError
+	var early *ConfigError
 	for _, d := range f.Docs {
-		walkYAML(d.Body, "", func(p string, key string, line int) {
+		walkYAML(d.Body, "", func(p string, key string, line int, v ast.Node) {
 			if _, ok := lines[p]; !ok {
 				lines[p] = line
 			}
-			if secret == nil && slices.Contains(secretKeys, strings.ToLower(key)) {
-				secret = &ConfigError{file, line, p, "API keys are never stored in the config: put the key in an environment variable and name that variable with api_key_env"}
+			if early != nil {
+				return
+			}
+			if slices.Contains(secretKeys, strings.ToLower(key)) {
+				early = &ConfigError{file, line, p, "API keys are never stored in the config: put the key in an environment variable and name that variable with api_key_env"}
+			}
+			// goccy reports bad durations without a position; check here.
+			if slices.Contains(durationKeys, key) && strings.HasPrefix(p, "backends[") {
+				if sv, ok := v.(*ast.StringNode); ok {
+					if _, err := time.ParseDuration(sv.Value); err != nil {
+						early = &ConfigError{file, line, p, fmt.Sprintf("%q: want a duration such as 120s or 2m", sv.Value)}
+					}
+				}
 			}
 		})
 	}
-	if secret != nil {
-		return nil, secret
+	if early != nil {
+		return nil, early
 	}
 	var c Config
 	if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
-		return nil, yamlError(file, err)
+		ce := yamlError(file, err)
+		ce.Field = fieldAt(lines, ce.Line)
+		return nil, ce
 	}
 	if err := c.validate(file, lines); err != nil {
 		return nil, err
@@ -240,8 +255,19 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
+// fieldAt returns the deepest field path starting on line (or "").
+func fieldAt(lines map[string]int, line int) string {
+	best := ""
+	for p, l := range lines {
+		if l == line && (len(p) > len(best) || (len(p) == len(best) && p < best)) {
+			best = p
+		}
+	}
+	return best
+}
+
 // yamlError turns a goccy error into a ConfigError with its line.
-func yamlError(file string, err error) error {
+func yamlError(file string, err error) *ConfigError {
 	var ye yaml.Error
 	if errors.As(err, &ye) {
 		line := 0
@@ -254,8 +280,8 @@ func yamlError(file string, err error) error {
 }
 
 // walkYAML calls fn for every mapping key and sequence item under n with
-// its dotted path, the key text and its line.
-func walkYAML(n ast.Node, path string, fn func(path, key string, line int)) {
+// its dotted path, the key text, its line and its value node.
+func walkYAML(n ast.Node, path string, fn func(path, key string, line int, value ast.Node)) {
 	switch n := n.(type) {
 	case nil:
 	case *ast.DocumentNode:
@@ -281,13 +307,13 @@ func walkYAML(n ast.Node, path string, fn func(path, key string, line int)) {
 		if tk := n.Key.GetToken(); tk != nil && tk.Position != nil {
 			line = tk.Position.Line
 		}
-		fn(p, key, line)
+		fn(p, key, line, n.Value)
 		walkYAML(n.Value, p, fn)
 	case *ast.SequenceNode:
 		for i, v := range n.Values {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			if tk := v.GetToken(); tk != nil && tk.Position != nil {
-				fn(p, "", tk.Position.Line)
+				fn(p, "", tk.Position.Line, v)
 			}
 			walkYAML(v, p, fn)
 		}

@@ -1,0 +1,162 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/persuarena/persuarena/episode"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0}, {"7", 7 * time.Second}, {" 2 ", 2 * time.Second}, {"1.5", 1500 * time.Millisecond},
+		{"0", 0}, {"-3", 0}, {"soon", 0},
+		{now.Add(20 * time.Second).Format(http.TimeFormat), 20 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+		{"Sun, 01 Mar 2026 12:00:30 GMT", 30 * time.Second},
+		{"999999", 86400 * time.Second},
+	}
+	for _, c := range cases {
+		if got := parseRetryAfter(c.in, now); got != c.want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestBackoffBounds(t *testing.T) {
+	c := &Client{b: Backend{MaxRetryWait: 60 * time.Second}}
+	WithJitterSeed(42)(c)
+	for try := 0; try < 12; try++ {
+		ceil := min(backoffMax, backoffBase<<try)
+		for range 50 {
+			if d := c.backoff(try, 0); d < 0 || d > ceil {
+				t.Fatalf("try %d: %v outside [0, %v]", try, d, ceil)
+			}
+		}
+	}
+	// Retry-After is a floor, capped by MaxRetryWait.
+	if d := c.backoff(0, 7*time.Second); d != 7*time.Second {
+		t.Fatalf("retry-after floor: %v", d)
+	}
+	if d := c.backoff(0, 10*time.Minute); d != 60*time.Second {
+		t.Fatalf("retry-after cap: %v", d)
+	}
+	// Same seed, same jitter sequence.
+	a, b := &Client{}, &Client{}
+	WithJitterSeed(3)(a)
+	WithJitterSeed(3)(b)
+	for try := range 5 {
+		if a.backoff(try, 0) != b.backoff(try, 0) {
+			t.Fatal("jitter not reproducible for equal seeds")
+		}
+	}
+}
+
+func TestBreakerStates(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := &breaker{threshold: 3, cooldown: 30 * time.Second}
+	for i := range 2 {
+		if _, err := b.allow(now); err != nil {
+			t.Fatalf("closed breaker refused request %d", i)
+		}
+		b.failure(now)
+	}
+	b.success() // a success resets the count
+	for range 3 {
+		b.failure(now)
+	}
+	if _, err := b.allow(now.Add(29 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("want open, got %v", err)
+	}
+	if b.state(now) != "open" {
+		t.Fatal(b.state(now))
+	}
+	probe, err := b.allow(now.Add(31 * time.Second))
+	if err != nil || !probe {
+		t.Fatalf("want half-open probe, got %v %v", probe, err)
+	}
+	if _, err := b.allow(now.Add(31 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatal("only one half-open probe at a time")
+	}
+	b.failure(now.Add(31 * time.Second)) // probe failed: open again
+	if _, err := b.allow(now.Add(60 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatal("failed probe must reopen for a full cooldown")
+	}
+	probe, _ = b.allow(now.Add(62 * time.Second))
+	b.success()
+	if !probe || b.state(now.Add(62*time.Second)) != "closed" {
+		t.Fatal("successful probe must close the circuit")
+	}
+	off := &breaker{threshold: -1}
+	for range 10 {
+		off.failure(now)
+	}
+	if _, err := off.allow(now); err != nil {
+		t.Fatal("disabled breaker never opens")
+	}
+}
+
+func TestLogprobValues(t *testing.T) {
+	var v struct {
+		A, B, C, D, E, F logprob
+	}
+	raw := `{"A": -0.5, "B": null, "C": "-inf", "D": "NaN", "E": -3.4e38, "F": "-1.25"}`
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.A != -0.5 || !math.IsInf(float64(v.B), -1) || !math.IsInf(float64(v.C), -1) || !math.IsInf(float64(v.D), -1) ||
+		v.E != -3.4e38 || v.F != -1.25 {
+		t.Fatalf("%+v", v)
+	}
+	in := `{"a":-Infinity,"b":"x -Infinity NaN \"NaN\"","c":[NaN,Infinity]}`
+	want := `{"a":null,"b":"x -Infinity NaN \"NaN\"","c":[null,null]}`
+	if got := string(sanitizeJSON([]byte(in))); got != want {
+		t.Fatalf("sanitize:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestVersionAtLeast(t *testing.T) {
+	for v, want := range map[string]bool{"0.12.11": true, "0.12.10": false, "0.13.0": true, "v0.12.11-rc1": true,
+		"1.0": true, "0.12": false, "garbage": false, "0.9.99": false} {
+		if versionAtLeast(v, 0, 12, 11) != want {
+			t.Errorf("versionAtLeast(%q) != %v", v, want)
+		}
+	}
+}
+
+func TestErrorChains(t *testing.T) {
+	he := &HTTPError{Status: 400, Body: "too long", Path: "/v1/chat/completions"}
+	err := &CallError{Usage: episode.Usage{Requests: 1}, Err: fmt.Errorf("backend %q: %w", "b", &attemptError{err: fmt.Errorf("%w: %w", ErrContextLength, he), status: 400})}
+	var got *HTTPError
+	if !errors.Is(err, ErrContextLength) || !errors.Is(err, episode.ErrTruncated) || !errors.As(err, &got) || got.Status != 400 {
+		t.Fatalf("chain broken: %v", err)
+	}
+	if UsageOf(err).Requests != 1 || UsageOf(errors.New("x")).Requests != 0 {
+		t.Fatal("UsageOf")
+	}
+	if errors.Is(ErrLogprobsUnavailable, episode.ErrTruncated) {
+		t.Fatal("only context-length errors are truncations")
+	}
+}
+
+func TestSecretFormatting(t *testing.T) {
+	s := secret("sk-MARKER")
+	for _, f := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		if got := fmt.Sprintf(f, s); got != "[redacted]" {
+			t.Errorf("%s gives %q", f, got)
+		}
+	}
+	b, _ := json.Marshal(struct{ K secret }{s})
+	if string(b) != `{"K":"[redacted]"}` {
+		t.Errorf("json %s", b)
+	}
+}
