@@ -71,6 +71,21 @@ type cue struct {
 	negatable bool
 }
 
+// cueIndex maps a cue's first word to the indices of the cues starting
+// with it.
+var cueIndex = map[string][]int{}
+
+// cueWords[i] is cues[i].phrase split at spaces.
+var cueWords [][]string
+
+func init() {
+	for i, c := range cues {
+		w := strings.Fields(c.phrase)
+		cueWords = append(cueWords, w)
+		cueIndex[w[0]] = append(cueIndex[w[0]], i)
+	}
+}
+
 // cues is the rule table. Choice: the phrases are ordinary English
 // markers of each reaction (worry words, objection formulas, thanks,
 // putting-off formulas), written so that they cover the simulator's reply
@@ -156,17 +171,16 @@ func TagReaction(text string) Reactions {
 		if sent.question && len(ws) == 1 && leadIns[ws[0]] {
 			out |= 1 << Voiced // "Honestly? ..." opens a worry
 		}
-		for _, c := range cues {
-			cw := strings.Fields(c.phrase)
-			for i := 0; i+len(cw) <= len(ws); i++ {
-				if !equalWords(ws[i:i+len(cw)], cw) {
+		for i, w := range ws {
+			for _, ci := range cueIndex[w] {
+				c, cw := &cues[ci], cueWords[ci]
+				if i+len(cw) > len(ws) || !equalWords(ws[i:i+len(cw)], cw) {
 					continue
 				}
 				if c.negatable && negatedAt(ws, i) {
 					continue
 				}
 				out |= 1 << c.r
-				break
 			}
 		}
 	}
