@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/report"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/store"
+)
+
+// reportOptions are report's flags.
+type reportOptions struct {
+	out, title string
+	seed       uint64
+	resamples  int
+	timestamp  bool
+}
+
+func init() {
+	var (
+		o      reportOptions
+		dbPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "report RUN_ID... --out DIR",
+		Short: "Write a self-contained HTML report (tables and figures) of stored runs",
+		Long: `Writes DIR/index.html: one self-contained page (inline CSS, figures as inline
+SVG, no scripts, nothing loaded from the network) with the runs' metadata and
+configurations, the Table 5/9 outcome summary per persuader, persuadee and
+scenario set, seed 000's Tables 6-9, Figures 5 (persuasion acts by turn),
+6 (probe states and belief by turn) and 7 (dead GRPO groups; needs
+--rollouts >= 2), a terminal-state bar chart and, when the runs hold exactly
+two persuaders, their paired comparison. Each figure is also saved as SVG and
+PNG, and every table in Markdown (tables.md), for papers.
+
+Several runs are combined as "analyze" combines them. The same runs give the
+same files byte for byte (--timestamp adds a generated-at line). See
+docs/report.md.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(cmd.Context(), dbPath, args, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "directory to write index.html and the figures into (created if missing)")
+	f.StringVar(&o.title, "title", "", `report title (default "PersuArena report")`)
+	f.Uint64Var(&o.seed, "seed", 1, "bootstrap seed of the paired comparison")
+	f.IntVar(&o.resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples of the comparison")
+	f.BoolVar(&o.timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")
+	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	cmd.MarkFlagRequired("out")
+	rootCmd.AddCommand(cmd)
+}
+
+func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOptions, out, errOut io.Writer) error {
+	if o.out == "" {
+		return fmt.Errorf("--out is required")
+	}
+	if o.resamples < 1 {
+		return fmt.Errorf("--resamples must be >= 1, got %d", o.resamples)
+	}
+	db, err := openExistingDB(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var (
+		runs  []analysis.RunEpisodes
+		infos []report.RunInfo
+		sets  []string
+	)
+	setOf := map[string]string{}
+	for i, id := range runIDs {
+		if contains(runIDs[:i], id) {
+			return fmt.Errorf("run %s given twice", id)
+		}
+		fmt.Fprintf(errOut, "report: loading run %s\n", id)
+		run, err := db.GetRun(ctx, id)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", id, err)
+		}
+		eps, err := loadRunEpisodes(ctx, db, id)
+		if err != nil {
+			return err
+		}
+		_, failed := analysis.Scored(eps)
+		infos = append(infos, report.RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
+			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: len(eps), Failed: failed})
+		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
+		for _, name := range runSets(run, setOf, errOut) {
+			if !contains(sets, name) {
+				sets = append(sets, name)
+			}
+		}
+	}
+	eps := analysis.Concat(runs)
+	if len(eps) == 0 {
+		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
+	}
+	ro := report.Options{Title: o.title, Runs: infos, Sets: sets, CompareSeed: o.seed, Resamples: o.resamples,
+		Generator: "persuarena " + version(),
+		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) }}
+	if len(setOf) > 0 {
+		ro.SetOf = func(id string) string {
+			if s, ok := setOf[id]; ok {
+				return s
+			}
+			return "unknown"
+		}
+	}
+	if o.timestamp {
+		ro.Generated = time.Now().UTC().Format(time.RFC3339)
+	}
+	r, err := report.Build(eps, ro)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "report: writing %s\n", o.out)
+	names, err := r.WriteDir(o.out)
+	if err != nil {
+		return err
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintln(errOut, "report: not shown:", s)
+	}
+	for _, n := range names {
+		fmt.Fprintln(out, filepath.Join(o.out, n))
+	}
+	return nil
+}
+
+// runSets maps the scenario ids of run's configured scenario sets (an eval
+// run stores them under "scenarios": built-in names or JSONL paths) to the
+// set's name, as eval names them, into setOf; it returns the names in
+// order. A set that no longer resolves (a moved file) is reported on errOut
+// and its episodes show as set "unknown".
+func runSets(run store.Run, setOf map[string]string, errOut io.Writer) []string {
+	var cfg struct {
+		Scenarios []string `json:"scenarios"`
+	}
+	if len(run.Config) == 0 || json.Unmarshal(run.Config, &cfg) != nil {
+		return nil
+	}
+	var names []string
+	for _, ref := range cfg.Scenarios {
+		ss, err := scenario.Resolve(ref)
+		if err != nil {
+			fmt.Fprintf(errOut, "report: run %s: scenario set %s: %v (its episodes show as set \"unknown\")\n", run.ID, ref, err)
+			continue
+		}
+		name := strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
+		names = append(names, name)
+		for _, sc := range ss {
+			if _, ok := setOf[sc.ID]; !ok {
+				setOf[sc.ID] = name
+			}
+		}
+	}
+	return names
+}

@@ -1,0 +1,455 @@
+// Package report turns stored runs into figures and a self-contained HTML
+// report (SPEC §2, issue 5): seed 000's Figures 5-7 and a terminal-state
+// bar chart drawn with gonum/plot as SVG and PNG, and an index.html that
+// holds the run metadata, the Table 5/9 summary, Tables 6-9, the figures
+// (inline SVG) and, for two persuaders, the paired comparison. The numbers
+// come from packages analysis and eval; this package only lays them out.
+// The report loads nothing from the network, and the same episodes and
+// options give the same bytes.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/store"
+)
+
+// RunInfo is one run's metadata as the report shows it (from store.Run
+// and the run's episode count).
+type RunInfo struct {
+	ID, Kind, Status, Version string
+	Seed                      uint64
+	CreatedAt                 time.Time
+	// Config is the run's stored configuration JSON; keys that name a
+	// credential (store.ConfigSecrets) are shown as "[redacted]".
+	Config json.RawMessage
+	// Episodes counts the run's stored episodes, Failed the failed ones.
+	Episodes, Failed int
+}
+
+// Options configures Build.
+type Options struct {
+	// Title heads the report; empty means "PersuArena report".
+	Title string
+	// Runs are the runs whose episodes are reported, in order.
+	Runs []RunInfo
+	// SetOf names the scenario set of a scenario id for the Table 5/9
+	// summary; nil (or an empty name) puts every episode in set "all".
+	SetOf func(scenarioID string) string
+	// Sets orders the set names in the summary; sets not listed follow,
+	// sorted.
+	Sets []string
+	// Groups gives Figure 7 the training step and outcome of each rollout
+	// (analysis.GroupOptions); zero value: step 0 and R_goal.
+	Groups analysis.GroupOptions
+	// GRPO is the advantage configuration for Figure 7(c); nil means
+	// grpo.DefaultConfig() (λ = 0.5, as seed 000).
+	GRPO *grpo.Config
+	// CompareSeed and Resamples set the paired bootstrap of the comparison
+	// section (analysis.CompareOptions); Resamples 0 means
+	// analysis.DefaultResamples.
+	CompareSeed uint64
+	Resamples   int
+	// Generator names what built the report (e.g. "persuarena v1.2
+	// (abc123)"); Generated is an optional "generated at" line. Both are
+	// left out when empty, so that by default two reports of the same
+	// runs are byte-identical.
+	Generator, Generated string
+	// Progress, when set, is told the name of each step as it starts.
+	Progress func(step string)
+}
+
+// Section is one table of the report with its anchor.
+type Section struct {
+	// ID is the HTML anchor, e.g. "table6".
+	ID string
+	// Heading is the section's heading; Intro a sentence under it.
+	Heading, Intro string
+	Table          analysis.Table
+	// Figure, when set, names the figure (Figure.Name) whose data the
+	// table holds; the HTML shows it collapsed under that figure.
+	Figure string
+	// Caption shows Table.Title above the table (where it says more than
+	// the heading, e.g. which episode a trace shows).
+	Caption bool
+}
+
+// Report is everything the HTML report shows, built by Build.
+type Report struct {
+	Title                string
+	Generator, Generated string
+	Runs                 []RunInfo
+	// Persuaders and Persuadees are the names present, in episode order.
+	Persuaders, Persuadees []string
+	// Episodes and Failed count the reported episodes.
+	Episodes, Failed int
+	// Summary holds eval.Summarize per persuader × persuadee × set.
+	Summary []eval.Summary
+	// Tables are the report's tables in order (summary, Tables 6-9,
+	// figure data, comparisons).
+	Tables []Section
+	// Figures are the figures that have data, in order: terminal bars,
+	// Figures 5, 6 and 7.
+	Figures []*Figure
+	// Skipped lists what could not be shown and why (e.g. Figure 7
+	// without groups, Table 8 without an accepted episode).
+	Skipped []string
+	// Comparisons holds the paired comparison of the two persuaders per
+	// persuadee when exactly two persuaders are present.
+	Comparisons []analysis.Comparison
+}
+
+// Build computes every table and figure of the report over eps (the
+// runs' episodes, as analysis.Concat joins them).
+//
+// Errors: eps is empty; a figure fails to build for a reason other than
+// missing data (ErrNoData); the GRPO configuration is invalid.
+func Build(eps []*episode.Episode, o Options) (*Report, error) {
+	if len(eps) == 0 {
+		return nil, errors.New("report: no episodes")
+	}
+	step := func(s string) {
+		if o.Progress != nil {
+			o.Progress(s)
+		}
+	}
+	r := &Report{Title: o.Title, Generator: o.Generator, Generated: o.Generated, Runs: o.Runs, Episodes: len(eps)}
+	if r.Title == "" {
+		r.Title = "PersuArena report"
+	}
+	for _, ep := range eps {
+		if !slices.Contains(r.Persuaders, ep.Persuader) {
+			r.Persuaders = append(r.Persuaders, ep.Persuader)
+		}
+		if !slices.Contains(r.Persuadees, ep.Persuadee) {
+			r.Persuadees = append(r.Persuadees, ep.Persuadee)
+		}
+	}
+	_, r.Failed = analysis.Scored(eps)
+
+	step("summary (Tables 5 and 9)")
+	r.Summary = summarize(eps, o)
+	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (seed 000 Tables 5 and 9)",
+		Intro: "Terminal shares, mean R_goal and turns (seed 000 Table 5) and final-belief conversion (Table 9), per scenario set.",
+		Table: summaryTable(r.Summary)})
+	fig := func(f *Figure, err error) error {
+		if errors.Is(err, ErrNoData) {
+			r.Skipped = append(r.Skipped, strings.TrimPrefix(err.Error(), "report: "))
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.Figures = append(r.Figures, f)
+		return nil
+	}
+	step("terminal bars")
+	if err := fig(TerminalBars(r.Summary)); err != nil {
+		return nil, err
+	}
+
+	step("Table 6")
+	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (seed 000 Table 6)",
+		Intro: "Full-acceptance rate per hidden resistance type (EB, IT, AR, AA) and domain family, with n per cell.",
+		Table: analysis.AcceptanceByProfile(eps).Table()})
+	step("Table 7")
+	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (seed 000 Table 7)",
+		Intro: "Full-acceptance rate per persuader (rows) and persuadee (columns).",
+		Table: analysis.AcceptanceGrid(eps).Table()})
+	step("Table 8")
+	if ep, err := analysis.LargestDenseAccepted(eps, ""); err != nil {
+		r.Skipped = append(r.Skipped, "table 8: "+err.Error())
+	} else {
+		tr := analysis.TraceOf(ep)
+		intro := "The fully accepted episode with the largest Σ|r_dense| (earliest on a tie): per turn, the tagged acts, each probe state s = 2p − 1, belief B_t, dense reward r_t and the persuadee's decision."
+		if len(o.Runs) > 1 {
+			intro += " Run " + ep.RunID + "."
+		}
+		if !math.IsNaN(tr.TopTwoShare) {
+			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (seed 000's example: 95.9%%).", pct(tr.TopTwoShare))
+		}
+		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (seed 000 Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
+		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
+			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
+			Table: topTwoTable(eps)})
+	}
+	step("Table 9")
+	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (seed 000 Table 9)",
+		Intro: "Mean final belief B_T, share moved (B_T > 0.5) and share of moved episodes closed, pooled over sets.",
+		Table: analysis.ConversionOf(eps).Table()})
+
+	step("Figure 5")
+	acts := analysis.ActsByTurn(eps)
+	if err := fig(Figure5(acts)); err != nil {
+		return nil, err
+	}
+	step("Figure 6")
+	traj := analysis.BeliefTrajectories(eps)
+	if err := fig(Figure6(traj)); err != nil {
+		return nil, err
+	}
+	step("Figure 7")
+	dead := analysis.DeadGroups(eps, o.Groups)
+	cfg := grpo.DefaultConfig()
+	if o.GRPO != nil {
+		cfg = *o.GRPO
+	}
+	adv, err := Advantages(eps, o.Groups, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := fig(Figure7(dead, adv)); err != nil {
+		return nil, err
+	}
+	r.Tables = append(r.Tables,
+		Section{ID: "figure5-data", Heading: "Figure 5 data", Table: acts.Table(), Figure: "figure5", Caption: true},
+		Section{ID: "figure6-data", Heading: "Figure 6 data", Table: traj.Table(), Figure: "figure6", Caption: true},
+		Section{ID: "figure7-data", Heading: "Figure 7 data", Table: dead.Table(), Figure: "figure7", Caption: true})
+	if len(adv.Overall) > 0 {
+		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: adv.Table(), Figure: "figure7", Caption: true})
+	}
+
+	if len(r.Persuaders) == 2 {
+		step("paired comparison")
+		for _, pee := range r.Persuadees {
+			a, errA := analysis.Pick("", eps, r.Persuaders[0], pee)
+			b, errB := analysis.Pick("", eps, r.Persuaders[1], pee)
+			if errA != nil || errB != nil {
+				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: only one persuader played it", pee))
+				continue
+			}
+			c, err := analysis.Compare(a, b, analysis.CompareOptions{Intersection: true, Seed: o.CompareSeed, Resamples: o.Resamples})
+			if err != nil {
+				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: %v", pee, err))
+				continue
+			}
+			r.Comparisons = append(r.Comparisons, c)
+			t := c.Table()
+			id := "compare"
+			if len(r.Persuadees) > 1 {
+				id += "-" + strconv.Itoa(len(r.Comparisons))
+			}
+			r.Tables = append(r.Tables, Section{ID: id,
+				Heading: fmt.Sprintf("Paired comparison: %s − %s against %s (seed 000 Table 5)", r.Persuaders[0], r.Persuaders[1], pee),
+				Intro:   "Episodes paired on (scenario, rollout): Δ full acceptance, win/loss and McNemar's exact test, the Wilcoxon signed-rank test on R_goal, and paired bootstrap intervals (seed 000 Table 5).",
+				Table:   t})
+		}
+	}
+	return r, nil
+}
+
+// summarize applies eval.Summarize to every persuader × persuadee × set
+// group, persuadees outermost (as eval prints), then persuaders in episode
+// order, then sets in o.Sets order (others sorted).
+func summarize(eps []*episode.Episode, o Options) []eval.Summary {
+	setOf := func(id string) string {
+		if o.SetOf != nil {
+			if s := o.SetOf(id); s != "" {
+				return s
+			}
+		}
+		return "all"
+	}
+	groups := eval.Group(eps, setOf)
+	var pers, pees, sets []string
+	for _, ep := range eps {
+		if !slices.Contains(pers, ep.Persuader) {
+			pers = append(pers, ep.Persuader)
+		}
+		if !slices.Contains(pees, ep.Persuadee) {
+			pees = append(pees, ep.Persuadee)
+		}
+	}
+	present := map[string]bool{}
+	for k := range groups {
+		present[k.Set] = true
+	}
+	for _, s := range o.Sets {
+		if present[s] && !slices.Contains(sets, s) {
+			sets = append(sets, s)
+		}
+	}
+	var rest []string
+	for s := range present {
+		if !slices.Contains(sets, s) {
+			rest = append(rest, s)
+		}
+	}
+	sort.Strings(rest)
+	sets = append(sets, rest...)
+	var out []eval.Summary
+	for _, pee := range pees {
+		for _, per := range pers {
+			for _, s := range sets {
+				if g := groups[eval.GroupKey{Persuader: per, Persuadee: pee, Set: s}]; len(g) > 0 {
+					out = append(out, eval.Summarize(per, pee, s, g))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// summaryTable renders eval summaries with eval's columns.
+func summaryTable(ss []eval.Summary) analysis.Table {
+	t := analysis.Table{Title: "Outcomes per persuader, persuadee and set (seed 000 Tables 5 and 9)",
+		Header: []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"},
+		Notes:  []string{"shares over scored episodes; failed episodes are counted apart; B_T: mean final belief; moved: B_T > 0.5; closed|moved: moved episodes ending in full acceptance"}}
+	trunc := false
+	for _, s := range ss {
+		t.Rows = append(t.Rows, []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N), pct(s.Accept), pct(s.Conditional),
+			pct(s.Pending), pct(s.Reject), num(s.MeanRGoal, 2, true), num(s.MeanTurns, 1, false),
+			num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved), strconv.Itoa(s.Failed)})
+		trunc = trunc || s.Truncated > 0
+	}
+	if trunc {
+		t.Notes = append(t.Notes, "some episodes were truncated (context window exceeded): they score as pending but are not in pend%")
+	}
+	return t
+}
+
+// Table renders Figure 7(c)'s data: one row per arm and step.
+func (a AdvantageTerms) Table() analysis.Table {
+	t := analysis.Table{Title: "Mean absolute advantage terms (seed 000 Figure 7c)",
+		Header: []string{"persuader", "step", "groups", "turns", "|A_out|", "|λ·A_dense|"},
+		Notes:  []string{fmt.Sprintf("λ = %g; means over every rollout turn of the groups (package grpo, seed 000 Eq. 3)", a.Lambda)}}
+	for _, o := range a.Overall {
+		n := 0
+		for _, p := range a.Points {
+			if p.Arm == o.Arm {
+				t.Rows = append(t.Rows, []string{p.Label, strconv.Itoa(p.Step), strconv.Itoa(p.Groups), strconv.Itoa(p.Turns),
+					num(p.MeanAbsOut, 3, false), num(p.MeanAbsDense, 3, false)})
+				n++
+			}
+		}
+		if n > 1 {
+			t.Rows = append(t.Rows, []string{o.Label, "all", strconv.Itoa(o.Groups), strconv.Itoa(o.Turns),
+				num(o.MeanAbsOut, 3, false), num(o.MeanAbsDense, 3, false)})
+		}
+	}
+	return t
+}
+
+// pct formats a share in [0, 1] as a percentage with one decimal; NaN is
+// "-" (as package analysis prints).
+func pct(x float64) string {
+	if x != x {
+		return "-"
+	}
+	return strconv.FormatFloat(100*x, 'f', 1, 64)
+}
+
+// num formats x with prec decimals, "+" before non-negative values when
+// sign is set; NaN is "-"; negative zero prints as zero.
+func num(x float64, prec int, sign bool) string {
+	if x != x {
+		return "-"
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if z, _ := strconv.ParseFloat(s, 64); z == 0 {
+		s = strconv.FormatFloat(0, 'f', prec, 64)
+	}
+	if sign && s[0] != '-' {
+		s = "+" + s
+	}
+	return s
+}
+
+// redactedConfig returns the run config pretty-printed, with every
+// credential-like key (store.ConfigSecrets) replaced by "[redacted]";
+// invalid JSON is shown as stored.
+func redactedConfig(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	secrets := store.ConfigSecrets(raw)
+	if len(secrets) == 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, raw, "", "  ") != nil {
+			return string(raw)
+		}
+		return b.String()
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "[config hidden: it holds credential-like keys]"
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if slices.Contains(secrets, p) {
+					x[k] = "[redacted]"
+					continue
+				}
+				walk(p, c)
+			}
+		case []any:
+			for i, c := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", c)
+			}
+		}
+	}
+	walk("", v)
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// topTwoTable summarises TraceOf's top-two share over the fully accepted
+// episodes of each arm: how many have a dense signal, and the mean,
+// median and range of the share.
+func topTwoTable(eps []*episode.Episode) analysis.Table {
+	t := analysis.Table{Title: "Share of Σ|r_dense| carried by the two largest turns, fully accepted episodes",
+		Header: []string{"persuader", "accepted", "with dense", "mean%", "median%", "min%", "max%"},
+		Notes:  []string{"with dense: accepted episodes whose Σ|r_dense| > 0 (the share is undefined otherwise)"}}
+	scored, _ := analysis.Scored(eps)
+	arms, labels := analysis.Arms(scored)
+	for i, a := range arms {
+		var shares []float64
+		accepted := 0
+		for _, ep := range scored {
+			if analysis.ArmOf(ep) != a || ep.Terminal != decision.TermAccept {
+				continue
+			}
+			accepted++
+			if s := analysis.TraceOf(ep).TopTwoShare; !math.IsNaN(s) {
+				shares = append(shares, s)
+			}
+		}
+		row := []string{labels[i], strconv.Itoa(accepted), strconv.Itoa(len(shares)), "-", "-", "-", "-"}
+		if len(shares) > 0 {
+			slices.Sort(shares)
+			sum := 0.0
+			for _, x := range shares {
+				sum += x
+			}
+			n := len(shares)
+			med := shares[n/2]
+			if n%2 == 0 {
+				med = (shares[n/2-1] + shares[n/2]) / 2
+			}
+			row = []string{labels[i], strconv.Itoa(accepted), strconv.Itoa(n), pct(sum / float64(n)), pct(med), pct(shares[0]), pct(shares[n-1])}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
