@@ -810,9 +810,11 @@ func (s *Server) chat(raw []byte, body map[string]any, f *Fault) (any, error) {
 			msg[field] = nil
 		}
 	}
-	if s.Engine == llm.VLLM || s.Engine == llm.OpenAI {
-		msg["tool_calls"] = []any{}
-		msg["refusal"] = nil
+	switch s.Engine {
+	case llm.VLLM:
+		msg["tool_calls"], msg["refusal"] = []any{}, nil
+	case llm.OpenAI:
+		msg["refusal"], msg["annotations"] = nil, []any{}
 	}
 	choice := map[string]any{"index": 0, "message": msg, "finish_reason": g.finish, "logprobs": nil}
 	logprobsOK := req.Logprobs && !(f != nil && f.DropLogprobs) &&
