@@ -119,6 +119,20 @@ func newPanel(title, xlabel, ylabel string) *plot.Plot {
 	return p
 }
 
+// fitTitle keeps p's title within w: it shrinks the font down to 8 pt,
+// then shortens the text in the middle with "…". Idempotent.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	sty := &p.Title.TextStyle
+	for sty.Width(p.Title.Text) > w && sty.Font.Size > 8 {
+		sty.Font.Size--
+	}
+	orig := []rune(p.Title.Text)
+	for keep := len(orig) - 1; sty.Width(p.Title.Text) > w && keep > 2; keep-- {
+		head := (keep + 1) / 2
+		p.Title.Text = string(orig[:head]) + "…" + string(orig[len(orig)-(keep-head):])
+	}
+}
+
 // intTicks marks every integer from lo to hi (every second one when there
 // are more than 12).
 func intTicks(lo, hi int) plot.ConstantTicks {
@@ -280,6 +294,7 @@ func (f *Figure) draw(c draw.Canvas) {
 	for r := range grid {
 		for k, p := range grid[r] {
 			if p != nil {
+				fitTitle(p, f.PanelW-vg.Points(8))
 				p.Draw(canvases[r][k])
 			}
 		}

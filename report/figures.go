@@ -321,7 +321,7 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 	if multi {
 		title = "dead and separated, all steps"
 	}
-	p := newPanel(panelLetter(letter)+title, "", "%")
+	p := newPanel(panelLetter(letter)+title, "%", "")
 	letter++
 	d := make(plotter.Values, len(arms))
 	s := make(plotter.Values, len(arms))
@@ -329,12 +329,12 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 		d[i] = 100 * a.DeadShare
 		s[i] = zeroNaN(100 * a.SeparatedShare)
 	}
-	addBars(p, len(arms), []plotter.Values{d, s}, []LegendEntry{dead, sep})
+	addBars(p, labels, []plotter.Values{d, s}, []LegendEntry{dead, sep})
 	f.Series = append(f.Series, "overall / "+dead.Label, "overall / "+sep.Label)
-	p.NominalX(labels...)
-	p.Y.Min, p.Y.Max = 0, 105
-	p.Y.Tick.Marker = fixedTicks("%.0f", 0, 25, 50, 75, 100)
+	p.X.Max = 105
+	p.X.Tick.Marker = fixedTicks("%.0f", 0, 25, 50, 75, 100)
 	f.Panels = append(f.Panels, p)
+	f.PanelH = max(f.PanelH, barPanelH(len(arms)))
 	shares := LegendGroup{Entries: []LegendEntry{dead, sep}}
 	// (c) advantage terms.
 	var terms LegendGroup
@@ -364,7 +364,7 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 				{Label: "solid |A_out|", Line: draw.LineStyle{Color: okBlack, Width: vg.Points(1.6)}},
 				{Label: "dashed |λ·A_dense|", Line: draw.LineStyle{Color: okBlack, Width: vg.Points(1.6), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}}}}
 		} else {
-			p := newPanel(title, "", "mean absolute value")
+			p := newPanel(title, "mean absolute value", "")
 			var names []string
 			o := make(plotter.Values, 0, len(adv.Overall))
 			dn := make(plotter.Values, 0, len(adv.Overall))
@@ -372,12 +372,11 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 				names = append(names, a.Label)
 				o, dn = append(o, zeroNaN(a.MeanAbsOut)), append(dn, zeroNaN(a.MeanAbsDense))
 			}
-			addBars(p, len(names), []plotter.Values{o, dn}, []LegendEntry{out, den})
+			addBars(p, names, []plotter.Values{o, dn}, []LegendEntry{out, den})
 			f.Series = append(f.Series, "advantage / "+out.Label, "advantage / "+den.Label)
-			p.NominalX(names...)
-			p.Y.Min = 0
-			p.Y.Max = headroom(max(slices.Max(o), slices.Max(dn)))
+			p.X.Max = headroom(max(slices.Max(o), slices.Max(dn)))
 			f.Panels = append(f.Panels, p)
+			f.PanelH = max(f.PanelH, barPanelH(len(names)))
 			terms = LegendGroup{Entries: []LegendEntry{out, den}}
 		}
 	}
@@ -405,18 +404,37 @@ func zeroNaN(x float64) float64 {
 	return x
 }
 
-// addBars draws len(groups) bars side by side at each of n x positions.
-func addBars(p *plot.Plot, n int, groups []plotter.Values, es []LegendEntry) {
-	slot := vg.Length(panelW-60) / vg.Length(n)
-	w := min(vg.Points(22), slot*0.7/vg.Length(len(groups)))
+// barRow is the height of one labelled row of a horizontal bar chart.
+const barRow = 0.42 * 72
+
+// barPanelH is the panel height that fits n rows of bars.
+func barPanelH(n int) vg.Length { return vg.Points(barRow*float64(n) + 75) }
+
+// addBars draws horizontal bars: one row per label, top to bottom, with
+// one bar per group (in legend order, top first) in each row. Labels sit
+// on the y axis, so long names never overlap.
+func addBars(p *plot.Plot, labels []string, groups []plotter.Values, es []LegendEntry) {
+	n := len(labels)
+	w := vg.Points(barRow * 0.8 / float64(len(groups)))
 	for k, vs := range groups {
-		b, _ := plotter.NewBarChart(vs, w)
+		rev := make(plotter.Values, n)
+		for i := range vs {
+			rev[n-1-i] = vs[i]
+		}
+		b, _ := plotter.NewBarChart(rev, w)
+		b.Horizontal = true
 		b.Color = es[k].Fill
 		b.LineStyle.Width = 0
-		b.Offset = (vg.Length(k) - vg.Length(len(groups)-1)/2) * w
+		b.Offset = (vg.Length(len(groups)-1)/2 - vg.Length(k)) * w
 		p.Add(b)
 	}
-	p.X.Min, p.X.Max = -0.6, float64(n)-0.4
+	names := make([]string, n)
+	for i, l := range labels {
+		names[n-1-i] = l
+	}
+	p.NominalY(names...)
+	p.X.Min = 0
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 }
 
 // TerminalBars builds the Table 5 view: one horizontal bar per summary

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -561,5 +563,25 @@ func TestNumericCells(t *testing.T) {
 		if numeric(s) != want {
 			t.Errorf("numeric(%q) = %v, want %v", s, !want, want)
 		}
+	}
+}
+
+func TestFitTitle(t *testing.T) {
+	p := newPanel("(a) 20261129-111745-bf13:script vs a-very-long-persuadee-name-for-testing", "", "")
+	w := vg.Points(200)
+	fitTitle(p, w)
+	got := p.Title.Text
+	if p.Title.TextStyle.Font.Size != 8 || p.Title.TextStyle.Width(got) > w || !strings.HasPrefix(got, "(a) 2026") ||
+		!strings.HasSuffix(got, "testing") || strings.Count(got, "…") != 1 {
+		t.Errorf("fitted title %q at %v pt", got, p.Title.TextStyle.Font.Size)
+	}
+	fitTitle(p, w)
+	if p.Title.Text != got {
+		t.Errorf("second fit changed %q to %q", got, p.Title.Text)
+	}
+	short := newPanel("(b) alpha", "", "")
+	fitTitle(short, w)
+	if short.Title.Text != "(b) alpha" || short.Title.TextStyle.Font.Size != panelSize {
+		t.Errorf("short title changed to %q at %v pt", short.Title.Text, short.Title.TextStyle.Font.Size)
 	}
 }
