@@ -69,6 +69,11 @@ func writeAtomic(path string, data []byte) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
+	// CreateTemp makes the file private (0600); a checkpoint is an
+	// ordinary shareable file.
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("planner: save %s: %w", path, err)
+	}
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("planner: save %s: %w", path, err)
 	}

@@ -217,6 +217,24 @@ func Resume(path string, o Options) (*Trainer, error) {
 	return &Trainer{cfg: st.Config, o: o, policy: ck.Policy, ref: ck.Reference, m: m, step: st.Step, fp: st.Scenarios}, nil
 }
 
+// RunIDOf returns the store run ID saved in the training checkpoint at
+// path ("" when it has none). Errors: an unreadable checkpoint or one
+// without training state.
+func RunIDOf(path string) (string, error) {
+	ck, err := planner.Load(path)
+	if err != nil {
+		return "", err
+	}
+	var st state
+	if len(ck.Training) == 0 {
+		return "", fmt.Errorf("train: %s has no training state (an evaluation-only file)", path)
+	}
+	if err := json.Unmarshal(ck.Training, &st); err != nil {
+		return "", fmt.Errorf("train: %s: training state: %w", path, err)
+	}
+	return st.RunID, nil
+}
+
 func (o Options) check() error {
 	if len(o.Scenarios) == 0 {
 		return errors.New("train: no training scenarios")
@@ -246,6 +264,17 @@ func (t *Trainer) Policy() *planner.Policy { return t.policy.Clone() }
 
 // Reference returns a copy of the reference (initial) policy.
 func (t *Trainer) Reference() *planner.Policy { return t.ref.Clone() }
+
+// SetMaxSteps changes the step cap (Config.MaxSteps, >= 0), e.g. to
+// extend a resumed run; later checkpoints store the new value. Errors: a
+// negative n.
+func (t *Trainer) SetMaxSteps(n int) error {
+	if n < 0 {
+		return fmt.Errorf("train: max_steps = %d, want >= 0", n)
+	}
+	t.cfg.MaxSteps = n
+	return nil
+}
 
 // StepsDone returns the number of steps completed.
 func (t *Trainer) StepsDone() int { return t.step }

@@ -2,14 +2,20 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/persuader"
+	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/sim"
 )
 
+// plannerPrefix marks a persuader name that loads a planner checkpoint.
+const plannerPrefix = "planner:"
+
 // newPersuaders resolves persuader names: the built-ins of package
-// persuader, and llm:NAME roles of the --config file (roles may be nil).
+// persuader, llm:NAME roles of the --config file (roles may be nil), and
+// planner:PATH checkpoints written by persuarena train.
 func newPersuaders(names []string, roles *llmRoles) ([]episode.Persuader, error) {
 	var out []episode.Persuader
 	seen := map[string]bool{}
@@ -20,6 +26,16 @@ func newPersuaders(names []string, roles *llmRoles) ([]episode.Persuader, error)
 		seen[n] = true
 		if isLLMRef(n) {
 			p, err := roles.persuader(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+			continue
+		}
+		if path, ok := strings.CutPrefix(n, plannerPrefix); ok {
+			// A trained planner checkpoint (persuarena train), named
+			// "planner:PATH" in runs and tables.
+			p, err := planner.LoadPlanner(path)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/store"
+	"github.com/persuarena/persuarena/train"
+)
+
+// trainRunConfig is what a train run stores in the run database: the
+// trainer's configuration and the names of what it trained against.
+type trainRunConfig struct {
+	Train      train.Config `json:"train"`
+	Scenarios  []string     `json:"scenarios"`
+	Split      string       `json:"split"`
+	Persuadee  string       `json:"persuadee"`
+	Checkpoint string       `json:"checkpoint"`
+	Config     string       `json:"config,omitempty"`
+	Basis      probe.Basis  `json:"basis"`
+}
+
+func init() {
+	var (
+		rc      trainRunConfig
+		probes  string
+		workers int
+		dbPath  string
+		resume  bool
+	)
+	cfg := train.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train a strategy planner with Probe-RPO against a persuadee",
+		Long: `Trains a planner persuader (a small policy that picks the persuasion acts of each
+turn; the built-in templates write them) with Probe-RPO (seed 000): G rollouts
+per scenario, group-relative advantages from the outcome reward and, with
+weight --lambda, the probed belief changes; PPO-clipped Adam updates with a k3
+KL penalty to the initial policy and an entropy bonus.
+
+Every rollout is stored in the run database (so runs analyse like eval runs),
+with per-step metrics; a line per step goes to stderr. The checkpoint file is
+written atomically every --checkpoint-every steps and at the end; evaluate it
+with "persuarena eval --persuader planner:PATH". Ctrl-C stops; "--resume"
+continues from the checkpoint exactly as if never stopped.
+
+Defaults: seed 000 Table 3 (G 4, 16 scenarios a step, 2 epochs, KL 0.05,
+entropy 0.01, lambda 0.5) except the learning rate (1e-2, not 1e-5: see
+docs/training.md), against the simulator "sim" on the train splits of arena
+and p4g.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Features.Tmax = cfg.Tmax
+			rc.Train = cfg
+			maxSteps := -1 // keep the stored cap on --resume
+			if cmd.Flags().Changed("max-steps") {
+				maxSteps = cfg.MaxSteps
+			}
+			return runTrain(cmd.Context(), rc, probes, workers, dbPath, resume, maxSteps, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&rc.Scenarios, "scenarios", []string{"arena", "p4g"}, "training scenario sets: built-in names (p4g, arena) or JSONL files")
+	f.StringVar(&rc.Split, "split", "train", "split to train on: train, val, heldout or all")
+	f.StringVar(&rc.Persuadee, "persuadee", "sim", "persuadee to train against (sim, or llm:NAME with --config)")
+	f.StringVar(&rc.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuadees (docs/llm-roles.md)")
+	f.StringVar(&rc.Checkpoint, "checkpoint", "planner.json", "checkpoint file (written atomically; --resume reads it)")
+	f.BoolVar(&resume, "resume", false, "continue the run saved in --checkpoint (its stored configuration is used; --max-steps may extend it)")
+	f.Float64Var(&cfg.GRPO.Lambda, "lambda", cfg.GRPO.Lambda, "λ, weight of the dense (probe) advantage; 0 = outcome-only GRPO (seed 000 best: 0.5)")
+	f.IntVar(&cfg.GRPO.G, "g", cfg.GRPO.G, "rollouts per scenario (group size)")
+	f.IntVar(&cfg.GRPO.ScenariosPerStep, "scenarios-per-step", cfg.GRPO.ScenariosPerStep, "scenarios (groups) per step")
+	f.IntVar(&cfg.GRPO.Epochs, "epochs", cfg.GRPO.Epochs, "passes over the training scenarios")
+	f.IntVar(&cfg.MaxSteps, "max-steps", 0, "stop after this many steps (0: epochs x floor(scenarios / scenarios-per-step))")
+	f.Float64Var(&cfg.GRPO.LearningRate, "lr", cfg.GRPO.LearningRate, "Adam learning rate (seed 000's 1e-5 is for a 4B LLM)")
+	f.Float64Var(&cfg.GRPO.KLBeta, "kl", cfg.GRPO.KLBeta, "β, weight of the k3 KL penalty to the initial policy")
+	f.Float64Var(&cfg.GRPO.EntropyCoef, "entropy", cfg.GRPO.EntropyCoef, "entropy bonus weight")
+	f.Float64Var(&cfg.GRPO.ClipEps, "clip", cfg.GRPO.ClipEps, "PPO clip ε")
+	f.Float64Var(&cfg.GRPO.StrategyWeight, "strategy-weight", cfg.GRPO.StrategyWeight, "w in R_out = R_goal + w R_strategy (R_strategy = 0: no judge yet)")
+	f.IntVar(&cfg.Updates, "updates", cfg.Updates, "Adam updates per step on its batch")
+	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "planner hidden width (0 = linear policy)")
+	f.IntVar(&cfg.Features.BowDims, "bow-dims", cfg.Features.BowDims, "hashed bag-of-words features of the last reply (0 = none)")
+	f.IntVar(&cfg.Tmax, "tmax", cfg.Tmax, "maximum persuader turns per episode (seed 000: 10)")
+	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "write the checkpoint every N steps (0: only at the end)")
+	f.Uint64Var(&cfg.GRPO.Seed, "seed", 1, "run seed: initial weights, scenario order, every episode")
+	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent rollouts (results do not depend on it)")
+	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	rootCmd.AddCommand(cmd)
+}
+
+// runTrain runs "persuarena train". With resume, the run saved in
+// rc.Checkpoint continues with its stored configuration, except that
+// maxSteps >= 0 replaces its step cap (to extend it).
+func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int, dbPath string, resume bool, maxSteps int, out, errOut io.Writer) error {
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var runID string
+	if resume {
+		id, stored, err := trainRunOf(ctx, db, rc.Checkpoint)
+		if err != nil {
+			return err
+		}
+		ckPath, cfgPath := rc.Checkpoint, rc.Config
+		rc = stored
+		rc.Checkpoint = ckPath
+		if cfgPath != "" {
+			rc.Config = cfgPath
+		}
+		runID = id
+	}
+	if !resume {
+		rc.Basis = probe.Default
+		if probes != "" {
+			if rc.Basis, err = probe.LoadBasis(probes); err != nil {
+				return err
+			}
+		}
+	}
+	roles, err := loadLLMRoles(rc.Config)
+	if err != nil {
+		return err
+	}
+	pees, err := newPersuadees([]string{rc.Persuadee}, roles)
+	if err != nil {
+		return err
+	}
+	sets, err := loadSets(rc.Scenarios, rc.Split)
+	if err != nil {
+		return err
+	}
+	var scs []scenario.Scenario
+	for _, s := range sets {
+		scs = append(scs, s.Scenarios...)
+	}
+	o := train.Options{Scenarios: scs, Persuadee: pees[0], Basis: rc.Basis, Workers: workers, Store: db,
+		Checkpoint: rc.Checkpoint, Log: errOut}
+	var tr *train.Trainer
+	if resume {
+		o.RunID = runID
+		if tr, err = train.Resume(rc.Checkpoint, o); err != nil {
+			return err
+		}
+		if maxSteps >= 0 {
+			if err := tr.SetMaxSteps(maxSteps); err != nil {
+				return err
+			}
+		}
+	} else {
+		if err := rc.Train.Validate(); err != nil {
+			return err
+		}
+		raw, err := json.Marshal(rc)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		runID = store.NewRunID(now, rc.Train.GRPO.Seed)
+		if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "train", Seed: rc.Train.GRPO.Seed,
+			Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+			return err
+		}
+		o.RunID = runID
+		if tr, err = train.New(rc.Train, o); err != nil {
+			return err
+		}
+	}
+	bg := context.WithoutCancel(ctx)
+	if err := db.SetRunStatus(bg, runID, store.StatusRunning); err != nil {
+		return err
+	}
+	if tr.StepsDone() >= tr.TotalSteps() {
+		fmt.Fprintf(errOut, "run %s: all %d steps already done (extend with --max-steps)\n", runID, tr.TotalSteps())
+	} else {
+		fmt.Fprintf(errOut, "run %s: training on %d scenarios against %s, steps %d..%d, checkpoint %s\n",
+			runID, len(scs), rc.Persuadee, tr.StepsDone()+1, tr.TotalSteps(), rc.Checkpoint)
+	}
+	if _, err := tr.Run(ctx); err != nil {
+		status := store.StatusFailed
+		if errors.Is(err, context.Canceled) {
+			status = store.StatusInterrupted
+			fmt.Fprintf(errOut, "interrupted after step %d; continue with: persuarena train --resume --checkpoint %s --db %s\n",
+				tr.StepsDone(), rc.Checkpoint, db.Path())
+		}
+		return errors.Join(err, db.SetRunStatus(bg, runID, status))
+	}
+	if err := db.SetRunStatus(bg, runID, store.StatusDone); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "run %s: %d steps done; checkpoint %s\nevaluate: persuarena eval --persuader planner:%s,script --db %s\n",
+		runID, tr.StepsDone(), rc.Checkpoint, rc.Checkpoint, db.Path())
+	return nil
+}
+
+// trainRunOf reads the run ID from the checkpoint's training state and the
+// run's stored configuration.
+func trainRunOf(ctx context.Context, db *store.DB, checkpoint string) (string, trainRunConfig, error) {
+	var rc trainRunConfig
+	id, err := train.RunIDOf(checkpoint)
+	if err != nil {
+		return "", rc, err
+	}
+	run, err := db.GetRun(ctx, id)
+	if err != nil {
+		return "", rc, fmt.Errorf("resume %s: run %s: %w", checkpoint, id, err)
+	}
+	if err := json.Unmarshal(run.Config, &rc); err != nil {
+		return "", rc, fmt.Errorf("resume %s: run %s: stored config: %w", checkpoint, id, err)
+	}
+	return id, rc, nil
+}
