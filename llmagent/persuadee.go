@@ -3,6 +3,7 @@ package llmagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -113,7 +114,8 @@ func (p *Persuadee) Stats() Stats {
 	return Stats{Replies: p.replies.Load(), Repairs: p.repairs.Load(), Violations: p.violations.Load()}
 }
 
-// Probe path in use (after the first Start); ProbeAuto before.
+// Path returns the probe path in use (after the first Start); ProbeAuto
+// before.
 func (p *Persuadee) Path() ProbePath {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -148,11 +150,19 @@ func (p *Persuadee) setup(ctx context.Context) error {
 			return fmt.Errorf("%w: probes on /v1/completions need the engine's chat template (apply-template endpoint); use the chat probe path", llm.ErrUnsupported)
 		}
 		skel, err = learnSkeleton(ctx, p.eng)
-		if err != nil && ctx.Err() != nil {
-			return err
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, errNoMarkup) && p.opts.ProbePath == ProbeAuto:
+			// The rendered "template" adds no chat markup (e.g. special
+			// tokens lost in a detokenize round trip): raw prompts would not
+			// be the persuadee's context, so probe through chat instead.
+			path, skel = ProbeChat, nil
+		case err != nil && !errors.Is(err, errSkeleton):
+			return fmt.Errorf("chat template: %w", err)
 		}
 		// A template the skeleton cannot reproduce is rendered per fork.
-		if caps.TokenIDLogprobs && caps.Tokenize {
+		if path == ProbeCompletions && caps.TokenIDLogprobs && caps.Tokenize {
 			ids, idLst, err = yesNoIDs(ctx, p.eng)
 			if err != nil {
 				return err

@@ -402,3 +402,21 @@ func TestPromptsKeepHiddenLabelsOut(t *testing.T) {
 		t.Errorf("persuader prompt:\n%s", per)
 	}
 }
+
+// A "template" that only concatenates contents (special tokens lost) is
+// not trusted for raw-prompt probes: probes go through chat.
+func TestNoMarkupTemplateUsesChat(t *testing.T) {
+	st := vllmStub()
+	st.template = func(msgs []llm.Message, _ bool, _ *bool) string {
+		var b strings.Builder
+		for _, m := range msgs {
+			b.WriteString(m.Content + "\n")
+		}
+		return b.String()
+	}
+	p := newPersuadee("llm:x", st, llm.Role{}, PersuadeeOptions{})
+	start(t, p)
+	if p.Path() != ProbeChat {
+		t.Errorf("path %q, want chat", p.Path())
+	}
+}

@@ -33,13 +33,17 @@ const (
 	mkU3  = "PAXMKUSR3"
 )
 
-var errSkeleton = errors.New("chat template is not a plain per-message template")
+var (
+	errSkeleton = errors.New("chat template is not a plain per-message template")
+	errNoMarkup = errors.New("rendered chat template adds no markup around messages")
+)
 
 // learnSkeleton renders [sys, u1, a1, u2] and checks the pieces reproduce
 // the renders of [sys, u1] and [sys, u1, a1, u2, a2, u3]. A template that
 // places text conditionally (e.g. the system prompt before the last user
 // turn only) fails the check: errSkeleton, and forks are rendered by the
-// engine each time instead.
+// engine each time instead. A render with no markup between the user and
+// assistant turns is errNoMarkup.
 func learnSkeleton(ctx context.Context, e engine) (*skeleton, error) {
 	msg := func(role, c string) llm.Message { return llm.Message{Role: role, Content: c} }
 	m2, err := renderProbe(ctx, e, []llm.Message{msg("system", mkSys), msg("user", mkU1), msg("assistant", mkA1), msg("user", mkU2)})
@@ -62,6 +66,9 @@ func learnSkeleton(ctx context.Context, e engine) (*skeleton, error) {
 		userAsst: m2[idx[1]+len(mkU1) : idx[2]],
 		asstUser: m2[idx[2]+len(mkA1) : idx[3]],
 		tail:     m2[idx[3]+len(mkU2):],
+	}
+	if strings.TrimSpace(sk.userAsst) == "" || strings.TrimSpace(sk.asstUser) == "" {
+		return nil, errNoMarkup
 	}
 	m1, err := renderProbe(ctx, e, []llm.Message{msg("system", mkSys), msg("user", mkU1)})
 	if err != nil {
