@@ -160,6 +160,9 @@ func (c *Client) Profile() Profile { return c.prof }
 
 // String names the backend; the key is never printed.
 func (c *Client) String() string {
+	if c == nil {
+		return "llm.Client(nil)"
+	}
 	return fmt.Sprintf("llm.Client{%s %s %s %s}", c.b.Name, c.b.Engine, c.b.BaseURL, c.b.Model)
 }
 

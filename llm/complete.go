@@ -60,6 +60,9 @@ func (c *Client) Complete(ctx context.Context, r CompletionRequest) (*Completion
 		}
 	}
 	if err != nil {
+		if out != nil { // tokens of the prompts answered before the failure
+			u.PromptTokens, u.CompletionTokens, u.CachedTokens = out.Usage.PromptTokens, out.Usage.CompletionTokens, out.Usage.CachedTokens
+		}
 		return nil, &CallError{Usage: u, Err: err}
 	}
 	out.Usage.Requests = u.Requests

@@ -486,7 +486,7 @@ func TestRequestShapes(t *testing.T) {
 	temp := 0.0
 	_, err := c.Chat(ctx, llm.ChatRequest{Messages: append(msgs, llm.Message{Role: "assistant", Content: "Well"}), Thinking: &off,
 		JSONSchema: schema, ContinueFinalMessage: true, TopLogprobs: 50, Logprobs: true,
-		Sampling: llm.Sampling{Temperature: &temp, Extra: map[string]any{"top_k": 20, "repetition_penalty": 1.05}}})
+		Sampling: llm.Sampling{Temperature: &temp, Extra: map[string]any{"top_k": 20, "repetition_penalty": 1.05, "vllm.x:y": 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +494,8 @@ func TestRequestShapes(t *testing.T) {
 	kw, _ := b["chat_template_kwargs"].(map[string]any)
 	rf, _ := b["response_format"].(map[string]any)
 	if kw["enable_thinking"] != false || rf["type"] != "json_schema" || b["continue_final_message"] != true ||
-		b["add_generation_prompt"] != false || b["top_logprobs"] != 20.0 || b["top_k"] != 20.0 || b["temperature"] != 0.0 {
+		b["add_generation_prompt"] != false || b["top_logprobs"] != 20.0 || b["top_k"] != 20.0 || b["temperature"] != 0.0 ||
+		b["vllm.x:y"] != 1.0 {
 		t.Fatalf("vllm chat body %v", b)
 	}
 	if _, ok := b["max_tokens"]; ok {
