@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,6 +98,67 @@ and p4g.`,
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent rollouts (results do not depend on it)")
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
 	rootCmd.AddCommand(cmd)
+
+	var metricsDB string
+	mcmd := &cobra.Command{
+		Use:   "metrics RUN_ID",
+		Short: "Print a training run's stored per-step metrics as CSV",
+		Long: `Prints one CSV row per training step of run RUN_ID: step (1-based), then every
+stored metric in name order (accept, dead_share, entropy, kl, mean_abs_a_out,
+mean_abs_lambda_a_dense, mean_r_out, separated_share, ...; docs/training.md).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := store.Open(cmd.Context(), metricsDB)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return writeMetricsCSV(cmd.Context(), db, args[0], cmd.OutOrStdout())
+		},
+	}
+	mcmd.Flags().StringVar(&metricsDB, "db", "persuarena.db", "run database (SQLite)")
+	cmd.AddCommand(mcmd)
+}
+
+// writeMetricsCSV writes run runID's step metrics as CSV: a header "step"
+// plus the metric names (sorted, the union over steps), then a row per
+// step (1-based), empty where a step lacks a metric.
+func writeMetricsCSV(ctx context.Context, db *store.DB, runID string, out io.Writer) error {
+	ms, err := db.Metrics(ctx, runID)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	for _, m := range ms {
+		for k := range m.Metrics {
+			set[k] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	w := csv.NewWriter(out)
+	if err := w.Write(append([]string{"step"}, names...)); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		row := []string{strconv.Itoa(m.Step + 1)}
+		for _, k := range names {
+			v, ok := m.Metrics[k]
+			cell := ""
+			if ok {
+				cell = strconv.FormatFloat(v, 'g', 6, 64)
+			}
+			row = append(row, cell)
+		}
+		if err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
 }
 
 // runTrain runs "persuarena train". With resume, the run saved in

@@ -48,6 +48,15 @@ func TestTrainResumeEval(t *testing.T) {
 		t.Errorf("%d metric steps and %d episodes, want 5 and 80", len(ms), len(eps))
 	}
 
+	var csvOut bytes.Buffer
+	if err := writeMetricsCSV(ctx, db, runs[0].ID, &csvOut); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(csvOut.String()), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "step,accept,") || !strings.Contains(lines[0], ",dead_share,") || !strings.HasPrefix(lines[5], "5,") {
+		t.Errorf("metrics CSV:\n%s", csvOut.String())
+	}
+
 	pers, err := newPersuaders([]string{"planner:" + ck}, nil)
 	if err != nil || pers[0].Name() != "planner:"+ck {
 		t.Fatalf("planner persuader: %v %v", pers, err)
