@@ -287,20 +287,28 @@ func NewPrior(ctx context.Context, c *Cache, t Task, enc Encoder, a Alpha) (*Pri
 	return p, nil
 }
 
-// cosineA is the cosine of x and y under A: InnerA(x, y) /
-// sqrt(NormA(x) NormA(y)); 0 when either has zero A-norm.
-func cosineA(x, y []float64, d int) float64 {
-	nx, ny := NormA(x, d), NormA(y, d)
-	if nx == 0 || ny == 0 {
+// cosine returns x.y / (|x| |y|), 0 when either is zero.
+func cosine(x, y []float64) float64 {
+	var xy, xx, yy float64
+	for i := range x {
+		xy += x[i] * y[i]
+		xx += x[i] * x[i]
+		yy += y[i] * y[i]
+	}
+	if xx == 0 || yy == 0 {
 		return 0
 	}
-	return InnerA(x, y, d) / math.Sqrt(nx*ny)
+	return xy / math.Sqrt(xx*yy)
 }
 
 // Nearest returns the prior record whose vector has the highest cosine
-// similarity with zHat and that similarity. Choice: the cosine is taken in
-// the metric A (Eq. 11), so the 3d text coordinates and the three scalars
-// weigh as they do in progress and rewards; ties go to the earlier record.
+// similarity with zHat, and that similarity (seed 003 Appendix B.5:
+// "cosine nearest-neighbour retrieval over the encoded pool").
+// Choice: the plain cosine of the Eq. 8 vectors, where the three unit
+// text blocks and the sqrt(alpha)-scaled scalars weigh alike. Under the
+// metric A the text block would count at most 4/d against the scalars
+// (each unit block moves by at most 2, divided by 3d), so retrieval would
+// ignore the texts it is meant to render. Ties go to the earlier record.
 // It returns an error when zHat's length does not match the prior's.
 func (p *Prior) Nearest(zHat []float64) (PriorRecord, float64, error) {
 	if len(zHat) != Dim(p.d) {
@@ -308,7 +316,7 @@ func (p *Prior) Nearest(zHat []float64) (PriorRecord, float64, error) {
 	}
 	best, bestSim := -1, math.Inf(-1)
 	for i, r := range p.Records {
-		if s := cosineA(zHat, r.Z, p.d); s > bestSim {
+		if s := cosine(zHat, r.Z); s > bestSim {
 			best, bestSim = i, s
 		}
 	}

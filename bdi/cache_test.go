@@ -187,22 +187,19 @@ func TestPriorNearest(t *testing.T) {
 		}
 		near(t, "self similarity", sim, 1, 1e-12)
 	}
-	// A state worded like s2 with s1-like scalars is still nearer s2: text
-	// weighs in.
-	q, _ := Vector(ctx, st("The user likes helping children a lot.", 0.6, 0.4, 0.2), enc, DefaultAlpha)
+	// Text weighs in: s2's wording with s1's scalars is still nearer s2.
+	q, _ := Vector(ctx, st("The user likes helping children.", 0.1, 0.8, -0.4), enc, DefaultAlpha)
 	got, _, _ := p.Nearest(q)
 	if got.Session != "s2" {
 		t.Errorf("Nearest = %s, want s2", got.Session)
 	}
-	// Brute force agrees on the A-cosine for a mixed query.
+	// Brute force agrees on the cosine for a mixed query.
 	mix := make([]float64, len(q))
 	for i := range mix {
-		mix[i] = 0.3*p.Records[0].Z[i] + 0.7*p.Records[1].Z[i]
+		mix[i] = 0.55*p.Records[0].Z[i] + 0.45*p.Records[1].Z[i]
 	}
 	got, sim, _ := p.Nearest(mix)
-	d := DefaultHashDim
-	c0 := InnerA(mix, p.Records[0].Z, d) / math.Sqrt(NormA(mix, d)*NormA(p.Records[0].Z, d))
-	c1 := InnerA(mix, p.Records[1].Z, d) / math.Sqrt(NormA(mix, d)*NormA(p.Records[1].Z, d))
+	c0, c1 := dot(mix, p.Records[0].Z)/norm(mix)/norm(p.Records[0].Z), dot(mix, p.Records[1].Z)/norm(mix)/norm(p.Records[1].Z)
 	if want := map[bool]string{true: "s1", false: "s2"}[c0 > c1]; got.Session != want || math.Abs(sim-math.Max(c0, c1)) > 1e-12 {
 		t.Errorf("mixed query: %s %v, want %s %v", got.Session, sim, want, math.Max(c0, c1))
 	}
@@ -213,7 +210,7 @@ func TestPriorNearest(t *testing.T) {
 		t.Error("empty prior accepted")
 	}
 	ex, err := testCache().Examples(ctx, enc, DefaultAlpha)
-	if err != nil || len(ex) != 2 || len(ex[0].Z) != Dim(d) {
+	if err != nil || len(ex) != 2 || len(ex[0].Z) != Dim(DefaultHashDim) {
 		t.Errorf("Examples: %d %v", len(ex), err)
 	}
 }

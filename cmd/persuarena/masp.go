@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/masp"
+	"github.com/persuarena/persuarena/persuader"
+	"github.com/persuarena/persuarena/ppdpp"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/stats"
+)
+
+// maspCmd groups the MASP subcommands (seed 003, SPEC §3).
+var maspCmd = &cobra.Command{
+	Use:   "masp",
+	Short: "MASP: BDI progress, rationality-constrained success and worst-case evaluation (seed 003)",
+}
+
+func init() {
+	rootCmd.AddCommand(maspCmd)
+	maspCmd.AddCommand(maspEvalCmd(), maspImportCmd())
+}
+
+func maspEvalCmd() *cobra.Command {
+	var (
+		task, from, split, out   string
+		users, persuaders        []string
+		T, workers, resamples    int
+		seed                     uint64
+		tauQ                     float64
+		strictP4G, curves, noBDI bool
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Closed-loop MASP evaluation: SR@T, AT, RCSR@T and worst case over users, with bootstrap CIs",
+		Long: `Plays each persuader against each user simulator on every case of the task
+(seed 003 Appendix C.2: up to T = 8 exchanges; after each, a success judge
+reads the whole dialogue and a rationality judge scores the user's reply),
+then prints SR@T, AT (failures count T), RCSR@T (success with mean
+rationality >= tau_q up to the success turn), and WorstSR / WorstRCSR over the
+user ensemble, each with a 95% percentile bootstrap interval over cases, and
+paired differences of every persuader against the first.
+
+Users are the seeded simulator's variants: sim (default), sim-soft and
+sim-hard. With them the success judge reads the simulator's decision and the
+rationality judge its latent state (rule-based; docs/masp.md). The teacher
+mentalizer reads the latent state too, so the table also shows mean final
+BDI progress toward the task's target state.
+
+Tasks: p4g reads PersuArena scenarios (--from: a built-in set name or a JSONL
+file; default the built-in p4g set, --split heldout). esconv and cb read a
+PPDPP file given with --from (e.g. esc-test.txt, cb-test.txt; ESConv is
+CC BY-NC and is never shipped). Against the simulator these two only check
+that the protocol runs end to end; meaningful numbers need an LLM user.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tk, err := bdi.ParseTask(task)
+			if err != nil {
+				return err
+			}
+			cases, err := maspCases(tk, from, split)
+			if err != nil {
+				return err
+			}
+			pers, err := maspPersuaders(persuaders)
+			if err != nil {
+				return err
+			}
+			rule := masp.DefaultSuccessRule
+			rule.StrictP4G = strictP4G
+			us, err := maspUsers(users, rule)
+			if err != nil {
+				return err
+			}
+			if resamples <= 0 {
+				return fmt.Errorf("--resamples %d: want > 0", resamples)
+			}
+			cfg := masp.EvalConfig{T: T, TauQ: tauQ, Seed: seed, Workers: workers,
+				Bootstrap: stats.BootstrapOptions{Resamples: resamples, Seed: seed}}
+			if !noBDI {
+				cfg.Mind = &masp.Mind{}
+			}
+			res, err := masp.Evaluate(cmd.Context(), cfg, cases, pers, us, nil)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := writeDialogues(out, res); err != nil {
+					return err
+				}
+			}
+			rep, err := res.Report(cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "task %s, %d cases (%s), persuaders %s, users %s, seed %d\n",
+				tk, len(cases), caseSource(tk, from, split), strings.Join(res.Persuaders, ","), strings.Join(res.Users, ","), seed)
+			return rep.WriteText(cmd.OutOrStdout(), curves)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&task, "task", "p4g", "task: p4g, esconv or cb")
+	f.StringVar(&from, "from", "", "cases: p4g: scenario set name or JSONL file (default p4g); esconv, cb: PPDPP file (esc-*.txt, cb-*.txt)")
+	f.StringVar(&split, "split", "heldout", "p4g split: train, val, heldout or all (PPDPP files are one split each)")
+	f.StringSliceVar(&users, "users", []string{"sim-soft", "sim-hard", "sim"}, "user simulators (ensemble): sim, sim-soft, sim-hard")
+	f.StringSliceVar(&persuaders, "persuader", []string{"script", "informer", "pushy", "random"}, "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
+	f.IntVar(&T, "T", masp.DefaultT, "turn budget T (seed 003: 8)")
+	f.Uint64Var(&seed, "seed", 1, "run seed (episode seeds and bootstrap)")
+	f.IntVar(&resamples, "resamples", 10000, "bootstrap resamples")
+	f.Float64Var(&tauQ, "tau-q", masp.DefaultTauQ, "rationality threshold tau_q of RCSR (seed 003: 0.70)")
+	f.BoolVar(&strictP4G, "strict-p4g", false, "P4G success needs mean > 0.6 (released code) instead of >= 0.6 (paper)")
+	f.BoolVar(&curves, "curves", false, "also print RCSR@t for t = 1..T")
+	f.BoolVar(&noBDI, "no-bdi", false, "skip teacher states and progress")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent dialogues")
+	f.StringVar(&out, "out", "", "also write every dialogue as JSON Lines to this file")
+	return cmd
+}
+
+func caseSource(t bdi.Task, from, split string) string {
+	if t == bdi.P4G {
+		if from == "" {
+			from = "p4g"
+		}
+		return from + " " + split
+	}
+	return filepath.Base(from)
+}
+
+// maspCases loads the task's cases.
+func maspCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
+	switch t {
+	case bdi.P4G:
+		if from == "" {
+			from = "p4g"
+		}
+		ss, err := scenario.Resolve(from)
+		if err != nil {
+			return nil, err
+		}
+		if split != "all" {
+			if !isSplit(split) {
+				return nil, fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
+			}
+			ss = scenario.Filter(ss, scenario.Split(split))
+		}
+		if len(ss) == 0 {
+			return nil, fmt.Errorf("%s has no %s scenarios", from, split)
+		}
+		return masp.ScenarioCases(ss), nil
+	case bdi.ESConv, bdi.CB:
+		if from == "" {
+			return nil, fmt.Errorf("--task %s needs --from PATH (a PPDPP %s file)", t, map[bdi.Task]string{bdi.ESConv: "esc-*.txt", bdi.CB: "cb-*.txt"}[t])
+		}
+		return ppdpp.LoadCases(t, from)
+	}
+	return nil, fmt.Errorf("masp eval has no protocol for task %q", t)
+}
+
+// maspPersuaders resolves built-in persuader names.
+func maspPersuaders(names []string) ([]episode.Persuader, error) {
+	var out []episode.Persuader
+	for _, n := range names {
+		p, err := persuader.New(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// maspUsers resolves user names to simulator variants with the rule-based
+// judges.
+func maspUsers(names []string, rule masp.SuccessRule) ([]masp.User, error) {
+	var out []masp.User
+	for _, n := range names {
+		v := strings.TrimPrefix(n, "sim-")
+		if n == "sim" {
+			v = "default"
+		}
+		if !strings.HasPrefix(n, "sim") {
+			return nil, fmt.Errorf("unknown user %q (known: sim, sim-soft, sim-hard; LLM users are not wired into masp eval yet)", n)
+		}
+		c, err := sim.Variant(v)
+		if err != nil {
+			return nil, fmt.Errorf("user %q: %w", n, err)
+		}
+		c.Name = n
+		out = append(out, masp.User{Name: n, Persuadee: sim.New(c), Success: masp.SimSuccessJudge{Rule: rule}, Rationality: masp.SimRationalityJudge{}})
+	}
+	return out, nil
+}
+
+// writeDialogues writes every dialogue as one JSON line, atomically.
+func writeDialogues(path string, res *masp.Results) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for p := range res.Dialogues {
+		for u := range res.Dialogues[p] {
+			for _, d := range res.Dialogues[p][u] {
+				if err := enc.Encode(d); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func maspImportCmd() *cobra.Command {
+	var from, out string
+	cmd := &cobra.Command{
+		Use:   "import esconv|cb --from PATH --out FILE.jsonl",
+		Short: "Convert a PPDPP ESConv or CraigslistBargain file into PersuArena scenarios (JSONL)",
+		Long: `Reads a PPDPP file (esc-*.txt or cb-*.txt) and writes one validated PersuArena
+scenario per dialogue (docs/masp.md lists the field choices), so other
+commands can play them. ESConv is CC BY-NC 4.0: keep the output out of
+anything you redistribute commercially.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tk, err := bdi.ParseTask(args[0])
+			if err != nil {
+				return err
+			}
+			if from == "" || out == "" {
+				return fmt.Errorf("masp import needs --from and --out")
+			}
+			cases, err := ppdpp.LoadCases(tk, from)
+			if err != nil {
+				return err
+			}
+			ss := make([]scenario.Scenario, len(cases))
+			for i, c := range cases {
+				ss[i] = *c.Scenario
+			}
+			if err := scenario.WriteFile(out, ss); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d scenarios to %s\n", len(ss), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "PPDPP file to read")
+	cmd.Flags().StringVar(&out, "out", "", "scenario JSONL file to write")
+	return cmd
+}
