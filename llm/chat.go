@@ -22,7 +22,10 @@ type CallError struct {
 	Err   error
 }
 
+// Error is the underlying error's text.
 func (e *CallError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *CallError) Unwrap() error { return e.Err }
 
 // UsageOf returns the usage carried by a CallError in err's chain (zero

@@ -160,3 +160,22 @@ func TestSecretFormatting(t *testing.T) {
 		t.Errorf("json %s", b)
 	}
 }
+
+func TestSmallerMax(t *testing.T) {
+	cases := []struct {
+		body string
+		k    int
+		want int
+	}{
+		{"Requested sample logprobs of 20, which is greater than max allowed: 8", 20, 8},
+		{"Invalid 'logprobs': integer above maximum value. Expected a value <= 5, but got 20 instead.", 20, 5},
+		{"top_logprobs must be between 0 and 20", 50, 20},
+		{"max allowed: 30", 20, 0},
+		{"bad field", 20, 0},
+	}
+	for _, c := range cases {
+		if got := smallerMax(c.body, c.k); got != c.want {
+			t.Errorf("smallerMax(%q, %d) = %d, want %d", c.body, c.k, got, c.want)
+		}
+	}
+}

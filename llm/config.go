@@ -175,6 +175,7 @@ type ConfigError struct {
 	Msg   string
 }
 
+// Error formats "file:line: field: message".
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)

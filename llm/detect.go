@@ -222,12 +222,23 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 }
 
 // probeCompletion sends one 1-token completion with logprobs at the cap
-// (vLLM/SGLang /v1/completions, llama-server /completion), lowering the cap
-// when a 400 names a smaller maximum.
+// (vLLM/SGLang /v1/completions, llama-server /completion), over a
+// two-prompt list where the profile expects lists. A 400 naming a smaller
+// maximum lowers the cap; a list that is refused or answered with the
+// wrong number of choices marks prompt lists as absent.
 func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeID int) error {
 	k := caps.MaxTopLogprobs
-	for try := 0; try < 3; try++ {
-		r := CompletionRequest{Prompts: []string{"Hello"}, Sampling: Sampling{MaxTokens: 1}, Logprobs: k}
+	prompts := []string{"Hello"}
+	if caps.PromptLists {
+		prompts = []string{"Hello", "Hi"}
+	}
+	dropList := func() {
+		prompts = prompts[:1]
+		caps.PromptLists = false
+		caps.Notes = append(caps.Notes, "a prompt list in one completion request was refused")
+	}
+	for try := 0; try < 5; try++ {
+		r := CompletionRequest{Prompts: prompts, Sampling: Sampling{MaxTokens: 1}, Logprobs: k}
 		if probeID >= 0 {
 			r.TokenIDs = []int{probeID}
 			r.TokenText = map[int]string{probeID: "Yes"}
@@ -242,18 +253,22 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 		}
 		var he *HTTPError
 		if errors.As(err, &he) && he.Status == 400 {
-			if m := maxAllowedRE.FindStringSubmatch(he.Body); m != nil {
-				for _, g := range m[1:] {
-					if n, e := strconv.Atoi(g); e == nil && n > 0 && n < k {
-						k = n
-					}
-				}
+			if n := smallerMax(he.Body, k); n > 0 {
+				k = n
+				continue
+			}
+			if len(prompts) > 1 {
+				dropList()
 				continue
 			}
 			if k > 5 {
 				k = 5
 				continue
 			}
+		}
+		if errors.Is(err, ErrMalformed) && len(prompts) > 1 {
+			dropList()
+			continue
 		}
 		if errors.Is(err, ErrLogprobsUnavailable) {
 			caps.CompletionLogprobs = false
@@ -264,7 +279,7 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 			return fmt.Errorf("llm: backend %q: completion probe: %w", c.b.Name, err)
 		}
 		caps.MaxTopLogprobs = k
-		if len(resp.Choices) == 1 && len(resp.Choices[0].Top) > 0 {
+		if len(resp.Choices) > 0 && len(resp.Choices[0].Top) > 0 {
 			for _, cand := range resp.Choices[0].Top[0] {
 				// vLLM must honour logprob_token_ids; llama-server reports
 				// ids with its own top-k.
@@ -276,6 +291,20 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 		return nil
 	}
 	return fmt.Errorf("llm: backend %q: completion probe: no accepted logprobs value", c.b.Name)
+}
+
+// smallerMax reads the maximum a 400 body names ("max allowed: 20",
+// "<= 5", "between 0 and 20"); 0 unless it is below k.
+func smallerMax(body string, k int) int {
+	best := 0
+	for _, m := range maxAllowedRE.FindAllStringSubmatch(body, -1) {
+		for _, g := range m[1:] {
+			if n, err := strconv.Atoi(g); err == nil && n > 0 && n < k && (best == 0 || n < best) {
+				best = n
+			}
+		}
+	}
+	return best
 }
 
 // versionAtLeast compares a dotted version with major.minor.patch;

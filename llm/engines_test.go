@@ -632,6 +632,14 @@ func TestDetect(t *testing.T) {
 	if r, err := c8.Chat(ctx, llm.ChatRequest{Messages: msgs, Logprobs: true, TopLogprobs: 20}); err != nil || len(r.Top[1]) != 8 {
 		t.Fatalf("capped chat: %v", err)
 	}
+	// A proxy refusing prompt lists: detected, not fatal.
+	px := fakeengine.New(llm.VLLM)
+	defer px.Close()
+	px.Fail(fakeengine.Fault{Path: "/v1/completions", Status: 400, Body: `{"error":{"message":"prompt must be a string","type":"BadRequestError","param":null,"code":400}}`})
+	pcaps, err := newClient(t, px.Backend("p"), &sleeper{}).Detect(ctx)
+	if err != nil || pcaps.PromptLists || !pcaps.TokenIDLogprobs || px.Stats().Requests["/v1/completions"] != 2 {
+		t.Fatalf("prompt-list refusal: %+v %v", pcaps, err)
+	}
 	// Wrong model name.
 	b := srv.Backend("b")
 	b.Model = "Qwen/Qwen3-8B"

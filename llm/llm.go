@@ -206,6 +206,7 @@ type HTTPError struct {
 	Path string
 }
 
+// Error gives path, status and the start of the body.
 func (e *HTTPError) Error() string {
 	b := strings.TrimSpace(e.Body)
 	if len(b) > 300 {
