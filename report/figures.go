@@ -311,6 +311,7 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 		}
 		p.Y.Min, p.Y.Max = -3, 103
 		p.Y.Tick.Marker = fixedTicks("%.0f", 0, 25, 50, 75, 100)
+		stepAxis(p, st.Points)
 		f.Panels = append(f.Panels, p)
 		legend = append(legend, arml)
 	}
@@ -359,6 +360,7 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 			}
 			p.Y.Min = 0
 			p.Y.Max = headroom(p.Y.Max)
+			stepAxis(p, st.Points)
 			f.Panels = append(f.Panels, p)
 			terms = LegendGroup{Title: "(c):", Entries: []LegendEntry{
 				{Label: "solid |A_out|", Line: draw.LineStyle{Color: okBlack, Width: vg.Points(1.6)}},
@@ -386,6 +388,24 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 		f.Legend = append(f.Legend, terms)
 	}
 	return f, nil
+}
+
+// stepAxis sets p's x axis to the steps of pts: every step marked when
+// there are at most 12, gonum's ticks otherwise.
+func stepAxis(p *plot.Plot, pts []analysis.DeadGroupPoint) {
+	lo, hi := math.MaxInt, math.MinInt
+	for _, pt := range pts {
+		if pt.Groups > 0 {
+			lo, hi = min(lo, pt.Step), max(hi, pt.Step)
+		}
+	}
+	if lo > hi {
+		return
+	}
+	p.X.Min, p.X.Max = float64(lo)-0.5, float64(hi)+0.5
+	if hi-lo <= 12 {
+		p.X.Tick.Marker = intTicks(lo, hi)
+	}
 }
 
 // headroom returns an axis maximum 8% above the largest value hi, so

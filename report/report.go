@@ -56,6 +56,9 @@ type Options struct {
 	// Groups gives Figure 7 the training step and outcome of each rollout
 	// (analysis.GroupOptions); zero value: step 0 and R_goal.
 	Groups analysis.GroupOptions
+	// Training holds the stored per-step metrics of training runs
+	// (store.DB.Metrics); runs with steps get the training-curves figure.
+	Training []TrainingRun
 	// GRPO is the advantage configuration for Figure 7(c); nil means
 	// grpo.DefaultConfig() (λ = 0.5, as seed 000).
 	GRPO *grpo.Config
@@ -103,7 +106,7 @@ type Report struct {
 	// figure data, comparisons).
 	Tables []Section
 	// Figures are the figures that have data, in order: terminal bars,
-	// Figures 5, 6 and 7.
+	// Figures 5, 6 and 7, training curves.
 	Figures []*Figure
 	// Skipped lists what could not be shown and why (e.g. Figure 7
 	// without groups, Table 8 without an accepted episode).
@@ -214,6 +217,17 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 	}
 	if err := fig(Figure7(dead, adv)); err != nil {
 		return nil, err
+	}
+	hasSteps := false
+	for _, tr := range o.Training {
+		hasSteps = hasSteps || len(tr.Steps) > 0
+	}
+	if hasSteps {
+		step("training curves")
+		if err := fig(TrainingFigure(o.Training)); err != nil {
+			return nil, err
+		}
+		r.Tables = append(r.Tables, Section{ID: "training-data", Heading: "Training data", Table: trainingTable(o.Training), Figure: "training", Caption: true})
 	}
 	r.Tables = append(r.Tables,
 		Section{ID: "figure5-data", Heading: "Figure 5 data", Table: acts.Table(), Figure: "figure5", Caption: true},

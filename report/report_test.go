@@ -585,3 +585,62 @@ func TestFitTitle(t *testing.T) {
 		t.Errorf("short title changed to %q at %v pt", short.Title.Text, short.Title.TextStyle.Font.Size)
 	}
 }
+
+func TestTrainingFigure(t *testing.T) {
+	steps := []store.StepMetrics{
+		{Step: 0, Metrics: map[string]float64{"accept": 0.25, "mean_r_out": -0.5, "dead_share": 0.5, "separated_share": 1,
+			"mean_abs_a_out": 0.4, "mean_abs_lambda_a_dense": 0.6, "kl": 0, "entropy": 1.6}},
+		{Step: 1, Metrics: map[string]float64{"accept": 0.5, "mean_r_out": 0.5, "dead_share": 0, "separated_share": 0,
+			"mean_abs_a_out": 0.7, "mean_abs_lambda_a_dense": 0.5, "kl": 0.01, "entropy": 1.5}},
+	}
+	if _, err := TrainingFigure([]TrainingRun{{RunID: "empty"}}); !errors.Is(err, ErrNoData) {
+		t.Errorf("no steps: err = %v, want ErrNoData", err)
+	}
+	f, err := TrainingFigure([]TrainingRun{{RunID: "tr1", Steps: steps}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"full acceptance / accept", "mean outcome reward / R_out", "dead groups (Figure 7a) / dead",
+		"dead groups (Figure 7a) / separated | dead", "advantage terms (Figure 7c) / |A_out|", "advantage terms (Figure 7c) / |λ·A_dense|",
+		"KL to the reference / KL", "policy entropy / entropy"}
+	if len(f.Panels) != 6 || !slices.Equal(f.Series, want) {
+		t.Errorf("training figure: %d panels, series %q", len(f.Panels), f.Series)
+	}
+	render(t, f, "svg")
+	// Only some metrics stored: only their panels; several runs: one
+	// legend entry per run.
+	part := []store.StepMetrics{{Step: 0, Metrics: map[string]float64{"kl": 0.1}}, {Step: 3, Metrics: map[string]float64{"kl": 0.2}}}
+	f, err = TrainingFigure([]TrainingRun{{RunID: "a", Steps: part}, {RunID: "b", Steps: part}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Panels) != 1 || !slices.Equal(f.Series, []string{"KL to the reference / a KL", "KL to the reference / b KL"}) ||
+		f.Legend[0].Title != "run:" || len(f.Legend[0].Entries) != 2 {
+		t.Errorf("partial training figure: %d panels, series %q, legend %+v", len(f.Panels), f.Series, f.Legend)
+	}
+	render(t, f, "png")
+	// The data table: steps 1-based, separated|dead undefined where
+	// nothing is dead.
+	tab := trainingTable([]TrainingRun{{RunID: "tr1", Steps: steps}})
+	wantRows := [][]string{
+		{"tr1", "1", "25.0", "-0.500", "50.0", "100.0", "0.400", "0.600", "0.0000", "1.600"},
+		{"tr1", "2", "50.0", "0.500", "0.0", "-", "0.700", "0.500", "0.0100", "1.500"},
+	}
+	if !slices.EqualFunc(tab.Rows, wantRows, slices.Equal) {
+		t.Errorf("training rows = %q, want %q", tab.Rows, wantRows)
+	}
+	// In a report: the figure and its data are embedded.
+	eps, _ := handBuilt(t)
+	r, err := Build(eps, Options{Training: []TrainingRun{{RunID: "tr1", Steps: steps}}, Resamples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := r.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	if svgs, ids := checkHTML(t, page, dir); svgs != 4 || !ids["training"] {
+		t.Errorf("report with training metrics embeds %d figures (want 4 with the training curves)", svgs)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/report"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
@@ -79,6 +81,11 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 		sets  []string
 	)
 	setOf := map[string]string{}
+	groupSize := map[string]int{} // train runs: rollouts per scenario a step
+	var (
+		training []report.TrainingRun
+		gcfg     *grpo.Config
+	)
 	for i, id := range runIDs {
 		if contains(runIDs[:i], id) {
 			return fmt.Errorf("run %s given twice", id)
@@ -101,6 +108,19 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 				sets = append(sets, name)
 			}
 		}
+		if cfg, ok := trainGRPO(run); ok {
+			groupSize[id] = cfg.G
+			if gcfg == nil {
+				gcfg = &cfg
+			} else if gcfg.Lambda != cfg.Lambda {
+				fmt.Fprintf(errOut, "report: run %s trains with λ = %g; Figure 7 uses the first training run's λ = %g\n", id, cfg.Lambda, gcfg.Lambda)
+			}
+			steps, err := db.Metrics(ctx, id)
+			if err != nil {
+				return err
+			}
+			training = append(training, report.TrainingRun{RunID: id, Steps: steps})
+		}
 	}
 	eps := analysis.Concat(runs)
 	if len(eps) == 0 {
@@ -108,7 +128,19 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 	}
 	ro := report.Options{Title: o.title, Runs: infos, Sets: sets, CompareSeed: o.seed, Resamples: o.resamples,
 		Generator: "persuarena " + version(),
-		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) }}
+		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
+		Training:  training, GRPO: gcfg}
+	if len(groupSize) > 0 {
+		// The trainer stores rollout i of step s (0-based) as rollout
+		// s·G + i: Figure 7 groups a train run's rollouts by that step
+		// (1-based); other runs' episodes sit at step 0.
+		ro.Groups.Step = func(ep *episode.Episode) int {
+			if g := groupSize[ep.RunID]; g > 0 {
+				return ep.Rollout/g + 1
+			}
+			return 0
+		}
+	}
 	if len(setOf) > 0 {
 		ro.SetOf = func(id string) string {
 			if s, ok := setOf[id]; ok {
@@ -166,4 +198,23 @@ func runSets(run store.Run, setOf map[string]string, errOut io.Writer) []string 
 		}
 	}
 	return names
+}
+
+// trainGRPO returns the GRPO configuration a train run stored (its config
+// holds {"train": {"grpo": {...}}}, as persuarena train writes it); ok is
+// false for other runs.
+func trainGRPO(run store.Run) (cfg grpo.Config, ok bool) {
+	var c struct {
+		Train *struct {
+			GRPO *grpo.Config `json:"grpo"`
+		} `json:"train"`
+	}
+	cfg = grpo.DefaultConfig()
+	c.Train = &struct {
+		GRPO *grpo.Config `json:"grpo"`
+	}{GRPO: &cfg}
+	if run.Kind != "train" || len(run.Config) == 0 || json.Unmarshal(run.Config, &c) != nil || cfg.G < 1 {
+		return grpo.Config{}, false
+	}
+	return cfg, true
 }
