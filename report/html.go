@@ -95,7 +95,9 @@ type page struct {
 	Main, Cmp []htmlSection
 	Figs      []htmlFigure
 	Sim       bool
-	CSS       template.CSS
+	// HasTraining is set when the training-curves figure is shown.
+	HasTraining bool
+	CSS         template.CSS
 }
 
 // css is the report's only style sheet: a readable column, plain tables,
@@ -218,7 +220,7 @@ var tmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{template "table" .T}}
 {{end}}
 <footer>
-<p>Built from the run database by <code>persuarena report</code>{{if .Generator}} ({{.Generator}}){{end}}. Every number is recomputed from the stored episodes by packages analysis and eval; figures are also saved next to this file as SVG and PNG.{{if .Generated}} Generated {{.Generated}}.{{end}}</p>
+<p>Built from the run database by <code>persuarena report</code>{{if .Generator}} ({{.Generator}}){{end}}. Tables and Figures 5-7 are recomputed from the stored episodes by packages analysis, eval and grpo{{if .HasTraining}}; the training curves show the metrics the trainer stored{{end}}. Each figure is also saved next to this file as SVG and PNG, and every table in tables.md.{{if .Generated}} Generated {{.Generated}}.{{end}}</p>
 </footer>
 </main>
 </body>
@@ -294,6 +296,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		default:
 			pg.Main = append(pg.Main, hs)
 		}
+	}
+	for _, f := range r.Figures {
+		pg.HasTraining = pg.HasTraining || f.Name == "training"
 	}
 	for _, p := range r.Persuadees {
 		pg.Sim = pg.Sim || p == "sim"
