@@ -57,7 +57,9 @@ func TestFakeEngineEpisode(t *testing.T) {
 		chat, complete int // per turn
 	}{
 		{llm.VLLM, ProbeCompletions, 2, 1, 1},
+		{llm.LlamaCpp, ProbeCompletions, 2, 1, 1},
 		{llm.Ollama, ProbeChat, 4, 4, 0},
+		{llm.SGLang, ProbeChat, 4, 4, 0},
 	} {
 		t.Run(string(tc.eng), func(t *testing.T) {
 			srv, p := fakePersuadee(t, tc.eng, persuadeeHandler)
@@ -68,8 +70,8 @@ func TestFakeEngineEpisode(t *testing.T) {
 			if p.Path() != tc.path {
 				t.Fatalf("probe path %q, want %q", p.Path(), tc.path)
 			}
-			if tc.eng == llm.VLLM && (!p.skelOK() || len(p.idLst) != 12) {
-				t.Fatalf("vLLM: skeleton %v, %d exact Yes/No ids; want the skeleton and 12 ids", p.skelOK(), len(p.idLst))
+			if tc.path == ProbeCompletions && (!p.skelOK() || len(p.idLst) != 12) {
+				t.Fatalf("skeleton %v, %d exact Yes/No ids; want the skeleton and 12 ids", p.skelOK(), len(p.idLst))
 			}
 			before := srv.Stats()
 			rec := &recorder{}
@@ -82,12 +84,19 @@ func TestFakeEngineEpisode(t *testing.T) {
 			}
 			after := srv.Stats()
 			turns := len(ep.Turns)
-			// t = 0 read-out: 1 completions request (vLLM) or 3 chats (Ollama).
-			initial := map[llm.Engine]int{llm.VLLM: 1, llm.Ollama: 3}[tc.eng]
+			// t = 0 read-out: 1 completions request or 3 chats.
+			initial := 3
+			compPath := "/v1/completions"
+			if tc.path == ProbeCompletions {
+				initial = 1
+			}
+			if tc.eng == llm.LlamaCpp {
+				compPath = "/completion"
+			}
 			if got := after.Total - before.Total - initial; got != tc.perTurn*turns {
 				t.Errorf("%d requests for %d turns, want %d per turn (%v)", got, turns, tc.perTurn, after.Requests)
 			}
-			if got := after.Requests["/v1/completions"] - before.Requests["/v1/completions"]; got != tc.complete*turns+min(initial, tc.complete) {
+			if got := after.Requests[compPath] - before.Requests[compPath]; got != tc.complete*turns+min(initial, tc.complete) {
 				t.Errorf("%d completions requests", got)
 			}
 			for i, tu := range ep.Turns {

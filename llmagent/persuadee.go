@@ -530,9 +530,13 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 	}
 	req := llm.CompletionRequest{Prompts: prompts, Sampling: probeSampling(p.eng.Backend().Engine, true), Logprobs: top}
 	if len(p.idLst) > 0 {
-		// The exact ids carry the answer; one top candidate keeps the
-		// response small (the sampled token is reported anyway).
-		req.TokenIDs, req.TokenText, req.Logprobs = p.idLst, p.ids, 1
+		req.TokenIDs, req.TokenText = p.idLst, p.ids
+		if p.eng.Backend().Engine == llm.VLLM {
+			// vLLM returns the exact ids' log-probs (logprob_token_ids);
+			// one top candidate keeps the response small. Other engines
+			// ignore the ids: their top-k is filtered by id instead.
+			req.Logprobs = 1
+		}
 	}
 	resp, err := p.eng.Complete(ctx, req)
 	if err != nil {
