@@ -41,15 +41,18 @@ var ErrMissing = errors.New("bdi: state missing")
 // open = voiced-but-unaddressed concerns / voiced-or-addressed concerns (0
 // when none was voiced):
 //
-//	receptivity rho = clamp01(((1 + o) / 2) / (1 + r))
+//	receptivity rho = clamp01((1 + o) / (1 + a)) / (1 + r), a = Latent.AcceptAt
 //	confidence  c   = clamp01(|o| (1 - open / 2)), raised to >= 0.8 after an
 //	                   accept or reject and >= 0.6 after a conditional
-//	valence     v   = clamp(0.6 (2u - 1) + 0.4 o - 0.5 min(r, 1), -1, 1)
+//	valence     v   = clamp(0.4 (2u - 1) + 0.3 o - 0.5 min(r, 1), -1, 1)
 //
-// Choice: receptivity is openness rescaled to [0, 1] and damped by
-// irritation; confidence is the strength of the stance, lowered while
-// voiced doubts are unresolved and raised by a decision; valence is mostly
-// felt understanding (rapport), then leaning, minus irritation. The texts
+// Choice: receptivity is openness rescaled so that 0 is o = -1 and 1 is
+// the persuadee's own acceptance threshold (ready to say yes, the P4G
+// target's 1.0), damped by irritation; confidence is the strength of the
+// stance, lowered while voiced doubts are unresolved and raised by a
+// decision (the target's 0.8 after an accept); valence is mostly felt
+// understanding (rapport), then leaning, minus irritation, so a warm,
+// accepting persuadee sits near the target's 0.5. The texts
 // are chosen from the concern states, openness relative to the persuadee's
 // own thresholds (Latent.AcceptAt, ConditionalAt, Guarded) and the latest
 // decision; docs/masp.md lists them.
@@ -77,9 +80,9 @@ func FromLatent(l sim.Latent, goal string) State {
 		open = float64(voiced) / float64(voiced+addressed)
 	}
 	s := State{
-		Receptivity: clamp(((1+o)/2)/(1+r), 0, 1),
+		Receptivity: clamp((1+o)/(1+l.AcceptAt), 0, 1) / (1 + r),
 		Confidence:  clamp(math.Abs(o)*(1-open/2), 0, 1),
-		Valence:     clamp(0.6*(2*u-1)+0.4*o-0.5*math.Min(r, 1), -1, 1),
+		Valence:     clamp(0.4*(2*u-1)+0.3*o-0.5*math.Min(r, 1), -1, 1),
 	}
 	switch l.Decision {
 	case decision.Accept, decision.Reject:

@@ -140,9 +140,9 @@ func TestSimTeacherInitial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	near(t, "rho", s.Receptivity, 0.3, 1e-12)
+	near(t, "rho", s.Receptivity, 0.6/1.3, 1e-12)
 	near(t, "c", s.Confidence, 0.4, 1e-12)
-	near(t, "v", s.Valence, 0.6*(0.3-1)+0.4*-0.4, 1e-12)
+	near(t, "v", s.Valence, 0.4*(0.3-1)+0.3*-0.4, 1e-12)
 	if s.Belief != "The user is not convinced that it is a good idea to get the seasonal flu shot at the staff clinic this week." ||
 		s.Intention != "The user intends to decline or keep resisting." {
 		t.Errorf("texts %+v", s)
@@ -162,9 +162,9 @@ func TestFromLatentCases(t *testing.T) {
 	l := base
 	l.Openness, l.Reactance = 0.6, 1
 	s := FromLatent(l, "Donate $1.")
-	near(t, "rho", s.Receptivity, 0.8/2, 1e-12)
+	near(t, "rho", s.Receptivity, 1.0/2, 1e-12) // clamp01(1.6/1.3) / (1 + 1)
 	near(t, "c (half open)", s.Confidence, 0.6*0.75, 1e-12)
-	near(t, "v", s.Valence, 0.24-0.5, 1e-12)
+	near(t, "v", s.Valence, 0.3*0.6-0.5, 1e-12)
 	if s.Belief != "The user still has doubts: It costs too much." || s.Desire != "The user wants to decide freely without being pressured." ||
 		s.Intention != "The user is ready to agree if asked." {
 		t.Errorf("texts %+v", s)

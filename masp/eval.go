@@ -193,6 +193,9 @@ type Row struct {
 	// Progress is the mean final progress s of the dialogues with BDI
 	// states (NaN without a Mind).
 	Progress float64
+	// MentalErr is the mean mentalization error ||z-hat - z||_A^2 over the
+	// turns that have one (NaN without a student).
+	MentalErr float64
 	// Errors counts dialogues that ended on a role error.
 	Errors int
 	// Curve is RCSR@t for t = 1..T.
@@ -238,7 +241,7 @@ func (r *Results) Report(cfg EvalConfig) (*Report, error) {
 		for u := range r.Users {
 			trs := r.Traces(p, u)
 			byUser = append(byUser, trs)
-			row := Row{Persuader: r.Persuaders[p], User: r.Users[u], N: len(trs), MeanQ: MeanQ(trs), Curve: RCSRCurve(trs, T, tq), Progress: math.NaN()}
+			row := Row{Persuader: r.Persuaders[p], User: r.Users[u], N: len(trs), MeanQ: MeanQ(trs), Curve: RCSRCurve(trs, T, tq), Progress: math.NaN(), MentalErr: math.NaN()}
 			var err error
 			if row.SR, err = CI(trs, MetricSR, T, tq, o); err != nil {
 				return nil, err
@@ -250,9 +253,16 @@ func (r *Results) Report(cfg EvalConfig) (*Report, error) {
 				return nil, err
 			}
 			ps, n := 0.0, 0
+			me, nm := 0.0, 0
 			for _, d := range r.Dialogues[p][u] {
 				if d.Error != "" {
 					row.Errors++
+				}
+				for _, t := range d.Turns {
+					if t.MentalErr != nil {
+						me += *t.MentalErr
+						nm++
+					}
 				}
 				for k := len(d.Turns) - 1; k >= 0; k-- {
 					if pr := d.Turns[k].Progress; pr != nil {
@@ -264,6 +274,9 @@ func (r *Results) Report(cfg EvalConfig) (*Report, error) {
 			}
 			if n > 0 {
 				row.Progress = ps / float64(n)
+			}
+			if nm > 0 {
+				row.MentalErr = me / float64(nm)
 			}
 			rep.Rows = append(rep.Rows, row)
 		}
@@ -325,9 +338,21 @@ func (rep *Report) WriteText(w io.Writer, curves bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "MASP closed-loop evaluation: T = %d, tau_q = %.2f; intervals: %g%% percentile bootstrap, %d resamples over cases\n\n", rep.T, rep.TauQ, 100*level, resamples)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "persuader\tuser\tn\tSR@%d\tAT\tRCSR@%d\tmean q\tprogress\terrors\n", rep.T, rep.T)
+	ment := false
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", r.Persuader, r.User, r.N, ciText(r.SR, 3), ciText(r.AT, 2), ciText(r.RCSR, 3), numText(r.MeanQ, 2), numText(r.Progress, 3), r.Errors)
+		ment = ment || !math.IsNaN(r.MentalErr)
+	}
+	mentHead := ""
+	if ment {
+		mentHead = "\tment. err"
+	}
+	fmt.Fprintf(tw, "persuader\tuser\tn\tSR@%d\tAT\tRCSR@%d\tmean q\tprogress%s\terrors\n", rep.T, rep.T, mentHead)
+	for _, r := range rep.Rows {
+		m := ""
+		if ment {
+			m = "\t" + numText(r.MentalErr, 4)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\t%d\n", r.Persuader, r.User, r.N, ciText(r.SR, 3), ciText(r.AT, 2), ciText(r.RCSR, 3), numText(r.MeanQ, 2), numText(r.Progress, 3), m, r.Errors)
 	}
 	tw.Flush()
 	b.WriteString("\nWorst case over users (min over the ensemble; cases resampled jointly):\n")

@@ -421,3 +421,32 @@ func ScenarioCases(ss []scenario.Scenario) []*Case {
 	}
 	return out
 }
+
+// CacheRecords turns played dialogues into BDI cache records (seed 003
+// §3.2): one session record per dialogue with a teacher state for h_0
+// (Dialogue.Initial; the profile from its case), and one turn record per
+// turn with a teacher state, holding the history prefix h_{t+1} (the
+// case's opening and the turns so far). Dialogues without an initial
+// state are skipped; session ids are "<case>/<persuader>/<user>".
+// cases maps case ids to their cases.
+func CacheRecords(cases map[string]*Case, ds []*Dialogue) *bdi.Cache {
+	c := &bdi.Cache{}
+	for _, d := range ds {
+		cs := cases[d.Case]
+		if d.Initial == nil || cs == nil {
+			continue
+		}
+		id := d.Case + "/" + d.Persuader + "/" + d.User
+		c.Sessions = append(c.Sessions, bdi.SessionRecord{Task: cs.Task, Session: id, Profile: cs.Profile, Initial: *d.Initial})
+		h := append([]episode.Message(nil), cs.Opening...)
+		for _, t := range d.Turns {
+			h = append(h, episode.Message{Speaker: episode.PersuaderSpeaker, Text: t.Persuader},
+				episode.Message{Speaker: episode.PersuadeeSpeaker, Text: t.Persuadee})
+			if t.State == nil {
+				continue
+			}
+			c.Turns = append(c.Turns, bdi.TurnRecord{Task: cs.Task, Session: id, Turn: t.T, History: append([]episode.Message(nil), h...), State: *t.State})
+		}
+	}
+	return c
+}

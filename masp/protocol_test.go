@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/persuarena/persuarena/bdi"
@@ -253,14 +254,20 @@ func TestLLMRationalityJudge(t *testing.T) {
 	}
 }
 
+// p4gHeldout loads the built-in set once (schema validation of ~1,000
+// scenarios is the slowest part of these tests).
+var p4gHeldout = sync.OnceValues(func() ([]scenario.Scenario, error) {
+	ss, err := scenario.Resolve("p4g")
+	return scenario.Filter(ss, scenario.Heldout), err
+})
+
 func heldout(t *testing.T, n int) []*Case {
 	t.Helper()
-	ss, err := scenario.Resolve("p4g")
+	ss, err := p4gHeldout()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss = scenario.Filter(ss, scenario.Heldout)[:n]
-	return ScenarioCases(ss)
+	return ScenarioCases(append([]scenario.Scenario(nil), ss[:n]...))
 }
 
 // With the simulator, the teacher reads its latent state: progress starts
@@ -351,5 +358,68 @@ func TestEvaluateDeterministic(t *testing.T) {
 	}
 	if _, err := Evaluate(context.Background(), cfg, cases, pers, append(users, users[0]), nil); err == nil {
 		t.Error("duplicate user accepted")
+	}
+}
+
+// Played dialogues become a BDI cache whose turn records hold the history
+// prefix h_{t+1}; a student fitted on it predicts better than the mean
+// (the mean predictor is a student with a huge penalty).
+func TestCacheRecordsAndStudent(t *testing.T) {
+	cases := heldout(t, 20)
+	per, _ := persuader.New("script")
+	rnd, _ := persuader.New("random")
+	users := []User{{Name: "sim", Persuadee: sim.New(sim.DefaultConfig()), Success: SimSuccessJudge{}}}
+	enc := bdi.NewMemo(bdi.NewHashedTFIDF(32))
+	res, err := Evaluate(context.Background(), EvalConfig{Seed: 2, Workers: 2, Mind: &Mind{Encoder: enc}}, cases, []episode.Persuader{per, rnd}, users, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*Case{}
+	for _, c := range cases {
+		byID[c.ID] = c
+	}
+	var ds []*Dialogue
+	turns := 0
+	for p := range res.Dialogues {
+		ds = append(ds, res.Dialogues[p][0]...)
+		for _, d := range res.Dialogues[p][0] {
+			turns += len(d.Turns)
+		}
+	}
+	c := CacheRecords(byID, ds)
+	if len(c.Sessions) != 40 || len(c.Turns) != turns {
+		t.Fatalf("%d sessions, %d turns (want 40, %d)", len(c.Sessions), len(c.Turns), turns)
+	}
+	tr := c.Turns[2]
+	if len(tr.History) != 2*tr.Turn || tr.History[len(tr.History)-1].Speaker != episode.PersuadeeSpeaker ||
+		tr.History[len(tr.History)-1].Text != ds[0].Turns[tr.Turn-1].Persuadee {
+		t.Errorf("turn record %d: %d messages", tr.Turn, len(tr.History))
+	}
+	var buf strings.Builder
+	if err := c.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := bdi.ReadCache("mem", strings.NewReader(buf.String()))
+	if err != nil || len(back.Turns) != len(c.Turns) {
+		t.Fatalf("round trip: %v", err)
+	}
+	ex, err := back.Examples(context.Background(), enc, bdi.DefaultAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errOf := func(lambda float64) float64 {
+		st, err := bdi.FitStudent(ex, bdi.DefaultAlpha, lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := 0.0
+		for _, e := range ex {
+			s += bdi.DistA(st.Predict(e.History), e.Z, 32)
+		}
+		return s / float64(len(ex))
+	}
+	fit, mean := errOf(1), errOf(1e12)
+	if !(fit < 0.8*mean) {
+		t.Errorf("student error %.4f not below 0.8 x mean-predictor error %.4f", fit, mean)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,7 +30,7 @@ var maspCmd = &cobra.Command{
 
 func init() {
 	rootCmd.AddCommand(maspCmd)
-	maspCmd.AddCommand(maspEvalCmd(), maspImportCmd())
+	maspCmd.AddCommand(maspEvalCmd(), maspImportCmd(), maspCacheCmd())
 }
 
 func maspEvalCmd() *cobra.Command {
@@ -40,6 +41,8 @@ func maspEvalCmd() *cobra.Command {
 		seed                     uint64
 		tauQ                     float64
 		strictP4G, curves, noBDI bool
+		studentFrom              string
+		lambda                   float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -89,7 +92,17 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 			cfg := masp.EvalConfig{T: T, TauQ: tauQ, Seed: seed, Workers: workers,
 				Bootstrap: stats.BootstrapOptions{Resamples: resamples, Seed: seed}}
 			if !noBDI {
-				cfg.Mind = &masp.Mind{}
+				cfg.Mind = &masp.Mind{Encoder: bdi.NewMemo(bdi.NewHashedTFIDF(0))}
+				if studentFrom != "" {
+					st, n, err := fitStudent(cmd.Context(), studentFrom, cfg.Mind.Encoder, lambda)
+					if err != nil {
+						return err
+					}
+					cfg.Mind.Student = st
+					fmt.Fprintf(cmd.ErrOrStderr(), "student fitted on %d cached turns of %s\n", n, studentFrom)
+				}
+			} else if studentFrom != "" {
+				return fmt.Errorf("--student needs the BDI side (drop --no-bdi)")
 			}
 			res, err := masp.Evaluate(cmd.Context(), cfg, cases, pers, us, nil)
 			if err != nil {
@@ -124,6 +137,98 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 	f.BoolVar(&noBDI, "no-bdi", false, "skip teacher states and progress")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent dialogues")
 	f.StringVar(&out, "out", "", "also write every dialogue as JSON Lines to this file")
+	f.StringVar(&studentFrom, "student", "", "fit the history-only student mentalizer on this BDI cache (persuarena masp cache) and report its error ||z-hat - z||_A^2")
+	f.Float64Var(&lambda, "lambda", bdi.DefaultLambda, "ridge penalty of the student")
+	return cmd
+}
+
+// fitStudent fits a student on the turn records of a BDI cache file.
+func fitStudent(ctx context.Context, path string, enc bdi.Encoder, lambda float64) (*bdi.Student, int, error) {
+	c, err := bdi.LoadCache(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	ex, err := c.Examples(ctx, enc, bdi.DefaultAlpha)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	st, err := bdi.FitStudent(ex, bdi.DefaultAlpha, lambda)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, len(ex), nil
+}
+
+func maspCacheCmd() *cobra.Command {
+	var (
+		task, from, split, out string
+		users, persuaders      []string
+		T, workers             int
+		seed                   uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "cache --out FILE.jsonl",
+		Short: "Build a BDI cache from simulated dialogues labelled by the teacher (for the student mentalizer)",
+		Long: `Plays the persuaders against the simulator users on the chosen cases (by default
+the p4g train split), labels the initial context and every turn with the
+teacher mentalizer (the simulator's latent state mapped to BDI; docs/masp.md),
+and writes a BDI cache: one session record per dialogue (initial state and
+profile text) and one turn record per turn (history prefix and state). Fit
+the student on it with "persuarena masp eval --student FILE".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return fmt.Errorf("masp cache needs --out")
+			}
+			tk, err := bdi.ParseTask(task)
+			if err != nil {
+				return err
+			}
+			cases, err := maspCases(tk, from, split)
+			if err != nil {
+				return err
+			}
+			pers, err := maspPersuaders(persuaders)
+			if err != nil {
+				return err
+			}
+			us, err := maspUsers(users, masp.DefaultSuccessRule)
+			if err != nil {
+				return err
+			}
+			cfg := masp.EvalConfig{T: T, Seed: seed, Workers: workers, Mind: &masp.Mind{}}
+			res, err := masp.Evaluate(cmd.Context(), cfg, cases, pers, us, nil)
+			if err != nil {
+				return err
+			}
+			byID := map[string]*masp.Case{}
+			for i, c := range cases {
+				byID[res.Cases[i]] = c
+			}
+			var ds []*masp.Dialogue
+			for p := range res.Dialogues {
+				for u := range res.Dialogues[p] {
+					ds = append(ds, res.Dialogues[p][u]...)
+				}
+			}
+			c := masp.CacheRecords(byID, ds)
+			if err := c.WriteFile(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d session and %d turn records to %s\n", len(c.Sessions), len(c.Turns), out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&task, "task", "p4g", "task: p4g, esconv or cb")
+	f.StringVar(&from, "from", "", "cases (as for masp eval)")
+	f.StringVar(&split, "split", "train", "p4g split: train, val, heldout or all")
+	f.StringSliceVar(&users, "users", []string{"sim"}, "simulator users: sim, sim-soft, sim-hard")
+	f.StringSliceVar(&persuaders, "persuader", []string{"script", "random"}, "persuaders that generate the dialogues")
+	f.IntVar(&T, "T", masp.DefaultT, "turn budget")
+	f.Uint64Var(&seed, "seed", 1, "run seed")
+	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent dialogues")
+	f.StringVar(&out, "out", "", "BDI cache file to write (JSON Lines)")
 	return cmd
 }
 
