@@ -212,7 +212,7 @@ const (
 	legendThumb = 22 // points: a thumbnail's width
 )
 
-// legendLine is one placed legend item: a group title or an entry.
+// legendItem is one placed legend item: a group title or an entry.
 type legendItem struct {
 	title string
 	entry *LegendEntry

@@ -254,7 +254,7 @@ type AdvantageTerms struct {
 	Overall []AdvantagePoint
 }
 
-// steps returns the distinct steps of an arm with groups in points.
+// armSteps returns the steps at which arm a has groups in pts.
 func armSteps(pts []analysis.DeadGroupPoint, a analysis.Arm) (steps []int) {
 	for _, p := range pts {
 		if p.Arm == a && p.Groups > 0 {

@@ -246,6 +246,10 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: only one persuader played it", pee))
 				continue
 			}
+			// Choice: compare on the shared (scenario, rollout) keys
+			// rather than refuse as persuarena compare does: a report
+			// should show what it can, and the table says how many keys
+			// were left out.
 			c, err := analysis.Compare(a, b, analysis.CompareOptions{Intersection: true, Seed: o.CompareSeed, Resamples: o.Resamples})
 			if err != nil {
 				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: %v", pee, err))
@@ -268,7 +272,11 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 
 // summarize applies eval.Summarize to every persuader × persuadee × set
 // group, persuadees outermost (as eval prints), then persuaders in episode
-// order, then sets in o.Sets order (others sorted).
+// order, then sets in o.Sets order (others sorted). Groups without
+// episodes are left out.
+//
+// Choice: an episode whose set is unknown goes to set "all", so that a
+// run without a stored scenario list still gets a summary.
 func summarize(eps []*episode.Episode, o Options) []eval.Summary {
 	setOf := func(id string) string {
 		if o.SetOf != nil {
