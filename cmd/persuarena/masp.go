@@ -22,16 +22,18 @@ import (
 	"github.com/persuarena/persuarena/stats"
 )
 
-// maspCmd groups the MASP subcommands (seed 003, SPEC §3).
-var maspCmd = &cobra.Command{
-	Use:   "masp",
-	Short: "MASP: BDI progress, rationality-constrained success and worst-case evaluation (seed 003)",
+// newMASPCmd returns the "masp" command group (seed 003, SPEC §3); a
+// fresh tree each call, so tests do not share flag state.
+func newMASPCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "masp",
+		Short: "MASP: BDI progress, rationality-constrained success and worst-case evaluation (seed 003)",
+	}
+	c.AddCommand(maspEvalCmd(), maspImportCmd(), maspCacheCmd())
+	return c
 }
 
-func init() {
-	rootCmd.AddCommand(maspCmd)
-	maspCmd.AddCommand(maspEvalCmd(), maspImportCmd(), maspCacheCmd())
-}
+func init() { rootCmd.AddCommand(newMASPCmd()) }
 
 func maspEvalCmd() *cobra.Command {
 	var (
