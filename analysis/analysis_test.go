@@ -336,12 +336,15 @@ func TestTraceSelection(t *testing.T) {
 //
 //	step 0: x  accept/accept, dense sums .3 vs .1   -> dead, separated
 //	        y  accept/reject                        -> alive
-//	step 1: z  pending/pending, dense .1+.2 vs .3   -> dead, not separated
-//	                                                  (sums differ by 5.6e-17)
+//	step 1: z  pending/pending, dense .1+.2 vs .3   -> dead, separated: the
+//	           group-normalised rewards are -1, 0 | +1, so the per-turn
+//	           dense advantages (reward-to-go) are -1, 0 | +1 (grpo)
+//	        u  pending/pending, dense .2 vs .2      -> dead, not separated
 //	        w  one rollout; v one scored + one failed -> singletons (2)
 //
-// step 0: 2 groups, 1 dead (50%), 1 separated (100%); step 1: 1 group, 1
-// dead, 0 separated; overall 3 groups, 2 dead (66.7%), 1 separated (50%).
+// step 0: 2 groups, 1 dead (50%), 1 separated (100%); step 1: 2 groups, 2
+// dead, 1 separated (50%); overall 4 groups, 3 dead (75%), 2 separated
+// (66.7%).
 func TestDeadGroups(t *testing.T) {
 	h := same(0.5)
 	e := func(sc string, r int, term decision.Terminal, step uint64, ps ...float64) *episode.Episode {
@@ -357,23 +360,22 @@ func TestDeadGroups(t *testing.T) {
 		e("x", 0, decision.TermAccept, 0, 0.8), e("x", 1, decision.TermAccept, 0, 0.6),
 		e("y", 0, decision.TermAccept, 0, 0.8), e("y", 1, decision.TermReject, 0, 0.2),
 		e("z", 0, decision.TermPending, 1, 0.6, 0.8), e("z", 1, decision.TermPending, 1, 0.8),
+		e("u", 0, decision.TermPending, 1, 0.7), e("u", 1, decision.TermPending, 1, 0.7),
 		e("w", 0, decision.TermPending, 1, 0.6),
 		e("v", 0, decision.TermPending, 1, 0.6), e("v", 1, decision.TermFailed, 1, 0.6),
 	}
-	// z's rollouts: dense 0.1 + 0.2 (two turns) against 0.3 (one turn),
-	// which differ in float by 5.6e-17.
-	r1, r2, r3 := 0.1, 0.2, 0.3
+	// z's rollouts: dense 0.1, 0.2 (two turns) against 0.3 (one turn): equal
+	// sums, different per-turn credit. u's rollouts: 0.2 and 0.2.
+	r1, r2, r3, r4 := 0.1, 0.2, 0.3, 0.2
 	eps[4].Turns[0].Dense, eps[4].Turns[1].Dense, eps[5].Turns[0].Dense = &r1, &r2, &r3
-	if sumDense(eps[4]) == sumDense(eps[5]) {
-		t.Fatal("float sums are equal; the tolerance path is not exercised")
-	}
+	eps[6].Turns[0].Dense, eps[7].Turns[0].Dense = &r4, &r4
 	st := DeadGroups(eps, GroupOptions{Step: func(ep *episode.Episode) int { return int(ep.Seed) }})
 	if st.Singletons != 2 || st.Failed != 1 {
 		t.Errorf("singletons %d failed %d, want 2 and 1", st.Singletons, st.Failed)
 	}
 	want := []DeadGroupPoint{
 		{Step: 0, Groups: 2, Dead: 1, Separated: 1, DeadShare: 0.5, SeparatedShare: 1},
-		{Step: 1, Groups: 1, Dead: 1, Separated: 0, DeadShare: 1, SeparatedShare: 0},
+		{Step: 1, Groups: 2, Dead: 2, Separated: 1, DeadShare: 1, SeparatedShare: 0.5},
 	}
 	if len(st.Points) != 2 {
 		t.Fatalf("points %+v", st.Points)
@@ -386,16 +388,16 @@ func TestDeadGroups(t *testing.T) {
 		}
 	}
 	o := st.Overall[0]
-	if o.Groups != 3 || o.Dead != 2 || o.Separated != 1 || !near(o.DeadShare, 2.0/3, 1e-12) || o.SeparatedShare != 0.5 {
+	if o.Groups != 4 || o.Dead != 3 || o.Separated != 2 || o.DeadShare != 0.75 || !near(o.SeparatedShare, 2.0/3, 1e-12) {
 		t.Errorf("overall %+v", o)
 	}
 	// An eval run (nil step) puts everything at step 0.
-	if st := DeadGroups(eps, GroupOptions{}); len(st.Points) != 1 || st.Points[0].Groups != 3 {
+	if st := DeadGroups(eps, GroupOptions{}); len(st.Points) != 1 || st.Points[0].Groups != 4 {
 		t.Errorf("nil step: %+v", st.Points)
 	}
 	var b bytes.Buffer
 	st.Table().WriteText(&b)
-	if !strings.Contains(b.String(), "alpha      all        3     2   66.7          1             50.0\n") {
+	if !strings.Contains(b.String(), "alpha      all        4     3   75.0          2             66.7\n") {
 		t.Errorf("Figure 7 text:\n%s", b.String())
 	}
 }

@@ -2,20 +2,13 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/persuarena/persuarena/grpo"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/persuarena/persuarena/episode"
 )
-
-// DenseTieTolerance is how far apart two rollouts' summed dense rewards
-// must be for the dense term to separate them: |diff| > 1e-12.
-//
-// Choice: dense sums are float sums of belief differences, so exactly
-// equal trajectories can differ by rounding; 1e-12 is far below any real
-// belief movement (probes are read to ~1e-6).
-const DenseTieTolerance = 1e-12
 
 // GroupOptions configures DeadGroups.
 type GroupOptions struct {
@@ -38,7 +31,8 @@ type DeadGroupPoint struct {
 	Step int
 	// Groups counts groups of >= 2 scored rollouts; Dead those whose
 	// rollouts all have exactly the same outcome; Separated the dead ones
-	// whose summed dense rewards are not all equal (|diff| > DenseTieTolerance).
+	// whose process-supervised dense advantages differ at some turn
+	// (grpo.GroupStats.Separated, the trainer's definition).
 	Groups, Dead, Separated int
 	// DeadShare is Dead/Groups and SeparatedShare Separated/Dead, in [0, 1];
 	// NaN when the denominator is 0.
@@ -110,12 +104,14 @@ func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 					continue
 				}
 				p.Groups++
-				if !allEqual(g, outcome, 0) {
-					continue
-				}
-				p.Dead++
-				if !allEqual(g, sumDense, DenseTieTolerance) {
-					p.Separated++
+				// Dead and separated are grpo's definitions (one function
+				// each, shared with the trainer and the export).
+				gs := groupStats(g, outcome)
+				if gs.Dead {
+					p.Dead++
+					if gs.Separated {
+						p.Separated++
+					}
 				}
 			}
 			all.Groups += p.Groups
@@ -134,29 +130,27 @@ func (p DeadGroupPoint) withShares() DeadGroupPoint {
 	return p
 }
 
-// allEqual reports whether f is the same on every episode of g: exactly
-// when tol is 0, else max - min <= tol.
-func allEqual(g []*episode.Episode, f func(*episode.Episode) float64, tol float64) bool {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, ep := range g {
-		v := f(ep)
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
-	if tol == 0 {
-		return lo == hi
-	}
-	return hi-lo <= tol
-}
-
-// sumDense is sum_t r_t over ep's turns with a dense reward.
-func sumDense(ep *episode.Episode) float64 {
-	s := 0.0
-	for _, t := range ep.Turns {
-		if t.Dense != nil {
-			s += *t.Dense
+// groupStats runs grpo.AnalyzeParts on one group (default config: only
+// Dead and Separated are used, and neither depends on λ or ε).
+func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64) grpo.GroupStats {
+	rOut := make([]float64, len(g))
+	dense := make([][]float64, len(g))
+	for i, ep := range g {
+		rOut[i] = outcome(ep)
+		row := make([]float64, len(ep.Turns))
+		for t, tr := range ep.Turns {
+			row[t] = math.NaN()
+			if tr.Dense != nil {
+				row[t] = *tr.Dense
+			}
 		}
+		dense[i] = row
 	}
-	return s
+	parts, err := grpo.AnalyzeParts(rOut, dense, grpo.DefaultConfig())
+	if err != nil { // only for infinite rewards, which stored episodes never hold
+		return grpo.GroupStats{}
+	}
+	return parts.Stats
 }
 
 // Table renders Figure 7's data: one row per arm and step that has groups
@@ -184,7 +178,7 @@ func (st DeadGroupStats) Table() Table {
 	if len(t.Rows) == 0 {
 		t.Notes = append(t.Notes, "no group has 2 or more scored rollouts")
 	}
-	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_goal; separated: their summed dense rewards differ")
+	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_goal; separated: their dense advantages (grpo, SPEC §2) differ at some turn")
 	if st.Singletons > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d scenario group(s) with fewer than 2 scored rollouts left out (run eval with --rollouts 4 for G = 4 groups)", st.Singletons))
 	}

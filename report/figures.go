@@ -286,7 +286,7 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 		return nil, fmt.Errorf("report: figure 7: %w: no scenario has 2 or more scored rollouts of one persuader (evaluate with --rollouts 2 or more)", ErrNoData)
 	}
 	f := &Figure{Name: "figure7", Title: "Dead GRPO groups and the dense term", Ref: "seed 000 Figure 7", Cols: 3, PanelW: panelW, PanelH: panelH,
-		Caption: fmt.Sprintf("A group is the scored rollouts of one scenario for one persuader; it is dead when all its rollouts have the same outcome reward R_goal, so its outcome advantage is zero, and the dense term separates it when the rollouts' summed dense rewards differ (seed 000 Figure 7). The advantage-terms panel shows the mean absolute outcome advantage |A_out| and dense term |λ·A_dense| per rollout turn, λ = %g, computed with package grpo (seed 000 Eq. 3).", adv.Lambda)}
+		Caption: fmt.Sprintf("A group is the scored rollouts of one scenario for one persuader; it is dead when all its rollouts have the same outcome reward R_goal, so its outcome advantage is zero, and the dense term separates it when the rollouts' per-turn dense advantages differ (seed 000 Figure 7). The advantage-terms panel shows the mean absolute outcome advantage |A_out| and dense term |λ·A_dense| per rollout turn, λ = %g, computed with package grpo (seed 000 Eq. 3).", adv.Lambda)}
 	labels := make([]string, len(arms))
 	for i, a := range arms {
 		labels[i] = a.Label
