@@ -15,7 +15,6 @@ import (
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/ppdpp"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -45,6 +44,9 @@ func maspEvalCmd() *cobra.Command {
 		strictP4G, curves, noBDI bool
 		studentFrom              string
 		lambda                   float64
+		config, judge, succJudge string
+		teacher                  string
+		judgeSamples             int
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -61,7 +63,10 @@ Users are the seeded simulator's variants: sim (default), sim-soft and
 sim-hard. With them the success judge reads the simulator's decision and the
 rationality judge its latent state (rule-based; docs/masp.md). The teacher
 mentalizer reads the latent state too, so the table also shows mean final
-BDI progress toward the task's target state.
+BDI progress toward the task's target state. LLM users are llm:NAME roles of
+--config (their decisions give success; pass --judge llm:ROLE for rationality,
+--success-judge llm:ROLE for the paper's sampled success judge and --teacher
+llm:ROLE for BDI states).
 
 Tasks: p4g reads PersuArena scenarios (--from: a built-in set name or a JSONL
 file; default the built-in p4g set, --split heldout). esconv and cb read a
@@ -78,14 +83,21 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 			if err != nil {
 				return err
 			}
-			pers, err := maspPersuaders(persuaders)
+			roles, err := loadLLMRoles(config)
+			if err != nil {
+				return err
+			}
+			pers, err := newPersuaders(persuaders, roles)
 			if err != nil {
 				return err
 			}
 			rule := masp.DefaultSuccessRule
 			rule.StrictP4G = strictP4G
-			us, err := maspUsers(users, rule)
+			us, err := maspUsers(users, rule, roles)
 			if err != nil {
+				return err
+			}
+			if err := maspLLMJudges(us, roles, judge, succJudge, judgeSamples, rule); err != nil {
 				return err
 			}
 			if resamples <= 0 {
@@ -95,6 +107,17 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 				Bootstrap: stats.BootstrapOptions{Resamples: resamples, Seed: seed}}
 			if !noBDI {
 				cfg.Mind = &masp.Mind{Encoder: bdi.NewMemo(bdi.NewHashedTFIDF(0))}
+				if teacher != "" {
+					if !isLLMRef(teacher) {
+						return fmt.Errorf("--teacher %q: want llm:ROLE", teacher)
+					}
+					role, c, err := roles.role(teacher)
+					if err != nil {
+						return err
+					}
+					lt := &bdi.LLMTeacher{Engine: c, Sampling: role.Sampling, Thinking: role.Thinking}
+					cfg.Mind.Teacher = func(episode.PersuadeeSession) bdi.Teacher { return lt }
+				}
 				if studentFrom != "" {
 					st, n, err := fitStudent(cmd.Context(), studentFrom, cfg.Mind.Encoder, lambda)
 					if err != nil {
@@ -105,6 +128,11 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 				}
 			} else if studentFrom != "" {
 				return fmt.Errorf("--student needs the BDI side (drop --no-bdi)")
+			}
+			for _, u := range us {
+				if u.Rationality == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has no rationality judge (--judge llm:ROLE): its q is 0, so its RCSR is 0\n", u.Name)
+				}
 			}
 			res, err := masp.Evaluate(cmd.Context(), cfg, cases, pers, us, nil)
 			if err != nil {
@@ -141,7 +169,42 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 	f.StringVar(&out, "out", "", "also write every dialogue as JSON Lines to this file")
 	f.StringVar(&studentFrom, "student", "", "fit the history-only student mentalizer on this BDI cache (persuarena masp cache) and report its error ||z-hat - z||_A^2")
 	f.Float64Var(&lambda, "lambda", bdi.DefaultLambda, "ridge penalty of the student")
+	f.StringVar(&config, "config", "", "persuarena.yaml with the LLM backends and roles named by llm:NAME")
+	f.StringVar(&judge, "judge", "", "llm:ROLE: LLM rationality judge for every user (default: rule-based for sim users, none for LLM users)")
+	f.StringVar(&succJudge, "success-judge", "", "llm:ROLE: LLM success judge for every user (default: read the user's decision)")
+	f.IntVar(&judgeSamples, "judge-samples", 3, "samples per LLM success verdict (seed 003: 3)")
+	f.StringVar(&teacher, "teacher", "", "llm:ROLE: LLM teacher mentalizer for BDI states (default: the simulator's latent state, sim users only)")
 	return cmd
+}
+
+// maspLLMJudges replaces the users' judges with LLM judges when asked.
+func maspLLMJudges(us []masp.User, roles *llmRoles, judge, succ string, samples int, rule masp.SuccessRule) error {
+	for _, ref := range []string{judge, succ} {
+		if ref != "" && !isLLMRef(ref) {
+			return fmt.Errorf("judge %q: want llm:ROLE", ref)
+		}
+	}
+	if judge != "" {
+		role, c, err := roles.role(judge)
+		if err != nil {
+			return err
+		}
+		j := &masp.LLMRationalityJudge{Engine: c, Sampling: role.Sampling, Thinking: role.Thinking}
+		for i := range us {
+			us[i].Rationality = j
+		}
+	}
+	if succ != "" {
+		role, c, err := roles.role(succ)
+		if err != nil {
+			return err
+		}
+		j := &masp.LLMSuccessJudge{Engine: c, Samples: samples, Sampling: role.Sampling, Thinking: role.Thinking, Rule: rule}
+		for i := range us {
+			us[i].Success = j
+		}
+	}
+	return nil
 }
 
 // fitStudent fits a student on the turn records of a BDI cache file.
@@ -190,11 +253,11 @@ the student on it with "persuarena masp eval --student FILE".`,
 			if err != nil {
 				return err
 			}
-			pers, err := maspPersuaders(persuaders)
+			pers, err := newPersuaders(persuaders, nil)
 			if err != nil {
 				return err
 			}
-			us, err := maspUsers(users, masp.DefaultSuccessRule)
+			us, err := maspUsers(users, masp.DefaultSuccessRule, nil)
 			if err != nil {
 				return err
 			}
@@ -274,30 +337,27 @@ func maspCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
 	return nil, fmt.Errorf("masp eval has no protocol for task %q", t)
 }
 
-// maspPersuaders resolves built-in persuader names.
-func maspPersuaders(names []string) ([]episode.Persuader, error) {
-	var out []episode.Persuader
-	for _, n := range names {
-		p, err := persuader.New(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// maspUsers resolves user names to simulator variants with the rule-based
-// judges.
-func maspUsers(names []string, rule masp.SuccessRule) ([]masp.User, error) {
+// maspUsers resolves user names: simulator variants (sim, sim-soft,
+// sim-hard) with the rule-based judges, and llm:NAME persuadees of the
+// --config file, whose success is read from their decisions and whose
+// rationality is unjudged (0) unless --judge is given.
+func maspUsers(names []string, rule masp.SuccessRule, roles *llmRoles) ([]masp.User, error) {
 	var out []masp.User
 	for _, n := range names {
+		if isLLMRef(n) {
+			p, err := roles.persuadee(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, masp.User{Name: n, Persuadee: p, Success: masp.SimSuccessJudge{Rule: rule}})
+			continue
+		}
 		v := strings.TrimPrefix(n, "sim-")
 		if n == "sim" {
 			v = "default"
 		}
 		if !strings.HasPrefix(n, "sim") {
-			return nil, fmt.Errorf("unknown user %q (known: sim, sim-soft, sim-hard; LLM users are not wired into masp eval yet)", n)
+			return nil, fmt.Errorf("unknown user %q (known: sim, sim-soft, sim-hard, llm:NAME with --config)", n)
 		}
 		c, err := sim.Variant(v)
 		if err != nil {
