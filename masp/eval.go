@@ -186,8 +186,10 @@ func (r *Results) Traces(p, u int) []Trace {
 // Row is one persuader-user line of a report.
 type Row struct {
 	Persuader, User string
-	N               int
-	SR, AT, RCSR    stats.CI
+	// N is the number of cases.
+	N int
+	// SR, AT and RCSR are SR@T, AT and RCSR@T with bootstrap intervals.
+	SR, AT, RCSR stats.CI
 	// MeanQ is the mean rationality signal over all judged turns.
 	MeanQ float64
 	// Progress is the mean final progress s of the dialogues with BDI

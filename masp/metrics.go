@@ -162,6 +162,7 @@ const (
 	MetricRCSR
 )
 
+// String returns "SR", "AT" or "RCSR".
 func (m Metric) String() string { return [...]string{"SR", "AT", "RCSR"}[m] }
 
 // value returns the metric's per-dialogue value.
