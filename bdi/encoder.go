@@ -229,6 +229,7 @@ func (h *HashedTFIDF) Fit(docs []string) error {
 // texts (targets, templated states) are encoded once. Safe for concurrent
 // use.
 type Memo struct {
+	// Enc is the wrapped encoder.
 	Enc Encoder
 	mu  sync.Mutex
 	m   map[string][]float64

@@ -124,12 +124,16 @@ const DefaultLambda = 1.0
 // clips the scalars to their ranges, so z-hat lies where teacher vectors
 // lie. The fields are exported so a fitted student can be stored as JSON.
 type Student struct {
-	D      int       `json:"d"`
-	Alpha  Alpha     `json:"alpha"`
-	Lambda float64   `json:"lambda"`
-	Mean   []float64 `json:"mean"`
-	Std    []float64 `json:"std"`
-	YMean  []float64 `json:"y_mean"`
+	// D is the text embedding dimension d; Alpha the weights the targets
+	// were built with; Lambda the ridge penalty.
+	D      int     `json:"d"`
+	Alpha  Alpha   `json:"alpha"`
+	Lambda float64 `json:"lambda"`
+	// Mean and Std standardise the features (Std 1 for a constant one);
+	// YMean is the intercept, the mean target vector.
+	Mean  []float64 `json:"mean"`
+	Std   []float64 `json:"std"`
+	YMean []float64 `json:"y_mean"`
 	// W is NumFeatures x (3d + 3), row-major.
 	W [][]float64 `json:"w"`
 }
