@@ -10,6 +10,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -122,6 +123,22 @@ type Prober interface {
 	Probe(ctx context.Context, transcript []Message, basis probe.Basis) ([]probe.Answer, error)
 }
 
+// Judge rates a finished episode's persuasion strategy (issue 3 §5,
+// SPEC §1). It sees only the public scenario and the visible transcript.
+// Strategy returns R_strategy in [-1, 1] and the engine usage of this
+// call (also when it fails: the cost was paid). Safe for concurrent use.
+type Judge interface {
+	Strategy(ctx context.Context, pub scenario.Public, transcript []Message) (float64, Usage, error)
+}
+
+// ActJudge tags one persuader utterance with the five persuasion acts of
+// seed 000 Figure 5 (multi-label; names as tagger.Act.String, in
+// tagger.Acts order) and returns the engine usage of this call. Safe for
+// concurrent use.
+type ActJudge interface {
+	Acts(ctx context.Context, utterance string) ([]string, Usage, error)
+}
+
 // Turn records one persuader turn and the persuadee's reply (SPEC §2).
 type Turn struct {
 	// T is the persuader turn index, 1..Tmax.
@@ -172,6 +189,46 @@ type Episode struct {
 	RGoal float64 `json:"r_goal"`
 	// Error holds the failure message of a TermFailed episode.
 	Error string `json:"error,omitempty"`
+
+	// InitialProbeUsage and InitialProbeMS are the engine usage and latency
+	// (milliseconds) of the t = 0 probe read-out (seed 000 Table 4 counts a
+	// read-out per persuadee turn; this is the one before the first turn).
+	// Zero for probers that report no usage (the simulator).
+	InitialProbeUsage Usage   `json:"initial_probe_usage,omitzero"`
+	InitialProbeMS    float64 `json:"initial_probe_ms,omitempty"`
+
+	// RStrategy is the judge's rating of the persuader's conduct,
+	// R_strategy in [-1, 1] (SPEC §1: 1 honest and respectful, -1
+	// deceptive or pressuring); nil when no judge ran or the judge failed.
+	RStrategy *float64 `json:"r_strategy,omitempty"`
+	// ActsBy names who tagged Turn.Acts: "" for the rule tagger (package
+	// tagger), ActsByJudge for the judge's multi-label tagging
+	// (Config.ActJudge).
+	ActsBy string `json:"acts_by,omitempty"`
+	// JudgeUsage and JudgeMS are the engine usage and wall-clock
+	// milliseconds of the judge's calls for this episode (strategy rating
+	// and act tagging), failed calls included.
+	JudgeUsage Usage   `json:"judge_usage,omitzero"`
+	JudgeMS    float64 `json:"judge_ms,omitempty"`
+	// JudgeError holds the judge's failure message; a judge failure never
+	// fails the episode (RStrategy stays nil, or the rule tagger's acts
+	// stay).
+	JudgeError string `json:"judge_error,omitempty"`
+}
+
+// ActsByJudge is Episode.ActsBy when the judge tagged the acts.
+const ActsByJudge = "judge"
+
+// OutcomeReward returns the episode's outcome reward R_out = R_goal +
+// w·R_strategy (SPEC §1, reward.Outcome); R_goal when RStrategy is nil (no
+// judge, or the judge failed). w is normally reward.DefaultStrategyWeight.
+// For a failed episode it returns RGoal (0): callers exclude failed
+// episodes.
+func (e *Episode) OutcomeReward(w float64) float64 {
+	if e.RStrategy == nil {
+		return e.RGoal
+	}
+	return reward.Outcome(e.RGoal, *e.RStrategy, w)
 }
 
 // FinalBelief returns B_T, the last readable belief of the episode (B0 if

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/persuarena/persuarena/decision"
@@ -25,6 +28,17 @@ type Config struct {
 	Basis probe.Basis
 	// Goal maps terminal states to R_goal; zero value means reward.DefaultGoal.
 	Goal *reward.GoalRewards
+	// Judge, when set, rates the persuader's strategy once the episode has
+	// ended (Episode.RStrategy; never for failed episodes). A judge error
+	// is recorded in Episode.JudgeError and never fails the episode.
+	Judge Judge
+	// ActJudge, when set, replaces the rule tagger's Turn.Acts by the
+	// judge's multi-label tagging of every persuader utterance (seed 000
+	// Figure 5), asked once the episode has ended (Episode.ActsBy =
+	// ActsByJudge). The persuadee still receives the rule tags
+	// (Message.Tags). When any utterance's tagging fails, every turn keeps
+	// the rule tags and the error goes to Episode.JudgeError.
+	ActJudge ActJudge
 }
 
 func (c Config) withDefaults() Config {
@@ -68,6 +82,8 @@ func Mix(z uint64) uint64 {
 // t = 0, then up to Tmax persuader turns, each followed by the persuadee's
 // reply and a probe read-out; a terminal decision ends the episode, Tmax
 // gives pending. The persuader only ever receives sc.Public() and the
+// visible transcript. A scored episode (not failed) is then given to
+// cfg.Judge and cfg.ActJudge, when set, with the public scenario and the
 // visible transcript.
 //
 // Errors: a cancelled ctx returns ctx.Err() and no episode (the caller
@@ -81,6 +97,7 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
 		Turns: []Turn{},
 	}
+	var transcript []Message
 	fail := func(err error) (*Episode, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -89,7 +106,7 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 			ep.Terminal = decision.TermTruncated
 			ep.RGoal = cfg.Goal.Goal(ep.Terminal)
 			ep.Error = err.Error()
-			return ep, nil
+			return judge(ctx, cfg, sc, ep, transcript)
 		}
 		ep.Terminal = decision.TermFailed
 		ep.Error = err.Error()
@@ -104,11 +121,10 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		return fail(fmt.Errorf("persuadee start: %w", err))
 	}
 	prober, _ := es.(Prober)
-	var transcript []Message
 
 	// A prober that counts engine usage (LLM persuadees) reports it through
-	// TakeProbeUsage; it is recorded per turn. Choice: the t = 0 read-out's
-	// usage is not recorded (an Episode has no field for it).
+	// TakeProbeUsage; it is recorded per turn, and for t = 0 in
+	// Episode.InitialProbeUsage.
 	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
 	var probeUsage Usage
 	readProbes := func() ([]probe.Reading, *float64, float64, error) {
@@ -138,7 +154,8 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		return rs, bp, ms, nil
 	}
 
-	rs, b0, _, err := readProbes()
+	rs, b0, ms0, err := readProbes()
+	ep.InitialProbeUsage, ep.InitialProbeMS = probeUsage, ms0
 	if err != nil {
 		return fail(err)
 	}
@@ -191,6 +208,80 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		}
 	}
 	ep.RGoal = cfg.Goal.Goal(ep.Terminal)
+	return judge(ctx, cfg, sc, ep, transcript)
+}
+
+// judge runs the configured judges on a scored episode: the strategy
+// rating and, with an ActJudge, the tagging of every persuader utterance,
+// all concurrently; JudgeMS is the wall-clock time of the whole step. A
+// cancelled ctx returns ctx.Err() and no episode, as elsewhere in Run.
+func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, transcript []Message) (*Episode, error) {
+	acts := cfg.ActJudge != nil && len(ep.Turns) > 0
+	if cfg.Judge == nil && !acts {
+		return ep, nil
+	}
+	t0 := time.Now()
+	var (
+		wg       sync.WaitGroup
+		strategy float64
+		stratU   Usage
+		stratErr error
+		tags     [][]string
+		tagU     []Usage
+		tagErr   []error
+	)
+	if cfg.Judge != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			strategy, stratU, stratErr = cfg.Judge.Strategy(ctx, sc.Public(), transcript)
+		}()
+	}
+	if acts {
+		n := len(ep.Turns)
+		tags, tagU, tagErr = make([][]string, n), make([]Usage, n), make([]error, n)
+		for i := range ep.Turns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tags[i], tagU[i], tagErr[i] = cfg.ActJudge.Acts(ctx, ep.Turns[i].Persuader)
+			}()
+		}
+	}
+	wg.Wait()
+	ep.JudgeMS = msSince(t0)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var msgs []string
+	if cfg.Judge != nil {
+		ep.JudgeUsage = ep.JudgeUsage.Add(stratU)
+		switch {
+		case stratErr != nil:
+			msgs = append(msgs, "strategy: "+stratErr.Error())
+		case math.IsNaN(strategy) || strategy < -1 || strategy > 1:
+			msgs = append(msgs, fmt.Sprintf("strategy: rating %v outside [-1, 1]", strategy))
+		default:
+			ep.RStrategy = &strategy
+		}
+	}
+	if acts {
+		ok := true
+		for i, err := range tagErr {
+			ep.JudgeUsage = ep.JudgeUsage.Add(tagU[i])
+			if err != nil {
+				ok = false
+				msgs = append(msgs, fmt.Sprintf("acts of turn %d: %v", ep.Turns[i].T, err))
+			}
+		}
+		if ok {
+			for i := range ep.Turns {
+				ep.Turns[i].Acts = append([]string{}, tags[i]...)
+			}
+			ep.ActsBy = ActsByJudge
+		}
+	}
+	ep.JudgeError = strings.Join(msgs, "; ")
 	return ep, nil
 }
 

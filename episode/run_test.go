@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
@@ -157,3 +158,124 @@ func TestSeedIndependentOfOrder(t *testing.T) {
 
 // seedGolden was computed independently in Python (FNV-1a 64 of "1\x00s1\x000", then SplitMix64).
 const seedGolden uint64 = 15225984602995781309
+
+// fakeJudge rates every episode score (or fails with err) and tags every
+// utterance with acts; it records the transcripts it saw.
+type fakeJudge struct {
+	score   float64
+	err     error
+	actsErr error
+	mu      sync.Mutex
+	seen    [][]Message
+}
+
+func (j *fakeJudge) Strategy(_ context.Context, pub scenario.Public, tr []Message) (float64, Usage, error) {
+	j.mu.Lock()
+	j.seen = append(j.seen, tr)
+	j.mu.Unlock()
+	return j.score, Usage{PromptTokens: 100, CompletionTokens: 7, Requests: 1}, j.err
+}
+
+func (j *fakeJudge) Acts(_ context.Context, u string) ([]string, Usage, error) {
+	if j.actsErr != nil && strings.HasSuffix(u, " 2") {
+		return nil, Usage{PromptTokens: 10, Requests: 1}, j.actsErr
+	}
+	return []string{"evidence", "autonomy"}, Usage{PromptTokens: 10, CompletionTokens: 3, Requests: 1}, nil
+}
+
+// usageSession is a scripted session that reports probe usage: read-out i
+// (t = 0 first) costs i+1 requests.
+type usageSession struct {
+	scriptedSession
+	reads int
+}
+
+func (u *usageSession) Probe(ctx context.Context, tr []Message, b probe.Basis) ([]probe.Answer, error) {
+	u.reads++
+	return u.scriptedSession.Probe(ctx, tr, b)
+}
+
+func (u *usageSession) TakeProbeUsage() Usage {
+	return Usage{PromptTokens: 50 * u.reads, CachedTokens: 10, Requests: u.reads}
+}
+
+type usagePersuadee struct{ scripted }
+
+func (p *usagePersuadee) Start(context.Context, *scenario.Scenario, uint64) (PersuadeeSession, error) {
+	return &usageSession{scriptedSession: scriptedSession{s: &p.scripted}}, nil
+}
+
+func TestRunJudge(t *testing.T) {
+	pee := &usagePersuadee{scripted{decisions: []decision.Decision{decision.Continue, decision.Conditional}, ps: []float64{.2, .4, .6}}}
+	j := &fakeJudge{score: -0.5}
+	ep, err := Run(context.Background(), Config{Judge: j, ActJudge: j}, sc, &echoPersuader{}, pee, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// R_out = R_goal(conditional) + w·R_strategy = 1 + 1·(-0.5).
+	if ep.RStrategy == nil || *ep.RStrategy != -0.5 || ep.OutcomeReward(1) != 0.5 || ep.OutcomeReward(2) != 0 || ep.JudgeError != "" {
+		t.Fatalf("R_strategy %v, R_out %v, judge error %q", ep.RStrategy, ep.OutcomeReward(1), ep.JudgeError)
+	}
+	// One strategy call (100 + 7 tokens) and two act calls (10 + 3 each).
+	if want := (Usage{PromptTokens: 120, CompletionTokens: 13, Requests: 3}); ep.JudgeUsage != want {
+		t.Errorf("judge usage %+v, want %+v", ep.JudgeUsage, want)
+	}
+	if ep.ActsBy != ActsByJudge || strings.Join(ep.Turns[0].Acts, ",") != "evidence,autonomy" {
+		t.Errorf("acts by %q: %v", ep.ActsBy, ep.Turns[0].Acts)
+	}
+	// The judge saw the whole visible transcript: 2 utterances, 2 replies.
+	if len(j.seen) != 1 || len(j.seen[0]) != 4 || j.seen[0][3].Text != "ok !!" {
+		t.Errorf("judge saw %+v", j.seen)
+	}
+	// t = 0 read-out: the first TakeProbeUsage (1 request, 50 tokens);
+	// turn 1's read-out is the second (2 requests).
+	if want := (Usage{PromptTokens: 50, CachedTokens: 10, Requests: 1}); ep.InitialProbeUsage != want || ep.Turns[0].ProbeUsage.Requests != 2 {
+		t.Errorf("initial probe usage %+v, turn 1 %+v", ep.InitialProbeUsage, ep.Turns[0].ProbeUsage)
+	}
+}
+
+func TestRunJudgeFailure(t *testing.T) {
+	pee := &scripted{decisions: []decision.Decision{decision.Continue, decision.Accept}, ps: []float64{.2, .4, .6}}
+	j := &fakeJudge{err: errors.New("judge: HTTP 400"), actsErr: errors.New("acts unreadable")}
+	ep, err := Run(context.Background(), Config{Judge: j, ActJudge: j}, sc, &echoPersuader{}, pee, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.Terminal != decision.TermAccept || ep.RGoal != 3 || ep.RStrategy != nil || ep.OutcomeReward(1) != 3 {
+		t.Fatalf("terminal %s, R_goal %v, R_strategy %v", ep.Terminal, ep.RGoal, ep.RStrategy)
+	}
+	if ep.JudgeError != "strategy: judge: HTTP 400; acts of turn 2: acts unreadable" {
+		t.Errorf("judge error %q", ep.JudgeError)
+	}
+	// The failed calls' cost is recorded: 100+7, 10+3 and 10.
+	if want := (Usage{PromptTokens: 120, CompletionTokens: 10, Requests: 3}); ep.JudgeUsage != want {
+		t.Errorf("judge usage %+v, want %+v", ep.JudgeUsage, want)
+	}
+	// Acts stay the rule tagger's for every turn.
+	if ep.ActsBy != "" || strings.Contains(strings.Join(ep.Turns[0].Acts, ","), "evidence") {
+		t.Errorf("acts by %q: %v", ep.ActsBy, ep.Turns[0].Acts)
+	}
+	// An out-of-range rating is a judge error too.
+	pee = &scripted{decisions: []decision.Decision{decision.Reject}, ps: []float64{.2, .4}}
+	ep, _ = Run(context.Background(), Config{Judge: &fakeJudge{score: 1.5}}, sc, &echoPersuader{}, pee, 1)
+	if ep.RStrategy != nil || !strings.Contains(ep.JudgeError, "outside [-1, 1]") {
+		t.Errorf("rating 1.5: %v, %q", ep.RStrategy, ep.JudgeError)
+	}
+}
+
+func TestRunJudgeSkipsFailed(t *testing.T) {
+	failing := &scripted{decisions: []decision.Decision{decision.Continue},
+		ps: []float64{.5, .5}, err: errors.New("engine exploded")}
+	j := &fakeJudge{score: 1}
+	ep, err := Run(context.Background(), Config{Judge: j}, sc, &echoPersuader{}, failing, 1)
+	if err != nil || ep.Terminal != decision.TermFailed || ep.RStrategy != nil || len(j.seen) != 0 || ep.JudgeUsage != (Usage{}) {
+		t.Fatalf("failed episode judged: %+v, %v", ep, err)
+	}
+	// A truncated episode is scored, so it is judged.
+	trunc := &scripted{decisions: []decision.Decision{decision.Continue, decision.Continue},
+		ps: []float64{.5, .5, .5}, err: fmt.Errorf("engine: %w", ErrTruncated)}
+	ep, err = Run(context.Background(), Config{Judge: j}, sc, &echoPersuader{}, trunc, 1)
+	if err != nil || ep.Terminal != decision.TermTruncated || ep.RStrategy == nil || ep.OutcomeReward(1) != 0 {
+		t.Fatalf("truncated: %+v, %v", ep, err)
+	}
+}
