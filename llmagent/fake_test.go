@@ -99,6 +99,10 @@ func TestFakeEngineEpisode(t *testing.T) {
 			if got := after.Requests[compPath] - before.Requests[compPath]; got != tc.complete*turns+min(initial, tc.complete) {
 				t.Errorf("%d completions requests", got)
 			}
+			// The t = 0 read-out's usage is recorded on the episode.
+			if u := ep.InitialProbeUsage; u.Requests != initial || u.PromptTokens == 0 || ep.InitialProbeMS <= 0 {
+				t.Errorf("t = 0 probe usage %+v, %v ms; want %d requests", u, ep.InitialProbeMS, initial)
+			}
 			for i, tu := range ep.Turns {
 				if tu.PersuadeeUsage.Requests != 1 || tu.ProbeUsage.Requests != tc.perTurn-1 {
 					t.Errorf("turn %d usage: reply %+v, probes %+v", i+1, tu.PersuadeeUsage, tu.ProbeUsage)

@@ -174,9 +174,14 @@ func (j *Judge) terminal(ctx context.Context, transcript []episode.Message) (dec
 // public scenario and the visible transcript only. Errors: engine errors;
 // ErrJudgeUnparsed when no sample is readable.
 func (j *Judge) Strategy(ctx context.Context, pub scenario.Public, transcript []episode.Message) (float64, error) {
-	texts, _, err := j.ask(ctx, judgeStrategyPrompt(pub, transcript), strategySchema)
+	s, _, err := j.strategy(ctx, pub, transcript)
+	return s, err
+}
+
+func (j *Judge) strategy(ctx context.Context, pub scenario.Public, transcript []episode.Message) (float64, episode.Usage, error) {
+	texts, u, err := j.ask(ctx, judgeStrategyPrompt(pub, transcript), strategySchema)
 	if err != nil {
-		return 0, err
+		return 0, u, err
 	}
 	sum, n := 0.0, 0
 	for _, t := range texts {
@@ -204,9 +209,9 @@ func (j *Judge) Strategy(ctx context.Context, pub scenario.Public, transcript []
 		n++
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("llm judge %s: strategy: %w", j.name, ErrJudgeUnparsed)
+		return 0, u, fmt.Errorf("llm judge %s: strategy: %w", j.name, ErrJudgeUnparsed)
 	}
-	return sum / float64(n), nil
+	return sum / float64(n), u, nil
 }
 
 // Acts tags one persuader utterance with the five persuasion acts (seed
@@ -215,9 +220,14 @@ func (j *Judge) Strategy(ctx context.Context, pub scenario.Public, transcript []
 // samples name it. Unknown names are ignored. Errors: engine errors;
 // ErrJudgeUnparsed when no sample is readable.
 func (j *Judge) Acts(ctx context.Context, utterance string) ([]string, error) {
-	texts, _, err := j.ask(ctx, judgeActsPrompt(utterance), actsSchema)
+	acts, _, err := j.acts(ctx, utterance)
+	return acts, err
+}
+
+func (j *Judge) acts(ctx context.Context, utterance string) ([]string, episode.Usage, error) {
+	texts, u, err := j.ask(ctx, judgeActsPrompt(utterance), actsSchema)
 	if err != nil {
-		return nil, err
+		return nil, u, err
 	}
 	var votes [tagger.NumActs]int
 	n := 0
@@ -239,7 +249,7 @@ func (j *Judge) Acts(ctx context.Context, utterance string) ([]string, error) {
 		}
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("llm judge %s: acts: %w", j.name, ErrJudgeUnparsed)
+		return nil, u, fmt.Errorf("llm judge %s: acts: %w", j.name, ErrJudgeUnparsed)
 	}
 	out := []string{}
 	for _, a := range tagger.Acts {
@@ -247,5 +257,30 @@ func (j *Judge) Acts(ctx context.Context, utterance string) ([]string, error) {
 			out = append(out, a.String())
 		}
 	}
-	return out, nil
+	return out, u, nil
 }
+
+// ForEpisodes adapts j to episode.Judge and episode.ActJudge
+// (episode.Config.Judge and ActJudge): the same questions as Strategy and
+// Acts, each call also returning its own engine usage (all samples, failed
+// ones included), so a shared judge's cost is charged to the episode that
+// asked.
+func (j *Judge) ForEpisodes() EpisodeJudge { return EpisodeJudge{j} }
+
+// EpisodeJudge is a Judge as episode.Run calls it (see Judge.ForEpisodes).
+type EpisodeJudge struct{ j *Judge }
+
+// Strategy is Judge.Strategy with the call's engine usage.
+func (e EpisodeJudge) Strategy(ctx context.Context, pub scenario.Public, transcript []episode.Message) (float64, episode.Usage, error) {
+	return e.j.strategy(ctx, pub, transcript)
+}
+
+// Acts is Judge.Acts with the call's engine usage.
+func (e EpisodeJudge) Acts(ctx context.Context, utterance string) ([]string, episode.Usage, error) {
+	return e.j.acts(ctx, utterance)
+}
+
+var (
+	_ episode.Judge    = EpisodeJudge{}
+	_ episode.ActJudge = EpisodeJudge{}
+)

@@ -164,3 +164,37 @@ func TestCleanUtterance(t *testing.T) {
 		}
 	}
 }
+
+// ForEpisodes charges each call's own usage (all samples) to the caller,
+// also when the answer is unreadable.
+func TestJudgeForEpisodes(t *testing.T) {
+	st := ollamaStub()
+	st.chat = func(r llm.ChatRequest) (string, error) {
+		if strings.Contains(r.Messages[1].Content, "Message: ") {
+			if strings.Contains(r.Messages[1].Content, "garble") {
+				return "no idea", nil
+			}
+			return `{"acts": ["evidence"]}`, nil
+		}
+		return `{"score": -0.25, "reason": "a little pushy"}`, nil
+	}
+	ej := (&Judge{name: "llm:j", eng: st, Samples: 2}).ForEpisodes()
+	var _ episode.Judge = ej
+	ctx := context.Background()
+	tr := []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: "Join us?"}, {Speaker: episode.PersuadeeSpeaker, Text: "Sure."}}
+	s, u, err := ej.Strategy(ctx, testScenario().Public(), tr)
+	if err != nil || s != -0.25 || u.Requests != 2 || u.PromptTokens == 0 || u.CompletionTokens == 0 {
+		t.Errorf("strategy %v, usage %+v, %v", s, u, err)
+	}
+	acts, u2, err := ej.Acts(ctx, "Over 80% finish the course.")
+	if err != nil || strings.Join(acts, ",") != "evidence" || u2.Requests != 2 {
+		t.Errorf("acts %v, usage %+v, %v", acts, u2, err)
+	}
+	_, u3, err := ej.Acts(ctx, "garble")
+	if !errors.Is(err, ErrJudgeUnparsed) || u3.Requests != 2 || u3.PromptTokens == 0 {
+		t.Errorf("unreadable acts: usage %+v, %v", u3, err)
+	}
+	if tot := ej.j.Usage(); tot != u.Add(u2).Add(u3) {
+		t.Errorf("judge total %+v, calls %+v %+v %+v", tot, u, u2, u3)
+	}
+}
