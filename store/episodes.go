@@ -36,8 +36,12 @@ func (k EpisodeKey) String() string {
 }
 
 const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, scenario_id, rollout, seed,
-	split, family, domain, resistance, terminal, r_goal, b0, b_final, n_turns, error)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	split, family, domain, resistance, terminal, r_goal, b0, b_final, n_turns, error,
+	r_strategy, acts_by, judge_error, judge_ms,
+	judge_prompt_tokens, judge_completion_tokens, judge_cached_tokens, judge_requests,
+	initial_probe_ms, initial_probe_prompt_tokens, initial_probe_completion_tokens,
+	initial_probe_cached_tokens, initial_probe_requests)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const insertTurnHead = `INSERT INTO turns(episode_id, t, persuader_text, persuadee_text, decision, acts,
 	belief, dense, persuader_ms, persuadee_ms, probe_ms,
@@ -91,7 +95,8 @@ func checkEpisode(ep *episode.Episode) error {
 		}
 		return nil
 	}
-	if err := check(fv{"r_goal", &ep.RGoal}, fv{"b0", ep.B0}); err != nil {
+	if err := check(fv{"r_goal", &ep.RGoal}, fv{"b0", ep.B0}, fv{"r_strategy", ep.RStrategy},
+		fv{"judge_ms", &ep.JudgeMS}, fv{"initial_probe_ms", &ep.InitialProbeMS}); err != nil {
 		return err
 	}
 	if err := readings("initial", ep.Initial); err != nil {
@@ -153,6 +158,7 @@ func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode
 		bFinal = b
 	}
 
+	ju, iu := ep.JudgeUsage, ep.InitialProbeUsage
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
@@ -160,7 +166,10 @@ func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode
 		res, err := tx.StmtContext(ctx, db.insEpisode).ExecContext(ctx,
 			runID, ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout, int64(ep.Seed),
 			string(ep.Split), string(ep.Family), ep.Domain, string(ep.Resistance), string(ep.Terminal),
-			ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error)
+			ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error,
+			nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
+			ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
+			ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests)
 		if isUnique(err) {
 			return ErrDuplicate
 		}
@@ -308,7 +317,11 @@ func (db *DB) Episodes(ctx context.Context, runID string, filters ...Filter) ([]
 
 func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []any) ([]*episode.Episode, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT e.id, e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
-		e.split, e.family, e.domain, e.resistance, e.terminal, e.r_goal, e.b0, e.n_turns, e.error
+		e.split, e.family, e.domain, e.resistance, e.terminal, e.r_goal, e.b0, e.n_turns, e.error,
+		e.r_strategy, e.acts_by, e.judge_error, e.judge_ms,
+		e.judge_prompt_tokens, e.judge_completion_tokens, e.judge_cached_tokens, e.judge_requests,
+		e.initial_probe_ms, e.initial_probe_prompt_tokens, e.initial_probe_completion_tokens,
+		e.initial_probe_cached_tokens, e.initial_probe_requests
 		FROM episodes e WHERE `+where+` ORDER BY e.persuader, e.persuadee, e.scenario_id, e.rollout`, args...)
 	if err != nil {
 		return nil, err
@@ -320,11 +333,15 @@ func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []a
 			id, seed                            int64
 			nTurns                              int
 			split, family, resistance, terminal string
-			b0                                  sql.NullFloat64
+			b0, rStrategy                       sql.NullFloat64
 			ep                                  = &episode.Episode{RunID: runID}
+			ju, iu                              = &ep.JudgeUsage, &ep.InitialProbeUsage
 		)
 		if err := rows.Scan(&id, &ep.Persuader, &ep.Persuadee, &ep.ScenarioID, &ep.Rollout, &seed,
-			&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error); err != nil {
+			&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error,
+			&rStrategy, &ep.ActsBy, &ep.JudgeError, &ep.JudgeMS,
+			&ju.PromptTokens, &ju.CompletionTokens, &ju.CachedTokens, &ju.Requests,
+			&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -333,6 +350,9 @@ func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []a
 		ep.Terminal = decision.Terminal(terminal)
 		if b0.Valid {
 			ep.B0 = &b0.Float64
+		}
+		if rStrategy.Valid {
+			ep.RStrategy = &rStrategy.Float64
 		}
 		ep.Turns = make([]episode.Turn, 0, nTurns)
 		out = append(out, ep)

@@ -93,6 +93,24 @@ CREATE TABLE step_metrics (
 	PRIMARY KEY (run_id, step, name)
 ) WITHOUT ROWID;
 `,
+	// 3: the judge's strategy rating, act source, error and cost, and the
+	// t = 0 probe read-out's cost (issue 3). Older rows read as no judge
+	// and zero cost.
+	`
+ALTER TABLE episodes ADD COLUMN r_strategy REAL; -- NULL: no judge, or the judge failed
+ALTER TABLE episodes ADD COLUMN acts_by TEXT NOT NULL DEFAULT ''; -- '' rule tagger, 'judge'
+ALTER TABLE episodes ADD COLUMN judge_error TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN judge_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_prompt_tokens     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_completion_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_cached_tokens     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_requests          INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_prompt_tokens     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_completion_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_cached_tokens     INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_requests          INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaLatest is the schema version this binary writes.

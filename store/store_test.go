@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,17 +111,17 @@ func TestOpenTwiceMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 2 || SchemaLatest != 2 {
-		t.Errorf("schema version %d, latest %d; want 2, 2", v, SchemaLatest)
+	if v != 3 || SchemaLatest != 3 {
+		t.Errorf("schema version %d, latest %d; want 3, 3", v, SchemaLatest)
 	}
-	if n := count(t, db, "schema_migrations"); n != 2 {
-		t.Errorf("schema_migrations rows = %d, want 2", n)
+	if n := count(t, db, "schema_migrations"); n != 3 {
+		t.Errorf("schema_migrations rows = %d, want 3", n)
 	}
 	if _, err := db.GetRun(ctx, "r1"); err != nil {
 		t.Errorf("run lost across reopen: %v", err)
 	}
 	// A database migrated by a newer binary is refused.
-	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (3, 'x')`); err != nil {
+	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (4, 'x')`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -289,6 +290,105 @@ func TestEpisodeRoundTrip(t *testing.T) {
 	}
 	if seed != -81985529216486896 || bFinal != 0.875 || nTurns != 3 {
 		t.Errorf("seed %d b_final %v n_turns %d, want -81985529216486896 0.875 3", seed, bFinal, nTurns)
+	}
+}
+
+// The judge's rating, act source, error and costs and the t = 0 read-out's
+// cost round-trip (migration 3); a nil rating stays nil, distinct from 0.
+func TestEpisodeJudgeRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	mustRun(t, db, "r1")
+	judged := sampleEpisode("r1", "hc-001", 0)
+	judged.RStrategy = fp(-0.25)
+	judged.ActsBy = episode.ActsByJudge
+	judged.JudgeUsage = episode.Usage{PromptTokens: 1435, CompletionTokens: 8, CachedTokens: 512, Requests: 4}
+	judged.JudgeMS = 306.5
+	judged.InitialProbeUsage = episode.Usage{PromptTokens: 2500, CompletionTokens: 3, CachedTokens: 2400, Requests: 1}
+	judged.InitialProbeMS = 31.25
+	zero := sampleEpisode("r1", "hc-001", 1)
+	zero.RStrategy = fp(0)
+	failedJudge := sampleEpisode("r1", "hc-001", 2)
+	failedJudge.JudgeError = "strategy: llm judge llm:j: no readable answer"
+	failedJudge.JudgeUsage = episode.Usage{PromptTokens: 900, CompletionTokens: 12, Requests: 1}
+	noJudge := sampleEpisode("r1", "hc-001", 3)
+	want := []*episode.Episode{judged, zero, failedJudge, noJudge}
+	for _, ep := range want {
+		if err := db.SaveEpisode(ctx, "r1", ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.Episodes(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Fatalf("round trip differs:\n got %s\nwant %s", g, w)
+	}
+	if got[1].RStrategy == nil || *got[1].RStrategy != 0 || got[2].RStrategy != nil || got[3].RStrategy != nil {
+		t.Errorf("r_strategy: %v %v %v", got[1].RStrategy, got[2].RStrategy, got[3].RStrategy)
+	}
+	// As sqlite3 users see it: NULL for no rating.
+	var nulls int
+	if err := db.sql.QueryRow(`SELECT COUNT(*) FROM episodes WHERE r_strategy IS NULL`).Scan(&nulls); err != nil || nulls != 2 {
+		t.Errorf("%d NULL r_strategy rows, %v; want 2", nulls, err)
+	}
+	// JSON stays as before for an episode without judge or t = 0 cost.
+	j, _ := json.Marshal(noJudge)
+	for _, k := range []string{"r_strategy", "judge_usage", "judge_ms", "judge_error", "acts_by", "initial_probe_usage", "initial_probe_ms"} {
+		if strings.Contains(string(j), `"`+k+`"`) {
+			t.Errorf("episode without judge encodes %q: %s", k, j)
+		}
+	}
+	// A NaN rating is refused.
+	bad := sampleEpisode("r1", "hc-002", 0)
+	bad.RStrategy = fp(math.NaN())
+	if err := db.SaveEpisode(ctx, "r1", bad); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "r_strategy") {
+		t.Errorf("NaN r_strategy: %v", err)
+	}
+}
+
+// A database written at schema version 2 opens, migrates to 3 and loads
+// its episodes as unjudged with zero t = 0 cost.
+func TestMigrateFromVersion2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	old, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`,
+		migrations[0], migrations[1],
+		`INSERT INTO schema_migrations VALUES (1, 'x'), (2, 'x')`,
+		`INSERT INTO runs VALUES ('r1', 'x', 'x', 'eval', 1, 'v', NULL, 'done')`,
+		`INSERT INTO episodes(run_id, persuader, persuadee, scenario_id, rollout, seed, split, family, domain,
+			resistance, terminal, r_goal, b0, b_final, n_turns, error)
+			VALUES ('r1', 'script', 'sim', 's1', 0, 5, 'heldout', 'healthcare', 'd', 'identity_threat', 'reject', -3, NULL, NULL, 0, '')`,
+	} {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := db.SchemaVersion(ctx); err != nil || v != 3 {
+		t.Fatalf("schema version %d, %v; want 3", v, err)
+	}
+	eps, err := db.Episodes(ctx, "r1")
+	if err != nil || len(eps) != 1 {
+		t.Fatalf("%d episodes, %v", len(eps), err)
+	}
+	ep := eps[0]
+	if ep.RStrategy != nil || ep.JudgeUsage != (episode.Usage{}) || ep.InitialProbeUsage != (episode.Usage{}) ||
+		ep.ActsBy != "" || ep.JudgeError != "" || ep.OutcomeReward(1) != -3 {
+		t.Errorf("migrated episode %+v", ep)
 	}
 }
 
