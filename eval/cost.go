@@ -17,18 +17,28 @@ const (
 	CostPersuader = "persuader"
 	CostReply     = "reply"
 	CostProbes    = "probes"
+	// CostInitialProbes is the t = 0 probe read-out (before the first
+	// turn; Episode.InitialProbeUsage).
+	CostInitialProbes = "probes t=0"
+	// CostJudge is the episode judge (R_strategy and, with --judge-acts,
+	// act tagging; Episode.JudgeUsage).
+	CostJudge = "judge"
 )
 
 // CostRow holds seed 000 Table 4's columns for one role of one
 // (persuader, persuadee) pair: engine cost per persuader turn, as means over
 // every recorded turn (failed episodes included: their cost was paid).
-// Tokens are counts, LatencyMS milliseconds.
+// Tokens are counts, LatencyMS milliseconds. Costs paid once per episode
+// (the t = 0 read-out, the judge) are spread over the same turns, so the
+// rows of a pair add up to its whole engine cost per turn.
 type CostRow struct {
 	Persuader string `json:"persuader"`
 	Persuadee string `json:"persuadee"`
 	// Role is CostPersuader (the persuader's utterance), CostReply (the
-	// persuadee's visible reply, repairs and any judge included) or
-	// CostProbes (the K probe read-outs after the reply).
+	// persuadee's visible reply, repairs and any terminal-state judge
+	// included), CostProbes (the K probe read-out after the reply),
+	// CostInitialProbes (the read-out at t = 0) or CostJudge (the episode
+	// judge).
 	Role string `json:"role"`
 	// Turns is the number of turns averaged.
 	Turns int `json:"turns"`
@@ -46,17 +56,21 @@ type CostRow struct {
 
 // CostTable computes per-turn engine costs (seed 000 Table 4) for every
 // (persuader, persuadee) pair and role that made engine requests; roles
-// with no requests (the simulator, built-in persuaders) get no row. Rows
-// are ordered by persuadee, persuader, then persuader / reply / probes.
-// It returns nil when no role used an engine.
+// with no requests (the simulator, built-in persuaders, no judge) get no
+// row. Every row of a pair divides by the pair's number of recorded turns:
+// the t = 0 read-out and the judge, paid once per episode, are spread over
+// the episode's turns (a pair with no turns at all gets no rows). Rows are
+// ordered by persuadee, persuader, then persuader / reply / probes /
+// probes t=0 / judge. It returns nil when no role used an engine.
 func CostTable(eps []*episode.Episode) []CostRow {
 	type acc struct {
-		turns int
-		u     episode.Usage
-		ms    float64
+		u  episode.Usage
+		ms float64
 	}
 	type key struct{ per, pee, role string }
+	type pair struct{ per, pee string }
 	sums := map[key]*acc{}
+	turns := map[pair]int{}
 	var keys []key
 	add := func(k key, u episode.Usage, ms float64) {
 		a := sums[k]
@@ -65,18 +79,20 @@ func CostTable(eps []*episode.Episode) []CostRow {
 			sums[k] = a
 			keys = append(keys, k)
 		}
-		a.turns++
 		a.u = a.u.Add(u)
 		a.ms += ms
 	}
 	for _, ep := range eps {
+		turns[pair{ep.Persuader, ep.Persuadee}] += len(ep.Turns)
+		add(key{ep.Persuader, ep.Persuadee, CostInitialProbes}, ep.InitialProbeUsage, ep.InitialProbeMS)
+		add(key{ep.Persuader, ep.Persuadee, CostJudge}, ep.JudgeUsage, ep.JudgeMS)
 		for _, t := range ep.Turns {
 			add(key{ep.Persuader, ep.Persuadee, CostPersuader}, t.PersuaderUsage, t.PersuaderMS)
 			add(key{ep.Persuader, ep.Persuadee, CostReply}, t.PersuadeeUsage, t.PersuadeeMS)
 			add(key{ep.Persuader, ep.Persuadee, CostProbes}, t.ProbeUsage, t.ProbeMS)
 		}
 	}
-	order := map[string]int{CostPersuader: 0, CostReply: 1, CostProbes: 2}
+	order := map[string]int{CostPersuader: 0, CostReply: 1, CostProbes: 2, CostInitialProbes: 3, CostJudge: 4}
 	slices.SortFunc(keys, func(a, b key) int {
 		if a.pee != b.pee {
 			return cmpStr(a.pee, b.pee)
@@ -88,12 +104,12 @@ func CostTable(eps []*episode.Episode) []CostRow {
 	})
 	var rows []CostRow
 	for _, k := range keys {
-		a := sums[k]
-		if a.u.Requests == 0 {
+		a, nt := sums[k], turns[pair{k.per, k.pee}]
+		if a.u.Requests == 0 || nt == 0 {
 			continue
 		}
-		n := float64(a.turns)
-		rows = append(rows, CostRow{Persuader: k.per, Persuadee: k.pee, Role: k.role, Turns: a.turns,
+		n := float64(nt)
+		rows = append(rows, CostRow{Persuader: k.per, Persuadee: k.pee, Role: k.role, Turns: nt,
 			Requests: float64(a.u.Requests) / n, PromptTokens: float64(a.u.PromptTokens) / n,
 			CachedTokens: float64(a.u.CachedTokens) / n, Uncached: float64(a.u.PromptTokens-a.u.CachedTokens) / n,
 			DecodedTokens: float64(a.u.CompletionTokens) / n, LatencyMS: a.ms / n})

@@ -46,6 +46,58 @@ func TestCostTable(t *testing.T) {
 	}
 }
 
+// The t = 0 read-out and the judge, paid once per episode, are spread over
+// the pair's turns, so a pair's rows add up to its cost per turn.
+func TestCostTableInitialAndJudge(t *testing.T) {
+	u := func(req, p, c, d int) episode.Usage {
+		return episode.Usage{Requests: req, PromptTokens: p, CachedTokens: c, CompletionTokens: d}
+	}
+	eps := []*episode.Episode{
+		{Persuader: "script", Persuadee: "llm:q", InitialProbeUsage: u(1, 2000, 0, 3), InitialProbeMS: 60,
+			JudgeUsage: u(1, 1435, 0, 8), JudgeMS: 300, Turns: []episode.Turn{
+				{PersuadeeUsage: u(1, 1000, 800, 60), ProbeUsage: u(1, 3300, 3000, 3)},
+				{PersuadeeUsage: u(1, 1400, 1000, 100), ProbeUsage: u(1, 3900, 3600, 3)},
+			}},
+		{Persuader: "script", Persuadee: "llm:q", InitialProbeUsage: u(1, 2000, 1984, 3), InitialProbeMS: 20,
+			JudgeUsage: u(2, 3000, 1000, 20), JudgeMS: 500, Turns: []episode.Turn{
+				{PersuadeeUsage: u(1, 1000, 800, 60), ProbeUsage: u(1, 3300, 3000, 3)},
+			}},
+		// A judge on the simulator: only the judge row.
+		{Persuader: "script", Persuadee: "sim", JudgeUsage: u(1, 500, 0, 10), JudgeMS: 90, Turns: []episode.Turn{{}, {}}},
+	}
+	rows := CostTable(eps)
+	roles := []string{}
+	for _, r := range rows {
+		roles = append(roles, r.Persuadee+"/"+r.Role)
+	}
+	if got := strings.Join(roles, ","); got != "llm:q/reply,llm:q/probes,llm:q/probes t=0,llm:q/judge,sim/judge" {
+		t.Fatalf("rows %s", got)
+	}
+	// t = 0: 2 read-outs over 3 turns: 2/3 requests, (2000+2000)/3 prompt,
+	// 1984/3 cached, 6/3 decoded, 80/3 ms.
+	i := rows[2]
+	if i.Turns != 3 || math.Abs(i.Requests-2.0/3) > 1e-12 || math.Abs(i.PromptTokens-4000.0/3) > 1e-9 ||
+		math.Abs(i.CachedTokens-1984.0/3) > 1e-9 || i.DecodedTokens != 2 || math.Abs(i.LatencyMS-80.0/3) > 1e-9 {
+		t.Errorf("t = 0 row %+v", i)
+	}
+	// judge: 3 requests, 4435 prompt, 1000 cached, 28 decoded, 800 ms over 3 turns.
+	j := rows[3]
+	if j.Turns != 3 || j.Requests != 1 || math.Abs(j.PromptTokens-4435.0/3) > 1e-9 || math.Abs(j.Uncached-3435.0/3) > 1e-9 ||
+		math.Abs(j.DecodedTokens-28.0/3) > 1e-9 || math.Abs(j.LatencyMS-800.0/3) > 1e-9 {
+		t.Errorf("judge row %+v", j)
+	}
+	if s := rows[4]; s.Turns != 2 || s.Requests != 0.5 || s.PromptTokens != 250 || s.DecodedTokens != 5 || s.LatencyMS != 45 {
+		t.Errorf("sim judge row %+v", s)
+	}
+	var b bytes.Buffer
+	if err := WriteCostTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "probes t=0") || !strings.Contains(b.String(), "judge") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
+
 func TestCrossGrid(t *testing.T) {
 	ep := func(per, pee string, term decision.Terminal) *episode.Episode {
 		return &episode.Episode{Persuader: per, Persuadee: pee, Terminal: term}

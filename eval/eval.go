@@ -76,7 +76,8 @@ type Options struct {
 	Seed uint64
 	// Workers bounds concurrent episodes; <= 0 means 1.
 	Workers int
-	// Episode configures each episode (Tmax, probe basis, R_goal map).
+	// Episode configures each episode (Tmax, probe basis, R_goal map,
+	// optional judge).
 	Episode episode.Config
 	// Sink receives each finished episode, from a single goroutine, in
 	// completion order. A Sink error stops the run and is returned.

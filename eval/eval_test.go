@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,6 +83,7 @@ func strip(eps []*episode.Episode) string {
 		return cmpKey(KeyOf(a), KeyOf(b))
 	})
 	for _, ep := range eps {
+		ep.InitialProbeMS, ep.JudgeMS = 0, 0
 		for i := range ep.Turns {
 			ep.Turns[i].PersuaderMS, ep.Turns[i].PersuadeeMS, ep.Turns[i].ProbeMS = 0, 0, 0
 		}
@@ -237,8 +240,61 @@ func TestSummarizeHandComputed(t *testing.T) {
 	if math.Abs(s.MeanBT-want.MeanBT) > 1e-12 || math.Abs(s.MeanRGoal-0.6) > 1e-12 || math.Abs(s.MeanTurns-4.8) > 1e-12 {
 		t.Fatalf("Summarize = %+v", s)
 	}
+	// No judge: R_strategy is NaN and R_out is R_goal.
+	if !math.IsNaN(s.MeanRStrategy) || s.MeanROut != s.MeanRGoal || s.Judged != 0 {
+		t.Fatalf("without a judge: R_strategy %v, R_out %v, judged %d", s.MeanRStrategy, s.MeanROut, s.Judged)
+	}
 	s.MeanBT, s.MeanRGoal, s.MeanTurns = want.MeanBT, want.MeanRGoal, want.MeanTurns
+	s.MeanRStrategy, s.MeanROut = 0, 0
 	if s != want {
 		t.Fatalf("Summarize =\n %+v\nwant\n %+v", s, want)
+	}
+
+	// With a judge: episode 1 rated 0.5, episode 3 rated -1, episode 4's
+	// judge failed, the failed episode's rating is ignored.
+	eps[0].RStrategy, eps[2].RStrategy, eps[3].JudgeError = f(0.5), f(-1), "judge: HTTP 400"
+	eps[5].RStrategy = f(1)
+	s = Summarize("p", "q", "t", eps)
+	// R_strategy = (0.5 - 1)/2 = -0.25; R_out = (3.5+3+0-1-3)/5 = 0.5.
+	if s.Judged != 3 || s.MeanRStrategy != -0.25 || math.Abs(s.MeanROut-0.5) > 1e-12 || math.Abs(s.MeanRGoal-0.6) > 1e-12 {
+		t.Fatalf("judged %d, R_strategy %v, R_out %v, R_goal %v", s.Judged, s.MeanRStrategy, s.MeanROut, s.MeanRGoal)
+	}
+}
+
+// The judge columns appear only when a judge ran, after R_goal; the
+// judge-less table keeps its columns exactly.
+func TestTableJudgeColumns(t *testing.T) {
+	plain := Summarize("script", "sim", "p4g", []*episode.Episode{{Terminal: decision.TermAccept, RGoal: 3}})
+	var b bytes.Buffer
+	if err := WriteTable(&b, []Summary{plain}); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.Fields(strings.SplitN(b.String(), "\n", 2)[0])
+	if got := strings.Join(head, " "); got != "persuader persuadee set n acc% cond% pend% rej% R_goal turns B_T moved% closed|moved% failed" {
+		t.Errorf("judge-less header %q", got)
+	}
+	judgedS := Summarize("script", "sim", "arena", []*episode.Episode{{Terminal: decision.TermReject, RGoal: -3, RStrategy: f(0.75)}})
+	b.Reset()
+	if err := WriteTable(&b, []Summary{plain, judgedS}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != "persuader persuadee set n acc% cond% pend% rej% R_goal R_strategy R_out turns B_T moved% closed|moved% failed" {
+		t.Errorf("judge header %q", got)
+	}
+	// The unjudged group shows "-" for R_strategy and R_out = R_goal.
+	if got := strings.Fields(lines[1])[8:11]; strings.Join(got, " ") != "+3.00 - +3.00" {
+		t.Errorf("unjudged row %v", got)
+	}
+	if got := strings.Fields(lines[2])[8:11]; strings.Join(got, " ") != "-3.00 +0.75 -2.25" {
+		t.Errorf("judged row %v", got)
+	}
+	b.Reset()
+	if err := WriteCSV(&b, []Summary{plain, judgedS}); err != nil || !strings.Contains(b.String(), "R_goal,R_strategy,R_out,turns") {
+		t.Errorf("csv %q, %v", b.String(), err)
+	}
+	j, _ := json.Marshal([]Summary{plain, judgedS})
+	if strings.Count(string(j), "mean_r_strategy") != 1 || !strings.Contains(string(j), `"mean_r_out":-2.25`) {
+		t.Errorf("json %s", j)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/reward"
 )
 
 // MovedThreshold is the final-belief threshold of seed 000 Table 9's
@@ -47,13 +49,25 @@ type Summary struct {
 	// ClosedGivenMoved is the share of moved episodes ending in Accept
 	// (Table 9 "closed | moved"); NaN when none moved.
 	ClosedGivenMoved float64
+	// Judged counts the scored episodes a strategy judge was asked about
+	// (rated, or with a judge error); 0 when no judge ran. Tables show the
+	// R_strategy and R_out columns only when some summary has Judged > 0.
+	Judged int
+	// MeanRStrategy is the mean judge rating R_strategy in [-1, 1] (SPEC
+	// §1) over the scored episodes that have one; NaN when none.
+	MeanRStrategy float64
+	// MeanROut is the mean outcome reward R_out = R_goal + w·R_strategy
+	// over the N scored episodes (Episode.OutcomeReward with w =
+	// reward.DefaultStrategyWeight; R_goal where there is no rating); NaN
+	// when N is 0.
+	MeanROut float64
 }
 
 // Summarize computes the Table 5/9 columns over eps (SPEC §2).
 func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary {
 	s := Summary{Persuader: persuader, Persuadee: persuadee, Set: set}
-	var rg, turns, bt float64
-	var nb, moved, closed int
+	var rg, ro, rs, turns, bt float64
+	var nb, nrs, moved, closed int
 	counts := map[decision.Terminal]int{}
 	for _, ep := range eps {
 		if ep.Terminal == decision.TermFailed {
@@ -63,6 +77,14 @@ func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary
 		s.N++
 		counts[ep.Terminal]++
 		rg += ep.RGoal
+		ro += ep.OutcomeReward(reward.DefaultStrategyWeight)
+		if ep.RStrategy != nil {
+			nrs++
+			rs += *ep.RStrategy
+		}
+		if ep.RStrategy != nil || ep.JudgeError != "" {
+			s.Judged++
+		}
 		turns += float64(len(ep.Turns))
 		if b, ok := ep.FinalBelief(); ok {
 			nb++
@@ -88,9 +110,15 @@ func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary
 	s.Truncated = share(counts[decision.TermTruncated], s.N)
 	s.MeanRGoal = share(0, s.N)
 	s.MeanTurns = share(0, s.N)
+	s.MeanROut = share(0, s.N)
 	if s.N > 0 {
 		s.MeanRGoal = rg / float64(s.N)
 		s.MeanTurns = turns / float64(s.N)
+		s.MeanROut = ro / float64(s.N)
+	}
+	s.MeanRStrategy = math.NaN()
+	if nrs > 0 {
+		s.MeanRStrategy = rs / float64(nrs)
 	}
 	s.MeanBT = math.NaN()
 	if nb > 0 {
@@ -136,15 +164,44 @@ func num(x float64, prec int, sign bool) string {
 
 var header = []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"}
 
-func (s Summary) row() []string {
-	return []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N), pct(s.Accept), pct(s.Conditional),
-		pct(s.Pending), pct(s.Reject), num(s.MeanRGoal, 2, true), num(s.MeanTurns, 1, false),
-		num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved), strconv.Itoa(s.Failed)}
+// judgeHeader are the columns added after R_goal when a judge ran.
+var judgeHeader = []string{"R_strategy", "R_out"}
+
+// judged reports whether any summary had a strategy judge.
+func judged(ss []Summary) bool {
+	for _, s := range ss {
+		if s.Judged > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func headerOf(judge bool) []string {
+	if !judge {
+		return header
+	}
+	h := slices.Clone(header[:9])
+	h = append(h, judgeHeader...)
+	return append(h, header[9:]...)
+}
+
+func (s Summary) row(judge bool) []string {
+	r := []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N), pct(s.Accept), pct(s.Conditional),
+		pct(s.Pending), pct(s.Reject), num(s.MeanRGoal, 2, true)}
+	if judge {
+		r = append(r, num(s.MeanRStrategy, 2, true), num(s.MeanROut, 2, true))
+	}
+	return append(r, num(s.MeanTurns, 1, false),
+		num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved), strconv.Itoa(s.Failed))
 }
 
 // WriteTable writes summaries as an aligned text table (percentages with
-// one decimal, as in seed 000 Table 5).
+// one decimal, as in seed 000 Table 5). When a judge ran (some Judged >
+// 0) the columns R_strategy and R_out follow R_goal; otherwise the table
+// is exactly the judge-less one.
 func WriteTable(w io.Writer, ss []Summary) error {
+	judge := judged(ss)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	write := func(cells []string) {
 		for _, c := range cells {
@@ -152,33 +209,40 @@ func WriteTable(w io.Writer, ss []Summary) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	write(header)
+	write(headerOf(judge))
 	for _, s := range ss {
-		write(s.row())
+		write(s.row(judge))
 	}
 	return tw.Flush()
 }
 
-// WriteCSV writes summaries as CSV with the table's header.
+// WriteCSV writes summaries as CSV with the table's header (and its judge
+// columns when a judge ran).
 func WriteCSV(w io.Writer, ss []Summary) error {
+	judge := judged(ss)
 	cw := csv.NewWriter(w)
-	cw.Write(header)
+	cw.Write(headerOf(judge))
 	for _, s := range ss {
-		cw.Write(s.row())
+		cw.Write(s.row(judge))
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// MarshalJSON encodes s with NaN values (empty groups) as null.
+// MarshalJSON encodes s with NaN values (empty groups) as null; the keys
+// judged, mean_r_strategy and mean_r_out appear only when Judged > 0.
 func (s Summary) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{
+	m := map[string]any{
 		"persuader": s.Persuader, "persuadee": s.Persuadee, "set": s.Set, "n": s.N, "failed": s.Failed,
 		"accept": nan(s.Accept), "conditional": nan(s.Conditional), "pending": nan(s.Pending),
 		"reject": nan(s.Reject), "truncated": nan(s.Truncated), "mean_r_goal": nan(s.MeanRGoal),
 		"mean_turns": nan(s.MeanTurns), "mean_bt": nan(s.MeanBT), "moved": nan(s.Moved),
 		"closed_given_moved": nan(s.ClosedGivenMoved),
-	})
+	}
+	if s.Judged > 0 {
+		m["judged"], m["mean_r_strategy"], m["mean_r_out"] = s.Judged, nan(s.MeanRStrategy), nan(s.MeanROut)
+	}
+	return json.Marshal(m)
 }
 
 // WriteJSON writes summaries as an indented JSON array.
