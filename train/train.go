@@ -25,7 +25,6 @@ import (
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
-	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -100,10 +99,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// StrategyFunc rates how a finished episode was conducted, in [-1, 1]
-// (R_strategy of SPEC §1: honesty, respect, no pressure or deception).
-type StrategyFunc func(ctx context.Context, ep *episode.Episode) (float64, error)
-
 // Options are the parts of a run that are not configuration: what to
 // train against and where results go.
 type Options struct {
@@ -115,9 +110,11 @@ type Options struct {
 	Persuadee episode.Persuadee
 	// Basis is the probe basis (nil: probe.Default).
 	Basis probe.Basis
-	// Strategy, when set, gives R_strategy; nil means R_strategy = 0 (no
-	// judge).
-	Strategy StrategyFunc
+	// Judge, when set, rates each finished rollout's strategy
+	// (episode.Config.Judge, R_strategy in [-1, 1]); R_out = R_goal +
+	// w·R_strategy (Episode.OutcomeReward). nil, or a judge failure on an
+	// episode, means R_out = R_goal there.
+	Judge episode.Judge
 	// Workers bounds concurrent rollouts (<= 0: 1). Results do not depend
 	// on it.
 	Workers int
@@ -380,7 +377,7 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 		return Metrics{}, err
 	}
 	rolls := make([]rollout, len(idx)*G)
-	ecfg := episode.Config{Tmax: t.cfg.Tmax, Basis: t.o.Basis}
+	ecfg := episode.Config{Tmax: t.cfg.Tmax, Basis: t.o.Basis, Judge: t.o.Judge}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, t.o.Workers) {
@@ -417,7 +414,7 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 			return Metrics{}, r.err
 		}
 	}
-	met, batch, err := t.advantages(ctx, s, idx, rolls)
+	met, batch, err := t.advantages(s, idx, rolls)
 	if err != nil {
 		return Metrics{}, err
 	}
@@ -462,7 +459,7 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 
 // advantages scores the step's rollouts, computes each group's
 // advantages and statistics with grpo.Analyze, and builds the batch.
-func (t *Trainer) advantages(ctx context.Context, s int, idx []int, rolls []rollout) (Metrics, []Sample, error) {
+func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Sample, error) {
 	G := t.cfg.GRPO.G
 	met := Metrics{Step: s, Episodes: len(rolls)}
 	var batch []Sample
@@ -491,15 +488,7 @@ func (t *Trainer) advantages(ctx context.Context, s int, idx []int, rolls []roll
 			if ep.Terminal == decision.TermFailed {
 				rOut[i] = math.NaN()
 			} else {
-				strat := 0.0
-				if t.o.Strategy != nil {
-					v, err := t.o.Strategy(ctx, ep)
-					if err != nil {
-						return met, nil, fmt.Errorf("train: strategy rating of %s/%d: %w", ep.ScenarioID, ep.Rollout, err)
-					}
-					strat = v
-				}
-				rOut[i] = reward.Outcome(ep.RGoal, strat, t.cfg.GRPO.StrategyWeight)
+				rOut[i] = ep.OutcomeReward(t.cfg.GRPO.StrategyWeight)
 				met.MeanROut += rOut[i]
 				scored++
 			}

@@ -259,3 +259,31 @@ func TestLearningRaisesHeldOutAccept(t *testing.T) {
 		t.Errorf("no clear improvement: accept %d -> %d of %d, wins %d, losses %d, p = %.3g", nb, na, len(before), wins, losses, p)
 	}
 }
+
+// constJudge rates every episode 0.5.
+type constJudge struct{}
+
+func (constJudge) Strategy(context.Context, scenario.Public, []episode.Message) (float64, episode.Usage, error) {
+	return 0.5, episode.Usage{}, nil
+}
+
+// TestJudgeEntersROut: with a judge rating every rollout 0.5 and w = 1,
+// the first step plays the same rollouts and its mean R_out is 0.5 higher.
+func TestJudgeEntersROut(t *testing.T) {
+	scs := arena(t, scenario.Train)
+	var first []Metrics
+	for _, j := range []episode.Judge{nil, constJudge{}} {
+		tr, err := New(smallConfig(), Options{Scenarios: scs, Persuadee: sim.New(sim.DefaultConfig()), Judge: j})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := tr.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		first = append(first, m)
+	}
+	if first[0].Accept != first[1].Accept || math.Abs(first[1].MeanROut-first[0].MeanROut-0.5) > 1e-12 {
+		t.Errorf("no judge: %+v\njudge 0.5: %+v", first[0], first[1])
+	}
+}
