@@ -207,7 +207,8 @@ type Episode struct {
 	ActsBy string `json:"acts_by,omitempty"`
 	// JudgeUsage and JudgeMS are the engine usage and wall-clock
 	// milliseconds of the judge's calls for this episode (strategy rating
-	// and act tagging), failed calls included.
+	// and act tagging), unreadable answers included (a request the engine
+	// refused reports no usage).
 	JudgeUsage Usage   `json:"judge_usage,omitzero"`
 	JudgeMS    float64 `json:"judge_ms,omitempty"`
 	// JudgeError holds the judge's failure message; a judge failure never

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
@@ -37,6 +38,12 @@ type evalConfig struct {
 	// keys).
 	Config string        `json:"config,omitempty"`
 	LLM    []llmRoleInfo `json:"llm,omitempty"`
+	// Judge is the --judge role (llm:NAME) rating every scored episode's
+	// strategy (R_strategy), JudgeSamples its samples per question, and
+	// JudgeActs replaces the rule tagger's acts by the judge's.
+	Judge        string `json:"judge,omitempty"`
+	JudgeSamples int    `json:"judge_samples,omitempty"`
+	JudgeActs    bool   `json:"judge_acts,omitempty"`
 }
 
 func init() {
@@ -59,6 +66,14 @@ With no flags: the four built-in persuaders (pushy, informer, script, random)
 against the simulated persuadee "sim" (a seeded psychological simulator, not an
 LLM) on the held-out splits of the built-in p4g and arena sets, Tmax 10, one
 rollout per scenario, stored in ./persuarena.db.
+
+With --judge llm:NAME (a role of --config) an LLM judge rates how each scored
+episode's persuader went about it, R_strategy in [-1, 1] (1 honest and
+respectful, -1 deceptive or pressuring); the table then adds the mean
+R_strategy and R_out = R_goal + R_strategy (SPEC §1), and the cost table a
+judge row. A judge failure is stored with the episode and never changes its
+outcome. --judge-acts also replaces the rule tagger's persuasion acts by the
+judge's (seed 000 Figure 5).
 
 Ctrl-C stops cleanly: finished episodes stay stored; "eval --resume RUN_ID"
 plays the rest.`,
@@ -109,6 +124,9 @@ plays the rest.`,
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
 	f.StringVar(&format, "format", "table", "output format: table, json or csv")
 	f.StringVar(&resume, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
+	f.StringVar(&cfg.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
+	f.IntVar(&cfg.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
+	f.BoolVar(&cfg.JudgeActs, "judge-acts", false, "store the judge's persuasion-act tags instead of the rule tagger's (with --judge; one judge request per persuader turn)")
 	cmd.PersistentFlags().StringVar(&cfg.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")
 	rootCmd.AddCommand(cmd)
 }
@@ -170,6 +188,19 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 	if err != nil {
 		return err
 	}
+	epCfg := episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis}
+	if cfg.Judge != "" {
+		j, err := roles.judge(cfg.Judge, cfg.JudgeSamples)
+		if err != nil {
+			return err
+		}
+		epCfg.Judge = j.ForEpisodes()
+		if cfg.JudgeActs {
+			epCfg.ActJudge = j.ForEpisodes()
+		}
+	} else if cfg.JudgeActs {
+		return errors.New("--judge-acts needs --judge llm:NAME")
+	}
 	if runID == "" {
 		if roles != nil {
 			cfg.LLM = roles.info
@@ -204,7 +235,7 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 	bar := newProgress(errOut, len(jobs), "eval")
 	execErr := eval.Execute(ctx, jobs, eval.Options{
 		RunID: runID, Seed: cfg.Seed, Workers: workers,
-		Episode:  episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis},
+		Episode:  epCfg,
 		Sink:     func(ep *episode.Episode) error { return db.SaveEpisode(bg, runID, ep) },
 		Progress: bar.Increment,
 	})
@@ -275,7 +306,37 @@ func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persua
 	if roles.used() {
 		roles.writeProtocol(out)
 	}
+	writeJudgeCounts(out, eps)
 	return nil
+}
+
+// writeJudgeCounts prints how many scored episodes the judge rated and how
+// many of its calls failed (each failure is stored with its episode).
+func writeJudgeCounts(out io.Writer, eps []*episode.Episode) {
+	var rated, failed, acts, scored int
+	for _, ep := range eps {
+		if ep.Terminal == decision.TermFailed {
+			continue
+		}
+		scored++
+		if ep.RStrategy != nil {
+			rated++
+		}
+		if ep.JudgeError != "" {
+			failed++
+		}
+		if ep.ActsBy == episode.ActsByJudge {
+			acts++
+		}
+	}
+	if rated+failed+acts == 0 {
+		return
+	}
+	fmt.Fprintf(out, "judge: %d of %d scored episodes rated, %d with judge errors (R_out = R_goal there)", rated, scored, failed)
+	if acts > 0 {
+		fmt.Fprintf(out, "; acts tagged by the judge in %d", acts)
+	}
+	fmt.Fprintln(out)
 }
 
 // summarize groups a run's episodes in the planned order.

@@ -114,6 +114,9 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 		{func(c *evalConfig) { c.Split = "test" }, `unknown split "test"`},
 		{func(c *evalConfig) { c.Rollouts = 0 }, "--rollouts must be >= 1"},
 		{func(c *evalConfig) { c.Scenarios = []string{"missing.jsonl"} }, "missing.jsonl"},
+		{func(c *evalConfig) { c.Judge = "llm:j" }, "needs --config"},
+		{func(c *evalConfig) { c.Judge = "gpt" }, `--judge "gpt": want llm:NAME`},
+		{func(c *evalConfig) { c.JudgeActs = true }, "--judge-acts needs --judge"},
 	} {
 		cfg := testConfig()
 		tc.mut(&cfg)

@@ -94,6 +94,18 @@ func (r *llmRoles) persuadee(ref string) (episode.Persuadee, error) {
 	return p, nil
 }
 
+// judge resolves an episode judge (R_strategy, act tagging) for --judge.
+func (r *llmRoles) judge(ref string, samples int) (*llmagent.Judge, error) {
+	if !isLLMRef(ref) {
+		return nil, fmt.Errorf("--judge %q: want llm:NAME, a role of --config", ref)
+	}
+	role, c, err := r.role(ref)
+	if err != nil {
+		return nil, err
+	}
+	return llmagent.NewJudge(ref, c, role, samples), nil
+}
+
 // used reports whether any LLM role was resolved.
 func (r *llmRoles) used() bool { return r != nil && len(r.info) > 0 }
 

@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
@@ -20,11 +22,17 @@ import (
 	"github.com/persuarena/persuarena/store"
 )
 
-// fakeReply scripts both LLM roles on the fake engine: the persuader (its
+// fakeReply scripts the LLM roles on the fake engine: the persuader (its
 // system prompt states its goal) asks a question; the persuadee continues
-// once and accepts on the second persuader turn; probes read Yes 0.8.
+// once and accepts on the second persuader turn; probes read Yes 0.8; the
+// judge rates every strategy 0.5 and tags every utterance diagnostic +
+// autonomy.
 func fakeReply(r fakeengine.Request) fakeengine.Reply {
 	switch {
+	case strings.Contains(r.Prompt, "You rate how a persuader went about persuading"): // judge: R_strategy
+		return fakeengine.Reply{Text: `{"score": 0.5, "reason": "Honest, asks about concerns."}`}
+	case strings.Contains(r.Prompt, "You label one persuader message"): // judge: acts
+		return fakeengine.Reply{Text: "```json\n{\"acts\": [\"diagnostic\", \"autonomy\"]}\n```"}
 	case strings.Contains(r.Prompt, "A private question to yourself"):
 		return fakeengine.Reply{FirstToken: map[string]float64{"Yes": 0.8, "No": 0.2}}
 	case strings.Contains(r.Prompt, "Your goal: persuade them"):
@@ -142,6 +150,213 @@ func TestEvalLLMPersuadee(t *testing.T) {
 	}
 	if st := srv.Stats(); st.Unauthorized != 0 || st.Authorized == 0 {
 		t.Errorf("auth: %d authorized, %d unauthorized", st.Authorized, st.Unauthorized)
+	}
+	// The t = 0 read-out is recorded: on vLLM a persuadee turn is 2
+	// requests (reply + probes), so the read-out before turn 1 is 1; the
+	// cost table spreads it over the 6 turns: 3/6 = 0.50 requests.
+	for _, ep := range eps {
+		if u := ep.InitialProbeUsage; u.Requests != 1 || u.PromptTokens == 0 || u.CompletionTokens != 3 {
+			t.Errorf("episode %s: t = 0 probe usage %+v", ep.ScenarioID, u)
+		}
+	}
+	if !regexp.MustCompile(`llm:q\s+probes t=0\s+6\s+0\.50\s`).MatchString(got) {
+		t.Errorf("cost table lacks the t = 0 row (6 turns, 0.50 requests):\n%s", got)
+	}
+}
+
+// startJudgeEngine adds a second fake engine (OpenAI profile: it reports
+// cached tokens and its capability detection makes no generation, so its
+// counters are the judge's alone) to the config at cfgPath, as backend
+// "judge" with role "j".
+func startJudgeEngine(t *testing.T, cfgPath string) *fakeengine.Server {
+	t.Helper()
+	srv := fakeengine.New(llm.OpenAI, fakeengine.WithHandler(fakeReply), fakeengine.WithAPIKey("sk-test-0123456789abcdef"),
+		fakeengine.WithModel("judge-model"))
+	t.Cleanup(srv.Close)
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(raw), "roles:\n", fmt.Sprintf(`  - name: judge
+    base_url: %s
+    engine: openai
+    model: judge-model
+    api_key_env: PERSUARENA_FAKE_KEY
+roles:
+`, srv.URL), 1) + "  j:\n    backend: judge\n    sampling:\n      temperature: 0\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// persuarena eval --persuader script --persuadee sim --judge llm:j: every
+// episode gets R_strategy from the judge, R_out = R_goal + R_strategy, the
+// table adds the two columns, and the cost table has the judge row with
+// the engine's token counts. A judge failure leaves the episode's outcome.
+func TestEvalJudge(t *testing.T) {
+	cfgPath, _ := startFakeEngine(t, llm.VLLM)
+	jsrv := startJudgeEngine(t, cfgPath)
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	scen := writeScenarios(t, 4)
+	plain := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{scen},
+		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default}
+	var plainOut bytes.Buffer
+	if err := runEval(ctx, db, "", plain, 1, "table", &plainOut, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := plain
+	cfg.Config, cfg.Judge = cfgPath, "llm:j"
+	var out, errOut bytes.Buffer
+	if err := runEval(ctx, db, "", cfg, 2, "table", &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	got := out.String()
+	runs, _ := db.ListRuns(ctx)
+	var judgedRun, plainRun string
+	for _, r := range runs {
+		if strings.Contains(string(r.Config), `"judge":"llm:j"`) {
+			judgedRun = r.ID
+		} else {
+			plainRun = r.ID
+		}
+	}
+	eps, err := db.Episodes(ctx, judgedRun)
+	if err != nil || len(eps) != 4 {
+		t.Fatalf("%d episodes, %v", len(eps), err)
+	}
+	base, _ := db.Episodes(ctx, plainRun)
+	var ju episode.Usage
+	turns := 0
+	var sumGoal float64
+	for i, ep := range eps {
+		if ep.RStrategy == nil || *ep.RStrategy != 0.5 || ep.JudgeError != "" || ep.OutcomeReward(1) != ep.RGoal+0.5 {
+			t.Errorf("episode %s: R_strategy %v, R_out %v, R_goal %v, judge error %q", ep.ScenarioID, ep.RStrategy, ep.OutcomeReward(1), ep.RGoal, ep.JudgeError)
+		}
+		// The judge does not change the episode itself.
+		if ep.Terminal != base[i].Terminal || len(ep.Turns) != len(base[i].Turns) || ep.ActsBy != "" {
+			t.Errorf("episode %s: %s/%d turns with the judge, %s/%d without", ep.ScenarioID, ep.Terminal, len(ep.Turns), base[i].Terminal, len(base[i].Turns))
+		}
+		ju = ju.Add(ep.JudgeUsage)
+		turns += len(ep.Turns)
+		sumGoal += ep.RGoal
+	}
+	// The judge's usage is the judge engine's own count: one chat request
+	// per episode.
+	st := jsrv.Stats()
+	if ju.Requests != 4 || st.Requests["/v1/chat/completions"] != 4 || ju.PromptTokens != st.PromptTokens ||
+		ju.CompletionTokens != st.CompletionTokens || ju.CachedTokens != st.CachedTokens || ju.PromptTokens == 0 {
+		t.Errorf("judge usage %+v; engine saw %d chats, %d prompt, %d cached, %d decoded tokens", ju,
+			st.Requests["/v1/chat/completions"], st.PromptTokens, st.CachedTokens, st.CompletionTokens)
+	}
+	// Outcome table: two more columns after R_goal, R_out = R_goal + 0.5.
+	lines := strings.Split(got, "\n")
+	head := strings.Join(strings.Fields(lines[1]), " ")
+	if head != "persuader persuadee set n acc% cond% pend% rej% R_goal R_strategy R_out turns B_T moved% closed|moved% failed" {
+		t.Fatalf("header %q:\n%s", head, got)
+	}
+	row := strings.Fields(lines[2])
+	mean := sumGoal / 4
+	if row[8] != fmt.Sprintf("%+.2f", mean) || row[9] != "+0.50" || row[10] != fmt.Sprintf("%+.2f", mean+0.5) {
+		t.Errorf("row %v: want R_goal %+.2f, R_strategy +0.50, R_out %+.2f", row, mean, mean+0.5)
+	}
+	// Cost table: the judge row only (script and sim use no engine), with
+	// the engine's counts spread over the turns.
+	want := fmt.Sprintf(`script\s+sim\s+judge\s+%d\s+%.2f\s+%.0f\s+%.0f\s+%.0f\s+%.1f\s`, turns, 4/float64(turns),
+		float64(st.PromptTokens)/float64(turns), float64(st.CachedTokens)/float64(turns),
+		float64(st.PromptTokens-st.CachedTokens)/float64(turns), float64(st.CompletionTokens)/float64(turns))
+	if !regexp.MustCompile(want).MatchString(got) || strings.Count(got, "script  ") != 2 {
+		t.Errorf("cost table lacks %s:\n%s", want, got)
+	}
+	if !strings.Contains(got, "judge: 4 of 4 scored episodes rated, 0 with judge errors") {
+		t.Errorf("judge counts missing:\n%s", got)
+	}
+	// The judge-less run's table keeps exactly its columns.
+	ph := strings.Join(strings.Fields(strings.Split(plainOut.String(), "\n")[1]), " ")
+	if ph != "persuader persuadee set n acc% cond% pend% rej% R_goal turns B_T moved% closed|moved% failed" ||
+		strings.Contains(plainOut.String(), "R_strategy") || strings.Contains(plainOut.String(), "judge") {
+		t.Errorf("judge-less output changed:\n%s", plainOut.String())
+	}
+
+	// Fault injection: the first judge request fails (HTTP 400, never
+	// retried); that episode keeps its outcome, with R_strategy nil and the
+	// error stored (an engine error reports no usage).
+	jsrv.Fail(fakeengine.Fault{Path: "/v1/chat/completions", Status: 400})
+	out.Reset()
+	if err := runEval(ctx, db, "", cfg, 1, "table", &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ = db.ListRuns(ctx)
+	var failedRun string
+	for _, r := range runs {
+		if r.ID != judgedRun && r.ID != plainRun {
+			failedRun = r.ID
+		}
+	}
+	eps2, _ := db.Episodes(ctx, failedRun)
+	nFailed := 0
+	for i, ep := range eps2 {
+		if ep.Terminal != base[i].Terminal || ep.RGoal != base[i].RGoal {
+			t.Errorf("episode %s: outcome %s with a failing judge, %s without", ep.ScenarioID, ep.Terminal, base[i].Terminal)
+		}
+		if ep.JudgeError != "" {
+			nFailed++
+			if ep.RStrategy != nil || ep.OutcomeReward(1) != ep.RGoal || !strings.Contains(ep.JudgeError, "400") || ep.JudgeUsage != (episode.Usage{}) {
+				t.Errorf("failed judge: R_strategy %v, error %q, usage %+v", ep.RStrategy, ep.JudgeError, ep.JudgeUsage)
+			}
+		} else if ep.RStrategy == nil || *ep.RStrategy != 0.5 {
+			t.Errorf("episode %s: R_strategy %v", ep.ScenarioID, ep.RStrategy)
+		}
+	}
+	if nFailed != 1 || jsrv.Pending() != 0 {
+		t.Errorf("%d episodes with a judge error, %d faults pending; want 1, 0", nFailed, jsrv.Pending())
+	}
+	if !strings.Contains(out.String(), "judge: 3 of 4 scored episodes rated, 1 with judge errors") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// --judge-acts stores the judge's act tags (Figure 5) instead of the rule
+// tagger's, one judge request per persuader turn besides the rating.
+func TestEvalJudgeActs(t *testing.T) {
+	cfgPath, _ := startFakeEngine(t, llm.VLLM)
+	jsrv := startJudgeEngine(t, cfgPath)
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 2)},
+		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath, Judge: "llm:j", JudgeActs: true}
+	var out, errOut bytes.Buffer
+	if err := runEval(ctx, db, "", cfg, 2, "table", &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	runs, _ := db.ListRuns(ctx)
+	eps, _ := db.Episodes(ctx, runs[0].ID)
+	turns := 0
+	for _, ep := range eps {
+		turns += len(ep.Turns)
+		if ep.ActsBy != episode.ActsByJudge || ep.JudgeUsage.Requests != 1+len(ep.Turns) {
+			t.Errorf("episode %s: acts by %q, judge usage %+v", ep.ScenarioID, ep.ActsBy, ep.JudgeUsage)
+		}
+		for _, tu := range ep.Turns {
+			if strings.Join(tu.Acts, ",") != "diagnostic,autonomy" {
+				t.Errorf("turn %d acts %v", tu.T, tu.Acts)
+			}
+		}
+	}
+	if got := jsrv.Stats().Requests["/v1/chat/completions"]; got != len(eps)+turns {
+		t.Errorf("%d judge requests, want %d", got, len(eps)+turns)
+	}
+	if !strings.Contains(out.String(), "acts tagged by the judge in 2") {
+		t.Errorf("output:\n%s", out.String())
 	}
 }
 
