@@ -395,6 +395,13 @@ func TestDeadGroups(t *testing.T) {
 	if st := DeadGroups(eps, GroupOptions{}); len(st.Points) != 1 || st.Points[0].Groups != 4 {
 		t.Errorf("nil step: %+v", st.Points)
 	}
+	// The default outcome is R_out = R_goal + R_strategy: rating x's two
+	// accepted rollouts differently revives group x (step 0: 0 dead).
+	eps[0].RStrategy, eps[1].RStrategy = fp(0.5), fp(0)
+	if p := DeadGroups(eps, GroupOptions{Step: func(ep *episode.Episode) int { return int(ep.Seed) }}).Points[0]; p.Dead != 0 || p.Groups != 2 {
+		t.Errorf("judged step 0: %+v", p)
+	}
+	eps[0].RStrategy, eps[1].RStrategy = nil, nil
 	var b bytes.Buffer
 	st.Table().WriteText(&b)
 	if !strings.Contains(b.String(), "alpha      all        4     3   75.0          2             66.7\n") {
@@ -482,3 +489,5 @@ func TestOrder(t *testing.T) {
 		t.Error("Order modified its input")
 	}
 }
+
+func fp(v float64) *float64 { return &v }

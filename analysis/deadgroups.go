@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/reward"
 )
 
 // GroupOptions configures DeadGroups.
@@ -16,10 +17,9 @@ type GroupOptions struct {
 	// step 0 (an eval run). The trainer supplies its step of each rollout.
 	Step func(*episode.Episode) int
 	// Outcome is the outcome reward R_out that decides whether a group is
-	// dead; nil means ep.RGoal.
-	//
-	// Choice: stored episodes carry R_goal only; a trainer that adds the
-	// strategy term (R_out = R_goal + w R_strategy, SPEC §1) passes it here.
+	// dead; nil means ep.OutcomeReward(reward.DefaultStrategyWeight):
+	// R_goal + w·R_strategy where the episode has a judge rating, else
+	// R_goal (SPEC §1). A trainer with another weight passes its own.
 	Outcome func(*episode.Episode) float64
 }
 
@@ -66,7 +66,7 @@ func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 	}
 	outcome := o.Outcome
 	if outcome == nil {
-		outcome = func(ep *episode.Episode) float64 { return ep.RGoal }
+		outcome = func(ep *episode.Episode) float64 { return ep.OutcomeReward(reward.DefaultStrategyWeight) }
 	}
 	type key struct {
 		arm      Arm
@@ -178,7 +178,7 @@ func (st DeadGroupStats) Table() Table {
 	if len(t.Rows) == 0 {
 		t.Notes = append(t.Notes, "no group has 2 or more scored rollouts")
 	}
-	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_goal; separated: their dense advantages (grpo, SPEC §2) differ at some turn")
+	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_out (R_goal, plus R_strategy where a judge rated); separated: their dense advantages (grpo, SPEC §2) differ at some turn")
 	if st.Singletons > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d scenario group(s) with fewer than 2 scored rollouts left out (run eval with --rollouts 4 for G = 4 groups)", st.Singletons))
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
-	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -167,8 +166,9 @@ type Episode struct {
 // grpo.Analyze on each group. The result keeps eps' order (store.Episodes
 // order: persuader, persuadee, scenario, rollout).
 //
-// R_out = reward.Outcome(R_goal, 0, w): stored episodes carry no judge
-// rating R_strategy, so R_out equals the stored R_goal. A failed episode
+// R_out = R_goal + w·R_strategy (Episode.OutcomeReward, w =
+// Config.StrategyWeight): the judge's rating where the episode has one
+// (eval --judge), else R_goal. A failed episode
 // (decision.TermFailed) has R_out NaN for grpo.Analyze, which leaves it
 // out of its group and gives it zero advantages. A group with fewer than
 // two scored episodes (e.g. an eval run with one rollout per scenario)
@@ -213,7 +213,7 @@ func Build(eps []*episode.Episode, opt Options) ([]Episode, error) {
 			ep := eps[i]
 			rOut[j] = math.NaN()
 			if ep.Terminal != decision.TermFailed {
-				rOut[j] = reward.Outcome(ep.RGoal, 0, cfg.StrategyWeight)
+				rOut[j] = ep.OutcomeReward(cfg.StrategyWeight)
 			}
 			dense[j] = make([]float64, len(ep.Turns))
 			for t, tu := range ep.Turns {

@@ -360,3 +360,25 @@ func TestRunFileAtomicOnError(t *testing.T) {
 		t.Error("two Parquet exports of one run differ")
 	}
 }
+
+// A judged episode's R_out is R_goal + w·R_strategy (w = StrategyWeight):
+// two accepted rollouts are no longer a dead group when rated differently.
+func TestBuildUsesStrategyRating(t *testing.T) {
+	a, b := ep("p", "s1", 0, decision.TermAccept, 3, 0.1), ep("p", "s1", 1, decision.TermAccept, 3, 0.2)
+	a.RStrategy, b.RStrategy = fp(0.5), fp(-0.5)
+	opt := DefaultOptions()
+	opt.Config.StrategyWeight = 2
+	out, err := Build([]*episode.Episode{a, b}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *out[0].ROut != 4 || *out[1].ROut != 2 || *out[0].RGoal != 3 || out[0].Dead || out[0].AOut <= 0 || out[1].AOut >= 0 {
+		t.Errorf("R_out %v %v, dead %v, A_out %v %v", *out[0].ROut, *out[1].ROut, out[0].Dead, out[0].AOut, out[1].AOut)
+	}
+	// Without ratings R_out is R_goal and the group is dead.
+	a.RStrategy, b.RStrategy = nil, nil
+	out, _ = Build([]*episode.Episode{a, b}, opt)
+	if *out[0].ROut != 3 || !out[0].Dead {
+		t.Errorf("unrated: R_out %v, dead %v", *out[0].ROut, out[0].Dead)
+	}
+}

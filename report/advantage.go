@@ -7,6 +7,7 @@ import (
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/reward"
 )
 
 // Advantages computes seed 000 Figure 7(c)'s data: for each arm and step,
@@ -31,7 +32,7 @@ func Advantages(eps []*episode.Episode, o analysis.GroupOptions, cfg grpo.Config
 	}
 	outcome := o.Outcome
 	if outcome == nil {
-		outcome = func(ep *episode.Episode) float64 { return ep.RGoal }
+		outcome = func(ep *episode.Episode) float64 { return ep.OutcomeReward(reward.DefaultStrategyWeight) }
 	}
 	type key struct {
 		arm      analysis.Arm

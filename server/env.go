@@ -697,6 +697,8 @@ func (e *Env) observe(ctx context.Context, turn episode.Turn, reply, dec string)
 				strategy = s
 				md.RStrategy = &s
 			}
+			// Stored with the episode (Episode.OutcomeReward reads it back).
+			e.ep.RStrategy, e.ep.JudgeError = md.RStrategy, md.StrategyError
 		}
 		out := reward.Outcome(goal, strategy, e.f.w)
 		md.ROut = &out

@@ -196,6 +196,11 @@ func TestRewardModes(t *testing.T) {
 		if (c.judge == nil) != (md.RStrategy == nil) {
 			t.Fatalf("%s: r_strategy %v with judge %v", c.mode, fp(md.RStrategy), c.judge)
 		}
+		// The stored episode carries the rating: its R_out (w = 1) is the
+		// metadata's.
+		if ep := env.Episode(); (ep.RStrategy == nil) != (c.judge == nil) || !near(ep.OutcomeReward(1), c.rout) {
+			t.Fatalf("%s: episode r_strategy %v, R_out %v", c.mode, ep.RStrategy, ep.OutcomeReward(1))
+		}
 		st := env.State()
 		if st.StepCount != 3 || !st.Done || st.Terminal != decision.TermAccept || st.RewardMode != c.mode || len(st.Rewards) != 3 || !near(st.Rewards[2], c.want[2]) {
 			t.Fatalf("%s: state %+v", c.mode, st)
