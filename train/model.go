@@ -69,7 +69,11 @@ const (
 // newModel builds the model for p's shapes and loads p's weights. opt,
 // when non-nil, restores Adam's state (from optimizerState).
 func newModel(p *planner.Policy, cfg grpo.Config, opt map[string]tensorState) (*model, error) {
-	be, err := simplego.New("")
+	// Choice: ops run one after another. simplego's parallel op scheduler
+	// (its default when nothing else executes) shows a data race under
+	// go test -race in v0.26.0 (exec.go, the buffer-ownership flags), and
+	// the graph is too small to gain from running ops side by side.
+	be, err := simplego.New("ops_sequential")
 	if err != nil {
 		return nil, fmt.Errorf("train: simplego backend: %w", err)
 	}
