@@ -30,6 +30,10 @@ type trainRunConfig struct {
 	Checkpoint string       `json:"checkpoint"`
 	Config     string       `json:"config,omitempty"`
 	Basis      probe.Basis  `json:"basis"`
+	// Judge is the --judge role (llm:NAME) giving R_strategy, and
+	// JudgeSamples its samples per question.
+	Judge        string `json:"judge,omitempty"`
+	JudgeSamples int    `json:"judge_samples,omitempty"`
 }
 
 func init() {
@@ -56,6 +60,9 @@ written atomically every --checkpoint-every steps and at the end; evaluate it
 with "persuarena eval --persuader planner:PATH". Ctrl-C stops; "--resume"
 continues from the checkpoint exactly as if never stopped.
 
+R_out = R_goal + w R_strategy, with R_strategy from --judge llm:NAME when given
+(else 0).
+
 Defaults: seed 000 Table 3 (G 4, 16 scenarios a step, 2 epochs, KL 0.05,
 entropy 0.01, lambda 0.5) except the learning rate (1e-2, not 1e-5: see
 docs/training.md), against the simulator "sim" on the train splits of arena
@@ -75,7 +82,9 @@ and p4g.`,
 	f.StringSliceVar(&rc.Scenarios, "scenarios", []string{"arena", "p4g"}, "training scenario sets: built-in names (p4g, arena) or JSONL files")
 	f.StringVar(&rc.Split, "split", "train", "split to train on: train, val, heldout or all")
 	f.StringVar(&rc.Persuadee, "persuadee", "sim", "persuadee to train against (sim, or llm:NAME with --config)")
-	f.StringVar(&rc.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuadees (docs/llm-roles.md)")
+	f.StringVar(&rc.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuadees and judges (docs/llm-roles.md)")
+	f.StringVar(&rc.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each rollout's strategy, R_strategy in [-1, 1] (default: none, R_strategy = 0)")
+	f.IntVar(&rc.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
 	f.StringVar(&rc.Checkpoint, "checkpoint", "planner.json", "checkpoint file (written atomically; --resume reads it)")
 	f.BoolVar(&resume, "resume", false, "continue the run saved in --checkpoint (its stored configuration is used; --max-steps may extend it)")
 	f.Float64Var(&cfg.GRPO.Lambda, "lambda", cfg.GRPO.Lambda, "λ, weight of the dense (probe) advantage; 0 = outcome-only GRPO (seed 000 best: 0.5)")
@@ -210,6 +219,13 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 	}
 	o := train.Options{Scenarios: scs, Persuadee: pees[0], Basis: rc.Basis, Workers: workers, Store: db,
 		Checkpoint: rc.Checkpoint, Log: errOut}
+	if rc.Judge != "" {
+		j, err := roles.judge(rc.Judge, rc.JudgeSamples)
+		if err != nil {
+			return err
+		}
+		o.Judge = j.ForEpisodes()
+	}
 	var tr *train.Trainer
 	if resume {
 		o.RunID = runID

@@ -74,3 +74,25 @@ func TestTrainResumeEval(t *testing.T) {
 		t.Errorf("missing checkpoint: %v", err)
 	}
 }
+
+// TestTrainJudgeNeedsConfig: --judge llm:NAME without --config fails
+// before a run is created.
+func TestTrainJudgeNeedsConfig(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "r.db")
+	rc := trainRunConfig{Train: train.DefaultConfig(), Scenarios: []string{"arena"}, Split: "train", Persuadee: "sim",
+		Checkpoint: filepath.Join(dir, "p.json"), Judge: "llm:judge", JudgeSamples: 1}
+	err := runTrain(ctx, rc, "", 1, dbPath, false, -1, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "needs --config") {
+		t.Fatalf("err = %v, want a --config error", err)
+	}
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if runs, _ := db.ListRuns(ctx); len(runs) != 0 {
+		t.Errorf("a run was created: %+v", runs)
+	}
+}
