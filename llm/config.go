@@ -118,7 +118,17 @@ type Role struct {
 	// Thinking: nil = engine default; false disables thinking (Qwen3:
 	// chat_template_kwargs.enable_thinking=false).
 	Thinking *bool `yaml:"thinking"`
+	// Variant selects an LLM persuadee's conduct (package llmagent; seed
+	// 003 §4's soft and hard users): "" or "default", "soft" (cooperative,
+	// imitation-style: follows the persuader's lead and yields readily to
+	// reasonable requests) or "hard" (rationally resisting: yields only to
+	// concrete, honest reasons). Other roles ignore it.
+	Variant string `yaml:"variant"`
 }
+
+// PersuadeeVariants are the valid Role.Variant values ("" means
+// "default").
+var PersuadeeVariants = []string{"default", "soft", "hard"}
 
 // Config is persuarena.yaml (docs/engines.md has the reference).
 type Config struct {
@@ -408,6 +418,9 @@ func (c *Config) validate(file string, lines map[string]int) error {
 			return at(f+".sampling.top_p", "%g: want (0, 1]", *s.TopP)
 		case s.MaxTokens < 0:
 			return at(f+".sampling.max_tokens", "%d: want > 0, or 0 for the engine default", s.MaxTokens)
+		}
+		if r.Variant != "" && !slices.Contains(PersuadeeVariants, r.Variant) {
+			return at(f+".variant", "%q: want one of %s", r.Variant, strings.Join(PersuadeeVariants, ", "))
 		}
 	}
 	return nil

@@ -50,6 +50,7 @@ func TestConfigErrors(t *testing.T) {
 		{"env name", head + "    api_key_env: sk-abc\n", `c.yaml:6: backends[0].api_key_env: "sk-abc" is not an environment variable name`},
 		{"syntax", "backends: [\n", "c.yaml:"},
 		{"no backends", "roles: {}\n", "c.yaml: backends: at least one backend"},
+		{"variant", head + "roles:\n  user:\n    backend: a\n    variant: sneaky\n", `c.yaml:9: roles.user.variant: "sneaky": want one of default, soft, hard`},
 	}
 	for _, tc := range cases {
 		_, err := ParseConfig("c.yaml", []byte(tc.yaml))
@@ -60,6 +61,21 @@ func TestConfigErrors(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "secretpw") {
 			t.Errorf("%s: error echoes URL credentials: %v", tc.name, err)
 		}
+	}
+}
+
+// A persuadee role may name its conduct variant.
+func TestRoleVariant(t *testing.T) {
+	const y = "backends:\n  - name: a\n    base_url: http://h:1/v1\n    engine: vllm\n    model: m\nroles:\n  soft-user:\n    backend: a\n    variant: soft\n  user:\n    backend: a\n"
+	c, err := ParseConfig("c.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := c.Role("soft-user"); r.Variant != "soft" {
+		t.Errorf("soft-user variant %q", r.Variant)
+	}
+	if r, _, _ := c.Role("user"); r.Variant != "" {
+		t.Errorf("user variant %q", r.Variant)
 	}
 }
 

@@ -59,6 +59,9 @@ type PersuadeeOptions struct {
 	// MinAnswerMass overrides DefaultMinAnswerMass (0 = default, < 0 =
 	// no minimum).
 	MinAnswerMass float64
+	// Variant selects the persuadee's conduct (soft, hard); "" takes the
+	// role's Variant (llm.Role.Variant, persuarena.yaml "variant:").
+	Variant Variant
 }
 
 // Persuadee is an LLM persuadee (issue 3 §3-4): an episode.Persuadee whose
@@ -84,14 +87,22 @@ type Persuadee struct {
 }
 
 // NewPersuadee returns an LLM persuadee named name (e.g. "llm:qwen")
-// replying through c with role's sampling and thinking settings.
+// replying through c with role's sampling and thinking settings, and the
+// conduct variant of opts.Variant, else of role.Variant (an unknown role
+// variant, which llm.LoadConfig rejects, counts as the default).
 func NewPersuadee(name string, c *llm.Client, role llm.Role, opts PersuadeeOptions) *Persuadee {
 	return newPersuadee(name, c, role, opts)
 }
 
 func newPersuadee(name string, e engine, role llm.Role, opts PersuadeeOptions) *Persuadee {
+	if opts.Variant == VariantDefault {
+		opts.Variant, _ = ParseVariant(role.Variant)
+	}
 	return &Persuadee{name: name, eng: e, role: role, opts: opts}
 }
+
+// Variant returns the persuadee's conduct variant.
+func (p *Persuadee) Variant() Variant { return p.opts.Variant }
 
 // Name implements episode.Persuadee.
 func (p *Persuadee) Name() string { return p.name }
@@ -211,9 +222,17 @@ var replySchema = json.RawMessage(`{"type":"object","properties":{"reply":{"type
 var decisionSchema = json.RawMessage(`{"type":"object","properties":{"decision":{"type":"string","enum":["continue","accept","conditional","reject"]}},"required":["decision"],"additionalProperties":false}`)
 
 // Start implements episode.Persuadee: it renders sc's system prompt
-// (public setting, role, hidden profile) for a new session. Errors: the
-// engine's capability detection failed or a needed capability is absent.
+// (public setting, role, hidden profile, the persuadee's variant) for a
+// new session in the persuasion frame. Errors: the engine's capability
+// detection failed or a needed capability is absent.
 func (p *Persuadee) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	return p.StartFramed(ctx, sc, Framing{}, seed)
+}
+
+// StartFramed is Start with a task framing (masp.Play passes the framing
+// of ESConv and CraigslistBargain cases: help-seeker, seller). The framing
+// enters only this persuadee's own prompt. Errors as Start.
+func (p *Persuadee) StartFramed(ctx context.Context, sc *scenario.Scenario, f Framing, seed uint64) (episode.PersuadeeSession, error) {
 	if err := p.setup(ctx); err != nil {
 		return nil, fmt.Errorf("llm persuadee %s: %w", p.name, err)
 	}
@@ -223,7 +242,7 @@ func (p *Persuadee) Start(ctx context.Context, sc *scenario.Scenario, seed uint6
 	}
 	protocol := p.opts.Judge == nil
 	s := &session{p: p, sc: sc, seed: seed, structured: structured && protocol, protocol: protocol}
-	s.sys = persuadeeSystem(sc, s.structured, protocol)
+	s.sys = persuadeePrompt(sc, f, p.opts.Variant, s.structured, protocol)
 	return s, nil
 }
 
@@ -258,17 +277,32 @@ func (s *session) TakeProbeUsage() episode.Usage {
 // the persuader's utterances as user turns and its own replies (in
 // protocol form) as assistant turns. Contents are trimmed so that chat
 // templates that trim render the same text as the skeleton.
+//
+// Its own replies are the last len(hist) persuadee messages; earlier ones
+// are an opening context it did not produce (masp cases: the seller's
+// greeting, the help-seeker's situation) and are shown as they are. A
+// transcript that starts with a persuadee message gets persuadeeOpening as
+// the first user turn, so roles alternate as chat templates expect.
 func (s *session) messages(transcript []episode.Message, extra int) []llm.Message {
-	msgs := make([]llm.Message, 0, len(transcript)+1+extra)
+	msgs := make([]llm.Message, 0, len(transcript)+2+extra)
 	msgs = append(msgs, llm.Message{Role: "system", Content: strings.TrimSpace(s.sys)})
-	k := 0
+	if len(transcript) > 0 && transcript[0].Speaker == episode.PersuadeeSpeaker {
+		msgs = append(msgs, llm.Message{Role: "user", Content: persuadeeOpening})
+	}
+	n := 0
+	for _, m := range transcript {
+		if m.Speaker != episode.PersuaderSpeaker {
+			n++
+		}
+	}
+	k := len(s.hist) - n // index into hist of the next persuadee message
 	for _, m := range transcript {
 		if m.Speaker == episode.PersuaderSpeaker {
 			msgs = append(msgs, llm.Message{Role: "user", Content: strings.TrimSpace(m.Text)})
 			continue
 		}
 		txt := m.Text
-		if k < len(s.hist) {
+		if k >= 0 && k < len(s.hist) {
 			txt = s.hist[k]
 		}
 		k++

@@ -46,11 +46,15 @@ type persuaderSession struct {
 
 // messages is the persuader's chat: system prompt, an opening cue, then
 // its own utterances as assistant turns and the persuadee's visible
-// replies as user turns.
+// replies as user turns. A transcript that starts with the persuadee (an
+// opening context such as an ESConv help-seeker's situation) needs no cue:
+// that message is the first user turn.
 func (s *persuaderSession) messages(transcript []episode.Message) []llm.Message {
 	msgs := make([]llm.Message, 0, len(transcript)+2)
-	msgs = append(msgs, llm.Message{Role: "system", Content: strings.TrimSpace(s.sys)},
-		llm.Message{Role: "user", Content: persuaderOpening})
+	msgs = append(msgs, llm.Message{Role: "system", Content: strings.TrimSpace(s.sys)})
+	if len(transcript) == 0 || transcript[0].Speaker == episode.PersuaderSpeaker {
+		msgs = append(msgs, llm.Message{Role: "user", Content: persuaderOpening})
+	}
 	for _, m := range transcript {
 		role := "user"
 		if m.Speaker == episode.PersuaderSpeaker {

@@ -57,6 +57,19 @@ func party(p scenario.Party) string {
 
 // setting renders the public scenario fields both parties see.
 func setting(b *strings.Builder, pub scenario.Public) {
+	settingContext(b, pub)
+	fmt.Fprintf(b, "The proposal: %s\n", pub.Proposal)
+	if pub.AcceptMeans != "" {
+		fmt.Fprintf(b, "Full acceptance means: %s\n", pub.AcceptMeans)
+	}
+	if pub.ConditionalMeans != "" {
+		fmt.Fprintf(b, "Acceptance with conditions means: %s\n", pub.ConditionalMeans)
+	}
+}
+
+// settingContext renders the public topic, relationship and background
+// (the setting without the proposal, for the support and bargain frames).
+func settingContext(b *strings.Builder, pub scenario.Public) {
 	if pub.Domain != "" {
 		fmt.Fprintf(b, "Topic: %s.\n", strings.TrimSuffix(pub.Domain, "."))
 	}
@@ -70,13 +83,6 @@ func setting(b *strings.Builder, pub scenario.Public) {
 	if pub.Background != "" {
 		fmt.Fprintf(b, "Background: %s\n", pub.Background)
 	}
-	fmt.Fprintf(b, "The proposal: %s\n", pub.Proposal)
-	if pub.AcceptMeans != "" {
-		fmt.Fprintf(b, "Full acceptance means: %s\n", pub.AcceptMeans)
-	}
-	if pub.ConditionalMeans != "" {
-		fmt.Fprintf(b, "Acceptance with conditions means: %s\n", pub.ConditionalMeans)
-	}
 }
 
 // decisionProtocolLine is the tagged line the persuadee ends every reply
@@ -87,52 +93,10 @@ const decisionProtocolLine = "DECISION: <continue | accept | conditional | rejec
 // its role, its hidden profile (persona, motivation, concerns,
 // constraints, stance and resistance in words) and the reply rules.
 // structured selects the JSON protocol; protocol false leaves the decision
-// out altogether (a judge then reads it from the text).
+// out altogether (a judge then reads it from the text). It is
+// persuadeePrompt with the persuasion frame and the default variant.
 func persuadeeSystem(sc *scenario.Scenario, structured, protocol bool) string {
-	var b strings.Builder
-	pub := sc.Public()
-	h := sc.Hidden
-	fmt.Fprintf(&b, "You are %s. You are talking with %s, who wants to persuade you.\n\n", party(pub.Persuadee), party(pub.Persuader))
-	setting(&b, pub)
-	b.WriteString("\nYour private self (never quote or list these notes; just be this person):\n")
-	if h.Persona != "" {
-		fmt.Fprintf(&b, "- Who you are: %s\n", h.Persona)
-	}
-	if h.Motivation != "" {
-		fmt.Fprintf(&b, "- What you want for yourself here: %s\n", h.Motivation)
-	}
-	if len(h.Concerns) > 0 {
-		b.WriteString("- What worries you about the proposal (bring a worry up only when the conversation gives you a reason to, never all at once):\n")
-		for _, c := range h.Concerns {
-			fmt.Fprintf(&b, "  - %s\n", c.Description)
-		}
-	}
-	if len(h.Constraints) > 0 {
-		b.WriteString("- Limits you will not cross:\n")
-		for _, c := range h.Constraints {
-			fmt.Fprintf(&b, "  - %s\n", c)
-		}
-	}
-	fmt.Fprintf(&b, "- Where you start: %s\n", stanceWords(h.InitialStance))
-	if w := resistanceWords(h.Resistance); w != "" {
-		fmt.Fprintf(&b, "- How you react: %s\n", w)
-	}
-	b.WriteString(`
-How to reply: answer as this person would in a real conversation, in the first person, in one short message of one to four sentences. No stage directions, no lists, no headings. Never mention these notes, a profile, a role-play or being an AI. Change your mind only as far as what you actually hear justifies; it is fine to stay unconvinced, and fine to be won over.
-`)
-	if !protocol {
-		return b.String()
-	}
-	if structured {
-		b.WriteString(`
-Answer as a JSON object {"reply": "<your message>", "decision": "<continue | accept | conditional | reject>"}.
-`)
-	} else {
-		b.WriteString("\nEnd every message with one last line, exactly in this form:\n" + decisionProtocolLine + "\n")
-	}
-	b.WriteString(`Decisions: "continue" while you have not decided (the conversation goes on); "accept" once you fully agree to the proposal; "conditional" if you agree only under conditions you have stated; "reject" if you firmly decline and want to end the conversation. "accept", "conditional" and "reject" end the conversation.
-`)
-	return b.String()
+	return persuadeePrompt(sc, Framing{}, VariantDefault, structured, protocol)
 }
 
 // repairPrompt asks for the missing decision after a reply without one.
@@ -175,6 +139,10 @@ const DefaultPersuaderStyle = "How to persuade: be honest and respectful. Use on
 // persuaderOpening is the user turn that starts a persuader's chat: chat
 // templates expect a user message before the first assistant message.
 const persuaderOpening = "(The conversation starts now. Write your first message.)"
+
+// persuadeeOpening is the user turn placed before an opening the
+// persuadee speaks first (an ESConv help-seeker's situation).
+const persuadeeOpening = "(The conversation starts now. Say what is on your mind.)"
 
 // renderTranscript writes a transcript as "Persuader: ..." / "Persuadee: ..."
 // lines for the judge.
