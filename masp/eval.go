@@ -222,6 +222,9 @@ type DiffRow struct {
 
 // Report is the table of an evaluation.
 type Report struct {
+	// Title opens the text output; "" means "MASP closed-loop
+	// evaluation".
+	Title     string
 	T         int
 	TauQ      float64
 	Bootstrap stats.BootstrapOptions
@@ -338,7 +341,11 @@ func (rep *Report) WriteText(w io.Writer, curves bool) error {
 		level = 0.95
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "MASP closed-loop evaluation: T = %d, tau_q = %.2f; intervals: %g%% percentile bootstrap, %d resamples over cases\n\n", rep.T, rep.TauQ, 100*level, resamples)
+	title := rep.Title
+	if title == "" {
+		title = "MASP closed-loop evaluation"
+	}
+	fmt.Fprintf(&b, "%s: T = %d, tau_q = %.2f; intervals: %g%% percentile bootstrap, %d resamples over cases\n\n", title, rep.T, rep.TauQ, 100*level, resamples)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	ment := false
 	for _, r := range rep.Rows {

@@ -9,6 +9,7 @@ import (
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/tagger"
@@ -40,11 +41,40 @@ type Case struct {
 	// value means bdi.Target(Task).
 	Target bdi.State
 	// BuyerPrice and SellerPrice are CraigslistBargain's private targets
-	// (buyer utility, Appendix C.7).
+	// (buyer utility, Appendix C.7); SellerPrice is the listed price.
 	BuyerPrice, SellerPrice float64
+	// Item is the CraigslistBargain item; SellerBottom the lowest price
+	// the seller takes (US$, 0 = none), given only to an LLM seller's own
+	// prompt (the data set has none; package ppdpp sets a Choice).
+	Item         string
+	SellerBottom float64
 	// Emotion and Problem are ESConv's emotion_type and problem_type.
 	Emotion, Problem string
 }
+
+// Framing returns the task framing an LLM user is started with
+// (FramedPersuadee): ESConv's help-seeker with the emotion and problem,
+// CraigslistBargain's seller with the item, the listed price and the
+// bottom line; the persuasion frame for the other tasks.
+func (c *Case) Framing() llmagent.Framing {
+	switch c.Task {
+	case bdi.ESConv:
+		return llmagent.Framing{Frame: llmagent.FrameSupport, Emotion: c.Emotion, Problem: c.Problem}
+	case bdi.CB:
+		return llmagent.Framing{Frame: llmagent.FrameBargain, Item: c.Item, ListPrice: c.SellerPrice, BottomLine: c.SellerBottom}
+	}
+	return llmagent.Framing{}
+}
+
+// FramedPersuadee is a persuadee that can be started in a task framing
+// (*llmagent.Persuadee). Play starts such a user with its case's Framing;
+// other persuadees get Start.
+type FramedPersuadee interface {
+	episode.Persuadee
+	StartFramed(ctx context.Context, sc *scenario.Scenario, f llmagent.Framing, seed uint64) (episode.PersuadeeSession, error)
+}
+
+var _ FramedPersuadee = (*llmagent.Persuadee)(nil)
 
 func (c *Case) goal() string {
 	if c.Goal != "" {
@@ -181,7 +211,7 @@ func (d *Dialogue) Trace() Trace {
 // decided takes no more turns) or after T turns. Roles are started as in
 // episode.Run: the persuader on the public scenario with seed
 // episode.Mix(seed^1), the user on the full scenario with
-// episode.Mix(seed^2).
+// episode.Mix(seed^2) (a FramedPersuadee also with c.Framing()).
 //
 // Errors: a cancelled ctx returns ctx.Err(); a missing Success judge or
 // scenario, or an invalid target, is an error. A role error ends the
@@ -213,7 +243,12 @@ func Play(ctx context.Context, cfg Config, c *Case, per episode.Persuader, user 
 	if err != nil {
 		return fail(fmt.Errorf("persuader start: %w", err))
 	}
-	es, err := user.Start(ctx, c.Scenario, episode.Mix(seed^2))
+	var es episode.PersuadeeSession
+	if fu, ok := user.(FramedPersuadee); ok {
+		es, err = fu.StartFramed(ctx, c.Scenario, c.Framing(), episode.Mix(seed^2))
+	} else {
+		es, err = user.Start(ctx, c.Scenario, episode.Mix(seed^2))
+	}
 	if err != nil {
 		return fail(fmt.Errorf("user start: %w", err))
 	}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -215,6 +216,18 @@ func clip(s string, n int) string {
 	return s
 }
 
+// SellerBottomFraction sets an LLM seller's bottom line as a share of the
+// listed price (masp.Case.SellerBottom, rounded to whole dollars).
+//
+// Choice: 0.7. CraigslistBargain gives each side only its own target (the
+// seller's is the listing), so the seller's lowest acceptable price is
+// not in the data; 0.7 is the median ratio of the buyer's target to the
+// listing in PPDPP's cb-test.txt (range 0.47-0.90), so in half of the cases
+// the buyer's target lies within reach. It only shapes the LLM seller's
+// prompt: success is still buyer utility >= 0 (any deal at or below the
+// listing).
+const SellerBottomFraction = 0.7
+
 // CBCase turns a CraigslistBargain record into a masp.Case with id
 // "<prefix>-<n>" (n 1-based, 4 digits).
 //
@@ -270,6 +283,7 @@ func CBCase(rec CBRecord, prefix string, n int, split scenario.Split) *masp.Case
 		Goal:       fmt.Sprintf("buy the %s for less than the listed %s", item, list),
 		Profile:    sc.Hidden.Persona,
 		BuyerPrice: rec.BuyerPrice, SellerPrice: rec.SellerPrice,
+		Item: item, SellerBottom: math.Round(SellerBottomFraction * rec.SellerPrice),
 	}
 }
 

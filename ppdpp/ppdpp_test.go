@@ -96,7 +96,8 @@ func TestRealFiles(t *testing.T) {
 	}
 	c := cases[0]
 	if c.ID != "cb-test-0001" || c.BuyerPrice != 3100 || c.SellerPrice != 6200 || c.Scenario.Split != scenario.Heldout ||
-		c.Opening[1].Text != "Hi! It's a good car, and the price is $6200." || c.Opening[0].Speaker != episode.PersuaderSpeaker {
+		c.Opening[1].Text != "Hi! It's a good car, and the price is $6200." || c.Opening[0].Speaker != episode.PersuaderSpeaker ||
+		c.Item != "car" || c.SellerBottom != 4340 {
 		t.Errorf("first CB case %+v", c)
 	}
 	ss := make([]scenario.Scenario, len(cases))
