@@ -330,7 +330,7 @@ func numText(x float64, prec int) string {
 }
 
 // WriteText writes the report as aligned text tables: the per-user table,
-// the worst case over users, and (with several persuaders) the paired
+// the worst case over users (when Worst is not empty), and (with several persuaders) the paired
 // differences against the baseline; curves when curves is true.
 func (rep *Report) WriteText(w io.Writer, curves bool) error {
 	resamples, level := rep.Bootstrap.Resamples, rep.Bootstrap.Level
@@ -347,30 +347,40 @@ func (rep *Report) WriteText(w io.Writer, curves bool) error {
 	}
 	fmt.Fprintf(&b, "%s: T = %d, tau_q = %.2f; intervals: %g%% percentile bootstrap, %d resamples over cases\n\n", title, rep.T, rep.TauQ, 100*level, resamples)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	ment := false
+	ment, prog := false, false
 	for _, r := range rep.Rows {
 		ment = ment || !math.IsNaN(r.MentalErr)
+		prog = prog || !math.IsNaN(r.Progress)
 	}
-	mentHead := ""
+	// The progress and mentalization columns appear only when measured.
+	head := ""
+	if prog {
+		head += "\tprogress"
+	}
 	if ment {
-		mentHead = "\tment. err"
+		head += "\tment. err"
 	}
-	fmt.Fprintf(tw, "persuader\tuser\tn\tSR@%d\tAT\tRCSR@%d\tmean q\tprogress%s\terrors\n", rep.T, rep.T, mentHead)
+	fmt.Fprintf(tw, "persuader\tuser\tn\tSR@%d\tAT\tRCSR@%d\tmean q%s\terrors\n", rep.T, rep.T, head)
 	for _, r := range rep.Rows {
 		m := ""
-		if ment {
-			m = "\t" + numText(r.MentalErr, 4)
+		if prog {
+			m += "\t" + numText(r.Progress, 3)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s%s\t%d\n", r.Persuader, r.User, r.N, ciText(r.SR, 3), ciText(r.AT, 2), ciText(r.RCSR, 3), numText(r.MeanQ, 2), numText(r.Progress, 3), m, r.Errors)
+		if ment {
+			m += "\t" + numText(r.MentalErr, 4)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s%s\t%d\n", r.Persuader, r.User, r.N, ciText(r.SR, 3), ciText(r.AT, 2), ciText(r.RCSR, 3), numText(r.MeanQ, 2), m, r.Errors)
 	}
 	tw.Flush()
-	b.WriteString("\nWorst case over users (min over the ensemble; cases resampled jointly):\n")
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "persuader\tusers\tWorstSR@%d\tworst user\tWorstRCSR@%d\tworst user\n", rep.T, rep.T)
-	for _, r := range rep.Worst {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", r.Persuader, r.Users, ciText(r.SR, 3), r.SRUser, ciText(r.RCSR, 3), r.RCSRUser)
+	if len(rep.Worst) > 0 {
+		b.WriteString("\nWorst case over users (min over the ensemble; cases resampled jointly):\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "persuader\tusers\tWorstSR@%d\tworst user\tWorstRCSR@%d\tworst user\n", rep.T, rep.T)
+		for _, r := range rep.Worst {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", r.Persuader, r.Users, ciText(r.SR, 3), r.SRUser, ciText(r.RCSR, 3), r.RCSRUser)
+		}
+		tw.Flush()
 	}
-	tw.Flush()
 	if len(rep.Diffs) > 0 {
 		fmt.Fprintf(&b, "\nPaired differences against %s (persuader - baseline, same cases and seeds):\n", rep.Diffs[0].Baseline)
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

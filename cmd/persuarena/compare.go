@@ -11,6 +11,8 @@ import (
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/masp"
+	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -20,6 +22,10 @@ type compareOptions struct {
 	seed         uint64
 	resamples    int
 	format       string
+	// metrics "masp" adds MASP's paired SR@T, AT and RCSR@T differences;
+	// maspT is T (0: min(8, run A's tmax)).
+	metrics string
+	maspT   int
 }
 
 func init() {
@@ -44,7 +50,14 @@ persuadee: e.g. "persuarena compare RUN:script RUN:pushy" compares two
 persuaders of one eval run. A pair with a failed episode on either side is
 dropped and counted. When the two sides hold different (scenario, rollout)
 sets the command refuses, listing the counts; --intersection compares on the
-shared ones. See docs/analysis.md.`,
+shared ones. See docs/analysis.md.
+
+With --metrics masp it also reports MASP's metrics on the same pairs (seed 003;
+docs/masp.md): each side's SR@T, AT and RCSR@T (T = min(8, the run's tmax)
+unless --masp-t) and paired bootstrap intervals of the differences A - B.
+Success is a full acceptance by turn T; q per turn comes from rules over the
+stored transcript, reading the scenarios' concerns from the run's scenario
+sets when they can be resolved.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCompare(cmd.Context(), dbPath, args[0], args[1], o, cmd.OutOrStdout())
@@ -56,6 +69,8 @@ shared ones. See docs/analysis.md.`,
 	f.IntVar(&o.resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	f.StringVar(&o.metrics, "metrics", "", "extra metrics: masp (paired SR@T, AT, RCSR@T differences; docs/masp.md)")
+	f.IntVar(&o.maspT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, run A's tmax))")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -82,6 +97,12 @@ func runCompare(ctx context.Context, dbPath, refA, refB string, o compareOptions
 	if o.resamples < 1 {
 		return fmt.Errorf("--resamples must be >= 1, got %d", o.resamples)
 	}
+	if o.metrics != "" && o.metrics != "masp" {
+		return fmt.Errorf("unknown --metrics %q (want masp)", o.metrics)
+	}
+	if o.maspT < 0 {
+		return fmt.Errorf("--masp-t must be >= 0, got %d", o.maspT)
+	}
 	db, err := openExistingDB(ctx, dbPath)
 	if err != nil {
 		return err
@@ -99,10 +120,71 @@ func runCompare(ctx context.Context, dbPath, refA, refB string, o compareOptions
 	if err != nil {
 		return err
 	}
+	if o.metrics == "masp" {
+		mo, note := maspCompareOptions(ctx, db, refA, refB, o)
+		m, err := analysis.CompareMASP(ctx, a, b, c, mo)
+		if err != nil {
+			return err
+		}
+		if o.format == "json" {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{"comparison": c, "masp": m})
+		}
+		if err := c.Table().WriteText(out); err != nil {
+			return err
+		}
+		fmt.Fprintln(out)
+		t := m.Table()
+		if note != "" {
+			t.Notes = append(t.Notes, note)
+		}
+		return t.WriteText(out)
+	}
 	if o.format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	}
 	return c.Table().WriteText(out)
+}
+
+// maspCompareOptions resolves --metrics masp's T and the scenarios of the
+// two runs' stored configs (eval runs name their scenario sets), for the
+// transcript rules. A set that cannot be resolved is skipped; note then
+// says the rules ran without those scenarios' concerns.
+func maspCompareOptions(ctx context.Context, db *store.DB, refA, refB string, o compareOptions) (analysis.MASPCompareOptions, string) {
+	mo := analysis.MASPCompareOptions{T: o.maspT, Seed: o.seed, Resamples: o.resamples,
+		Episode: masp.EpisodeOptions{Scenarios: map[string]*scenario.Scenario{}}}
+	var missing []string
+	for i, ref := range []string{refA, refB} {
+		run, err := db.GetRun(ctx, strings.SplitN(ref, ":", 2)[0])
+		if err != nil {
+			continue
+		}
+		var cfg struct {
+			Scenarios []string `json:"scenarios"`
+			Tmax      int      `json:"tmax"`
+		}
+		if json.Unmarshal(run.Config, &cfg) != nil {
+			continue
+		}
+		if i == 0 && mo.T == 0 && cfg.Tmax > 0 {
+			mo.T = min(masp.DefaultT, cfg.Tmax)
+		}
+		for _, s := range cfg.Scenarios {
+			ss, err := scenario.Resolve(s)
+			if err != nil {
+				missing = append(missing, s)
+				continue
+			}
+			for k := range ss {
+				mo.Episode.Scenarios[ss[k].ID] = &ss[k]
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return mo, "scenario sets not found (" + strings.Join(missing, ", ") + "): q rules ran without their concerns"
+	}
+	return mo, ""
 }

@@ -44,6 +44,11 @@ type evalConfig struct {
 	Judge        string `json:"judge,omitempty"`
 	JudgeSamples int    `json:"judge_samples,omitempty"`
 	JudgeActs    bool   `json:"judge_acts,omitempty"`
+	// Metrics ("masp" or "") and MASPT (--masp-t; 0 means min(8, Tmax))
+	// choose extra report tables; they are not stored, so a resumed run
+	// may ask for other tables.
+	Metrics string `json:"-"`
+	MASPT   int    `json:"-"`
 }
 
 func init() {
@@ -74,6 +79,15 @@ R_strategy and R_out = R_goal + R_strategy (SPEC §1), and the cost table a
 judge row. A judge failure is stored with the episode and never changes its
 outcome. --judge-acts also replaces the rule tagger's persuasion acts by the
 judge's (seed 000 Figure 5).
+
+With --metrics masp, eval also reports MASP's metrics (seed 003; docs/masp.md)
+on the stored episodes, per scenario set: SR@T, AT and RCSR@T (T = min(8,
+--tmax) unless --masp-t) per persuader and persuadee, WorstSR and WorstRCSR
+over the run's persuadees, and paired differences against the first
+persuader, each with a 95% percentile bootstrap interval (10,000 resamples).
+Success is a full acceptance (P4G's success judge reading the decision); q
+per turn comes from rule-based reading of the transcript, or from the
+--judge role asked the rationality question once per turn.
 
 Ctrl-C stops cleanly: finished episodes stay stored; "eval --resume RUN_ID"
 plays the rest.`,
@@ -127,6 +141,8 @@ plays the rest.`,
 	f.StringVar(&cfg.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
 	f.IntVar(&cfg.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
 	f.BoolVar(&cfg.JudgeActs, "judge-acts", false, "store the judge's persuasion-act tags instead of the rule tagger's (with --judge; one judge request per persuader turn)")
+	f.StringVar(&cfg.Metrics, "metrics", "", "extra metrics after the outcome table: masp (SR@T, AT, RCSR@T, worst case over persuadees; docs/masp.md)")
+	f.IntVar(&cfg.MASPT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, --tmax))")
 	cmd.PersistentFlags().StringVar(&cfg.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")
 	rootCmd.AddCommand(cmd)
 }
@@ -171,6 +187,12 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 	}
 	if cfg.Rollouts < 1 {
 		return fmt.Errorf("--rollouts must be >= 1, got %d", cfg.Rollouts)
+	}
+	if cfg.Metrics != "" && cfg.Metrics != "masp" {
+		return fmt.Errorf("unknown --metrics %q (want masp)", cfg.Metrics)
+	}
+	if cfg.MASPT < 0 {
+		return fmt.Errorf("--masp-t must be >= 0, got %d", cfg.MASPT)
 	}
 	roles, err := loadLLMRoles(cfg.Config)
 	if err != nil {
@@ -261,19 +283,38 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 		return err
 	}
 	sums := summarize(eps, pers, pees, sets)
+	var mreps []setMASP
+	if cfg.Metrics == "masp" {
+		if mreps, err = maspOfEpisodes(bg, eps, pers, pees, sets, cfg, roles, workers); err != nil {
+			return err
+		}
+	}
 	switch format {
 	case "json":
+		if mreps != nil {
+			return writeMASPJSON(out, sums, mreps)
+		}
 		return eval.WriteJSON(out, sums)
 	case "csv":
-		return eval.WriteCSV(out, sums)
+		if err := eval.WriteCSV(out, sums); err != nil || mreps == nil {
+			return err
+		}
+		return writeMASPCSV(out, mreps)
 	}
 	if slices.Contains(cfg.Persuadees, "sim") {
 		fmt.Fprintf(out, "run %s  (persuadee \"sim\" is a seeded simulator, not an LLM)\n", runID)
+	} else if slices.ContainsFunc(cfg.Persuadees, func(n string) bool { return strings.HasPrefix(n, "sim-") }) {
+		fmt.Fprintf(out, "run %s  (persuadees \"sim-*\" are seeded simulators, not LLMs)\n", runID)
 	} else {
 		fmt.Fprintf(out, "run %s\n", runID)
 	}
 	if err := eval.WriteTable(out, sums); err != nil {
 		return err
+	}
+	if mreps != nil {
+		if err := writeMASPText(out, mreps); err != nil {
+			return err
+		}
 	}
 	return writeLLMTables(out, eps, pers, pees, roles)
 }

@@ -52,7 +52,8 @@ func newPersuaders(names []string, roles *llmRoles) ([]episode.Persuader, error)
 }
 
 // newPersuadees resolves persuadee names: "sim" is the embedded simulator,
-// llm:NAME a role of the --config file (roles may be nil).
+// "sim-soft" and "sim-hard" its soft and hard settings, llm:NAME a role of
+// the --config file (roles may be nil).
 func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error) {
 	var out []episode.Persuadee
 	seen := map[string]bool{}
@@ -64,6 +65,15 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 		switch {
 		case n == "sim":
 			out = append(out, sim.New(sim.DefaultConfig()))
+		case n == "sim-soft" || n == "sim-hard":
+			// The soft and hard simulator settings (docs/simulator.md;
+			// MASP's soft and hard users, docs/masp.md).
+			c, err := sim.Variant(strings.TrimPrefix(n, "sim-"))
+			if err != nil {
+				return nil, err
+			}
+			c.Name = n
+			out = append(out, sim.New(c))
 		case isLLMRef(n):
 			p, err := roles.persuadee(n)
 			if err != nil {
@@ -71,7 +81,7 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 			}
 			out = append(out, p)
 		default:
-			return nil, fmt.Errorf("unknown persuadee %q (known: sim, llm:NAME with --config)", n)
+			return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard, llm:NAME with --config)", n)
 		}
 	}
 	return out, nil
