@@ -58,6 +58,8 @@ type checkpoint struct {
 	System    sideState    `json:"system"`
 	User      sideState    `json:"user"`
 	Student   *bdi.Student `json:"student"`
+	// Meta is Options.Meta.
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 // UserCheckpoint is UserFile's content: the user network, its warm-start
@@ -90,7 +92,7 @@ func (r *Runner) Save(dir string) error {
 		return err
 	}
 	ck := checkpoint{Format: CheckpointFormat, Version: FormatVersion, Config: r.cfg, Cycle: r.cycle, RunID: r.o.RunID,
-		Scenarios: r.fp, Student: r.student}
+		Scenarios: r.fp, Student: r.student, Meta: r.o.Meta}
 	if ck.System, err = side(r.sys, r.sysRef, r.sysOpt.State); err != nil {
 		return err
 	}
@@ -174,27 +176,15 @@ func decodeStrict(path string, data []byte, v any) error {
 // scenario list.
 func Resume(ctx context.Context, dir string, o Options) (*Runner, error) {
 	path := filepath.Join(dir, CheckpointFile)
-	data, err := os.ReadFile(path)
+	ck, err := readCheckpoint(path)
 	if err != nil {
-		return nil, fmt.Errorf("selfplay: %w", err)
-	}
-	var ck checkpoint
-	if err := decodeStrict(path, data, &ck); err != nil {
 		return nil, err
-	}
-	switch {
-	case ck.Format != CheckpointFormat:
-		return nil, fmt.Errorf("%s: %w: format %q, want %q", path, ErrCheckpoint, ck.Format, CheckpointFormat)
-	case ck.Version != FormatVersion:
-		return nil, fmt.Errorf("%s: %w: version %d, this build reads %d", path, ErrCheckpoint, ck.Version, FormatVersion)
-	case ck.Student == nil:
-		return nil, fmt.Errorf("%s: %w: no student", path, ErrCheckpoint)
-	}
-	if err := ck.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w: config: %v", path, ErrCheckpoint, err)
 	}
 	if o.RunID == "" {
 		o.RunID = ck.RunID
+	}
+	if o.Meta == nil {
+		o.Meta = ck.Meta
 	}
 	if o.Dir == "" {
 		o.Dir = dir
@@ -252,6 +242,49 @@ func Resume(ctx context.Context, dir string, o Options) (*Runner, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+func readCheckpoint(path string) (*checkpoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("selfplay: %w", err)
+	}
+	var ck checkpoint
+	if err := decodeStrict(path, data, &ck); err != nil {
+		return nil, err
+	}
+	switch {
+	case ck.Format != CheckpointFormat:
+		return nil, fmt.Errorf("%s: %w: format %q, want %q", path, ErrCheckpoint, ck.Format, CheckpointFormat)
+	case ck.Version != FormatVersion:
+		return nil, fmt.Errorf("%s: %w: version %d, this build reads %d", path, ErrCheckpoint, ck.Version, FormatVersion)
+	case ck.Student == nil:
+		return nil, fmt.Errorf("%s: %w: no student", path, ErrCheckpoint)
+	}
+	if err := ck.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w: config: %v", path, ErrCheckpoint, err)
+	}
+	return &ck, nil
+}
+
+// Info is what ReadInfo tells about a checkpoint directory without
+// resuming it.
+type Info struct {
+	Config Config
+	// Cycle is the number of completed cycles.
+	Cycle int
+	RunID string
+	Meta  json.RawMessage
+}
+
+// ReadInfo reads dir's CheckpointFile and returns its configuration,
+// cycle count, run ID and Meta. Errors: as Resume's for the file.
+func ReadInfo(dir string) (Info, error) {
+	ck, err := readCheckpoint(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Config: ck.Config, Cycle: ck.Cycle, RunID: ck.RunID, Meta: ck.Meta}, nil
 }
 
 // LoadUser reads a UserFile and returns the user policy (sampling, named

@@ -21,7 +21,8 @@ import (
 // J_S or J_U), success share ("sr", the P4G success judge), terminal
 // shares ("accept", "conditional", "reject", "pending"), mean turns, mean
 // final progress s ("progress"), mean q and NOT_RATIONAL share of user
-// turns ("q", "not_rational"), the user's reaction shares ("react_<class>")
+// turns ("q", "not_rational"), the share of user turns judged to withhold
+// a yes the mind had reached ("withheld", WithheldYesJudge), the user's reaction shares ("react_<class>")
 // and agreement with its mind ("mind_agree"), and the update's batch
 // means at its first Adam step ("loss", "kl", "entropy") and clip share
 // at the last ("clip"); for the student refresh the number of examples
@@ -31,8 +32,8 @@ type Metrics map[string]float64
 
 // Cycle runs the next cycle (Algorithm 1 lines 5-19): the system phase
 // (SystemSteps update steps of the planner against the frozen user), the
-// user phase (UserSteps steps of the user against the frozen planner) and
-// the student refresh, then stores the metrics and writes the checkpoints.
+// user phase (UserSteps steps of the user against the frozen planner;
+// none when UserSteps is 0) and the student refresh, then stores the metrics and writes the checkpoints.
 // Errors: ctx cancelled (nothing of the cycle is kept), a rollout, graph,
 // store or checkpoint error.
 func (r *Runner) Cycle(ctx context.Context) (Metrics, error) {
@@ -40,12 +41,15 @@ func (r *Runner) Cycle(ctx context.Context) (Metrics, error) {
 	met := Metrics{}
 	var all []rollout
 	for _, ph := range []Phase{PhaseSystem, PhaseUser} {
-		if r.onPhase != nil {
-			r.onPhase(k, ph)
-		}
 		steps := r.cfg.SystemSteps
 		if ph == PhaseUser {
 			steps = r.cfg.UserSteps
+		}
+		if steps == 0 {
+			continue
+		}
+		if r.onPhase != nil {
+			r.onPhase(k, ph)
 		}
 		var rolls []rollout
 		var first, lastClip train.LossTerms
@@ -233,7 +237,7 @@ func (r *Runner) refreshStudent(ctx context.Context, rolls []rollout, met Metric
 
 // dialogueMetrics adds the dialogue figures of one phase under prefix.
 func dialogueMetrics(met Metrics, pre string, rolls []rollout, gamma float64, T int) {
-	var n, turns, uturns, notRat float64
+	var n, turns, uturns, notRat, withheld float64
 	var ret, sr, prog, nprog, q float64
 	counts := map[decision.Decision]float64{}
 	react := make([]float64, NumReactions)
@@ -256,6 +260,9 @@ func dialogueMetrics(met Metrics, pre string, rolls []rollout, gamma float64, T 
 			q += float64(tr.Q)
 			if tr.Q == masp.NotRational {
 				notRat++
+			}
+			if strings.HasPrefix(tr.QRaw, "withheld") {
+				withheld++
 			}
 			uturns++
 		}
@@ -303,6 +310,7 @@ func dialogueMetrics(met Metrics, pre string, rolls []rollout, gamma float64, T 
 	met[pre+"progress"] = div(prog, nprog)
 	met[pre+"q"] = div(q, uturns)
 	met[pre+"not_rational"] = div(notRat, uturns)
+	met[pre+"withheld"] = div(withheld, uturns)
 	for a := range NumReactions {
 		met[pre+"react_"+Reaction(a).String()] = div(react[a], uturns)
 	}
@@ -327,9 +335,9 @@ func formatPhase(cycle, total int, ph Phase, m Metrics) string {
 		pre = "user_"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "cycle %d/%d %-6s  dialogues %.0f  return %+.3f  SR %5.1f%%  acc %5.1f%%  rej %5.1f%%  progress %+.3f  q %+.2f  KL %.4f  H %.3f",
+	fmt.Fprintf(&b, "cycle %d/%d %-6s  dialogues %.0f  return %+.3f  SR %5.1f%%  acc %5.1f%%  rej %5.1f%%  turns %.2f  progress %+.3f  q %+.2f  withheld %.3f  KL %.4f  H %.3f",
 		cycle, total, ph, m[pre+"dialogues"], m[pre+"return"], 100*m[pre+"sr"], 100*m[pre+"accept"], 100*m[pre+"reject"],
-		m[pre+"progress"], m[pre+"q"], m[pre+"kl"], m[pre+"entropy"])
+		m[pre+"turns"], m[pre+"progress"], m[pre+"q"], m[pre+"withheld"], m[pre+"kl"], m[pre+"entropy"])
 	if ph == PhaseUser {
 		var parts []string
 		for a := range NumReactions {

@@ -26,6 +26,7 @@ import (
 	"sync"
 
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/masp"
@@ -50,7 +51,9 @@ type Config struct {
 	// step (>= 1).
 	ScenariosPerStep int `json:"scenarios_per_step"`
 	// SystemSteps and UserSteps are the update steps of each side per
-	// cycle (>= 1, < 4096).
+	// cycle (< 4096; SystemSteps >= 1). UserSteps 0 skips the user phase:
+	// the planner then trains against the fixed warm-start user (seed
+	// 003's "planner-only" ablation).
 	SystemSteps int `json:"system_steps"`
 	UserSteps   int `json:"user_steps"`
 	// Updates is the number of Adam steps on each step's batch (>= 1);
@@ -73,6 +76,12 @@ type Config struct {
 	// Mind names the simulator variant of the user's mind: "default",
 	// "soft" or "hard" (sim.Variant).
 	Mind string `json:"mind"`
+	// WithheldYes adds one rule to the rule-based rationality judge
+	// (masp.SimRationalityJudge) for the user policy: once the user's mind
+	// (the simulator) has reached accept or conditional, a reply that does
+	// not accept or give a conditional yes is NOT_RATIONAL ("withheld the
+	// yes its mind had reached"). See WithheldYesJudge.
+	WithheldYes bool `json:"withheld_yes"`
 	// StudentLambda is the student's ridge penalty (<= 0: bdi.DefaultLambda).
 	StudentLambda float64 `json:"student_lambda"`
 	// Seed drives all randomness: the user's initial weights, scenario
@@ -87,7 +96,8 @@ type Config struct {
 // clip 0.2, ε 1e-6, sample std (grpo.DefaultConfig); a user network with
 // 16 hidden units warm-started by 300 behaviour-cloning steps; the reward
 // weights masp.DefaultWeights (w_prog 1, w_inf 0.25, w_rat 0.5, γ 0.97);
-// the default simulator as the user's mind; student λ 1; seed 1.
+// the default simulator as the user's mind; the withheld-yes rule on;
+// student λ 1; seed 1.
 //
 // Choice: cycle, step and width sizes are the project's (seed 003 Table 12
 // is for LoRA-tuned LLMs); they keep a run to minutes on 2 cores.
@@ -97,7 +107,7 @@ func DefaultConfig() Config {
 	side.KLBeta = masp.DefaultWeights.KL
 	return Config{Cycles: 4, T: masp.DefaultT, G: 4, ScenariosPerStep: 16, SystemSteps: 4, UserSteps: 4, Updates: 4,
 		System: side, User: side, UserHidden: 16, UserWarmSteps: 300, Weights: masp.DefaultWeights,
-		Mind: "default", StudentLambda: bdi.DefaultLambda, Seed: 1}
+		Mind: "default", WithheldYes: true, StudentLambda: bdi.DefaultLambda, Seed: 1}
 }
 
 // Validate checks every field and names the first bad one.
@@ -114,8 +124,8 @@ func (c Config) Validate() error {
 		return bad("scenarios_per_step", c.ScenariosPerStep, ">= 1")
 	case c.SystemSteps < 1 || c.SystemSteps >= 4096:
 		return bad("system_steps", c.SystemSteps, "1..4095")
-	case c.UserSteps < 1 || c.UserSteps >= 4096:
-		return bad("user_steps", c.UserSteps, "1..4095")
+	case c.UserSteps < 0 || c.UserSteps >= 4096:
+		return bad("user_steps", c.UserSteps, "0..4095")
 	case c.Updates < 1:
 		return bad("updates", c.Updates, ">= 1")
 	case c.UserHidden < 0 || c.UserHidden > 4096:
@@ -175,6 +185,10 @@ type Options struct {
 	RunID string
 	// Log, when set, receives one line per cycle and phase.
 	Log io.Writer
+	// Meta is opaque caller data stored in the checkpoint (persuarena
+	// selfplay keeps its scenario sets and split there); Resume keeps the
+	// stored value when o.Meta is nil. ReadInfo returns it.
+	Meta json.RawMessage
 }
 
 // Phase names one part of a cycle.
@@ -288,6 +302,9 @@ func fingerprint(scs []scenario.Scenario) string {
 
 // Config returns the run's configuration.
 func (r *Runner) Config() Config { return r.cfg }
+
+// RunID returns the store run the metrics go to ("" without a store).
+func (r *Runner) RunID() string { return r.o.RunID }
 
 // CyclesDone returns the number of completed cycles.
 func (r *Runner) CyclesDone() int { return r.cycle }
@@ -512,15 +529,57 @@ func (r *recUser) Start(ctx context.Context, sc *scenario.Scenario, seed uint64)
 	return s, nil
 }
 
+// mind returns the mind's terminal decision of the recorded session
+// (decision.Continue before it starts).
+func (r *recUser) mind() decision.Decision {
+	if r.sess == nil {
+		return decision.Continue
+	}
+	return r.sess.MindDecision()
+}
+
+// WithheldYesJudge is the rationality judge of self-play's user: Base
+// (masp.SimRationalityJudge) plus one rule. When Mind reports that the
+// user's mind (the simulator) has reached accept or conditional, at this
+// turn or before, a reply whose decision is neither accept nor
+// conditional is NOT_RATIONAL ("withheld the yes its mind had reached").
+//
+// Choice: the rule-based judge was written for the simulator, which
+// always says the yes it has reached; a trained user can withhold it, and
+// Eq. 16 then pays it +w_rat per turn for stalling (every continuing turn
+// is judged rational) while a yes ends the dialogue. Seed 003 asks the
+// judge whether a reply is rational "under the current mental state"; a
+// refusal of the yes one's own state has reached is not. Config.WithheldYes
+// turns the rule off.
+type WithheldYesJudge struct {
+	Base masp.RationalityJudge
+	// Mind returns the mind's terminal decision so far (decision.Continue
+	// when none).
+	Mind func() decision.Decision
+}
+
+// Rationality implements masp.RationalityJudge.
+func (j WithheldYesJudge) Rationality(ctx context.Context, ex *masp.Exchange) (int, string) {
+	if j.Mind != nil {
+		switch m := j.Mind(); m {
+		case decision.Accept, decision.Conditional:
+			if d := ex.Reply.Decision; d != decision.Accept && d != decision.Conditional {
+				return masp.NotRational, "withheld the yes its mind had reached (" + string(m) + ")"
+			}
+		}
+	}
+	return j.Base.Rationality(ctx, ex)
+}
+
 // play runs G dialogues of each case in idx between per and user with
 // masp.Play (simulator success and rationality judges; BDI states from
 // the user's latent state; with mind, the student's ẑ and the rewards),
-// dialogue k of case i with seed episode.Seed(Seed, case, base·G... ).
+// dialogue g of case i with seed episode.Seed(Seed, case id, block·G + g).
 // The result is in (case, g) order whatever the worker count.
-func (r *Runner) play(ctx context.Context, idx []int, G int, per episode.Persuader, user *User, base int, mind bool) ([]rollout, error) {
-	cfg := masp.Config{T: r.cfg.T, Success: masp.SimSuccessJudge{Rule: masp.DefaultSuccessRule}, Rationality: masp.SimRationalityJudge{}}
+func (r *Runner) play(ctx context.Context, idx []int, G int, per episode.Persuader, user *User, block int, mind bool) ([]rollout, error) {
+	base := masp.Config{T: r.cfg.T, Success: masp.SimSuccessJudge{Rule: masp.DefaultSuccessRule}, Rationality: masp.SimRationalityJudge{}}
 	if mind {
-		cfg.Mind = &masp.Mind{Encoder: r.enc, Student: r.student, Weights: r.cfg.Weights}
+		base.Mind = &masp.Mind{Encoder: r.enc, Student: r.student, Weights: r.cfg.Weights}
 	}
 	out := make([]rollout, len(idx)*G)
 	errs := make([]error, len(out))
@@ -534,7 +593,11 @@ func (r *Runner) play(ctx context.Context, idx []int, G int, per episode.Persuad
 				c := r.cases[idx[j/G]]
 				rp := &recPersuader{p: per}
 				ru := &recUser{u: user}
-				seed := episode.Seed(r.cfg.Seed, c.ID, base*G+j%G)
+				cfg := base
+				if r.cfg.WithheldYes {
+					cfg.Rationality = WithheldYesJudge{Base: masp.SimRationalityJudge{}, Mind: ru.mind}
+				}
+				seed := episode.Seed(r.cfg.Seed, c.ID, block*G+j%G)
 				dl, err := masp.Play(ctx, cfg, c, rp, ru, seed)
 				if err != nil {
 					errs[j] = err

@@ -17,6 +17,7 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/scenario"
 )
@@ -313,6 +314,29 @@ func TestTinyRunChangesBoth(t *testing.T) {
 	}
 }
 
+// TestPlannerOnly: with UserSteps 0 the user phase is skipped and the
+// user stays at its warm-start reference while the planner trains.
+func TestPlannerOnly(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Cycles, cfg.UserSteps = 1, 0
+	r := newTiny(t, cfg, Options{Workers: 2})
+	var phases []Phase
+	r.onPhase = func(_ int, p Phase) { phases = append(phases, p) }
+	ms, err := r.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(phases, []Phase{PhaseSystem, PhaseStudent}) {
+		t.Errorf("phases %v", phases)
+	}
+	if !slices.Equal(r.usr.W2, r.usrRef.W2) || slices.Equal(r.sys.W2, r.sysRef.W2) {
+		t.Error("planner-only run changed the user or not the planner")
+	}
+	if _, ok := ms[0]["user_dialogues"]; ok {
+		t.Error("user metrics without a user phase")
+	}
+}
+
 // spy wraps a persuader and records everything it is given.
 type spy struct {
 	p    episode.Persuader
@@ -432,6 +456,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Mind = "bogus" }, "mind"},
 		{func(c *Config) { c.User.ClipEps = 1 }, "user"},
 		{func(c *Config) { c.SystemSteps = 4096 }, "system_steps"},
+		{func(c *Config) { c.SystemSteps = 0 }, "system_steps"},
+		{func(c *Config) { c.UserSteps = -1 }, "user_steps"},
 	} {
 		cfg := DefaultConfig()
 		c.mod(&cfg)
@@ -442,6 +468,36 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+type fixedJudge struct{}
+
+func (fixedJudge) Rationality(context.Context, *masp.Exchange) (int, string) {
+	return masp.Rational, "base"
+}
+
+// TestWithheldYesJudge: after the mind's accept or conditional, any reply
+// that is not a yes is NOT_RATIONAL; otherwise the base judge decides.
+func TestWithheldYesJudge(t *testing.T) {
+	for _, c := range []struct {
+		mind, reply decision.Decision
+		q           int
+		raw         string
+	}{
+		{decision.Accept, decision.Continue, masp.NotRational, "withheld the yes its mind had reached (accept)"},
+		{decision.Conditional, decision.Reject, masp.NotRational, "withheld the yes its mind had reached (conditional)"},
+		{decision.Accept, decision.Conditional, masp.Rational, "base"},
+		{decision.Conditional, decision.Accept, masp.Rational, "base"},
+		{decision.Reject, decision.Continue, masp.Rational, "base"},
+		{decision.Continue, decision.Continue, masp.Rational, "base"},
+	} {
+		m := c.mind
+		j := WithheldYesJudge{Base: fixedJudge{}, Mind: func() decision.Decision { return m }}
+		q, raw := j.Rationality(context.Background(), &masp.Exchange{Reply: episode.Reply{Decision: c.reply}})
+		if q != c.q || raw != c.raw {
+			t.Errorf("mind %s, reply %s: (%d, %q), want (%d, %q)", c.mind, c.reply, q, raw, c.q, c.raw)
+		}
 	}
 }
 

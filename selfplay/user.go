@@ -119,10 +119,10 @@ const NumFeatures = 36
 // unanswered) min(n, 3)/3, answered share of all concerns, a concern
 // answered by the latest turn, a doubt the mind holds that the user has
 // not said aloud yet. The mind's own inclination: the decision the
-// simulator would have given (accept, conditional, reject), whether it
-// would have voiced a concern now, whether the turn was the type's
+// simulator gives now or has given earlier (accept, conditional, reject),
+// whether it would have voiced a concern now, whether the turn was the type's
 // misstep, and whether the mind has stopped (it decided earlier and the
-// policy did not follow). The persuader's latest turn (tagger.Tags): the
+// policy did not follow; the decision it reached stays set). The persuader's latest turn (tagger.Tags): the
 // five acts and any pressure. Turn t/10 (capped at 1), the first turn, and
 // the user's previous reaction class (one-hot, zero at the first turn).
 var FeatureNames = [NumFeatures]string{
@@ -220,7 +220,7 @@ func (u *User) StartSession(ctx context.Context, sc *scenario.Scenario, seed uin
 		return nil, errors.New("selfplay: the simulator session has no latent reader")
 	}
 	s := &UserSession{u: u, sc: sc, mind: ms, lr: lr, seed: seed, said: make([]bool, len(sc.Hidden.Concerns)),
-		prev: -1, proposal: firstPerson(sc.Proposal), last: map[string]int{}}
+		prev: -1, proposal: firstPerson(sc.Proposal), last: map[string]int{}, mindDec: decision.Continue}
 	s.latent = lr.Latent()
 	s.prevBDI = scalars(s.latent, sc.Proposal)
 	s.rho0 = s.prevBDI[0]
@@ -255,7 +255,8 @@ type UserSession struct {
 	lr       sim.LatentReader
 	seed     uint64
 	turn     int
-	stopped  bool // the mind decided and the policy did not follow
+	stopped  bool              // the mind decided and the policy did not follow
+	mindDec  decision.Decision // the mind's terminal decision once stopped
 	ended    bool
 	said     []bool
 	prev     Reaction
@@ -296,7 +297,7 @@ func (s *UserSession) Reply(ctx context.Context, transcript []episode.Message) (
 	tags := transcript[len(transcript)-1].TagsOf()
 	before := s.lr.Latent()
 	wasStopped := s.stopped
-	mindDec := decision.Continue
+	mindDec := s.mindDec
 	label := Reaction(-1)
 	if !s.stopped {
 		r, err := s.mind.Reply(ctx, transcript)
@@ -306,7 +307,7 @@ func (s *UserSession) Reply(ctx context.Context, transcript []episode.Message) (
 		mindDec = r.Decision
 		label = LabelOf(r.Decision, r.Text)
 		if r.Decision.Terminal() {
-			s.stopped = true
+			s.stopped, s.mindDec = true, r.Decision
 		}
 	}
 	l := s.lr.Latent()
@@ -425,6 +426,16 @@ func (s *UserSession) Latent() sim.Latent {
 	l := s.latent
 	l.Concerns = slices.Clone(s.latent.Concerns)
 	return l
+}
+
+// MindDecision returns the terminal decision the mind (the simulator)
+// has reached, decision.Continue while it has reached none. After it the
+// mind reads no more turns; the policy may still not follow it.
+func (s *UserSession) MindDecision() decision.Decision {
+	if s.stopped {
+		return s.mindDec
+	}
+	return decision.Continue
 }
 
 // Decisions returns the turns decided so far, in order (the session's own
