@@ -93,7 +93,7 @@ func persuadeePrompt(sc *scenario.Scenario, f Framing, v Variant, structured, pr
 	h := sc.Hidden
 	switch f.Frame {
 	case FrameSupport:
-		fmt.Fprintf(&b, "You are %s. You have come to an online emotional-support chat and are talking with %s, who is there to support you.\n\n", party(pub.Persuadee), party(pub.Persuader))
+		fmt.Fprintf(&b, "You are %s. You are talking with %s, who is there to support you.\n\n", party(pub.Persuadee), party(pub.Persuader))
 		settingContext(&b, pub)
 		feel := "low"
 		if f.Emotion != "" {

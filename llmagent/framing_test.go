@@ -66,7 +66,7 @@ func TestFramesAndVariants(t *testing.T) {
 		}
 	}
 	sup := persuadeePrompt(sc, frames["support"], VariantDefault, false, true)
-	for _, want := range []string{"online emotional-support chat", "who is there to support you", "You feel anxiety about job crisis", "feeling understood and better able to cope", "You feel low and are unsure whether talking will help."} {
+	for _, want := range []string{"You are Sam, an office worker. You are talking with Dana, a friend, who is there to support you.", "You feel anxiety about job crisis", "feeling understood and better able to cope", "You feel low and are unsure whether talking will help."} {
 		if !strings.Contains(sup, want) {
 			t.Errorf("support prompt lacks %q:\n%s", want, sup)
 		}
@@ -124,7 +124,7 @@ func TestFramedSessionWithOpening(t *testing.T) {
 		t.Errorf("context %q", contents[1:])
 	}
 	sys := contents[0]
-	if !strings.Contains(sys, "emotional-support chat") || !strings.Contains(sys, "follow the supporter's lead") || !strings.Contains(sys, marker) {
+	if !strings.Contains(sys, "who is there to support you") || !strings.Contains(sys, "follow the supporter's lead") || !strings.Contains(sys, marker) {
 		t.Errorf("system prompt:\n%s", sys)
 	}
 	for _, r := range []episode.Reply{r1, r2} {
