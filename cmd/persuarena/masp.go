@@ -66,7 +66,9 @@ mentalizer reads the latent state too, so the table also shows mean final
 BDI progress toward the task's target state. LLM users are llm:NAME roles of
 --config (their decisions give success; pass --judge llm:ROLE for rationality,
 --success-judge llm:ROLE for the paper's sampled success judge and --teacher
-llm:ROLE for BDI states).
+llm:ROLE for BDI states). A role with "variant: soft" or "variant: hard" is a
+soft (cooperative) or hard (rationally resisting) LLM user; on esconv and cb
+an LLM user is framed as the help-seeker or the seller (docs/llm-roles.md).
 
 Tasks: p4g reads PersuArena scenarios (--from: a built-in set name or a JSONL
 file; default the built-in p4g set, --split heldout). esconv and cb read a
@@ -156,7 +158,7 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 	f.StringVar(&task, "task", "p4g", "task: p4g, esconv or cb")
 	f.StringVar(&from, "from", "", "cases: p4g: scenario set name or JSONL file (default p4g); esconv, cb: PPDPP file (esc-*.txt, cb-*.txt)")
 	f.StringVar(&split, "split", "heldout", "p4g split: train, val, heldout or all (PPDPP files are one split each)")
-	f.StringSliceVar(&users, "users", []string{"sim-soft", "sim-hard", "sim"}, "user simulators (ensemble): sim, sim-soft, sim-hard")
+	f.StringSliceVar(&users, "users", []string{"sim-soft", "sim-hard", "sim"}, "users (the ensemble): sim, sim-soft, sim-hard, llm:NAME roles of --config")
 	f.StringSliceVar(&persuaders, "persuader", []string{"script", "informer", "pushy", "random"}, "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
 	f.IntVar(&T, "T", masp.DefaultT, "turn budget T (seed 003: 8)")
 	f.Uint64Var(&seed, "seed", 1, "run seed (episode seeds and bootstrap)")
