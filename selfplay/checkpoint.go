@@ -65,11 +65,15 @@ type checkpoint struct {
 // UserCheckpoint is UserFile's content: the user network, its warm-start
 // reference and the simulator variant of its mind.
 type UserCheckpoint struct {
-	Format    string `json:"format"`
-	Version   int    `json:"version"`
-	Net       *Net   `json:"net"`
-	Reference *Net   `json:"reference,omitempty"`
-	Mind      string `json:"mind"`
+	// Format is UserFormat and Version FormatVersion.
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Net is the user network (NumFeatures inputs, NumReactions actions)
+	// and Reference its warm-start reference.
+	Net       *Net `json:"net"`
+	Reference *Net `json:"reference,omitempty"`
+	// Mind is the simulator variant of the user's mind (sim.Variant).
+	Mind string `json:"mind"`
 }
 
 // Save writes the run's checkpoints into dir (created if needed):
@@ -270,11 +274,14 @@ func readCheckpoint(path string) (*checkpoint, error) {
 // Info is what ReadInfo tells about a checkpoint directory without
 // resuming it.
 type Info struct {
+	// Config is the stored configuration.
 	Config Config
 	// Cycle is the number of completed cycles.
 	Cycle int
+	// RunID is the store run of the metrics ("" when none).
 	RunID string
-	Meta  json.RawMessage
+	// Meta is the caller data of Options.Meta (nil when none).
+	Meta json.RawMessage
 }
 
 // ReadInfo reads dir's CheckpointFile and returns its configuration,

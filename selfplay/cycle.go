@@ -337,7 +337,7 @@ func formatPhase(cycle, total int, ph Phase, m Metrics) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cycle %d/%d %-6s  dialogues %.0f  return %+.3f  SR %5.1f%%  acc %5.1f%%  rej %5.1f%%  turns %.2f  progress %+.3f  q %+.2f  withheld %.3f  KL %.4f  H %.3f",
 		cycle, total, ph, m[pre+"dialogues"], m[pre+"return"], 100*m[pre+"sr"], 100*m[pre+"accept"], 100*m[pre+"reject"],
-		m[pre+"turns"], m[pre+"progress"], m[pre+"q"], m[pre+"withheld"], m[pre+"kl"], m[pre+"entropy"])
+		m[pre+"turns"], m[pre+"progress"], m[pre+"q"], m[pre+"withheld"], math.Max(m[pre+"kl"], 0), m[pre+"entropy"])
 	if ph == PhaseUser {
 		var parts []string
 		for a := range NumReactions {

@@ -17,13 +17,15 @@ import (
 type Net struct {
 	// In is the input width (len of the feature vector), Hidden the hidden
 	// width (0 = linear), Actions the number of actions (>= 2).
-	In      int       `json:"in"`
-	Hidden  int       `json:"hidden"`
-	Actions int       `json:"actions"`
-	W1      []float64 `json:"w1,omitempty"`
-	B1      []float64 `json:"b1,omitempty"`
-	W2      []float64 `json:"w2"`
-	B2      []float64 `json:"b2"`
+	In      int `json:"in"`
+	Hidden  int `json:"hidden"`
+	Actions int `json:"actions"`
+	// W1, B1, W2, B2 are the matrices described above (W1 and B1 empty
+	// when linear).
+	W1 []float64 `json:"w1,omitempty"`
+	B1 []float64 `json:"b1,omitempty"`
+	W2 []float64 `json:"w2"`
+	B2 []float64 `json:"b2"`
 }
 
 // NewNet returns a network whose first layer is drawn from seed (Glorot

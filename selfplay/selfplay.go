@@ -319,14 +319,18 @@ func (r *Runner) SetCycles(n int) error {
 	return nil
 }
 
-// Planner returns a copy of the current system policy; PlannerReference
-// a copy of its reference.
-func (r *Runner) Planner() *planner.Policy          { return r.sys.Clone() }
+// Planner returns a copy of the current system policy.
+func (r *Runner) Planner() *planner.Policy { return r.sys.Clone() }
+
+// PlannerReference returns a copy of the planner's KL reference (its
+// warm start).
 func (r *Runner) PlannerReference() *planner.Policy { return r.sysRef.Clone() }
 
-// User returns a copy of the current user network; UserReference a copy
-// of its warm-start reference.
-func (r *Runner) User() *Net          { return r.usr.Clone() }
+// User returns a copy of the current user network.
+func (r *Runner) User() *Net { return r.usr.Clone() }
+
+// UserReference returns a copy of the user's KL reference (its
+// behaviour-cloned warm start).
 func (r *Runner) UserReference() *Net { return r.usrRef.Clone() }
 
 // Student returns the current student mentalizer (not a copy).

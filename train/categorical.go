@@ -28,7 +28,7 @@ type Weights struct {
 // user-side policy of MASP self-play) take exactly the steps Trainer
 // takes: the PPO-clipped surrogate with a k3 KL penalty to a reference and
 // an entropy bonus (grpo.Loss's objective, seed 000 Table 3 terms; seed
-// 003 Eq. 24), averaged over the batch. Step also offers a supervised
+// 003 Eq. 24), averaged over the batch. StepNLL offers a supervised
 // negative log-likelihood update for warm starts (seed 003 Algorithm 1
 // line 4). It is not safe for concurrent use.
 type Optimizer struct {
