@@ -117,6 +117,28 @@ func Concat(runs []RunEpisodes) []*episode.Episode {
 	return out
 }
 
+// SplitArm splits "PERSUADER[:PERSUADEE]" into its two names using the
+// arms eps actually holds, since role names may themselves contain colons
+// ("llm:NAME", "planner:PATH"): an exact persuader name wins, then the
+// first split at a colon whose two sides are a persuader and a persuadee of
+// eps, else the first colon (Pick then reports the names the run holds).
+func SplitArm(ref string, eps []*episode.Episode) (persuader, persuadee string) {
+	pers, pees := map[string]bool{}, map[string]bool{}
+	for _, ep := range eps {
+		pers[ep.Persuader], pees[ep.Persuadee] = true, true
+	}
+	if ref == "" || pers[ref] {
+		return ref, ""
+	}
+	for i := range len(ref) {
+		if ref[i] == ':' && pers[ref[:i]] && pees[ref[i+1:]] {
+			return ref[:i], ref[i+1:]
+		}
+	}
+	persuader, persuadee, _ = strings.Cut(ref, ":")
+	return persuader, persuadee
+}
+
 // Pick selects one arm of a run's episodes for Compare. An empty persuader
 // (persuadee) is allowed only when the episodes hold exactly one; runID
 // only labels messages.

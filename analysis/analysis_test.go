@@ -491,3 +491,23 @@ func TestOrder(t *testing.T) {
 }
 
 func fp(v float64) *float64 { return &v }
+
+func TestSplitArmWithColonNames(t *testing.T) {
+	eps := []*episode.Episode{
+		{Persuader: "planner:out/l0.json", Persuadee: "sim"},
+		{Persuader: "script", Persuadee: "llm:q"},
+	}
+	for _, tc := range []struct{ ref, per, pee string }{
+		{"", "", ""},
+		{"script", "script", ""},
+		{"planner:out/l0.json", "planner:out/l0.json", ""},
+		{"planner:out/l0.json:sim", "planner:out/l0.json", "sim"},
+		{"script:llm:q", "script", "llm:q"},
+		{"nosuch:sim", "nosuch", "sim"},
+	} {
+		per, pee := SplitArm(tc.ref, eps)
+		if per != tc.per || pee != tc.pee {
+			t.Errorf("SplitArm(%q) = %q, %q; want %q, %q", tc.ref, per, pee, tc.per, tc.pee)
+		}
+	}
+}

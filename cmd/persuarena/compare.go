@@ -76,18 +76,16 @@ sets when they can be resolved.`,
 
 // loadSide resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's episodes.
 func loadSide(ctx context.Context, db *store.DB, ref string) ([]*episode.Episode, error) {
-	parts := strings.SplitN(ref, ":", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	if parts[0] == "" {
+	runID, arm, _ := strings.Cut(ref, ":")
+	if runID == "" {
 		return nil, fmt.Errorf("side %q: missing run id (want RUN[:PERSUADER[:PERSUADEE]])", ref)
 	}
-	eps, err := loadRunEpisodes(ctx, db, parts[0])
+	eps, err := loadRunEpisodes(ctx, db, runID)
 	if err != nil {
 		return nil, err
 	}
-	return analysis.Pick(parts[0], eps, parts[1], parts[2])
+	persuader, persuadee := analysis.SplitArm(arm, eps)
+	return analysis.Pick(runID, eps, persuader, persuadee)
 }
 
 func runCompare(ctx context.Context, dbPath, refA, refB string, o compareOptions, out io.Writer) error {
