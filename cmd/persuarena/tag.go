@@ -20,7 +20,7 @@ persuasion acts it finds (diagnostic, evidence, plan, commitment, autonomy;
 seed 000 Figure 5) and the number of pressure markers. Several arguments are
 joined with spaces. See docs/tagger.md for the rules.`,
 	Example: `  persuarena tag "What worries you most? It's entirely your decision."
-  persuarena tag agreement --from ../shared/data/p4g`,
+  persuarena tag agreement --from path/to/persuasionforgood`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		t := tagger.Tag(strings.Join(args, " "))
