@@ -2,9 +2,9 @@ package planner
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
+	"github.com/persuarena/persuarena/policynet"
 	"github.com/persuarena/persuarena/tagger"
 )
 
@@ -57,25 +57,16 @@ func NewPolicy(spec FeatureSpec, hidden int, seed uint64) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	if hidden < 0 || hidden > 4096 {
+	if hidden < 0 || hidden > policynet.MaxHidden {
 		return nil, fmt.Errorf("planner: hidden = %d, want 0..4096", hidden)
 	}
-	in := spec.Dim()
-	p := &Policy{Spec: spec, Hidden: hidden}
-	top := in
-	if hidden > 0 {
-		r := rand.New(rand.NewPCG(seed, 0x91a2))
-		a := math.Sqrt(6 / float64(in+hidden))
-		p.W1 = make([]float64, in*hidden)
-		for i := range p.W1 {
-			p.W1[i] = (2*r.Float64() - 1) * a
-		}
-		p.B1 = make([]float64, hidden)
-		top = hidden
-	}
-	p.W2 = make([]float64, top*NumActions)
-	p.B2 = make([]float64, NumActions)
-	return p, nil
+	n := policynet.New(spec.Dim(), hidden, NumActions, rand.New(rand.NewPCG(seed, 0x91a2)))
+	return &Policy{Spec: spec, Hidden: hidden, W1: n.W1, B1: n.B1, W2: n.W2, B2: n.B2}, nil
+}
+
+// net is p seen as a policynet.Net (sharing p's matrices).
+func (p *Policy) net() policynet.Net {
+	return policynet.Net{In: p.Spec.Dim(), Hidden: p.Hidden, Actions: NumActions, W1: p.W1, B1: p.B1, W2: p.W2, B2: p.B2}
 }
 
 // Validate checks the spec and that every matrix has the size the spec
@@ -84,90 +75,31 @@ func (p *Policy) Validate() error {
 	if err := p.Spec.Validate(); err != nil {
 		return err
 	}
-	if p.Hidden < 0 || p.Hidden > 4096 {
+	if p.Hidden < 0 || p.Hidden > policynet.MaxHidden {
 		return fmt.Errorf("hidden = %d, want 0..4096", p.Hidden)
 	}
-	in := p.Spec.Dim()
-	top := in
-	want := map[string]int{"w1": 0, "b1": 0}
-	if p.Hidden > 0 {
-		want["w1"], want["b1"] = in*p.Hidden, p.Hidden
-		top = p.Hidden
-	}
-	want["w2"], want["b2"] = top*NumActions, NumActions
-	for _, f := range []struct {
-		name string
-		v    []float64
-	}{{"w1", p.W1}, {"b1", p.B1}, {"w2", p.W2}, {"b2", p.B2}} {
-		if len(f.v) != want[f.name] {
-			return fmt.Errorf("%s has %d values, want %d", f.name, len(f.v), want[f.name])
-		}
-		for i, x := range f.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("%s[%d] = %v, want a finite value", f.name, i, x)
-			}
-		}
-	}
-	return nil
+	n := p.net()
+	return n.Validate()
 }
 
 // Clone returns a deep copy of p.
 func (p *Policy) Clone() *Policy {
-	c := *p
-	c.W1 = append([]float64(nil), p.W1...)
-	c.B1 = append([]float64(nil), p.B1...)
-	c.W2 = append([]float64(nil), p.W2...)
-	c.B2 = append([]float64(nil), p.B2...)
-	return &c
+	n := p.net()
+	c := n.Clone()
+	return &Policy{Spec: p.Spec, Hidden: p.Hidden, W1: c.W1, B1: c.B1, W2: c.W2, B2: c.B2}
+}
+
+// Weights returns p's matrices (not copies), for train.Optimizer.
+func (p *Policy) Weights() policynet.Weights {
+	return policynet.Weights{W1: p.W1, B1: p.B1, W2: p.W2, B2: p.B2}
 }
 
 // LogProbs writes the log-probabilities (nats) of the NumActions actions
 // for feature vector x (len Spec.Dim()) into dst[:0] and returns it: a
-// numerically stable log-softmax of the logits. It allocates only when
-// dst is too small, and is safe for concurrent use.
+// numerically stable log-softmax of the logits (policynet.Net.LogProbs).
+// It allocates only when dst is too small, and is safe for concurrent
+// use.
 func (p *Policy) LogProbs(dst, x []float64) []float64 {
-	dst = append(dst[:0], p.B2...)
-	if p.Hidden > 0 {
-		var buf [64]float64
-		h := buf[:0]
-		if p.Hidden > len(buf) {
-			h = make([]float64, 0, p.Hidden)
-		}
-		h = append(h, p.B1...)
-		for i, xi := range x {
-			if xi == 0 {
-				continue
-			}
-			row := p.W1[i*p.Hidden : (i+1)*p.Hidden]
-			for j, w := range row {
-				h[j] += xi * w
-			}
-		}
-		for j := range h {
-			h[j] = math.Tanh(h[j])
-		}
-		x = h
-	}
-	for i, xi := range x {
-		if xi == 0 {
-			continue
-		}
-		row := p.W2[i*NumActions : (i+1)*NumActions]
-		for a, w := range row {
-			dst[a] += xi * w
-		}
-	}
-	m := math.Inf(-1)
-	for _, l := range dst {
-		m = max(m, l)
-	}
-	s := 0.0
-	for _, l := range dst {
-		s += math.Exp(l - m)
-	}
-	lse := m + math.Log(s)
-	for a := range dst {
-		dst[a] -= lse
-	}
-	return dst
+	n := p.net()
+	return n.LogProbs(dst, x)
 }

@@ -190,7 +190,7 @@ func (r *Runner) updateStep(ctx context.Context, cycle int, ph Phase, s int) ([]
 		last = lt
 	}
 	if system {
-		opt.WeightsInto(train.Weights{W1: r.sys.W1, B1: r.sys.B1, W2: r.sys.W2, B2: r.sys.B2})
+		opt.WeightsInto(r.sys.Weights())
 	} else {
 		opt.WeightsInto(r.usr.Weights())
 	}

@@ -2,31 +2,19 @@ package selfplay
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
-	"github.com/persuarena/persuarena/train"
+	"github.com/persuarena/persuarena/policynet"
 )
 
 // Net is a small categorical policy network, logits = W2·tanh(W1·x + b1)
 // + b2 (or W2·x + b2 when Hidden is 0), with planner.Policy's layout for
 // any number of actions: W1 is In×Hidden, W2 Hidden×Actions (In×Actions
-// when linear), row-major. The user-side policy of self-play is a Net over
-// the NumReactions reaction classes; package train's Optimizer updates it
+// when linear), row-major. It is policynet.Net (Validate, Clone, Weights,
+// LogProbs there). The user-side policy of self-play is a Net over the
+// NumReactions reaction classes; package train's Optimizer updates it
 // through the same GoMLX graph the planner trainer uses.
-type Net struct {
-	// In is the input width (len of the feature vector), Hidden the hidden
-	// width (0 = linear), Actions the number of actions (>= 2).
-	In      int `json:"in"`
-	Hidden  int `json:"hidden"`
-	Actions int `json:"actions"`
-	// W1, B1, W2, B2 are the matrices described above (W1 and B1 empty
-	// when linear).
-	W1 []float64 `json:"w1,omitempty"`
-	B1 []float64 `json:"b1,omitempty"`
-	W2 []float64 `json:"w2"`
-	B2 []float64 `json:"b2"`
-}
+type Net = policynet.Net
 
 // NewNet returns a network whose first layer is drawn from seed (Glorot
 // uniform, U(-a, a) with a = sqrt(6/(In+Hidden)); biases 0) and whose
@@ -34,108 +22,8 @@ type Net struct {
 // actions, as planner.NewPolicy does. Errors: in < 1, hidden outside
 // 0..4096 or actions < 2.
 func NewNet(in, hidden, actions int, seed uint64) (*Net, error) {
-	if in < 1 || hidden < 0 || hidden > 4096 || actions < 2 {
+	if in < 1 || hidden < 0 || hidden > policynet.MaxHidden || actions < 2 {
 		return nil, fmt.Errorf("selfplay: net in %d, hidden %d, actions %d: want in >= 1, hidden 0..4096, actions >= 2", in, hidden, actions)
 	}
-	n := &Net{In: in, Hidden: hidden, Actions: actions}
-	top := in
-	if hidden > 0 {
-		r := rand.New(rand.NewPCG(seed, 0x75736572)) // "user"
-		a := math.Sqrt(6 / float64(in+hidden))
-		n.W1 = make([]float64, in*hidden)
-		for i := range n.W1 {
-			n.W1[i] = (2*r.Float64() - 1) * a
-		}
-		n.B1 = make([]float64, hidden)
-		top = hidden
-	}
-	n.W2 = make([]float64, top*actions)
-	n.B2 = make([]float64, actions)
-	return n, nil
-}
-
-// Validate checks the dimensions and that every matrix has its size and
-// finite values; the error names the field.
-func (n *Net) Validate() error {
-	if n.In < 1 || n.Hidden < 0 || n.Hidden > 4096 || n.Actions < 2 {
-		return fmt.Errorf("in %d, hidden %d, actions %d: want in >= 1, hidden 0..4096, actions >= 2", n.In, n.Hidden, n.Actions)
-	}
-	top := n.In
-	w1, b1 := 0, 0
-	if n.Hidden > 0 {
-		w1, b1, top = n.In*n.Hidden, n.Hidden, n.Hidden
-	}
-	for _, f := range []struct {
-		name string
-		v    []float64
-		want int
-	}{{"w1", n.W1, w1}, {"b1", n.B1, b1}, {"w2", n.W2, top * n.Actions}, {"b2", n.B2, n.Actions}} {
-		if len(f.v) != f.want {
-			return fmt.Errorf("%s has %d values, want %d", f.name, len(f.v), f.want)
-		}
-		for i, x := range f.v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("%s[%d] = %v, want a finite value", f.name, i, x)
-			}
-		}
-	}
-	return nil
-}
-
-// Clone returns a deep copy of n.
-func (n *Net) Clone() *Net {
-	c := *n
-	c.W1 = append([]float64(nil), n.W1...)
-	c.B1 = append([]float64(nil), n.B1...)
-	c.W2 = append([]float64(nil), n.W2...)
-	c.B2 = append([]float64(nil), n.B2...)
-	return &c
-}
-
-// Weights returns n's matrices (not copies) for train.Optimizer.
-func (n *Net) Weights() train.Weights { return train.Weights{W1: n.W1, B1: n.B1, W2: n.W2, B2: n.B2} }
-
-// LogProbs writes the log-probabilities (nats) of the Actions actions for
-// x (len In) into dst[:0] and returns it: a numerically stable
-// log-softmax of the logits. Safe for concurrent use.
-func (n *Net) LogProbs(dst, x []float64) []float64 {
-	dst = append(dst[:0], n.B2...)
-	if n.Hidden > 0 {
-		h := append(make([]float64, 0, n.Hidden), n.B1...)
-		for i, xi := range x {
-			if xi == 0 {
-				continue
-			}
-			row := n.W1[i*n.Hidden : (i+1)*n.Hidden]
-			for j, w := range row {
-				h[j] += xi * w
-			}
-		}
-		for j := range h {
-			h[j] = math.Tanh(h[j])
-		}
-		x = h
-	}
-	for i, xi := range x {
-		if xi == 0 {
-			continue
-		}
-		row := n.W2[i*n.Actions : (i+1)*n.Actions]
-		for a, w := range row {
-			dst[a] += xi * w
-		}
-	}
-	m := math.Inf(-1)
-	for _, l := range dst {
-		m = max(m, l)
-	}
-	s := 0.0
-	for _, l := range dst {
-		s += math.Exp(l - m)
-	}
-	lse := m + math.Log(s)
-	for a := range dst {
-		dst[a] -= lse
-	}
-	return dst
+	return policynet.New(in, hidden, actions, rand.New(rand.NewPCG(seed, 0x75736572))), nil // stream "user"
 }

@@ -285,7 +285,7 @@ func newRunner(cfg Config, o Options) (*Runner, error) {
 }
 
 func newSysOpt(p *planner.Policy, g grpo.Config, state json.RawMessage) (*train.Optimizer, error) {
-	return train.NewOptimizer(p.Spec.Dim(), p.Hidden, planner.NumActions, train.Weights{W1: p.W1, B1: p.B1, W2: p.W2, B2: p.B2}, g, state)
+	return train.NewOptimizer(p.Spec.Dim(), p.Hidden, planner.NumActions, p.Weights(), g, state)
 }
 
 func trainOptimizer(n *Net, cfg Config, state json.RawMessage) (*train.Optimizer, error) {

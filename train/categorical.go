@@ -11,16 +11,15 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/policynet"
 )
 
 // Weights are the parameters of a categorical policy network
 // logits = W2·tanh(W1·x + b1) + b2 (or W2·x + b2 when the hidden width is
 // 0), the layout planner.Policy uses, for any number of actions: W1 is
 // In×Hidden and W2 Hidden×Actions (In×Actions when linear), row-major.
-// W1 and B1 are empty for a linear network.
-type Weights struct {
-	W1, B1, W2, B2 []float64
-}
+// W1 and B1 are empty for a linear network. It is policynet.Weights.
+type Weights = policynet.Weights
 
 // Optimizer exposes the trainer's autodiff update (the GoMLX graph of
 // model, Adam on the simplego backend) for a categorical policy of any

@@ -142,7 +142,7 @@ func TestOptimizerEqualsTrainerModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := p.Spec.Dim()
-	o, err := NewOptimizer(in, 6, planner.NumActions, Weights{p.W1, p.B1, p.W2, p.B2}, cfg, nil)
+	o, err := NewOptimizer(in, 6, planner.NumActions, p.Weights(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestOptimizerEqualsTrainerModel(t *testing.T) {
 	want := p.Clone()
 	m.policyInto(want)
 	got := p.Clone()
-	o.WeightsInto(Weights{got.W1, got.B1, got.W2, got.B2})
+	o.WeightsInto(got.Weights())
 	if !slices.Equal(got.W1, want.W1) || !slices.Equal(got.W2, want.W2) || !slices.Equal(got.B2, want.B2) {
 		t.Fatal("Optimizer and the trainer's model differ after two steps")
 	}
@@ -169,7 +169,7 @@ func TestOptimizerEqualsTrainerModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o2, err := NewOptimizer(in, 6, planner.NumActions, Weights{got.W1, got.B1, got.W2, got.B2}, cfg, st)
+	o2, err := NewOptimizer(in, 6, planner.NumActions, got.Weights(), cfg, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +180,8 @@ func TestOptimizerEqualsTrainerModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := got.Clone(), got.Clone()
-	o.WeightsInto(Weights{a.W1, a.B1, a.W2, a.B2})
-	o2.WeightsInto(Weights{b.W1, b.B1, b.W2, b.B2})
+	o.WeightsInto(a.Weights())
+	o2.WeightsInto(b.Weights())
 	if !slices.Equal(a.W1, b.W1) || !slices.Equal(a.W2, b.W2) || !slices.Equal(a.B2, b.B2) {
 		t.Fatal("a restored optimiser's step differs from the original's")
 	}
