@@ -178,16 +178,9 @@ func (r *Runner) updateStep(ctx context.Context, cycle int, ph Phase, s int) ([]
 	if system {
 		opt = r.sysOpt
 	}
-	var first, last train.LossTerms
-	for u := range r.cfg.Updates {
-		lt, err := opt.Step(batch)
-		if err != nil {
-			return nil, none, none, err
-		}
-		if u == 0 {
-			first = lt
-		}
-		last = lt
+	first, last, err := opt.Steps(batch, r.cfg.Updates)
+	if err != nil {
+		return nil, none, none, err
 	}
 	if system {
 		opt.WeightsInto(r.sys.Weights())

@@ -23,7 +23,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
@@ -586,49 +585,30 @@ func (r *Runner) play(ctx context.Context, idx []int, G int, per episode.Persuad
 		base.Mind = &masp.Mind{Encoder: r.enc, Student: r.student, Weights: r.cfg.Weights}
 	}
 	out := make([]rollout, len(idx)*G)
-	errs := make([]error, len(out))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, r.o.Workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				c := r.cases[idx[j/G]]
-				rp := &recPersuader{p: per}
-				ru := &recUser{u: user}
-				cfg := base
-				if r.cfg.WithheldYes {
-					cfg.Rationality = WithheldYesJudge{Base: masp.SimRationalityJudge{}, Mind: ru.mind}
-				}
-				seed := episode.Seed(r.cfg.Seed, c.ID, block*G+j%G)
-				dl, err := masp.Play(ctx, cfg, c, rp, ru, seed)
-				if err != nil {
-					errs[j] = err
-					continue
-				}
-				out[j].dl = dl
-				if rp.sess != nil {
-					out[j].sys = rp.sess.Decisions()
-				}
-				if ru.sess != nil {
-					out[j].usr = ru.sess.Decisions()
-				}
-			}
-		}()
-	}
-	for j := range out {
-		jobs <- j
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	err := train.Parallel(ctx, r.o.Workers, len(out), func(j int) error {
+		c := r.cases[idx[j/G]]
+		rp := &recPersuader{p: per}
+		ru := &recUser{u: user}
+		cfg := base
+		if r.cfg.WithheldYes {
+			cfg.Rationality = WithheldYesJudge{Base: masp.SimRationalityJudge{}, Mind: ru.mind}
 		}
+		seed := episode.Seed(r.cfg.Seed, c.ID, block*G+j%G)
+		dl, err := masp.Play(ctx, cfg, c, rp, ru, seed)
+		if err != nil {
+			return err
+		}
+		out[j].dl = dl
+		if rp.sess != nil {
+			out[j].sys = rp.sess.Decisions()
+		}
+		if ru.sess != nil {
+			out[j].usr = ru.sess.Decisions()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

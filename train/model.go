@@ -55,6 +55,7 @@ type model struct {
 	ctx     *context.Context
 	hidden  int
 	in      int
+	actions int
 	cfg     grpo.Config
 	update  *context.Exec
 	loss    *context.Exec
@@ -69,6 +70,14 @@ const (
 // newModel builds the model for p's shapes and loads p's weights. opt,
 // when non-nil, restores Adam's state (from optimizerState).
 func newModel(p *planner.Policy, cfg grpo.Config, opt map[string]tensorState) (*model, error) {
+	return buildModel(p.Spec.Dim(), p.Hidden, planner.NumActions, p.Weights(), cfg, opt)
+}
+
+// buildModel builds the model of a network with in inputs, hidden units
+// (0 = linear) and actions outputs, loads w (copied; sizes checked by the
+// caller) and, when opt is non-nil, restores Adam's state (from
+// optimizerState).
+func buildModel(in, hidden, actions int, w Weights, cfg grpo.Config, opt map[string]tensorState) (*model, error) {
 	// Choice: ops run one after another. simplego's parallel op scheduler
 	// (its default when nothing else executes) shows a data race under
 	// go test -race in v0.26.0 (exec.go, the buffer-ownership flags), and
@@ -77,8 +86,19 @@ func newModel(p *planner.Policy, cfg grpo.Config, opt map[string]tensorState) (*
 	if err != nil {
 		return nil, fmt.Errorf("train: simplego backend: %w", err)
 	}
-	m := &model{backend: be, ctx: context.New(), hidden: p.Hidden, in: p.Spec.Dim(), cfg: cfg}
-	m.setPolicy(p)
+	m := &model{backend: be, ctx: context.New(), hidden: hidden, in: in, actions: actions, cfg: cfg}
+	pc := m.ctx.InAbsPath(policyScope)
+	set := func(name string, data []float64, dims ...int) {
+		pc.VariableWithValue(name, tensors.FromFlatDataAndDimensions(append([]float64(nil), data...), dims...))
+	}
+	top := in
+	if hidden > 0 {
+		set("w1", w.W1, in, hidden)
+		set("b1", w.B1, hidden)
+		top = hidden
+	}
+	set("w2", w.W2, top, actions)
+	set("b2", w.B2, actions)
 	for _, name := range sortedKeys(opt) {
 		if err := m.restoreVar(name, opt[name]); err != nil {
 			return nil, err
@@ -102,54 +122,41 @@ func newModel(p *planner.Policy, cfg grpo.Config, opt map[string]tensorState) (*
 	return m, nil
 }
 
-// setPolicy writes p's weights into the policy variables (creating them
-// on first use).
-func (m *model) setPolicy(p *planner.Policy) {
-	pc := m.ctx.InAbsPath(policyScope)
-	set := func(name string, data []float64, dims ...int) {
-		t := tensors.FromFlatDataAndDimensions(append([]float64(nil), data...), dims...)
-		if v := m.ctx.GetVariableByScopeAndName(policyScope, name); v != nil {
-			v.MustSetValue(t)
-			return
-		}
-		pc.VariableWithValue(name, t)
-	}
-	top := m.in
-	if m.hidden > 0 {
-		set("w1", p.W1, m.in, m.hidden)
-		set("b1", p.B1, m.hidden)
-		top = m.hidden
-	}
-	set("w2", p.W2, top, planner.NumActions)
-	set("b2", p.B2, planner.NumActions)
-}
-
-// policyInto copies the policy variables into p (same shapes).
-func (m *model) policyInto(p *planner.Policy) {
+// weightsInto copies the policy variables into w, whose slices must have
+// the network's sizes.
+func (m *model) weightsInto(w Weights) {
 	get := func(name string, dst []float64) {
 		v := m.ctx.GetVariableByScopeAndName(policyScope, name)
 		copy(dst, tensors.MustCopyFlatData[float64](v.MustValue()))
 	}
 	if m.hidden > 0 {
-		get("w1", p.W1)
-		get("b1", p.B1)
+		get("w1", w.W1)
+		get("b1", w.B1)
 	}
-	get("w2", p.W2)
-	get("b2", p.B2)
+	get("w2", w.W2)
+	get("b2", w.B2)
 }
 
-// graph builds the loss terms [loss, surrogate, kl, entropy, clipfrac]
-// from the inputs [x, onehot, oldLogp, refLogp, adv, weight].
-func (m *model) graph(ctx *context.Context, in []*Node) []*Node {
-	x, onehot, oldLogp, refLogp, adv, w := in[0], in[1], in[2], in[3], in[4], in[5]
+// policyInto copies the policy variables into p (same shapes).
+func (m *model) policyInto(p *planner.Policy) { m.weightsInto(p.Weights()) }
+
+// logProbs builds the policy's log-softmax over the actions for the rows
+// of x (planner.Policy.LogProbs as a graph).
+func (m *model) logProbs(ctx *context.Context, x *Node) *Node {
 	g := x.Graph()
 	v := func(name string) *Node { return ctx.GetVariableByScopeAndName(policyScope, name).ValueGraph(g) }
 	h := x
 	if m.hidden > 0 {
 		h = Tanh(Add(MatMul(x, v("w1")), ExpandAxes(v("b1"), 0)))
 	}
-	logits := Add(MatMul(h, v("w2")), ExpandAxes(v("b2"), 0))
-	lp := LogSoftmax(logits, -1)
+	return LogSoftmax(Add(MatMul(h, v("w2")), ExpandAxes(v("b2"), 0)), -1)
+}
+
+// graph builds the loss terms [loss, surrogate, kl, entropy, clipfrac]
+// from the inputs [x, onehot, oldLogp, refLogp, adv, weight].
+func (m *model) graph(ctx *context.Context, in []*Node) []*Node {
+	x, onehot, oldLogp, refLogp, adv, w := in[0], in[1], in[2], in[3], in[4], in[5]
+	lp := m.logProbs(ctx, x)
 	logp := ReduceSum(Mul(lp, onehot), -1)
 	ratio := Exp(Sub(logp, oldLogp))
 	clipped := ClipScalar(ratio, 1-m.cfg.ClipEps, 1+m.cfg.ClipEps)
@@ -174,8 +181,9 @@ func padRows(n int) int {
 	return 1 << bits.Len(uint(n-1))
 }
 
-// inputs packs a batch into the graph's input tensors, padded (padRows)
-// with rows of weight 0; real rows weigh 1/len(batch).
+// inputs packs a batch (Sample.Action in [0, m.actions)) into the
+// graph's input tensors, padded (padRows) with rows of weight 0; real rows
+// weigh 1/len(batch).
 func (m *model) inputs(batch []Sample) ([]any, error) {
 	n := len(batch)
 	if n == 0 {
@@ -183,7 +191,7 @@ func (m *model) inputs(batch []Sample) ([]any, error) {
 	}
 	pad := padRows(n)
 	x := make([]float64, pad*m.in)
-	oh := make([]float64, pad*planner.NumActions)
+	oh := make([]float64, pad*m.actions)
 	old := make([]float64, pad)
 	ref := make([]float64, pad)
 	adv := make([]float64, pad)
@@ -192,16 +200,16 @@ func (m *model) inputs(batch []Sample) ([]any, error) {
 		if len(s.Features) != m.in {
 			return nil, fmt.Errorf("train: sample %d has %d features, want %d", i, len(s.Features), m.in)
 		}
-		if s.Action < 0 || s.Action >= planner.NumActions {
-			return nil, fmt.Errorf("train: sample %d has action %d, want 0..%d", i, s.Action, planner.NumActions-1)
+		if s.Action < 0 || s.Action >= m.actions {
+			return nil, fmt.Errorf("train: sample %d has action %d, want 0..%d", i, s.Action, m.actions-1)
 		}
 		copy(x[i*m.in:], s.Features)
-		oh[i*planner.NumActions+s.Action] = 1
+		oh[i*m.actions+s.Action] = 1
 		old[i], ref[i], adv[i], w[i] = s.OldLogp, s.RefLogp, s.Adv, 1/float64(n)
 	}
 	return []any{
 		tensors.FromFlatDataAndDimensions(x, pad, m.in),
-		tensors.FromFlatDataAndDimensions(oh, pad, planner.NumActions),
+		tensors.FromFlatDataAndDimensions(oh, pad, m.actions),
 		tensors.FromFlatDataAndDimensions(old, pad),
 		tensors.FromFlatDataAndDimensions(ref, pad),
 		tensors.FromFlatDataAndDimensions(adv, pad),
@@ -228,6 +236,22 @@ func (m *model) Loss(batch []Sample) (LossTerms, error) { return m.run(m.loss, b
 // Step takes one Adam step on batch and returns the loss terms at the
 // weights before the step.
 func (m *model) Step(batch []Sample) (LossTerms, error) { return m.run(m.update, batch) }
+
+// steps takes n >= 1 Adam steps on batch and returns the loss terms of
+// the first and of the last step (each at the weights before it).
+func (m *model) steps(batch []Sample, n int) (first, last LossTerms, err error) {
+	for u := range n {
+		lt, err := m.Step(batch)
+		if err != nil {
+			return LossTerms{}, LossTerms{}, err
+		}
+		if u == 0 {
+			first = lt
+		}
+		last = lt
+	}
+	return first, last, nil
+}
 
 // tensorState is one saved variable: its shape and values (float64 or,
 // for step counters, int64).

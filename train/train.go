@@ -347,7 +347,41 @@ func FormatMetrics(m Metrics, total int) string {
 type rollout struct {
 	ep        *episode.Episode
 	decisions []planner.Decision
-	err       error
+}
+
+// Parallel calls f(j) for every j in [0, n) on max(1, workers)
+// goroutines (f must be safe for that; each j is called once) and waits
+// for all of them. It returns ctx.Err() when ctx has ended, otherwise the
+// error of the lowest j whose call failed, otherwise nil, so the result
+// does not depend on the worker count or scheduling. The rollout loops
+// of Trainer.Step and package selfplay share it.
+func Parallel(ctx context.Context, workers, n int, f func(j int) error) error {
+	errs := make([]error, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				errs[j] = f(j)
+			}
+		}()
+	}
+	for j := range n {
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recording wraps a planner so that the trainer gets the session of one
@@ -378,57 +412,35 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 	}
 	rolls := make([]rollout, len(idx)*G)
 	ecfg := episode.Config{Tmax: t.cfg.Tmax, Basis: t.o.Basis, Judge: t.o.Judge}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, t.o.Workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				sc := &t.o.Scenarios[idx[j/G]]
-				ro := s*G + j%G
-				rec := &recording{p: pl}
-				ep, err := episode.Run(ctx, ecfg, sc, rec, t.o.Persuadee, episode.Seed(t.cfg.GRPO.Seed, sc.ID, ro))
-				if err != nil {
-					rolls[j].err = err
-					continue
-				}
-				ep.RunID, ep.Rollout = t.o.RunID, ro
-				rolls[j].ep = ep
-				if rec.sess != nil {
-					rolls[j].decisions = rec.sess.Decisions()
-				}
-			}
-		}()
-	}
-	for j := range rolls {
-		jobs <- j
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return Metrics{}, err
-	}
-	for _, r := range rolls {
-		if r.err != nil {
-			return Metrics{}, r.err
+	err = Parallel(ctx, t.o.Workers, len(rolls), func(j int) error {
+		sc := &t.o.Scenarios[idx[j/G]]
+		ro := s*G + j%G
+		rec := &recording{p: pl}
+		ep, err := episode.Run(ctx, ecfg, sc, rec, t.o.Persuadee, episode.Seed(t.cfg.GRPO.Seed, sc.ID, ro))
+		if err != nil {
+			return err
 		}
+		ep.RunID, ep.Rollout = t.o.RunID, ro
+		rolls[j].ep = ep
+		if rec.sess != nil {
+			rolls[j].decisions = rec.sess.Decisions()
+		}
+		return nil
+	})
+	if err != nil {
+		return Metrics{}, err
 	}
 	met, batch, err := t.advantages(s, idx, rolls)
 	if err != nil {
 		return Metrics{}, err
 	}
 	if len(batch) > 0 {
-		for u := range t.cfg.Updates {
-			lt, err := t.m.Step(batch)
-			if err != nil {
-				return Metrics{}, err
-			}
-			if u == 0 {
-				met.Loss, met.Surrogate, met.KL, met.Entropy = lt.Loss, lt.Surrogate, lt.KL, lt.Entropy
-			}
-			met.ClipFrac = lt.ClipFrac
+		first, last, err := t.m.steps(batch, t.cfg.Updates)
+		if err != nil {
+			return Metrics{}, err
 		}
+		met.Loss, met.Surrogate, met.KL, met.Entropy = first.Loss, first.Surrogate, first.KL, first.Entropy
+		met.ClipFrac = last.ClipFrac
 		t.m.policyInto(t.policy)
 	}
 	t.step++
