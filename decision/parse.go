@@ -30,7 +30,7 @@ import (
 // value is not recognised; callers then ask once for a repair and otherwise
 // treat the reply as Continue (a protocol violation), never as acceptance.
 func Parse(text string) (d Decision, ok bool) {
-	body := stripThink(text)
+	body := StripThink(text)
 	if v, found := jsonDecision(body); found {
 		return classify(v)
 	}
@@ -69,10 +69,10 @@ func Parse(text string) (d Decision, ok bool) {
 // "reply" (or "message", "response", "text") field. Surrounding whitespace
 // is trimmed.
 func StripDecision(text string) string {
-	body := stripThink(text)
+	body := StripThink(text)
 	if obj, _, _, ok := decisionObject(body); ok {
 		for _, k := range []string{"reply", "message", "response", "text", "content"} {
-			if s, ok := lookup(obj, k).(string); ok {
+			if s, ok := Field(obj, k).(string); ok {
 				return strings.TrimSpace(s)
 			}
 		}
@@ -120,8 +120,11 @@ func StripDecision(text string) string {
 	return s
 }
 
-// stripThink removes reasoning blocks (SPEC §7).
-func stripThink(text string) string {
+// StripThink removes reasoning blocks (SPEC §7): every
+// <think>...</think> block (tags in any ASCII case), everything after an
+// unterminated <think>, and everything before a lone </think> (chat
+// templates that open the block in the prompt).
+func StripThink(text string) string {
 	lo := lowerASCII(text)
 	if i := strings.Index(lo, "</think>"); i >= 0 && !strings.Contains(lo[:i], "<think>") {
 		text, lo = text[i+len("</think>"):], lo[i+len("</think>"):]
@@ -250,7 +253,7 @@ func jsonDecision(body string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	v, _ := lookup(obj, "decision").(string)
+	v, _ := Field(obj, "decision").(string)
 	return v, true
 }
 
@@ -258,19 +261,30 @@ func jsonDecision(body string) (string, bool) {
 // JSON object with a "decision" key (any case); it returns the object and
 // its byte span.
 func decisionObject(body string) (map[string]any, int, int, bool) {
-	end := len(body)
+	return LastObject(body, func(obj map[string]any) bool { return Field(obj, "decision") != nil })
+}
+
+// LastObject finds the last balanced {...} in text (braces inside JSON
+// strings skipped; code fences and prose around it allowed) that decodes
+// as a JSON object and, when want is non-nil, satisfies want. It tries
+// the 8 last candidates, each ending before the previous one starts, and
+// returns the object and its byte span text[start:end]; ok is false when
+// none fits. Used for structured-output replies here and for the JSON
+// verdicts of package llmagent's judges.
+func LastObject(text string, want func(map[string]any) bool) (obj map[string]any, start, end int, ok bool) {
+	end = len(text)
 	for tries := 0; tries < 8; tries++ {
-		j := strings.LastIndexByte(body[:end], '}')
+		j := strings.LastIndexByte(text[:end], '}')
 		if j < 0 {
 			return nil, 0, 0, false
 		}
-		i := matchOpen(body, j)
+		i := matchOpen(text, j)
 		if i < 0 {
 			return nil, 0, 0, false
 		}
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(body[i:j+1]), &obj); err == nil && lookup(obj, "decision") != nil {
-			return obj, i, j + 1, true
+		var o map[string]any
+		if err := json.Unmarshal([]byte(text[i:j+1]), &o); err == nil && (want == nil || want(o)) {
+			return o, i, j + 1, true
 		}
 		end = i
 	}
@@ -304,7 +318,10 @@ func matchOpen(s string, j int) int {
 	return -1
 }
 
-func lookup(obj map[string]any, key string) any {
+// Field returns obj[key], or else the value of a key equal to key under
+// Unicode case folding ("Decision" for "decision"); nil when there is
+// none.
+func Field(obj map[string]any, key string) any {
 	if v, ok := obj[key]; ok {
 		return v
 	}

@@ -11,9 +11,8 @@ package llmagent
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/llm"
 )
 
@@ -35,91 +34,13 @@ func renderProbe(ctx context.Context, e engine, msgs []llm.Message) (string, err
 
 var _ engine = (*llm.Client)(nil)
 
-// stripThink removes <think>...</think> blocks, everything after an
-// unterminated <think>, and everything before a lone </think> (templates
-// that open the block in the prompt), SPEC §7.
-func stripThink(s string) string {
-	lo := strings.ToLower(s)
-	if i := strings.Index(lo, "</think>"); i >= 0 && !strings.Contains(lo[:i], "<think>") {
-		s, lo = s[i+len("</think>"):], lo[i+len("</think>"):]
-	}
-	for {
-		i := strings.Index(lo, "<think>")
-		if i < 0 {
-			return s
-		}
-		j := strings.Index(lo[i:], "</think>")
-		if j < 0 {
-			return s[:i]
-		}
-		end := i + j + len("</think>")
-		s, lo = s[:i]+s[end:], lo[:i]+lo[end:]
-	}
-}
-
-// lastJSONObject decodes the last balanced {...} in text that is a JSON
-// object (code fences and surrounding prose allowed); ok is false if none.
+// lastJSONObject decodes the last balanced {...} in text, reasoning blocks
+// removed, that is a JSON object (code fences and surrounding prose
+// allowed; decision.LastObject); ok is false if none.
 func lastJSONObject(text string) (map[string]any, bool) {
-	text = stripThink(text)
-	end := len(text)
-	for tries := 0; tries < 8; tries++ {
-		j := strings.LastIndexByte(text[:end], '}')
-		if j < 0 {
-			return nil, false
-		}
-		i := matchOpen(text, j)
-		if i < 0 {
-			return nil, false
-		}
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(text[i:j+1]), &obj); err == nil {
-			return obj, true
-		}
-		end = i
-	}
-	return nil, false
+	obj, _, _, ok := decision.LastObject(decision.StripThink(text), nil)
+	return obj, ok
 }
-
-// matchOpen returns the index of the '{' balancing the '}' at j, skipping
-// braces inside JSON strings, or -1.
-func matchOpen(s string, j int) int {
-	depth := 0
-	inStr := false
-	for k := j; k >= 0; k-- {
-		c := s[k]
-		if c == '"' && !(k > 0 && s[k-1] == '\\') {
-			inStr = !inStr
-			continue
-		}
-		if inStr {
-			continue
-		}
-		switch c {
-		case '}':
-			depth++
-		case '{':
-			depth--
-			if depth == 0 {
-				return k
-			}
-		}
-	}
-	return -1
-}
-
-// field returns obj[key], matching the key case-insensitively.
-func field(obj map[string]any, key string) any {
-	if v, ok := obj[key]; ok {
-		return v
-	}
-	for k, v := range obj {
-		if strings.EqualFold(k, key) {
-			return v
-		}
-	}
-	return nil
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // requestSeed derives a per-request engine seed from a session seed and a

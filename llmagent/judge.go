@@ -148,7 +148,7 @@ func (j *Judge) terminal(ctx context.Context, transcript []episode.Message) (dec
 		d, ok := decision.Parse(t)
 		if !ok {
 			if obj, found := lastJSONObject(t); found {
-				if s, isStr := field(obj, "decision").(string); isStr {
+				if s, isStr := decision.Field(obj, "decision").(string); isStr {
 					d, ok = decision.Parse("DECISION: " + s)
 				}
 			}
@@ -191,7 +191,7 @@ func (j *Judge) strategy(ctx context.Context, pub scenario.Public, transcript []
 			continue
 		}
 		var x float64
-		switch v := field(obj, "score").(type) {
+		switch v := decision.Field(obj, "score").(type) {
 		case float64:
 			x = v
 		case string:
@@ -233,7 +233,7 @@ func (j *Judge) acts(ctx context.Context, utterance string) ([]string, episode.U
 	n := 0
 	for _, t := range texts {
 		obj, ok := lastJSONObject(t)
-		arr, isArr := field(obj, "acts").([]any)
+		arr, isArr := decision.Field(obj, "acts").([]any)
 		if !ok || !isArr {
 			j.miss()
 			continue

@@ -398,7 +398,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 			}
 			usage = usage.Add(resp.Usage)
 			d, ok = decision.Parse(resp.Content)
-			if bare := strings.TrimSpace(stripThink(resp.Content)); !ok && !s.structured && len(strings.Fields(bare)) <= 2 {
+			if bare := strings.TrimSpace(decision.StripThink(resp.Content)); !ok && !s.structured && len(strings.Fields(bare)) <= 2 {
 				// A bare value ("accept", "**reject**") answers the repair
 				// question too; a sentence does not.
 				d, ok = decision.Parse("DECISION: " + bare)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/scenario"
@@ -94,7 +95,7 @@ func (s *persuaderSession) Say(ctx context.Context, transcript []episode.Message
 // cleanUtterance strips reasoning, surrounding quotes and a leading
 // speaker label ("Persuader:", the persuader's name or role).
 func cleanUtterance(s string, pub scenario.Public) string {
-	s = strings.TrimSpace(stripThink(s))
+	s = strings.TrimSpace(decision.StripThink(s))
 	for _, label := range []string{"Persuader", pub.Persuader.Name, pub.Persuader.Role} {
 		if label == "" {
 			continue
