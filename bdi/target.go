@@ -98,13 +98,14 @@ func ProposalTarget(proposal string) State {
 	}
 }
 
-// VerbPhrase turns a scenario proposal ("Donate part of your task payment
-// to Save the Children: any amount ...") into a third-person verb phrase
-// ("donate part of their task payment to Save the Children"): the main
-// clause (up to ": ", "; ", " (" or ". "), end punctuation dropped, an
-// initial capital lowered, second-person possessives made third-person.
-// An empty proposal gives "go ahead with the proposal".
-func VerbPhrase(p string) string {
+// MainClause is the main clause of a scenario proposal ("Donate part of
+// your task payment to Save the Children: any amount ..." -> "donate
+// part of your task payment to Save the Children"): the text up to the
+// first ": ", "; ", " (" or ". ", end punctuation (.!?,;: and spaces)
+// dropped, an initial capital lowered when a lower-case letter follows;
+// "" for an empty proposal. VerbPhrase and package selfplay's user build
+// on it.
+func MainClause(p string) string {
 	p = strings.TrimSpace(p)
 	for _, sep := range []string{": ", "; ", " (", ". "} {
 		if i := strings.Index(p, sep); i > 0 {
@@ -112,11 +113,22 @@ func VerbPhrase(p string) string {
 		}
 	}
 	p = strings.TrimRight(p, ".!?,;: ")
-	if p == "" {
-		return "go ahead with the proposal"
-	}
 	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
 		p = string(p[0]+'a'-'A') + p[1:]
+	}
+	return p
+}
+
+// VerbPhrase turns a scenario proposal ("Donate part of your task payment
+// to Save the Children: any amount ...") into a third-person verb phrase
+// ("donate part of their task payment to Save the Children"): the main
+// clause (up to ": ", "; ", " (" or ". "), end punctuation dropped, an
+// initial capital lowered, second-person possessives made third-person.
+// An empty proposal gives "go ahead with the proposal".
+func VerbPhrase(p string) string {
+	p = MainClause(p)
+	if p == "" {
+		return "go ahead with the proposal"
 	}
 	ws := strings.Fields(p)
 	for i, w := range ws {

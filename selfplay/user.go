@@ -485,21 +485,12 @@ var (
 // firstPerson turns a proposal addressed to the persuadee ("Donate part
 // of your task payment to Save the Children: any amount ...") into the
 // persuadee's own verb phrase ("donate part of my task payment to Save
-// the Children"): the main clause, end punctuation dropped, an initial
-// capital lowered, second-person possessives made first-person.
+// the Children"): bdi.MainClause with second-person possessives made
+// first-person.
 func firstPerson(p string) string {
-	p = strings.TrimSpace(p)
-	for _, sep := range []string{": ", "; ", " (", ". "} {
-		if i := strings.Index(p, sep); i > 0 {
-			p = p[:i]
-		}
-	}
-	p = strings.TrimRight(p, ".!?,;: ")
+	p = bdi.MainClause(p)
 	if p == "" {
 		return "go ahead with it"
-	}
-	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
-		p = string(p[0]+'a'-'A') + p[1:]
 	}
 	ws := strings.Fields(p)
 	for i, w := range ws {
