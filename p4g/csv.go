@@ -110,3 +110,24 @@ func (t *table) role(i int) (int, error) {
 	}
 	return v, nil
 }
+
+// unit parses the keys of a dialogue-unit row: the dialogue id (B2,
+// non-empty), the turn index (Turn, an integer >= 0) and the role (B4, as
+// role). Errors name the row and column.
+func (t *table) unit(i int) (id string, turn, role int, err error) {
+	id = t.get(i, "B2")
+	if id == "" {
+		return "", 0, 0, t.errf(i, "B2", "empty dialogue id")
+	}
+	turn, ok, err := t.int(i, "Turn")
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if !ok || turn < 0 {
+		return "", 0, 0, t.errf(i, "Turn", "%q is not a turn index (want 0, 1, ...)", t.get(i, "Turn"))
+	}
+	if role, err = t.role(i); err != nil {
+		return "", 0, 0, err
+	}
+	return id, turn, role, nil
+}

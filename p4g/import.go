@@ -377,18 +377,7 @@ func readDialog(path string, rep *Report) (map[string]*dialog, error) {
 	rep.DialogRows = len(t.rows)
 	out := map[string]*dialog{}
 	for i := range t.rows {
-		id := t.get(i, "B2")
-		if id == "" {
-			return nil, t.errf(i, "B2", "empty dialogue id")
-		}
-		turn, ok, err := t.int(i, "Turn")
-		if err != nil {
-			return nil, err
-		}
-		if !ok || turn < 0 {
-			return nil, t.errf(i, "Turn", "%q is not a turn index (want 0, 1, ...)", t.get(i, "Turn"))
-		}
-		role, err := t.role(i)
+		id, turn, role, err := t.unit(i)
 		if err != nil {
 			return nil, err
 		}
@@ -451,18 +440,7 @@ func readAnnotatedDialog(path string) (map[string]*annotation, error) {
 	}
 	out := map[string]*annotation{}
 	for i := range t.rows {
-		id := t.get(i, "B2")
-		if id == "" {
-			return nil, t.errf(i, "B2", "empty dialogue id")
-		}
-		turn, ok, err := t.int(i, "Turn")
-		if err != nil {
-			return nil, err
-		}
-		if !ok || turn < 0 {
-			return nil, t.errf(i, "Turn", "%q is not a turn index (want 0, 1, ...)", t.get(i, "Turn"))
-		}
-		role, err := t.role(i)
+		id, turn, role, err := t.unit(i)
 		if err != nil {
 			return nil, err
 		}
