@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
@@ -224,6 +225,26 @@ func Hard() Config {
 	c.NoiseSD = 0.06
 	c.EB.BadMove, c.IT.BadMove, c.AR.BadMove, c.AA.BadMove = 0.12, 0.225, 0.075, 0.045
 	return c
+}
+
+// Names lists the persuadee names of the simulator's settings, as runs and
+// command lines spell them: "sim" (DefaultConfig), "sim-soft" (Soft) and
+// "sim-hard" (Hard).
+var Names = []string{"sim", "sim-soft", "sim-hard"}
+
+// ByName returns the configuration of the persuadee named name (one of
+// Names); its Name field is name. It returns an error listing Names for
+// any other name.
+func ByName(name string) (Config, error) {
+	switch name {
+	case "sim":
+		return DefaultConfig(), nil
+	case "sim-soft":
+		return Soft(), nil
+	case "sim-hard":
+		return Hard(), nil
+	}
+	return Config{}, fmt.Errorf("unknown simulated persuadee %q (known: %s)", name, strings.Join(Names, ", "))
 }
 
 // Variants lists the named configurations accepted by Variant.

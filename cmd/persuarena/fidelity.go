@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
@@ -102,12 +101,9 @@ func fidelityPersuadee(name, config string) (episode.Persuadee, error) {
 		}
 		return roles.persuadee(name)
 	}
-	if name != "sim" && !strings.HasPrefix(name, "sim-") {
-		return nil, fmt.Errorf("--persuadee %q: known persuadees are sim, sim-soft, sim-hard, llm:NAME", name)
-	}
-	cfg, err := sim.Variant(strings.TrimPrefix(strings.TrimPrefix(name, "sim"), "-"))
+	cfg, err := sim.ByName(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--persuadee: %w, or llm:NAME", err)
 	}
 	return sim.New(cfg), nil
 }

@@ -354,18 +354,10 @@ func maspUsers(names []string, rule masp.SuccessRule, roles *llmRoles) ([]masp.U
 			out = append(out, masp.User{Name: n, Persuadee: p, Success: masp.SimSuccessJudge{Rule: rule}})
 			continue
 		}
-		v := strings.TrimPrefix(n, "sim-")
-		if n == "sim" {
-			v = "default"
-		}
-		if !strings.HasPrefix(n, "sim") {
-			return nil, fmt.Errorf("unknown user %q (known: sim, sim-soft, sim-hard, llm:NAME with --config)", n)
-		}
-		c, err := sim.Variant(v)
+		c, err := sim.ByName(n)
 		if err != nil {
-			return nil, fmt.Errorf("user %q: %w", n, err)
+			return nil, fmt.Errorf("user: %w, or llm:NAME with --config", err)
 		}
-		c.Name = n
 		out = append(out, masp.User{Name: n, Persuadee: sim.New(c), Success: masp.SimSuccessJudge{Rule: rule}, Rationality: masp.SimRationalityJudge{}})
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/persuarena/persuarena/episode"
@@ -63,16 +64,13 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 		}
 		seen[n] = true
 		switch {
-		case n == "sim":
-			out = append(out, sim.New(sim.DefaultConfig()))
-		case n == "sim-soft" || n == "sim-hard":
-			// The soft and hard simulator settings (docs/simulator.md;
-			// MASP's soft and hard users, docs/masp.md).
-			c, err := sim.Variant(strings.TrimPrefix(n, "sim-"))
+		case slices.Contains(sim.Names, n):
+			// The simulator and its soft and hard settings
+			// (docs/simulator.md; MASP's soft and hard users, docs/masp.md).
+			c, err := sim.ByName(n)
 			if err != nil {
 				return nil, err
 			}
-			c.Name = n
 			out = append(out, sim.New(c))
 		case isLLMRef(n):
 			p, err := roles.persuadee(n)

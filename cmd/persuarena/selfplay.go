@@ -287,18 +287,10 @@ Nothing is stored in the run database.`,
 			if out == "" {
 				return errors.New("selfplay warmstart needs --out")
 			}
-			v, ok := strings.CutPrefix(persuadee, "sim-")
-			if persuadee == "sim" {
-				v, ok = "default", true
-			}
-			if !ok {
-				return fmt.Errorf("--persuadee %q: want sim, sim-soft or sim-hard", persuadee)
-			}
-			sc, err := sim.Variant(v)
+			sc, err := sim.ByName(persuadee)
 			if err != nil {
-				return err
+				return fmt.Errorf("--persuadee: %w", err)
 			}
-			sc.Name = persuadee
 			sets, err := loadSets(scenarios, split)
 			if err != nil {
 				return err

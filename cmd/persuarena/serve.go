@@ -182,13 +182,9 @@ be analysed like an eval run.`,
 // servePersuadee resolves --persuadee: the simulator "sim" and its
 // variants "sim-soft" and "sim-hard" (sim.Variant).
 func servePersuadee(name string) (episode.Persuadee, error) {
-	v, ok := strings.CutPrefix(name, "sim-")
-	if name != "sim" && !ok {
-		return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard)", name)
-	}
-	c, err := sim.Variant(v)
+	c, err := sim.ByName(name)
 	if err != nil {
-		return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard)", name)
+		return nil, err
 	}
 	return sim.New(c), nil
 }
