@@ -115,7 +115,10 @@ type session struct {
 
 	ev      events
 	touched []bool // reused Mentions buffer
-	last    string
+	// concerns are the hidden concerns' keywords, compiled once per
+	// session since every turn is checked against them.
+	concerns *tagger.ConcernSet
+	last     string
 	// opener is the opening template of the reply being composed;
 	// lastOpener that of the previous reply.
 	opener, lastOpener *tmpl
@@ -176,6 +179,7 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	s.q = p.cfg.Q0
 	s.state = make([]concernState, len(sc.Hidden.Concerns))
 	s.touched = make([]bool, 0, len(sc.Hidden.Concerns))
+	s.concerns = tagger.Compile(sc.Hidden.Concerns)
 	s.ev.voiced = make([]voicing, 0, p.cfg.MaxVoice+1)
 	s.ev.condition = -1
 	s.buf = make([]byte, 0, 512)
@@ -217,8 +221,9 @@ func (s *session) applyTraits(t map[string]float64) {
 }
 
 // Reply reads the persuader's latest utterance (the last message of
-// transcript) through the tagger only (tagger.Mentions, and the message's
-// tagger.Tags, which episode.Run has already computed), updates the
+// transcript) through the tagger only (tagger.Mentions, through a
+// ConcernSet compiled at Start, and the message's tagger.Tags, which
+// episode.Run has already computed), updates the
 // latent state and returns the reply text and decision. It returns an error
 // when transcript is empty, its last message is not the persuader's, or the
 // episode has already ended with a terminal decision.
@@ -230,7 +235,7 @@ func (s *session) Reply(_ context.Context, transcript []episode.Message) (episod
 		return episode.Reply{}, errors.New("sim: episode already ended with a terminal decision")
 	}
 	last := transcript[len(transcript)-1]
-	s.touched = tagger.AppendMentions(s.touched[:0], last.Text, s.sc.Hidden.Concerns)
+	s.touched = s.concerns.AppendMentions(s.touched[:0], last.Text)
 	d := s.observe(last.TagsOf(), s.touched)
 	return episode.Reply{Text: s.render(), Decision: d}, nil
 }

@@ -38,3 +38,14 @@ func BenchmarkMentionsAlloc(b *testing.B) {
 		Mentions(benchText, benchConcerns)
 	}
 }
+
+// BenchmarkMentionsCompiled is BenchmarkMentions with the concerns
+// compiled once (ConcernSet), as the simulator uses it.
+func BenchmarkMentionsCompiled(b *testing.B) {
+	b.ReportAllocs()
+	cs := Compile(benchConcerns)
+	dst := make([]bool, 0, len(benchConcerns))
+	for b.Loop() {
+		dst = cs.AppendMentions(dst[:0], benchText)
+	}
+}

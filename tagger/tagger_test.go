@@ -160,10 +160,35 @@ func TestMentions(t *testing.T) {
 		{"The side. Effects later.", []bool{false, false, false, false, false, false}},             // phrase within one sentence
 		{"", []bool{false, false, false, false, false, false}},
 	}
+	set := Compile(cs)
+	if set.Len() != len(cs) {
+		t.Errorf("Compile: Len %d, want %d", set.Len(), len(cs))
+	}
 	for _, c := range cases {
 		if got := Mentions(c.text, cs); !slices.Equal(got, c.want) {
 			t.Errorf("Mentions(%q) = %v, want %v", c.text, got, c.want)
 		}
+		if got := set.AppendMentions(nil, c.text); !slices.Equal(got, c.want) {
+			t.Errorf("ConcernSet.AppendMentions(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+	// The hand-labelled Tag utterances, against every keyword of cs and
+	// the upper-case and punctuated variants, one keyword per concern.
+	var one []scenario.Concern
+	for _, c := range cs {
+		for _, kw := range c.Keywords {
+			one = append(one, scenario.Concern{Keywords: []string{kw}}, scenario.Concern{Keywords: []string{strings.ToUpper(kw) + "!"}})
+		}
+	}
+	one = append(one, scenario.Concern{Keywords: []string{"you", "your"}}, scenario.Concern{Keywords: []string{"would you", "2.5", "$"}})
+	oneSet := Compile(one)
+	for _, c := range labelled {
+		if got, want := oneSet.AppendMentions(nil, c.text), Mentions(c.text, one); !slices.Equal(got, want) {
+			t.Errorf("ConcernSet.AppendMentions(%q) = %v, Mentions %v", c.text, got, want)
+		}
+	}
+	if got := Compile(nil).AppendMentions([]bool{true}, "the price"); !slices.Equal(got, []bool{true}) {
+		t.Errorf("empty set: got %v", got)
 	}
 	if got := Mentions("anything", nil); len(got) != 0 {
 		t.Errorf("no concerns: got %v", got)

@@ -1,0 +1,146 @@
+package tagger
+
+import (
+	"slices"
+
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// ConcernSet is a list of concerns whose keywords are split into words
+// once, for callers that test many utterances against the same concerns
+// (the simulator checks every persuader turn against the scenario's hidden
+// concerns). Its AppendMentions gives exactly Mentions' result; it only
+// avoids re-splitting the keywords and scans the utterance's words once
+// for all keywords instead of once per keyword. A ConcernSet is read-only
+// after Compile and safe for concurrent use.
+type ConcernSet struct {
+	n     int      // number of concerns
+	words []string // all keyword words, ASCII lower-case, keyword by keyword
+	kws   []ckw    // keywords with at least one word, sorted by first byte
+	// off[b]..off[b+1] are the keywords whose first word starts with byte b.
+	off  [257]int32
+	live int // concerns with at least one matchable keyword
+}
+
+// ckw is one compiled keyword: its concern index and its words
+// words[w0:w1].
+type ckw struct {
+	concern int32
+	w0, w1  int32
+}
+
+// Compile splits the keywords of concerns into words by the tokenizer's
+// rules (the same split Mentions uses). The set keeps no reference to
+// concerns. It never fails: a keyword with no word characters is dropped,
+// since it never matches.
+func Compile(concerns []scenario.Concern) *ConcernSet {
+	cs := &ConcernSet{n: len(concerns)}
+	nkw := 0
+	for _, c := range concerns {
+		nkw += len(c.Keywords)
+	}
+	cs.kws = make([]ckw, 0, nkw)
+	hasKw := make([]bool, len(concerns))
+	for ci, c := range concerns {
+		for _, kw := range c.Keywords {
+			w0 := int32(len(cs.words))
+			for pos := 0; ; {
+				s, e, ok := kwNext(kw, pos)
+				if !ok {
+					break
+				}
+				cs.words = append(cs.words, lowerASCII(kw[s:e]))
+				pos = e
+			}
+			if w1 := int32(len(cs.words)); w1 > w0 {
+				cs.kws = append(cs.kws, ckw{concern: int32(ci), w0: w0, w1: w1})
+				hasKw[ci] = true
+			}
+		}
+	}
+	for _, h := range hasKw {
+		if h {
+			cs.live++
+		}
+	}
+	// Stable sort keeps keyword order within a first byte; order does not
+	// change the result (a concern is hit when any keyword matches) but
+	// keeps the set deterministic.
+	slices.SortStableFunc(cs.kws, func(a, b ckw) int {
+		return int(cs.words[a.w0][0]) - int(cs.words[b.w0][0])
+	})
+	k := 0
+	for b := 0; b < 256; b++ {
+		cs.off[b] = int32(k)
+		for k < len(cs.kws) && int(cs.words[cs.kws[k].w0][0]) == b {
+			k++
+		}
+	}
+	cs.off[256] = int32(k)
+	return cs
+}
+
+// lowerASCII folds ASCII upper-case letters only (as the tokenizer does),
+// leaving other bytes alone.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				b[j] = lower(b[j])
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// Len returns the number of concerns the set was compiled from.
+func (cs *ConcernSet) Len() int { return cs.n }
+
+// AppendMentions appends, for each concern in order, whether text touches
+// it, and returns dst: exactly what the package-level AppendMentions gives
+// for the concerns cs was compiled from (see Mentions for the matching
+// rule). It allocates nothing when dst has room for Len more entries.
+func (cs *ConcernSet) AppendMentions(dst []bool, text string) []bool {
+	base := len(dst)
+	for range cs.n {
+		dst = append(dst, false)
+	}
+	if cs.live == 0 {
+		return dst
+	}
+	hit := dst[base:]
+	left := cs.live
+	sc := getScratch(false)
+	sc.tokenize(text)
+	for i := 0; i < len(sc.toks) && left > 0; i++ {
+		t := sc.toks[i]
+		c := sc.buf[t.s]
+		for _, k := range cs.kws[cs.off[c]:cs.off[int(c)+1]] {
+			if hit[k.concern] || !sc.matchWords(i, cs.words[k.w0:k.w1]) {
+				continue
+			}
+			hit[k.concern] = true
+			left--
+		}
+	}
+	putScratch(sc)
+	return dst
+}
+
+// matchWords reports whether the keyword words kw (lower-case) match the
+// tokens from i on, all in token i's sentence, under wordMatch.
+func (sc *scratch) matchWords(i int, kw []string) bool {
+	if !wordMatch(sc.word(sc.toks[i]), kw[0]) {
+		return false
+	}
+	sent := sc.clauses[sc.toks[i].clause].sent
+	for k, w := range kw[1:] {
+		j := i + 1 + k
+		if j >= len(sc.toks) || sc.clauses[sc.toks[j].clause].sent != sent || !wordMatch(sc.word(sc.toks[j]), w) {
+			return false
+		}
+	}
+	return true
+}
