@@ -60,12 +60,12 @@ func intended(parts []part) (tagger.ActSet, bool) {
 func (b *base) compose(parts []part, x string) episode.Utterance {
 	want, press := intended(parts)
 	full := slots{name: b.f.name, proposal: b.f.proposal, proposal3: b.f.proposal3, x: x}
-	first := b.render(parts, full, 0)
-	if check(first, want, press) {
+	first, tg := b.render(parts, full, 0)
+	if ok(tg, want, press) {
 		return utterance(first, want)
 	}
 	safe := slots{proposal: safeProposal, proposal3: safeProposal, x: x}
-	if t := b.render(parts, safe, 0); check(t, want, press) {
+	if t, tg := b.render(parts, safe, 0); ok(tg, want, press) {
 		return utterance(t, want)
 	}
 	generic := make([]part, len(parts))
@@ -73,29 +73,50 @@ func (b *base) compose(parts []part, x string) episode.Utterance {
 		generic[i] = part{bank: echoFallback[p.bank], k: p.k}
 	}
 	for shift := 0; shift < 12; shift++ {
-		if t := b.render(generic, safe, shift); check(t, want, press) {
+		if t, tg := b.render(generic, safe, shift); ok(tg, want, press) {
 			return utterance(t, want)
 		}
 	}
 	return utterance(first, want)
 }
 
-// render writes parts with slot values v; shift moves every deck position.
-func (b *base) render(parts []part, v slots, shift int) string {
+// render writes parts with slot values v (shift moves every deck
+// position) and returns the text with its tagger.Tag reading.
+//
+// The reading is assembled part by part: a template's reading is taken
+// from the table computed at init when its rendering does not depend on
+// v (no slots, or only {n} with no name), else the part's text is tagged.
+// This equals tagger.Tag of the whole text because every part is whole
+// sentences ending in '.' or '?' (checked at init) and the tagger's cues,
+// negation window and question rules all stay inside one clause or one
+// sentence, so Tag of sentences joined by spaces is the union of their
+// acts and the sum of their pressure markers (TestRenderTagsAsWhole
+// checks it on every template and many combinations and fills).
+func (b *base) render(parts []part, v slots, shift int) (string, tagger.Tags) {
 	n := 0
 	for _, p := range parts {
 		n += banks[p.bank][0].bytes + 2*len(v.proposal) + 2*len(v.x) + len(v.name) + 4
 	}
 	var sb strings.Builder
 	sb.Grow(n)
+	var tg tagger.Tags
 	for i, p := range parts {
 		if i > 0 {
 			sb.WriteByte(' ')
 		}
 		tp := &banks[p.bank][b.decks[p.bank].at(p.k+shift)]
+		start := sb.Len()
 		tp.render(&sb, v)
+		var pt tagger.Tags
+		if c, ok := tp.cached(v); ok {
+			pt = c
+		} else {
+			pt = tagger.Tag(sb.String()[start:])
+		}
+		tg.Acts |= pt.Acts
+		tg.Pressure += pt.Pressure
 	}
-	return sb.String()
+	return sb.String(), tg
 }
 
 // turnSource is a per-turn random stream (see turnRand) without the

@@ -222,10 +222,9 @@ func lastReply(transcript []episode.Message) string {
 	return ""
 }
 
-// check reports whether text tags as exactly want, with pressure markers
+// ok reports whether reading t is exactly want, with pressure markers
 // present exactly when pressure is set.
-func check(text string, want tagger.ActSet, pressure bool) bool {
-	t := tagger.Tag(text)
+func ok(t tagger.Tags, want tagger.ActSet, pressure bool) bool {
 	return t.Acts == want && (t.Pressure > 0) == pressure
 }
 

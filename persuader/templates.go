@@ -187,6 +187,12 @@ type tmpl struct {
 	hasX  bool
 	hasP  bool
 	bytes int // literal bytes, for sizing the output
+	// fixed: the rendering does not depend on the slot values (no slots),
+	// or does so only through {n} and is fixed when the name is empty
+	// (onlyN); tags is tagger.Tag of that rendering, computed once at init
+	// so compose need not tag it again.
+	fixed, onlyN bool
+	tags         tagger.Tags
 }
 
 var banks [numBanks][]tmpl
@@ -194,9 +200,39 @@ var banks [numBanks][]tmpl
 func init() {
 	for b, list := range bankText {
 		for _, t := range list {
-			banks[b] = append(banks[b], parseTmpl(t))
+			tp := parseTmpl(t)
+			// render's part-by-part reading needs every template to end
+			// a sentence.
+			if last := tp.segs[len(tp.segs)-1]; last.slot != 0 || !strings.ContainsAny(last.lit[len(last.lit)-1:], ".?") {
+				panic("persuader: template must end with '.' or '?': " + t)
+			}
+			tp.fixed, tp.onlyN = true, true
+			for _, s := range tp.segs {
+				if s.slot != 0 {
+					tp.fixed = false
+				}
+				if s.slot != 0 && s.slot != 'n' {
+					tp.onlyN = false
+				}
+			}
+			if tp.onlyN {
+				var sb strings.Builder
+				tp.render(&sb, slots{})
+				tp.tags = tagger.Tag(sb.String())
+			}
+			banks[b] = append(banks[b], tp)
 		}
 	}
+}
+
+// cached returns the template's reading under slot values v when it was
+// computed at init (see tmpl.fixed); ok is false when the part must be
+// tagged.
+func (tp *tmpl) cached(v slots) (tagger.Tags, bool) {
+	if tp.fixed || tp.onlyN && v.name == "" {
+		return tp.tags, true
+	}
+	return tagger.Tags{}, false
 }
 
 func parseTmpl(t string) tmpl {
