@@ -17,8 +17,13 @@ type base struct {
 	decks [numBanks]deck
 }
 
-func newBase(pub scenario.Public, seed uint64) base {
-	b := base{f: newFill(pub), seed: seed}
+// newBase builds the shared session state; echo says whether the session
+// echoes the persuadee (and so needs the fill's stop words).
+func newBase(pub scenario.Public, seed uint64, echo bool) base {
+	b := base{f: newSlotFill(pub), seed: seed}
+	if echo {
+		b.f.stop = stopWords(pub)
+	}
 	r := rand.New(rand.NewPCG(seed, 0xdec4))
 	for i := range b.decks {
 		b.decks[i] = newDeck(r, len(banks[i]))

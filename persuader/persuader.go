@@ -66,6 +66,7 @@ type fill struct {
 	proposal3 string
 	// stop holds lower-case words the script never echoes back as voiced
 	// concerns: the proposal's and the names' words.
+	// nil in sessions that never echo (newBase with echo false).
 	stop map[string]bool
 }
 
@@ -74,7 +75,15 @@ type fill struct {
 const safeProposal = "take this step"
 
 func newFill(pub scenario.Public) fill {
-	f := fill{proposal: verbPhrase(pub.Proposal), stop: map[string]bool{}}
+	f := newSlotFill(pub)
+	f.stop = stopWords(pub)
+	return f
+}
+
+// newSlotFill is newFill without the stop words, for the persuaders that
+// never echo the persuadee (only script and Realise read fill.stop).
+func newSlotFill(pub scenario.Public) fill {
+	f := fill{proposal: verbPhrase(pub.Proposal)}
 	if n := strings.Fields(cleanSlot(pub.Persuadee.Name)); len(n) > 0 {
 		f.name = n[0]
 	}
@@ -82,12 +91,19 @@ func newFill(pub scenario.Public) fill {
 		f.proposal = safeProposal
 	}
 	f.proposal3 = thirdPerson(f.proposal)
+	return f
+}
+
+// stopWords returns fill.stop for pub: the lower-case words of the
+// proposal and both names.
+func stopWords(pub scenario.Public) map[string]bool {
+	stop := map[string]bool{}
 	for _, s := range []string{pub.Proposal, pub.Persuadee.Name, pub.Persuader.Name} {
 		for _, w := range words(s) {
-			f.stop[w] = true
+			stop[w] = true
 		}
 	}
-	return f
+	return stop
 }
 
 // verbPhrase turns an imperative proposal ("Donate part of your task

@@ -37,7 +37,7 @@ func Realise(pub scenario.Public, acts tagger.ActSet, transcript []episode.Messa
 	if acts == 0 || acts >= 1<<tagger.NumActs {
 		return episode.Utterance{}, fmt.Errorf("persuader: realise: act set %#x is not a non-empty subset of the %d acts", uint8(acts), tagger.NumActs)
 	}
-	b := newBase(pub, seed)
+	b := newBase(pub, seed, true)
 	t := turnIndex(transcript)
 	x := joinPhrases(echoPhrases(b.f, transcript, 2))
 	parts := make([]part, 0, tagger.NumActs)

@@ -38,7 +38,7 @@ func TestRenderTagsAsWhole(t *testing.T) {
 	}
 	checked := 0
 	for i, pub := range pubs {
-		b := newBase(pub, uint64(i))
+		b := newBase(pub, uint64(i), true)
 		for _, x := range xs[:2] {
 			for _, v := range []slots{
 				{name: b.f.name, proposal: b.f.proposal, proposal3: b.f.proposal3, x: x},

@@ -38,7 +38,7 @@ func (script) Name() string { return "script" }
 
 // Start begins a script session; it sees only pub.
 func (script) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
-	return &scriptSession{base: newBase(pub, seed)}, nil
+	return &scriptSession{base: newBase(pub, seed, true)}, nil
 }
 
 // move is the script's choice for one turn.

@@ -20,7 +20,7 @@ func (pushy) Name() string { return "pushy" }
 
 // Start begins a pushy session; it sees only pub.
 func (pushy) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
-	return &pushySession{base: newBase(pub, seed)}, nil
+	return &pushySession{base: newBase(pub, seed, false)}, nil
 }
 
 type pushySession struct{ base }
@@ -67,7 +67,7 @@ func (informer) Name() string { return "informer" }
 
 // Start begins an informer session; it sees only pub.
 func (informer) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
-	return &informerSession{base: newBase(pub, seed)}, nil
+	return &informerSession{base: newBase(pub, seed, false)}, nil
 }
 
 type informerSession struct{ base }
@@ -107,7 +107,7 @@ func (random) Name() string { return "random" }
 
 // Start begins a random session; it sees only pub.
 func (random) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
-	return &randomSession{base: newBase(pub, seed)}, nil
+	return &randomSession{base: newBase(pub, seed, false)}, nil
 }
 
 type randomSession struct{ base }
