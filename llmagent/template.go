@@ -92,6 +92,14 @@ func learnSkeleton(ctx context.Context, e engine) (*skeleton, error) {
 // ending with user) with the generation prompt.
 func (sk *skeleton) render(msgs []llm.Message) string {
 	var b strings.Builder
+	sk.writeTurns(&b, msgs)
+	b.WriteString(sk.tail)
+	return b.String()
+}
+
+// writeTurns writes the template head and msgs (system first, then
+// alternating user/assistant) with the learnt separators.
+func (sk *skeleton) writeTurns(b *strings.Builder, msgs []llm.Message) {
 	b.WriteString(sk.head)
 	for i, m := range msgs {
 		if i > 0 {
@@ -106,28 +114,13 @@ func (sk *skeleton) render(msgs []llm.Message) string {
 		}
 		b.WriteString(m.Content)
 	}
-	b.WriteString(sk.tail)
-	return b.String()
 }
 
 // fork returns the text before and after the probe question of a fork of
 // msgs (msgs + one user turn).
 func (sk *skeleton) fork(msgs []llm.Message) (prefix, suffix string) {
 	var b strings.Builder
-	b.WriteString(sk.head)
-	for i, m := range msgs {
-		if i > 0 {
-			switch {
-			case i == 1:
-				b.WriteString(sk.sysUser)
-			case m.Role == "assistant":
-				b.WriteString(sk.userAsst)
-			default:
-				b.WriteString(sk.asstUser)
-			}
-		}
-		b.WriteString(m.Content)
-	}
+	sk.writeTurns(&b, msgs)
 	if len(msgs) == 1 {
 		b.WriteString(sk.sysUser)
 	} else {
