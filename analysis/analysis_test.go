@@ -9,6 +9,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
 )
 
@@ -342,9 +343,12 @@ func TestTraceSelection(t *testing.T) {
 //	        u  pending/pending, dense .2 vs .2      -> dead, not separated
 //	        w  one rollout; v one scored + one failed -> singletons (2)
 //
-// step 0: 2 groups, 1 dead (50%), 1 separated (100%); step 1: 2 groups, 2
-// dead, 1 separated (50%); overall 4 groups, 3 dead (75%), 2 separated
-// (66.7%).
+// step 0: 2 groups, 1 dead (50%), 1 separated (100%). step 1: 2 groups, 2
+// dead, none separated under the default (scaled) dense mode: z's two
+// rollouts both gained 0.3 of belief, so their turn-1 advantages are equal;
+// only the length-biased pooled mode tells them apart (by length: the
+// 1-turn rollout on top, correlation -1 with length). Overall 4 groups, 3
+// dead (75%), 1 separated (33.3%).
 func TestDeadGroups(t *testing.T) {
 	h := same(0.5)
 	e := func(sc string, r int, term decision.Terminal, step uint64, ps ...float64) *episode.Episode {
@@ -375,7 +379,7 @@ func TestDeadGroups(t *testing.T) {
 	}
 	want := []DeadGroupPoint{
 		{Step: 0, Groups: 2, Dead: 1, Separated: 1, DeadShare: 0.5, SeparatedShare: 1},
-		{Step: 1, Groups: 2, Dead: 2, Separated: 1, DeadShare: 1, SeparatedShare: 0.5},
+		{Step: 1, Groups: 2, Dead: 2, Separated: 0, DeadShare: 1, SeparatedShare: 0},
 	}
 	if len(st.Points) != 2 {
 		t.Fatalf("points %+v", st.Points)
@@ -388,8 +392,16 @@ func TestDeadGroups(t *testing.T) {
 		}
 	}
 	o := st.Overall[0]
-	if o.Groups != 4 || o.Dead != 3 || o.Separated != 2 || o.DeadShare != 0.75 || !near(o.SeparatedShare, 2.0/3, 1e-12) {
+	if o.Groups != 4 || o.Dead != 3 || o.Separated != 1 || o.DeadShare != 0.75 || !near(o.SeparatedShare, 1.0/3, 1e-12) ||
+		o.Mixed != 1 || o.ShortestTop != 0 || !math.IsNaN(o.LengthCorr) {
 		t.Errorf("overall %+v", o)
+	}
+	// The pooled (DeepSeekMath) mode separates z by length alone.
+	pooled := grpo.DefaultConfig()
+	pooled.DenseMode = grpo.DensePooled
+	pst := DeadGroups(eps, GroupOptions{Step: func(ep *episode.Episode) int { return int(ep.Seed) }, Config: &pooled})
+	if p := pst.Points[1]; p.Separated != 1 || p.Mixed != 1 || p.ShortestTop != 1 || p.ShortestTopShare != 1 || !near(p.LengthCorr, -1, 1e-12) {
+		t.Errorf("pooled step 1: %+v", p)
 	}
 	// An eval run (nil step) puts everything at step 0.
 	if st := DeadGroups(eps, GroupOptions{}); len(st.Points) != 1 || st.Points[0].Groups != 4 {
@@ -404,7 +416,7 @@ func TestDeadGroups(t *testing.T) {
 	eps[0].RStrategy, eps[1].RStrategy = nil, nil
 	var b bytes.Buffer
 	st.Table().WriteText(&b)
-	if !strings.Contains(b.String(), "alpha      all        4     3   75.0          2             66.7\n") {
+	if !strings.Contains(b.String(), "alpha      all        4     3   75.0          1             33.3  -                                            0.0\n") {
 		t.Errorf("Figure 7 text:\n%s", b.String())
 	}
 }

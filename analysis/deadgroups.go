@@ -21,6 +21,10 @@ type GroupOptions struct {
 	// R_goal + w·R_strategy where the episode has a judge rating, else
 	// R_goal (SPEC §1). A trainer with another weight passes its own.
 	Outcome func(*episode.Episode) float64
+	// Config is the GRPO configuration whose dense mode, λ and separation
+	// threshold decide Separated and the length figures; nil means
+	// grpo.DefaultConfig() (scaled, λ 0.5, threshold 0.1).
+	Config *grpo.Config
 }
 
 // DeadGroupPoint counts the GRPO groups of one arm at one training step.
@@ -31,12 +35,20 @@ type DeadGroupPoint struct {
 	Step int
 	// Groups counts groups of >= 2 scored rollouts; Dead those whose
 	// rollouts all have exactly the same outcome; Separated the dead ones
-	// whose process-supervised dense advantages differ at some turn
-	// (grpo.GroupStats.Separated, the trainer's definition).
+	// whose λ-weighted turn-1 dense advantages differ by more than the
+	// threshold (grpo.GroupStats.Separated, the trainer's definition).
 	Groups, Dead, Separated int
-	// DeadShare is Dead/Groups and SeparatedShare Separated/Dead, in [0, 1];
-	// NaN when the denominator is 0.
-	DeadShare, SeparatedShare float64
+	// Mixed counts dead groups whose rollouts differ in length and
+	// ShortestTop those of them whose shortest rollout gets the top turn-1
+	// dense advantage (grpo.GroupStats.ShortestTop).
+	Mixed, ShortestTop int
+	// DeadShare is Dead/Groups, SeparatedShare Separated/Dead and
+	// ShortestTopShare ShortestTop/Mixed, in [0, 1]; LengthCorr the mean
+	// over dead groups of grpo.GroupStats.LengthCorr (corr of turn-1 dense
+	// advantage and length, in [-1, 1]). NaN when undefined.
+	DeadShare, SeparatedShare, ShortestTopShare, LengthCorr float64
+	corrSum                                                 float64
+	corrN                                                   int
 }
 
 // DeadGroupStats is seed 000 Figure 7's data: per arm and step (panel a)
@@ -67,6 +79,10 @@ func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 	outcome := o.Outcome
 	if outcome == nil {
 		outcome = func(ep *episode.Episode) float64 { return ep.OutcomeReward(reward.DefaultStrategyWeight) }
+	}
+	cfg := grpo.DefaultConfig()
+	if o.Config != nil {
+		cfg = *o.Config
 	}
 	type key struct {
 		arm      Arm
@@ -106,17 +122,31 @@ func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 				p.Groups++
 				// Dead and separated are grpo's definitions (one function
 				// each, shared with the trainer and the export).
-				gs := groupStats(g, outcome)
+				gs := groupStats(g, outcome, cfg)
 				if gs.Dead {
 					p.Dead++
 					if gs.Separated {
 						p.Separated++
+					}
+					if gs.Mixed {
+						p.Mixed++
+						if gs.ShortestTop {
+							p.ShortestTop++
+						}
+					}
+					if !math.IsNaN(gs.LengthCorr) {
+						p.corrSum += gs.LengthCorr
+						p.corrN++
 					}
 				}
 			}
 			all.Groups += p.Groups
 			all.Dead += p.Dead
 			all.Separated += p.Separated
+			all.Mixed += p.Mixed
+			all.ShortestTop += p.ShortestTop
+			all.corrSum += p.corrSum
+			all.corrN += p.corrN
 			st.Points = append(st.Points, p.withShares())
 		}
 		st.Overall = append(st.Overall, all.withShares())
@@ -127,12 +157,13 @@ func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 func (p DeadGroupPoint) withShares() DeadGroupPoint {
 	p.DeadShare = mean(float64(p.Dead), p.Groups)
 	p.SeparatedShare = mean(float64(p.Separated), p.Dead)
+	p.ShortestTopShare = mean(float64(p.ShortestTop), p.Mixed)
+	p.LengthCorr = mean(p.corrSum, p.corrN)
 	return p
 }
 
-// groupStats runs grpo.AnalyzeParts on one group (default config: only
-// Dead and Separated are used, and neither depends on λ or ε).
-func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64) grpo.GroupStats {
+// groupStats runs grpo.AnalyzeParts on one group with cfg.
+func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64, cfg grpo.Config) grpo.GroupStats {
 	rOut := make([]float64, len(g))
 	dense := make([][]float64, len(g))
 	for i, ep := range g {
@@ -146,9 +177,9 @@ func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64) gr
 		}
 		dense[i] = row
 	}
-	parts, err := grpo.AnalyzeParts(rOut, dense, grpo.DefaultConfig())
-	if err != nil { // only for infinite rewards, which stored episodes never hold
-		return grpo.GroupStats{}
+	parts, err := grpo.AnalyzeParts(rOut, dense, cfg)
+	if err != nil { // only for infinite rewards or a bad cfg (checked by callers)
+		return grpo.GroupStats{LengthCorr: math.NaN()}
 	}
 	return parts.Stats
 }
@@ -157,11 +188,11 @@ func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64) gr
 // (and an "all" row per arm when there are several such steps).
 func (st DeadGroupStats) Table() Table {
 	t := Table{Title: "Dead GRPO groups and the share the dense term separates (seed 000 Figure 7)",
-		Header: []string{"persuader", "step", "groups", "dead", "dead%", "separated", "separated|dead%"},
+		Header: []string{"persuader", "step", "groups", "dead", "dead%", "separated", "separated|dead%", "corr(A_dense,len)|dead", "shortest-top|mixed dead%"},
 		Notes:  failedNote(st.Failed)}
 	row := func(p DeadGroupPoint, step string) {
 		t.Rows = append(t.Rows, []string{p.Label, step, strconv.Itoa(p.Groups), strconv.Itoa(p.Dead), pct(p.DeadShare),
-			strconv.Itoa(p.Separated), pct(p.SeparatedShare)})
+			strconv.Itoa(p.Separated), pct(p.SeparatedShare), num(p.LengthCorr, 2, true), pct(p.ShortestTopShare)})
 	}
 	for _, o := range st.Overall {
 		n := 0
@@ -178,7 +209,8 @@ func (st DeadGroupStats) Table() Table {
 	if len(t.Rows) == 0 {
 		t.Notes = append(t.Notes, "no group has 2 or more scored rollouts")
 	}
-	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_out (R_goal, plus R_strategy where a judge rated); separated: their dense advantages (grpo, SPEC §2) differ at some turn")
+	t.Notes = append(t.Notes, "a group is the rollouts of one scenario; dead: all rollouts have the same R_out (R_goal, plus R_strategy where a judge rated); separated: their λ-weighted turn-1 dense advantages differ by more than the threshold (grpo.GroupStats)",
+		"corr(A_dense,len): mean over dead groups of the correlation between the turn-1 dense advantage and episode length; shortest-top: share of mixed-length dead groups whose shortest rollout gets the top dense advantage (separation by length, not belief)")
 	if st.Singletons > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d scenario group(s) with fewer than 2 scored rollouts left out (run eval with --rollouts 4 for G = 4 groups)", st.Singletons))
 	}

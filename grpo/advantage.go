@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ErrReward is wrapped by the errors the advantage functions return for a
@@ -21,42 +22,42 @@ var ErrReward = errors.New("invalid reward")
 // (rewards are O(1); probes are read to about 1e-6).
 const TieTolerance = 1e-12
 
-// SeparateTolerance is how far two rollouts' dense advantages must differ
-// at some turn for the dense term to separate them (GroupStats.Separated).
-// Choice: 1e-12, the same scale as TieTolerance.
-const SeparateTolerance = 1e-12
-
-// normalize returns (x_i - mean)/(std + eps) for the n values of xs
-// (SPEC §2, seed 000 Eq. 3, DeepSeekMath §4.1.2-4.1.3), where std uses
-// n - ddof in its denominator. Values tied within TieTolerance give exact
-// zeros, and so do fewer than two values. xs must be finite.
-func normalize(xs []float64, eps float64, ddof int) []float64 {
-	z := make([]float64, len(xs))
+// moments returns the mean and std (n - ddof in the denominator) of xs,
+// and whether xs are tied: fewer than two values, or every deviation from
+// the mean at most TieTolerance·max(1, |mean|). xs must be finite.
+func moments(xs []float64, ddof int) (mean, std float64, tied bool) {
 	n := len(xs)
 	if n < 2 {
-		return z
+		return 0, 0, true
 	}
 	sum := 0.0
 	for _, x := range xs {
 		sum += x
 	}
-	mean := sum / float64(n)
-	maxDev := 0.0
-	for i, x := range xs {
-		z[i] = x - mean
-		maxDev = math.Max(maxDev, math.Abs(z[i]))
-	}
-	if maxDev <= TieTolerance*math.Max(1, math.Abs(mean)) {
-		clear(z)
-		return z
-	}
-	ss := 0.0
-	for _, d := range z {
+	mean = sum / float64(n)
+	maxDev, ss := 0.0, 0.0
+	for _, x := range xs {
+		d := x - mean
+		maxDev = math.Max(maxDev, math.Abs(d))
 		ss += d * d
 	}
-	std := math.Sqrt(ss / float64(n-ddof))
-	for i := range z {
-		z[i] /= std + eps
+	if maxDev <= TieTolerance*math.Max(1, math.Abs(mean)) {
+		return mean, 0, true
+	}
+	return mean, math.Sqrt(ss / float64(n-ddof)), false
+}
+
+// normalize returns (x_i - mean)/(std + eps) for the n values of xs
+// (Probe-RPO paper Eq. 3; DeepSeekMath §4.1.2-4.1.3), with moments' mean
+// and std. Tied values (moments) give exact zeros. xs must be finite.
+func normalize(xs []float64, eps float64, ddof int) []float64 {
+	z := make([]float64, len(xs))
+	mean, std, tied := moments(xs, ddof)
+	if tied {
+		return z
+	}
+	for i, x := range xs {
+		z[i] = (x - mean) / (std + eps)
 	}
 	return z
 }
@@ -105,72 +106,6 @@ func OutcomeAdvantages(rOut []float64, cfg Config) ([]float64, error) {
 	return adv, nil
 }
 
-// DenseAdvantages returns the process-supervised dense advantage of every
-// persuader turn of one group (SPEC §2, seed 000 Eq. 3 dense term,
-// DeepSeekMath §4.1.3). dense[i][t] is r_t = B_t - B_{t-1} of rollout i's
-// persuader turn t+1 (0-based index t), NaN when the probe read-out is
-// missing. All non-missing dense rewards of the group are normalised
-// together, r~ = (r - mean)/(std + ε), and
-//
-//	A_dense_{i,t} = Σ_{t' >= t} r~_{i,t'}
-//
-// The result has dense's shape (rows of different lengths are fine).
-//
-// Choice: a missing r_t is left out of the group statistics and adds 0 to
-// the sums; the turn still gets the sum of its later turns' r~. All-equal
-// dense rewards (within TieTolerance), or non-missing rewards from fewer
-// than two rollouts, give exact zeros: a group-relative term needs at
-// least two rollouts to compare.
-//
-// Errors: ErrReward (wrapped) for an infinite r_t; ErrConfig as in
-// OutcomeAdvantages.
-func DenseAdvantages(dense [][]float64, cfg Config) ([][]float64, error) {
-	if err := cfg.checkNorm(); err != nil {
-		return nil, err
-	}
-	var vals []float64
-	rollouts := 0
-	for i, row := range dense {
-		has := false
-		for t, r := range row {
-			if math.IsInf(r, 0) {
-				return nil, fmt.Errorf("%w: dense reward of rollout %d turn %d is %v", ErrReward, i, t+1, r)
-			}
-			if !math.IsNaN(r) {
-				vals = append(vals, r)
-				has = true
-			}
-		}
-		if has {
-			rollouts++
-		}
-	}
-	adv := make([][]float64, len(dense))
-	for i, row := range dense {
-		adv[i] = make([]float64, len(row))
-	}
-	if rollouts < 2 {
-		return adv, nil
-	}
-	z := normalize(vals, cfg.Eps, cfg.StdDDOF)
-	j := 0
-	for i, row := range dense {
-		for t, r := range row {
-			if !math.IsNaN(r) {
-				adv[i][t] = z[j]
-				j++
-			}
-		}
-		// Reverse cumulative sum: turn t collects r~ of turns >= t.
-		acc := 0.0
-		for t := len(row) - 1; t >= 0; t-- {
-			acc += adv[i][t]
-			adv[i][t] = acc
-		}
-	}
-	return adv, nil
-}
-
 // Combine returns A_{i,t} = A_out_i + λ·A_dense_{i,t} (SPEC §2, seed 000
 // Eq. 3), with aDense's shape. With λ = 0 every A_{i,t} is A_out_i itself,
 // bit for bit (nothing is added, so a NaN or -0 in aDense cannot leak in):
@@ -203,17 +138,33 @@ type GroupStats struct {
 	// all their R_out are exactly equal (float ==), so the outcome
 	// advantage is zero (Figure 7a-b).
 	Dead bool
-	// Separated is true when the group is dead and the dense advantage
-	// still tells its scored rollouts apart: for some pair i, j and turn
-	// t, |A_dense_{i,t} - A_dense_{j,t}| > SeparateTolerance, where a turn
-	// beyond a rollout's length counts as A_dense = 0 (Figure 7b).
+	// Separated is true when the group is dead and the weighted dense
+	// term still tells its scored rollouts apart at the first turn: for
+	// some pair i, j, |λ·A_dense_{i,1} - λ·A_dense_{j,1}| >
+	// cfg.SeparateThreshold (Figure 7b). A rollout without turns counts
+	// as A_dense = 0.
 	//
-	// Choice: padding with 0 means rollouts of different lengths are
-	// separated only when the longer one's extra turns carry a non-zero
-	// dense advantage; rollouts whose A_dense is all zero give no
-	// gradient whatever their lengths. Separated does not depend on λ: at
-	// λ = 0 it says what the dense term would have separated.
+	// Choice: the first turn, because A_dense_{i,1} is the whole
+	// episode's dense credit in the reward-to-go modes and the turn every
+	// rollout has; a threshold of 0.1 on the λ-weighted term (a tenth of
+	// the outcome advantage's unit scale) because continuous probe values
+	// always differ by more than float rounding, so a near-zero threshold
+	// would call every dead group separated. At λ = 0 nothing is
+	// separated: the dense term carries no weight.
 	Separated bool
+	// Mixed is true when the scored rollouts do not all have the same
+	// number of turns.
+	Mixed bool
+	// LengthCorr is the Pearson correlation, across the scored rollouts,
+	// between A_dense at turn 1 and the number of turns, in [-1, 1]; NaN
+	// when fewer than two rollouts are scored or either side is constant.
+	// Strongly negative values mean the dense term ranks rollouts by
+	// shortness rather than by belief (the bias of DensePooled).
+	LengthCorr float64
+	// ShortestTop is true when the group is Mixed and the rollout with
+	// the strictly highest A_dense at turn 1 has the fewest turns. A tie
+	// for the top (within TieTolerance) gives false.
+	ShortestTop bool
 	// MeanAbsOut is the mean of |A_out_i| and MeanAbsDense the mean of
 	// |λ·A_dense_{i,t}|, both over every turn (i, t) of the scored
 	// rollouts: the two terms' contributions to A_{i,t} (Figure 7c). 0
@@ -316,37 +267,77 @@ func AnalyzeParts(rOut []float64, dense [][]float64, cfg Config) (Parts, error) 
 		st.MeanAbsOut /= float64(turns)
 		st.MeanAbsDense /= float64(turns)
 	}
-	if st.Dead {
-		st.Separated = separated(rOut, aDense)
-	}
+	lengthStats(st, rOut, aDense, cfg)
 	return p, nil
 }
 
-// separated reports whether two scored rollouts' dense advantages differ
-// by more than SeparateTolerance at some turn, padding with zeros.
-func separated(rOut []float64, aDense [][]float64) bool {
-	first := -1
+// firstTurn returns A_dense at turn 1 of each scored rollout (0 for a
+// rollout without turns) and its number of turns.
+func firstTurn(rOut []float64, aDense [][]float64) (a1, turns []float64) {
 	for i, r := range rOut {
 		if math.IsNaN(r) {
 			continue
 		}
-		if first < 0 {
-			first = i
-			continue
+		x := 0.0
+		if len(aDense[i]) > 0 {
+			x = aDense[i][0]
 		}
-		a, b := aDense[first], aDense[i]
-		for t := range max(len(a), len(b)) {
-			var x, y float64
-			if t < len(a) {
-				x = a[t]
-			}
-			if t < len(b) {
-				y = b[t]
-			}
-			if math.Abs(x-y) > SeparateTolerance {
-				return true
-			}
-		}
+		a1 = append(a1, x)
+		turns = append(turns, float64(len(aDense[i])))
 	}
-	return false
+	return a1, turns
+}
+
+// lengthStats fills st's Separated, Mixed, LengthCorr and ShortestTop
+// (see GroupStats) from the group's dense advantages.
+func lengthStats(st *GroupStats, rOut []float64, aDense [][]float64, cfg Config) {
+	a1, turns := firstTurn(rOut, aDense)
+	st.LengthCorr = math.NaN()
+	if len(a1) < 2 {
+		return
+	}
+	lo, hi := slices.Min(a1), slices.Max(a1)
+	st.Separated = st.Dead && cfg.Lambda*(hi-lo) > cfg.SeparateThreshold
+	minT, maxT := slices.Min(turns), slices.Max(turns)
+	st.Mixed = minT != maxT
+	st.LengthCorr = pearson(a1, turns)
+	if st.Mixed {
+		// Values within TieTolerance of the top tie with it.
+		tol := TieTolerance * math.Max(1, math.Abs(hi))
+		top, n := -1, 0
+		for i, x := range a1 {
+			if hi-x <= tol {
+				top, n = i, n+1
+			}
+		}
+		st.ShortestTop = n == 1 && turns[top] == minT
+	}
+}
+
+// pearson is the sample correlation of x and y (equal lengths >= 2);
+// NaN when either is constant within TieTolerance (moments), so rounding
+// residue is never read as a correlation.
+func pearson(x, y []float64) float64 {
+	if _, _, tied := moments(x, 0); tied {
+		return math.NaN()
+	}
+	if _, _, tied := moments(y, 0); tied {
+		return math.NaN()
+	}
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= n
+	my /= n
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	return sxy / math.Sqrt(sxx*syy)
 }

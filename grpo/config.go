@@ -11,9 +11,11 @@
 package grpo
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ErrConfig is wrapped by every error Config.Validate returns.
@@ -66,27 +68,59 @@ type Config struct {
 	// 000 and DeepSeekMath §4.1 do not say. With G = 4 the two differ by a
 	// factor sqrt(4/3) ≈ 1.155 in the advantage scale.
 	StdDDOF int `json:"std_ddof"`
+	// DenseMode is how the dense term A_dense is computed (DenseMode,
+	// docs/grpo.md). Default DenseScaled, the unbiased form; DensePooled
+	// is the length-biased DeepSeekMath form, DenseLengthOnly a control.
+	DenseMode DenseMode `json:"dense_mode"`
+	// SeparateThreshold is how far apart two rollouts' λ·A_dense at turn 1
+	// must be for the dense term to count as separating a dead group
+	// (GroupStats.Separated, the Probe-RPO paper's Figure 7), >= 0.
+	// Choice: 0.1, a tenth of the outcome advantage's unit scale; the
+	// paper gives no threshold, and continuous probe values always differ
+	// by more than float rounding.
+	SeparateThreshold float64 `json:"separate_threshold"`
 	// Seed drives all of the run's randomness (scenario order, sampling).
 	Seed uint64 `json:"seed"`
+}
+
+// DefaultSeparateThreshold is Config.SeparateThreshold's default.
+const DefaultSeparateThreshold = 0.1
+
+// UnmarshalJSON decodes a Config; a field the JSON lacks keeps what
+// configurations stored before it existed meant: dense_mode "pooled"
+// (the only form then) and separate_threshold DefaultSeparateThreshold.
+// So resuming an old checkpoint trains exactly as it did. Errors: those
+// of encoding/json.
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	p := plain(*c)
+	p.DenseMode, p.SeparateThreshold = DensePooled, DefaultSeparateThreshold
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*c = Config(p)
+	return nil
 }
 
 // DefaultConfig returns the defaults documented on Config's fields: λ 0.5,
 // G 4, 16 scenarios per step, 2 epochs, learning rate 1e-5, β 0.05,
 // entropy 0.01, clip ε 0.2, ε 1e-6, w_strategy 1, sample std (ddof 1),
-// seed 0.
+// dense mode DenseScaled, separation threshold 0.1, seed 0.
 func DefaultConfig() Config {
 	return Config{
-		Lambda:           0.5,
-		G:                4,
-		ScenariosPerStep: 16,
-		Epochs:           2,
-		LearningRate:     1e-5,
-		KLBeta:           0.05,
-		EntropyCoef:      0.01,
-		ClipEps:          0.2,
-		Eps:              1e-6,
-		StrategyWeight:   1,
-		StdDDOF:          1,
+		Lambda:            0.5,
+		G:                 4,
+		ScenariosPerStep:  16,
+		Epochs:            2,
+		LearningRate:      1e-5,
+		KLBeta:            0.05,
+		EntropyCoef:       0.01,
+		ClipEps:           0.2,
+		Eps:               1e-6,
+		StrategyWeight:    1,
+		StdDDOF:           1,
+		DenseMode:         DenseScaled,
+		SeparateThreshold: DefaultSeparateThreshold,
 	}
 }
 
@@ -116,17 +150,22 @@ func (c Config) Validate() error {
 		return bad("clip_eps", c.ClipEps, "a value in (0, 1)")
 	case !finite(c.StrategyWeight) || c.StrategyWeight < 0:
 		return bad("strategy_weight", c.StrategyWeight, "a finite value >= 0")
+	case !finite(c.SeparateThreshold) || c.SeparateThreshold < 0:
+		return bad("separate_threshold", c.SeparateThreshold, "a finite value >= 0")
 	}
 	return c.checkNorm()
 }
 
-// checkNorm checks the two fields the advantage functions read.
+// checkNorm checks the fields the advantage functions read.
 func (c Config) checkNorm() error {
 	if math.IsNaN(c.Eps) || math.IsInf(c.Eps, 0) || c.Eps < 0 {
 		return fmt.Errorf("%w: eps = %v, want a finite value >= 0", ErrConfig, c.Eps)
 	}
 	if c.StdDDOF != 0 && c.StdDDOF != 1 {
 		return fmt.Errorf("%w: std_ddof = %d, want 0 or 1", ErrConfig, c.StdDDOF)
+	}
+	if !slices.Contains(DenseModes, c.DenseMode) {
+		return fmt.Errorf("%w: dense_mode = %q, want one of %v", ErrConfig, c.DenseMode, DenseModes)
 	}
 	return nil
 }

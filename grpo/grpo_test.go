@@ -45,7 +45,8 @@ func cfgDDOF(ddof int) Config {
 func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig()
 	want := Config{Lambda: 0.5, G: 4, ScenariosPerStep: 16, Epochs: 2, LearningRate: 1e-5,
-		KLBeta: 0.05, EntropyCoef: 0.01, ClipEps: 0.2, Eps: 1e-6, StrategyWeight: 1, StdDDOF: 1}
+		KLBeta: 0.05, EntropyCoef: 0.01, ClipEps: 0.2, Eps: 1e-6, StrategyWeight: 1, StdDDOF: 1,
+		DenseMode: DenseScaled, SeparateThreshold: 0.1}
 	if c != want {
 		t.Fatalf("DefaultConfig() = %+v, want %+v", c, want)
 	}
@@ -65,6 +66,8 @@ func TestDefaultConfig(t *testing.T) {
 		func(c *Config) { c.Eps = -1e-9 },
 		func(c *Config) { c.StrategyWeight = -1 },
 		func(c *Config) { c.StdDDOF = 2 },
+		func(c *Config) { c.DenseMode = "" },
+		func(c *Config) { c.SeparateThreshold = -0.1 },
 	}
 	for i, f := range bad {
 		c := DefaultConfig()
@@ -404,6 +407,11 @@ func TestAnalyzePartsTerms(t *testing.T) {
 	exactZeros(t, "Dense1 (failed)", p.Dense[1])
 	nearSlice(t, "A0", p.A[0], []float64{ao + 0.5*ad}, 1e-12)
 	adv, st, _ := Analyze(r, dense, cfg)
+	// LengthCorr is NaN here (two scored rollouts with one turn each).
+	if !math.IsNaN(st.LengthCorr) || !math.IsNaN(p.Stats.LengthCorr) {
+		t.Fatalf("LengthCorr = %v, %v, want NaN (equal lengths)", st.LengthCorr, p.Stats.LengthCorr)
+	}
+	st.LengthCorr, p.Stats.LengthCorr = 0, 0
 	if !reflect.DeepEqual(adv, p.A) || st != p.Stats {
 		t.Fatalf("Analyze disagrees with AnalyzeParts: %v %+v", adv, st)
 	}

@@ -239,9 +239,9 @@ func TestAdvantagesHandComputed(t *testing.T) {
 		// sample std 0.282843 -> A_dense = ±0.707105, λ·|A_dense| = 0.353553.
 		ep("a", 0, decision.TermAccept, 3, 0.2),
 		ep("a", 1, decision.TermReject, -3, -0.2),
-		// Dead: A_out = 0; dense (0.1, 0.1 | 0.1, 0.3): mean 0.15, sample
-		// std 0.1, r~ = (-0.5, -0.5 | -0.5, 1.5); reverse sums (-1, -0.5 |
-		// 1, 1.5); λ·|.| sums to 2.
+		// Dead: A_out = 0; dense (0.1, 0.1 | 0.1, 0.3): sample std 0.1,
+		// scaled (the default) r~ = r/0.1 = (1, 1 | 1, 3); reverse sums
+		// (2, 1 | 4, 3); λ·|.| sums to 5.
 		ep("b", 0, decision.TermConditional, 1, 0.1, 0.1),
 		ep("b", 1, decision.TermConditional, 1, 0.1, 0.3),
 		// Failed rollouts are dropped; a singleton group is left out.
@@ -257,7 +257,7 @@ func TestAdvantagesHandComputed(t *testing.T) {
 	}
 	p := adv.Overall[0]
 	wantOut := 2 * 0.7071066 / 6
-	wantDense := (2*0.3535527 + 2.0/(1+1e-5)) / 6 // ε = 1e-6 next to std 0.1
+	wantDense := (2*0.3535527 + 5.0/(1+1e-5)) / 6 // ε = 1e-6 next to std 0.1
 	if p.Groups != 2 || p.Turns != 6 || math.Abs(p.MeanAbsOut-wantOut) > 1e-6 || math.Abs(p.MeanAbsDense-wantDense) > 1e-6 || adv.Lambda != 0.5 {
 		t.Errorf("got %+v; want 2 groups, 6 turns, |A_out| %.6f, |λ·A_dense| %.6f", p, wantOut, wantDense)
 	}

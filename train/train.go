@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -54,6 +55,12 @@ type Config struct {
 	// CheckpointEvery writes a checkpoint every N steps, >= 0 (0: only at
 	// the end).
 	CheckpointEvery int `json:"checkpoint_every"`
+	// ShuffleBeliefs trains on the belief-shuffled control: before the
+	// advantages of a step are computed, every rollout's dense rewards
+	// are replaced by another group's of the same length
+	// (grpo.ShuffleDense, seeded by the run seed and the step). A control
+	// for the λ study (docs/results.md), never a training method.
+	ShuffleBeliefs bool `json:"shuffle_beliefs,omitempty"`
 }
 
 // DefaultLearningRate is the planner's default Adam step size.
@@ -316,6 +323,14 @@ type Metrics struct {
 	// SeparatedShare the share of those dead groups that the dense term
 	// still separates (0 when none is dead) (seed 000 Figure 7a-b).
 	DeadShare, SeparatedShare float64
+	// DeadLengthCorr is the mean, over dead groups, of the correlation
+	// between the turn-1 dense advantage and episode length
+	// (grpo.GroupStats.LengthCorr); DeadShortestTop the share of
+	// mixed-length dead groups whose shortest rollout gets the top turn-1
+	// dense advantage (GroupStats.ShortestTop). Both NaN when no group
+	// qualifies. They say whether the dense term separates dead groups by
+	// belief or merely by length.
+	DeadLengthCorr, DeadShortestTop float64
 	// MeanAbsAOut and MeanAbsLambdaADense are the mean |A_out| and
 	// |λ·A_dense| over all turns of the step (Figure 7c).
 	MeanAbsAOut, MeanAbsLambdaADense float64
@@ -325,15 +340,19 @@ type Metrics struct {
 	Loss, Surrogate, KL, Entropy, ClipFrac float64
 }
 
-// Map returns the metrics by name, for store.SaveMetrics.
+// Map returns the metrics by name, for store.SaveMetrics. Undefined
+// (NaN) metrics are left out, so the step simply lacks them.
 func (m Metrics) Map() map[string]float64 {
-	return map[string]float64{
+	out := map[string]float64{
 		"episodes": float64(m.Episodes), "mean_r_out": m.MeanROut, "accept": m.Accept, "conditional": m.Conditional,
 		"pending": m.Pending, "reject": m.Reject, "failed": m.Failed, "mean_turns": m.MeanTurns,
 		"dead_share": m.DeadShare, "separated_share": m.SeparatedShare,
+		"dead_len_corr": m.DeadLengthCorr, "dead_shortest_top": m.DeadShortestTop,
 		"mean_abs_a_out": m.MeanAbsAOut, "mean_abs_lambda_a_dense": m.MeanAbsLambdaADense,
 		"loss": m.Loss, "surrogate": m.Surrogate, "kl": m.KL, "entropy": m.Entropy, "clip_frac": m.ClipFrac,
 	}
+	maps.DeleteFunc(out, func(_ string, v float64) bool { return math.IsNaN(v) })
+	return out
 }
 
 // FormatMetrics is the live line of one step.
@@ -478,6 +497,8 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 	scored, dead, sep := 0, 0, 0
 	turns := 0
 	var lp []float64
+	rOuts := make([][]float64, len(idx))
+	denses := make([][][]float64, len(idx))
 	for gi := range idx {
 		group := rolls[gi*G : (gi+1)*G]
 		rOut := make([]float64, G)
@@ -513,6 +534,16 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 				}
 			}
 		}
+		rOuts[gi], denses[gi] = rOut, dense
+	}
+	if t.cfg.ShuffleBeliefs {
+		denses = grpo.ShuffleDense(denses, episode.Mix(t.cfg.GRPO.Seed^episode.Mix(uint64(s)+0x5f1e)))
+	}
+	var corrSum float64
+	corrN, mixed, shortTop := 0, 0, 0
+	for gi := range idx {
+		group := rolls[gi*G : (gi+1)*G]
+		rOut, dense := rOuts[gi], denses[gi]
 		adv, st, err := grpo.Analyze(rOut, dense, t.cfg.GRPO)
 		if err != nil {
 			return met, nil, fmt.Errorf("train: step %d group %s: %w", s, t.o.Scenarios[idx[gi]].ID, err)
@@ -521,6 +552,16 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 			dead++
 			if st.Separated {
 				sep++
+			}
+			if !math.IsNaN(st.LengthCorr) {
+				corrSum += st.LengthCorr
+				corrN++
+			}
+			if st.Mixed {
+				mixed++
+				if st.ShortestTop {
+					shortTop++
+				}
 			}
 		}
 		gt := 0
@@ -554,6 +595,13 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 	met.DeadShare = float64(dead) / float64(len(idx))
 	if dead > 0 {
 		met.SeparatedShare = float64(sep) / float64(dead)
+	}
+	met.DeadLengthCorr, met.DeadShortestTop = math.NaN(), math.NaN()
+	if corrN > 0 {
+		met.DeadLengthCorr = corrSum / float64(corrN)
+	}
+	if mixed > 0 {
+		met.DeadShortestTop = float64(shortTop) / float64(mixed)
 	}
 	if turns > 0 {
 		met.MeanAbsAOut /= float64(turns)
