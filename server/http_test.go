@@ -42,7 +42,7 @@ func TestMetadata(t *testing.T) {
 	}
 	if m.Name != "persuarena" || m.Description == "" || m.Action != "PersuArenaAction" || m.Observation != "PersuArenaObservation" ||
 		m.Persuadee != "sim" || m.DefaultSplit != "train" || m.Reward != Dense || len(m.RewardModes) != 3 ||
-		strings.Join(m.Probes, ",") != "ca,pe,ac" || m.StrategyWeight != 1 || m.Judge {
+		strings.Join(m.Probes, ",") != "ca,pe,ac" || m.StrategyWeight != 1 || m.Judge || m.DenseMode != "scaled" {
 		t.Fatalf("metadata %+v", m)
 	}
 	if m.Limits != (Limits{MaxSessions: 3, IdleTimeoutS: 90, MaxMessageBytes: DefaultMaxMessageBytes, MaxFrameBytes: 6*DefaultMaxMessageBytes + 4096, Tmax: 10}) {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -279,7 +280,14 @@ type MetadataInfo struct {
 	Goal             any          `json:"goal_rewards"`
 	StrategyWeight   float64      `json:"strategy_weight"`
 	Judge            bool         `json:"judge"`
-	Limits           Limits       `json:"limits"`
+	// DenseMode is the dense-advantage form the server assumes a trainer
+	// applies to its per-turn dense rewards (grpo.DenseMode; "scaled":
+	// r/std over the group, summed over later turns, which is
+	// (B_T - B_{t-1})/std). The server itself sends raw r_t; the mode
+	// tells a client how PersuArena's own trainer and export turn them
+	// into advantages, so that results stay comparable.
+	DenseMode grpo.DenseMode `json:"dense_mode"`
+	Limits    Limits         `json:"limits"`
 }
 
 // Info returns the /metadata body.
@@ -296,7 +304,7 @@ func (s *Server) Info() MetadataInfo {
 		Persuadee:    c.Persuadee.Name(),
 		DefaultSplit: splitName(c.Split),
 		RewardModes:  RewardModes, Reward: c.Reward,
-		Goal: c.Goal, StrategyWeight: s.f.w, Judge: c.Judge != nil,
+		Goal: c.Goal, StrategyWeight: s.f.w, Judge: c.Judge != nil, DenseMode: grpo.DefaultConfig().DenseMode,
 		Limits: Limits{MaxSessions: s.cfg.MaxSessions, IdleTimeoutS: s.cfg.IdleTimeout.Seconds(),
 			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, Tmax: c.Tmax},
 	}

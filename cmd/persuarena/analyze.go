@@ -14,6 +14,7 @@ import (
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -24,11 +25,13 @@ var analyses = []string{"table6", "table7", "table8", "table9", "acts", "beliefs
 type analyzeOptions struct {
 	what, persuader, scenario, format string
 	rollout                           int
+	// grpo sets the dense mode, λ and separation threshold of deadgroups.
+	grpo grpo.Config
 }
 
 func init() {
 	var (
-		o      analyzeOptions
+		o      = analyzeOptions{grpo: grpo.DefaultConfig()}
 		dbPath string
 	)
 	cmd := &cobra.Command{
@@ -66,6 +69,9 @@ then). Failed episodes are left out and counted. See docs/analysis.md.`,
 	f.StringVar(&o.scenario, "scenario", "", "table8: scenario id of the episode to trace")
 	f.IntVar(&o.rollout, "rollout", 0, "table8: rollout of the episode to trace (default 0 with --scenario)")
 	f.StringVar(&o.format, "format", "text", "output format: text, csv or markdown")
+	f.Var(denseModeFlag{&o.grpo.DenseMode}, "dense-mode", "deadgroups: dense advantage (scaled, pooled, turn, rtg-per-turn, length-only)")
+	f.Float64Var(&o.grpo.Lambda, "lambda", o.grpo.Lambda, "deadgroups: λ weighting the dense term in the separation test")
+	f.Float64Var(&o.grpo.SeparateThreshold, "separate-threshold", o.grpo.SeparateThreshold, "deadgroups: separated when λ·A_dense at turn 1 differs by more than this")
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
 	rootCmd.AddCommand(cmd)
 }
@@ -116,6 +122,12 @@ func runAnalyze(ctx context.Context, dbPath string, runIDs []string, o analyzeOp
 	}
 	if o.rollout >= 0 && o.scenario == "" {
 		return errors.New("--rollout needs --scenario")
+	}
+	if o.grpo.DenseMode == "" { // callers that build analyzeOptions by hand
+		o.grpo = grpo.DefaultConfig()
+	}
+	if err := o.grpo.Validate(); err != nil {
+		return err
 	}
 	db, err := openExistingDB(ctx, dbPath)
 	if err != nil {

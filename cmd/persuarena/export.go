@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/export"
+	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -17,6 +18,7 @@ func init() {
 		db, format, out, groupBy string
 		lambda                   float64
 		groupSize                int
+		denseMode                = grpo.DefaultConfig().DenseMode
 	)
 	cmd := &cobra.Command{
 		Use:   "export RUN_ID --format jsonl|parquet [--out FILE]",
@@ -44,6 +46,7 @@ the run configuration and engine error messages are never exported.`,
 			}
 			opt := export.DefaultOptions()
 			opt.Config.Lambda = lambda
+			opt.Config.DenseMode = denseMode
 			opt.GroupSize = groupSize
 			if err := opt.Validate(); err != nil {
 				return err
@@ -72,6 +75,7 @@ the run configuration and engine error messages are never exported.`,
 	fl.StringVar(&out, "out", "", "output file, written atomically (default: standard output for jsonl)")
 	fl.StringVar(&db, "db", "persuarena.db", "run database (SQLite)")
 	fl.Float64Var(&lambda, "lambda", 0.5, "λ in A = A_out + λ·A_dense (seed 000 Table 9 best: 0.5; 0 = outcome GRPO)")
+	fl.Var(denseModeFlag{&denseMode}, "dense-mode", "dense advantage: scaled (default), pooled, turn, rtg-per-turn or length-only (docs/grpo.md)")
 	fl.StringVar(&groupBy, "group-by", "scenario", "GRPO group: scenario (one persuader/persuadee pair's rollouts of one scenario)")
 	fl.IntVar(&groupSize, "group-size", 0, "split each scenario's rollouts into groups of N consecutive rollout indices (0 = one group)")
 	rootCmd.AddCommand(cmd)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
@@ -88,6 +89,9 @@ and p4g.`,
 	f.StringVar(&rc.Checkpoint, "checkpoint", "planner.json", "checkpoint file (written atomically; --resume reads it)")
 	f.BoolVar(&resume, "resume", false, "continue the run saved in --checkpoint (its stored configuration is used; --max-steps may extend it)")
 	f.Float64Var(&cfg.GRPO.Lambda, "lambda", cfg.GRPO.Lambda, "λ, weight of the dense (probe) advantage; 0 = outcome-only GRPO (seed 000 best: 0.5)")
+	f.Var(denseModeFlag{&cfg.GRPO.DenseMode}, "dense-mode", "dense advantage: scaled ((B_T - B_{t-1})/std, default), pooled (DeepSeekMath form, length-biased), turn, rtg-per-turn, or the control length-only (docs/grpo.md)")
+	f.BoolVar(&cfg.ShuffleBeliefs, "shuffle-beliefs", false, "control: replace each rollout's dense rewards by another group's of the same length (docs/results.md λ study)")
+	f.Float64Var(&cfg.GRPO.SeparateThreshold, "separate-threshold", cfg.GRPO.SeparateThreshold, "Figure 7: a dead group counts as separated when λ·A_dense at turn 1 differs by more than this")
 	f.IntVar(&cfg.GRPO.G, "g", cfg.GRPO.G, "rollouts per scenario (group size)")
 	f.IntVar(&cfg.GRPO.ScenariosPerStep, "scenarios-per-step", cfg.GRPO.ScenariosPerStep, "scenarios (groups) per step")
 	f.IntVar(&cfg.GRPO.Epochs, "epochs", cfg.GRPO.Epochs, "passes over the training scenarios")
@@ -300,3 +304,25 @@ func trainRunOf(ctx context.Context, db *store.DB, checkpoint string) (string, t
 	}
 	return id, rc, nil
 }
+
+// denseModeFlag is a pflag.Value for grpo.DenseMode; Set rejects unknown
+// modes with the list of known ones.
+type denseModeFlag struct{ m *grpo.DenseMode }
+
+func (f denseModeFlag) String() string {
+	if f.m == nil {
+		return ""
+	}
+	return string(*f.m)
+}
+
+func (f denseModeFlag) Set(s string) error {
+	m, err := grpo.ParseDenseMode(s)
+	if err != nil {
+		return err
+	}
+	*f.m = m
+	return nil
+}
+
+func (denseModeFlag) Type() string { return "mode" }
