@@ -101,7 +101,7 @@ func TestFirstPersonKeepsBuiltins(t *testing.T) {
 
 func TestThirdPerson(t *testing.T) {
 	for text, want := range map[string]bool{
-		"I worry my savings are too small.": false,
+		"I worry my savings are too small.":   false,
 		"Honestly? Strangers caring for him.": true,
 		"She said no.":                        true,
 		"The shelter is here.":                false, // "he" inside a word
