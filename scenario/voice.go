@@ -431,7 +431,7 @@ var honorifics = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`mr mrs ms miss mx dr doctor prof professor rev revd reverend sir dame
-fr father sister brother lord lady capt captain`) {
+fr father sister brother lord lady capt captain nurse`) {
 		honorifics[w] = true
 	}
 }
