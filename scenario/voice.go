@@ -40,6 +40,11 @@ func (c *Concern) Voice(persuadee string) string {
 // description to mean the persuadee (docs/simulator.md, "Voicing").
 // The output ends with sentence punctuation; "" for a blank description.
 func FirstPerson(desc, persuadee string) string {
+	if d := strings.TrimSpace(desc); d != "" && !thirdPersonSign(d, persuadee) {
+		// the common case (every built-in set): nothing to rewrite, and
+		// no allocation when d is already a sentence
+		return capitalFirst(endSentence(d))
+	}
 	toks := tokenize(strings.TrimSpace(desc))
 	if len(toks) == 0 {
 		return ""
@@ -107,6 +112,67 @@ func ThirdPerson(text string) bool {
 		if pronounForms[lowerWord(toks[i])] {
 			return true
 		}
+	}
+	return false
+}
+
+// thirdPersonSign reports, without allocating, whether s might need a
+// rewrite: it contains a third-person pronoun, opens with a word that
+// implies a missing subject (a third-person verb, a feeling word,
+// "worried"), or opens with a word of the persuadee's name. False means
+// FirstPerson keeps s as it is.
+func thirdPersonSign(s, persuadee string) bool {
+	var buf [24]byte
+	first := true
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 0x80 ||
+			s[j] == '\'' && j+1 < len(s) && s[j+1] >= 'a' && s[j+1] <= 'z') {
+			j++
+		}
+		w := s[i:j]
+		if len(w) <= len(buf) {
+			n := 0
+			ascii := true
+			for k := 0; k < len(w); k++ {
+				b := w[k]
+				if b >= 0x80 {
+					ascii = false
+					break
+				}
+				if b >= 'A' && b <= 'Z' {
+					b += 'a' - 'A'
+				}
+				buf[n] = b
+				n++
+			}
+			if !ascii {
+				return true // typographic apostrophes and the like: take the slow path
+			}
+			lw := buf[:n]
+			if pronounForms[string(lw)] {
+				return true
+			}
+			if first && (implicitVerbs[string(lw)] != "" || feelingWords[string(lw)] || string(lw) == "worried") {
+				return true
+			}
+		}
+		if first {
+			for rest := persuadee; rest != ""; {
+				var f string
+				f, rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+				if f != "" && strings.EqualFold(strings.TrimSuffix(f, "."), w) {
+					return true
+				}
+			}
+		}
+		first = false
+		i = j
 	}
 	return false
 }
