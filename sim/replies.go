@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
@@ -464,7 +465,10 @@ func (s *session) put(tp *tmpl, concern int) {
 		s.buf = append(s.buf, sg.lit...)
 		switch sg.slot {
 		case slotAddr:
-			s.buf = append(s.buf, s.fill.addr...)
+			// address the persuader at most once per reply
+			if !bytes.Contains(s.buf[:start], []byte(s.fill.addr)) {
+				s.buf = append(s.buf, s.fill.addr...)
+			}
 		case slotProposal:
 			s.buf = append(s.buf, s.fill.proposal...)
 		case slotConcern:
