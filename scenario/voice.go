@@ -163,12 +163,18 @@ func thirdPersonSign(s, persuadee string) bool {
 			}
 		}
 		if first {
-			for rest := persuadee; rest != ""; {
-				var f string
-				f, rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
-				if f != "" && strings.EqualFold(strings.TrimSuffix(f, "."), w) {
+			for k := 0; k < len(persuadee); {
+				for k < len(persuadee) && persuadee[k] == ' ' {
+					k++
+				}
+				e := k
+				for e < len(persuadee) && persuadee[e] != ' ' {
+					e++
+				}
+				if f := strings.TrimSuffix(persuadee[k:e], "."); f != "" && strings.EqualFold(f, w) {
 					return true
 				}
+				k = e
 			}
 		}
 		first = false
@@ -463,7 +469,9 @@ func joinToks(toks []string) string { return strings.Join(toks, "") }
 
 // endSentence makes s end with sentence punctuation.
 func endSentence(s string) string {
-	s = strings.TrimRight(s, " ,;:-")
+	for s != "" && strings.IndexByte(" ,;:-", s[len(s)-1]) >= 0 {
+		s = s[:len(s)-1]
+	}
 	if s == "" {
 		return s
 	}
