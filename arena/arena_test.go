@@ -155,6 +155,13 @@ func TestGenerateScenariosValid(t *testing.T) {
 		if n := len(s.Hidden.Concerns); n < 3 || n > 5 {
 			t.Errorf("%s: %d concerns, want 3-5", s.ID, n)
 		}
+		for _, c := range s.Hidden.Concerns {
+			// the bank is written in the first person: voiced is the
+			// description as written
+			if c.Voiced != c.Description {
+				t.Errorf("%s %s: voiced %q, want the description %q", s.ID, c.ID, c.Voiced, c.Description)
+			}
+		}
 		if n := len(s.Hidden.Constraints); n < 1 || n > 2 {
 			t.Errorf("%s: %d constraints, want 1-2", s.ID, n)
 		}
@@ -320,6 +327,8 @@ func TestBankErrorsNameDomainAndField(t *testing.T) {
 			[]string{`domains[6].profile (domain "diabetes self-care"): unknown profile "astronaut"`}},
 		{"duplicate name", func(b *Bank) { b.Domains[7].Name = "Vaccination" },
 			[]string{`domains[7].name (domain "Vaccination"): duplicate of domains[3]`}},
+		{"third-person voiced", func(b *Bank) { b.Domains[9].Concerns[0].Voiced = "She thinks it's pointless." },
+			[]string{`domains[9].concerns[0].voiced (domain `, `"She thinks it's pointless." speaks of the persuadee in the third person`}},
 		{"bad ages", func(b *Bank) { b.Domains[8].Ages = []int{60, 40} },
 			[]string{`domains[8].ages (domain "hearing aids"): [60 40] is not a range`}},
 		{"two problems", func(b *Bank) {

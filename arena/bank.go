@@ -388,6 +388,12 @@ func validateConcerns(v *validator, f, n string, cs []scenario.Concern) {
 			ids[c.ID] = i
 		}
 		v.text(cf+".description", n, c.Description)
+		if c.Voiced != "" {
+			v.text(cf+".voiced", n, c.Voiced)
+			if scenario.ThirdPerson(c.Voiced) {
+				v.add(cf+".voiced", n, "%q speaks of the persuadee in the third person; write it as the persuadee says it", c.Voiced)
+			}
+		}
 		if len(c.Keywords) < MinKeywords || len(c.Keywords) > MaxKeywords {
 			v.add(cf+".keywords", n, "%d keywords, want %d to %d", len(c.Keywords), MinKeywords, MaxKeywords)
 		}

@@ -416,6 +416,10 @@ func (g *composer) compose(id string, sp scenario.Split, sl slot) scenario.Scena
 	for _, ci := range sortedPrefix(g.rng.Perm(len(d.Concerns)), k) {
 		cc := d.Concerns[ci]
 		cc.Keywords = slices.Clone(cc.Keywords)
+		// The first-person phrasing the simulator voices: the bank's own,
+		// or the rewrite of its description, written out so that users see
+		// (and may edit) exactly what the persuadee says.
+		cc.Voiced = cc.Voice(ee)
 		concerns = append(concerns, cc)
 	}
 	nc := min(1+g.rng.IntN(2), len(d.Constraints))

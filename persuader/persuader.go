@@ -60,7 +60,7 @@ func New(name string) (episode.Persuader, error) {
 // fill holds the public scenario strings templates use. Each is cleaned so
 // that it cannot add sentence or clause breaks of its own.
 type fill struct {
-	name     string // persuadee's first name, or ""
+	name     string // how the persuadee is addressed (scenario.AddressName), or ""
 	proposal string // the proposal as a verb phrase after "to" ("donate part of your payment")
 	// proposal3 is proposal in the third person ("donate part of their payment").
 	proposal3 string
@@ -84,9 +84,7 @@ func newFill(pub scenario.Public) fill {
 // never echo the persuadee (only script and Realise read fill.stop).
 func newSlotFill(pub scenario.Public) fill {
 	f := fill{proposal: verbPhrase(pub.Proposal)}
-	if n := strings.Fields(cleanSlot(pub.Persuadee.Name)); len(n) > 0 {
-		f.name = n[0]
-	}
+	f.name = scenario.AddressName(cleanSlot(pub.Persuadee.Name))
 	if f.proposal == "" {
 		f.proposal = safeProposal
 	}
@@ -101,6 +99,7 @@ func stopWords(pub scenario.Public) map[string]bool {
 	for _, s := range []string{pub.Proposal, pub.Persuadee.Name, pub.Persuader.Name} {
 		for _, w := range words(s) {
 			stop[w] = true
+			stop[strings.TrimSuffix(w, "'s")] = true // extract reads "team's" as "team"
 		}
 	}
 	return stop

@@ -86,8 +86,15 @@ var Closenesses = []Closeness{Intimate, Close, Acquainted, Professional, Strange
 type Concern struct {
 	// ID is unique within the scenario, e.g. "cost".
 	ID string `json:"id"`
-	// Description is one short sentence in the persuadee's voice.
+	// Description is one short sentence about the worry, ideally in the
+	// persuadee's voice; user scenarios often write it in the third person
+	// ("feels she is being treated as incompetent").
 	Description string `json:"description"`
+	// Voiced is the optional first-person phrasing the persuadee says
+	// aloud ("I feel I'm being treated as incompetent."); it must not
+	// contain a third-person pronoun (he, she, his, her, ...). When empty,
+	// the simulator voices FirstPerson(Description, name) (see Voice).
+	Voiced string `json:"voiced,omitempty"`
 	// Keywords are lower-case topic words; a persuader utterance mentioning
 	// any of them touches the concern. At least one.
 	Keywords []string `json:"keywords"`
@@ -208,6 +215,10 @@ func (s *Scenario) Check() error {
 			return &FieldError{Field: fmt.Sprintf("hidden.concerns[%d].id", i), Problem: fmt.Sprintf("duplicate concern id %q", c.ID)}
 		}
 		seen[c.ID] = true
+		if c.Voiced != "" && ThirdPerson(c.Voiced) {
+			return &FieldError{Field: fmt.Sprintf("hidden.concerns[%d].voiced", i),
+				Problem: fmt.Sprintf("%q speaks of the persuadee in the third person (he/she/his/her); write it as the persuadee says it: \"I ...\"", c.Voiced)}
+		}
 	}
 	if st := s.Hidden.InitialStance; st < -1 || st > 1 {
 		return &FieldError{Field: "hidden.initial_stance", Problem: fmt.Sprintf("%g outside [-1, 1]", st)}

@@ -114,8 +114,9 @@ type Config struct {
 	// MaxVoice is the most concerns voiced in one reply (>= 1); Blocking is
 	// how many of the most salient concerns a commitment ask surfaces.
 	MaxVoice, Blocking int
-	// Gist is the chance that a voiced concern is followed by a one-word
-	// summary taken from its keywords ("Blame, basically."), in [0, 1].
+	// Gist is the chance that a voiced concern is followed by a sentence
+	// naming one of its keywords ("The word that keeps coming up for me is
+	// "blame"."), in [0, 1].
 	Gist float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is

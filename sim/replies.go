@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
@@ -24,6 +25,7 @@ const (
 	rConditional      // conditional yes naming an unaddressed concern
 	rConditionalDoubt // AA: conditional yes on a first small step
 	rReject
+	rAfter // a second sentence after a pushback or a deflection
 	numReactions
 )
 
@@ -32,14 +34,13 @@ type slot uint8
 
 const (
 	slotNone       slot = iota
-	slotAddr            // "Dana, " or "" (persuader's name)
-	slotDomain          // the domain, a noun phrase
+	slotAddr            // "Dana, " or "" (persuader's name, see scenario.AddressName)
 	slotProposal        // the proposal as a verb phrase ("get the flu shot this week")
 	slotConcern         // the concern's description, in the persuadee's voice
 	slotConstraint      // the first hard constraint, as a sentence
 )
 
-var slotNames = map[string]slot{"addr": slotAddr, "domain": slotDomain, "proposal": slotProposal,
+var slotNames = map[string]slot{"addr": slotAddr, "proposal": slotProposal,
 	"concern": slotConcern, "constraint": slotConstraint}
 
 type seg struct {
@@ -58,37 +59,49 @@ var bank [numReactions][5][]tmpl
 
 // Template text: {slot} placeholders; lower-case starts after {addr} are
 // capitalised when the persuader has no name. Wording never names the
-// resistance type or any trait score.
+// resistance type or any trait score, and every word outside the slots is
+// one the script persuader never echoes (persuader's stop words), so a
+// listener's echo picks up only the persuadee's own concern wording
+// (TestScriptEchoesNoStockWords in package persuader).
 var bankText = map[reaction][5][]string{
 	rVoiceAsked: {{
 		"Since you ask, here is what bothers me. {concern}",
 		"Honestly? {concern}",
 		"{addr}good question. {concern}",
-		"What really sticks with me is this: {concern}",
+		"What stays with me is this: {concern}",
 		"If I'm being frank: {concern}",
 		"The thing I keep coming back to: {concern}",
-	}, {"Let me tell you what I actually think. {concern}"},
+		"Well, since you asked. {concern}",
+		"I'll be straight with you. {concern}",
+		"{addr}if I'm honest, it's this. {concern}",
+	}, {"Let me tell you what I actually think. {concern}", "Here's where I stand. {concern}"},
 		{"It's about what this says about me, I think. {concern}", "Nobody's asked me that yet. {concern}"},
-		{"Well, since you're asking rather than telling: {concern}"},
-		{"Part of me wants to, part of me doesn't. {concern}"}},
+		{"Well, since you're asking rather than telling: {concern}", "Since you asked instead of telling me: {concern}"},
+		{"Part of me wants to, part of me doesn't. {concern}", "I keep changing my mind. {concern}"}},
 	rVoiceTouched: {{
 		"Now that you mention it: {concern}",
-		"That touches on something. {concern}",
 		"Funny you bring that up. {concern}",
-		"Which reminds me. {concern}",
+		"Which brings me to something. {concern}",
 		"On that point: {concern}",
-	}, {"Facts are one thing, but hear this. {concern}"}, {"That's close to home. {concern}"}, {}, {"And that's part of why I keep putting it off. {concern}"}},
+		"Since we're on it: {concern}",
+		"{addr}that brings something else up. {concern}",
+	}, {"Facts are one thing, but hear this. {concern}"}, {"That hits hard, actually. {concern}"},
+		{"Since you bring it up: {concern}"}, {"And that's part of why I keep putting it off. {concern}"}},
 	rVoiceAsk: {{
 		"Before I answer that: {concern}",
 		"Hold on, there's something first. {concern}",
-		"I can't say yes while this is still open. {concern}",
+		"I can't say yes until this is sorted. {concern}",
 		"{addr}one thing has to come first. {concern}",
+		"Hold on a moment. {concern}",
+		"Before anything else: {concern}",
 	}, {}, {}, {}, {}},
 	rNothingLeft: {{
 		"That's really all of it; I've told you what worries me.",
-		"I think you've heard my main worries now.",
+		"I think you've heard what worries me now.",
 		"There's nothing else, honestly. It's what I already said.",
-		"{addr}that's the whole list, as far as I can tell.",
+		"{addr}that's all of it, I think.",
+		"I've told you everything that's on my mind.",
+		"Nothing new, really. You know where I stand.",
 	}, {}, {}, {}, {}},
 	rPositive: {{
 		"Okay, that actually helps.",
@@ -96,68 +109,96 @@ var bankText = map[reaction][5][]string{
 		"{addr}that makes more sense now.",
 		"Huh. I hadn't looked at it that way.",
 		"All right, that answers part of it.",
-	}, {"Fine, those numbers are hard to argue with.", "That's the kind of evidence I needed to see."},
-		{"I appreciate that you actually listened.", "It helps that you get where I'm coming from."},
-		{"I like that you're leaving it to me.", "Thanks for not pushing. That makes it easier to think."},
-		{"Seeing the actual steps makes it feel doable.", "A small first step like that I could picture."}},
+		"Okay. That does change things for me.",
+		"{addr}thanks, that's what I needed to hear.",
+		"I can see that, yes.",
+	}, {"Fine, I can't say much against that.", "That's the kind of thing I needed to know.", "Well, if that's so, it does change things."},
+		{"I appreciate that you actually listened.", "It helps that you get where I'm coming from.", "{addr}thank you for not talking down to me."},
+		{"I like that you're leaving it to me.", "Thanks for not pushing. That makes it easier to think.", "Good. So it's up to me."},
+		{"If I know how it would go, I could do it.", "A small first step like that I could picture.", "Okay, that sounds like something I could do."}},
 	rPushback: {{
 		"I'm not sure that changes anything.",
+		"{addr}I don't think that's the point.",
 	}, {
 		"That's just a claim. Saying it louder doesn't make it true.",
 		"{addr}I've heard that before and I'm not convinced.",
 		"That doesn't speak to what I actually raised.",
 		"With respect, that's not evidence, it's an opinion.",
+		"You keep saying that, but where's the proof?",
+		"{addr}saying so doesn't make it so.",
+		"I'd want more than your word on that.",
 	}, {
 		"You don't get it. This is about who I am.",
 		"{addr}it feels like you're telling me I've been doing it wrong all along.",
-		"I don't need to be corrected on my own life.",
+		"I don't need to be corrected about myself.",
 		"Now I feel judged, honestly.",
+		"{addr}you make it sound like there's something wrong with me.",
+		"That's easy for you to say. You're not the one who has to change.",
+		"I didn't ask to be told what to do.",
 	}, {
 		"I don't like being pushed on this.",
 		"{addr}I'll decide for myself, thanks.",
 		"The more you push, the less I want to.",
 		"Stop telling me what I have to do.",
+		"{addr}please don't rush me.",
+		"I'm not going to be hurried into anything.",
+		"It's up to me, not you.",
 	}, {
 		"I can't even think about deciding right now.",
 		"{addr}that's a lot to put on me at once.",
 		"I don't know, it all feels too big to decide today.",
 		"Can we not make this a yes-or-no thing right now?",
+		"{addr}I'd rather not decide anything today.",
+		"It's too much to take in all at once.",
+		"I just don't know what I want yet.",
 	}},
 	rDeflect: {{
 		"I'm not ready to say yes.",
 		"Let me think about it a bit more.",
+		"{addr}I can't give you an answer yet.",
+		"Not yet. Give me some time.",
 	}, {
 		"I'd need more than that to change my mind.",
 		"Not yet. I'm still not persuaded.",
+		"{addr}I'm not there yet. I'd need to know more.",
 	}, {
 		"I'm not there yet. You don't really know where I'm coming from.",
 		"It's not that simple for me.",
+		"{addr}it's not that easy for someone like me.",
 	}, {
 		"I'll decide when I'm ready.",
-		"Maybe. It's my call, though.",
+		"Maybe. It's up to me, though.",
+		"{addr}I'll let you know when I've made up my mind.",
 	}, {
 		"I need to sleep on it.",
 		"I don't know where I'd even start.",
 		"I'd want to see how it would actually work first.",
 		"With everything else going on, I can't promise anything. {constraint}",
+		"{addr}I'd have to see how it would go first.",
 	}},
 	rQuestion: {{
 		"What would that mean for me, concretely?",
 		"{addr}why does this matter so much to you?",
+		"And what would you do if you were me?",
+		"{addr}what's in it for me, though?",
 	}, {
 		"What's that based on?",
 		"Do you have anything solid to back that up?",
-		"How do you know that holds in my case?",
+		"How do you know that's true for me?",
+		"{addr}where does that come from?",
 	}, {
 		"Do you understand why this matters to me?",
-		"Would someone like me really fit in with {domain}?",
+		"Is this really for someone like me?",
+		"{addr}do you know what it's like to be me?",
 	}, {
 		"And if I say no?",
 		"Is this my decision or has it been made already?",
+		"{addr}what happens if I'd rather not?",
 	}, {
 		"What would the first step even look like?",
 		"Who would do what, and when?",
 		"Could I try a small part of it first?",
+		"{addr}how would it work, day to day?",
 	}},
 	rNeutral: {{
 		"I see.",
@@ -166,6 +207,12 @@ var bankText = map[reaction][5][]string{
 		"{addr}I follow.",
 		"Right.",
 		"Sure, go on.",
+		"Okay.",
+		"{addr}I'm listening.",
+		"Mm, I get that.",
+		"Go on.",
+		"I suppose so.",
+		"{addr}fair enough.",
 	}, {}, {}, {}, {}},
 	rAccept: {{
 		"All right. I'll {proposal}.",
@@ -173,22 +220,51 @@ var bankText = map[reaction][5][]string{
 		"Okay, yes. I'll {proposal}.",
 		"Fine by me now. Let's do it: I'll {proposal}.",
 	}, {"The evidence is there. I'll {proposal}."}, {"I feel understood, and that matters. I'll {proposal}."},
-		{"It's my choice, and I choose yes. I'll {proposal}."}, {"With a plan like that, I can do it. I'll {proposal}."}},
+		{"It's up to me, and I'm saying yes. I'll {proposal}."}, {"With a plan like that, I can do it. I'll {proposal}."}},
 	rConditional: {{
 		"I could agree to {proposal}, but only if this gets settled first: {concern}",
 		"{addr}I'm mostly there. My condition: sort this out. {concern}",
-		"Yes, on one condition. {concern} If that is dealt with, count me in.",
+		"Yes, on one condition. {concern} If that gets sorted out, count me in.",
 	}, {}, {}, {}, {}},
 	rConditionalDoubt: {{
 		"Okay, I'll try, one small step at a time, following the plan you laid out.",
 		"{addr}let's start small and see how it goes. I'll follow that plan for now.",
 		"I'll give it a go as a trial, if we stick to that plan. {constraint}",
 	}, {}, {}, {}, {}},
+	rAfter: {{
+		"That's how I see it, anyway.",
+		"I'm just being honest with you.",
+		"Sorry, but that's where I am.",
+	}, {
+		"I'd need to see it for myself.",
+		"I'd want to know more first.",
+		"Until I see more, I'm where I was.",
+		"I've been told a lot of things over the years.",
+		"I'm not easily talked round.",
+	}, {
+		"It's not just about facts for me.",
+		"You don't know what it's been like for me.",
+		"I've always done things my own way.",
+		"There's nothing wrong with me.",
+		"You'd feel the same if you were me.",
+	}, {
+		"I'll make up my own mind.",
+		"Nobody gets to decide that for me.",
+		"Back off a little, please.",
+		"I need some space to think.",
+		"Please let me get there on my own.",
+	}, {
+		"I need time.",
+		"Maybe some other time, I don't know.",
+		"I keep changing my mind about it.",
+		"There's so much else going on.",
+		"Part of me wants to, just not today.",
+	}},
 	rReject: {{
 		"No. I've made up my mind.",
 	}, {
 		"No. Nothing you've said changes what I believe.",
-		"{addr}I'm not going to {proposal}. My view stands.",
+		"{addr}I'm not going to {proposal}. I'm not changing my mind.",
 	}, {
 		"No. This isn't who I am.",
 		"{addr}I won't {proposal}. Please respect that.",
@@ -245,24 +321,34 @@ func parseTmpl(t string) tmpl {
 
 // fill holds the scenario strings the templates use.
 type fill struct {
-	addr, domain, proposal, constraint string
-	concerns                           []string
-	// gists holds, per concern, a one-word keyword the persuadee may add
-	// to sum a concern up ("Blame, basically."), or "".
+	addr, proposal, constraint string
+	// concerns holds each concern as the persuadee says it
+	// (scenario.Concern.Voice: its voiced field or the first-person
+	// rewrite of its description).
+	concerns []string
+	// gists holds, per concern, one of its keywords that the persuadee
+	// may name in a sentence of its own after voicing the concern ("The
+	// word that keeps coming up for me is \"afford\"."), the way people
+	// restate the crux of a worry, or "".
 	gists []string
 }
 
-// gistForms are the ways a voiced concern is summed up in one word.
-// Their extra words are ones a listener would not echo back.
-var gistForms = [...][2]string{{"", ", basically."}, {"", ", really."}, {"", ", honestly."}}
+// gistForms are the sentences that carry a gist keyword; their other
+// words are ones a listener would not echo back.
+var gistForms = [...][2]string{
+	{"The word that keeps coming up for me is \"", "\"."},
+	{"If I had to put it in one word, it would be \"", "\"."},
+	{"It all comes down to \"", "\" for me."},
+	{"I suppose the word for it is \"", "\"."},
+}
 
-// gist picks the first single-word keyword (letters only, at least four)
-// that the description does not already contain, or "".
-func gist(c scenario.Concern) string {
-	desc := strings.ToLower(c.Description)
+// gist picks the first single-word keyword of c (letters only, at least
+// four) that the voiced text does not already contain, or "".
+func gist(c scenario.Concern, voice string) string {
+	low := strings.ToLower(voice)
 	for _, k := range c.Keywords {
 		k = strings.TrimSpace(k)
-		if len(k) < 4 || strings.Contains(desc, strings.ToLower(k)) {
+		if len(k) < 4 || strings.Contains(low, strings.ToLower(k)) {
 			continue
 		}
 		ok := true
@@ -280,27 +366,25 @@ func gist(c scenario.Concern) string {
 }
 
 func newFill(sc *scenario.Scenario) fill {
-	f := fill{domain: strings.TrimSpace(sc.Domain), proposal: verbPhrase(sc.Proposal)}
-	if n := strings.Fields(sc.Persuader.Name); len(n) > 0 {
-		f.addr = n[0] + ", " // first name, as people address each other
-	}
-	if f.domain == "" {
-		f.domain = "this"
+	f := fill{proposal: verbPhrase(sc.Proposal)}
+	if a := scenario.AddressName(sc.Persuader.Name); a != "" {
+		f.addr = a + ", " // first name, or title and surname
 	}
 	if f.proposal == "" {
 		f.proposal = "go along with it"
 	}
 	for _, c := range sc.Hidden.Constraints {
-		if c = strings.TrimSpace(c); c != "" {
-			f.constraint = sentence(c)
+		if c = scenario.FirstPerson(c, sc.Persuadee.Name); c != "" {
+			f.constraint = c
 			break
 		}
 	}
 	f.concerns = make([]string, len(sc.Hidden.Concerns))
 	f.gists = make([]string, len(sc.Hidden.Concerns))
-	for i, c := range sc.Hidden.Concerns {
-		f.concerns[i] = sentence(strings.TrimSpace(c.Description))
-		f.gists[i] = gist(c)
+	for i := range sc.Hidden.Concerns {
+		c := &sc.Hidden.Concerns[i]
+		f.concerns[i] = c.Voice(sc.Persuadee.Name)
+		f.gists[i] = gist(*c, f.concerns[i])
 	}
 	return f
 }
@@ -334,18 +418,6 @@ func verbPhrase(p string) string {
 	return strings.Join(w, " ")
 }
 
-// sentence makes s end with sentence punctuation.
-func sentence(s string) string {
-	if s == "" {
-		return s
-	}
-	switch s[len(s)-1] {
-	case '.', '!', '?':
-		return s
-	}
-	return s + "."
-}
-
 // pick chooses a template of reaction r for the session's type, skipping
 // constraint templates when the scenario has no constraint. off shifts the
 // choice (used to avoid repeating the previous reply).
@@ -370,19 +442,15 @@ func (s *session) pick(r reaction, off int) *tmpl {
 }
 
 // voiceConcern appends the voicing template tp for concern i, then, with
-// probability Config.Gist, a one-word summary of it.
+// probability Config.Gist, a sentence naming its gist keyword (see gist).
 func (s *session) voiceConcern(tp *tmpl, i int) {
 	s.put(tp, i)
 	if g := s.fill.gists[i]; g != "" && s.word.Float64() < s.cfg.Gist {
 		f := gistForms[s.word.IntN(len(gistForms))]
 		s.buf = append(s.buf, ' ')
-		start := len(s.buf)
 		s.buf = append(s.buf, f[0]...)
 		s.buf = append(s.buf, g...)
 		s.buf = append(s.buf, f[1]...)
-		if s.buf[start] >= 'a' && s.buf[start] <= 'z' {
-			s.buf[start] -= 'a' - 'A'
-		}
 	}
 }
 
@@ -397,9 +465,10 @@ func (s *session) put(tp *tmpl, concern int) {
 		s.buf = append(s.buf, sg.lit...)
 		switch sg.slot {
 		case slotAddr:
-			s.buf = append(s.buf, s.fill.addr...)
-		case slotDomain:
-			s.buf = append(s.buf, s.fill.domain...)
+			// address the persuader at most once per reply
+			if !bytes.Contains(s.buf[:start], []byte(s.fill.addr)) {
+				s.buf = append(s.buf, s.fill.addr...)
+			}
 		case slotProposal:
 			s.buf = append(s.buf, s.fill.proposal...)
 		case slotConcern:
@@ -504,5 +573,12 @@ func (s *session) compose(e *events, off int) {
 	}
 	s.opener = tp
 	s.put(tp, -1)
+	// Choice: a pushback or deflection is followed, 7 times in 10, by a
+	// second sentence of the type's, so that a persuader who keeps
+	// pressing does not hear the same few lines (issue 10: the most
+	// frequent reply stays under 2 % of replies).
+	if (op == rPushback || op == rDeflect) && s.word.IntN(10) < 7 {
+		s.put(s.pick(rAfter, 0), -1)
+	}
 	voiceAll(-1)
 }

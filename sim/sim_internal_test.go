@@ -387,6 +387,9 @@ func TestRepliesVaryAndDoNotLeak(t *testing.T) {
 				if txt == "" || strings.Contains(txt, "{") || strings.Contains(txt, "  ") {
 					t.Fatalf("bad reply %q", txt)
 				}
+				if strings.Count(txt, "Dana, ") > 1 {
+					t.Fatalf("persuader addressed twice in one reply: %q", txt)
+				}
 				for _, b := range banned {
 					if strings.Contains(strings.ToLower(txt), strings.ToLower(b)) && !strings.Contains(b, " ") ||
 						strings.Contains(txt, b) && strings.Contains(b, " ") {
