@@ -182,16 +182,16 @@ func DefaultConfig() Config {
 		FatigueFree:   2, FatigueCost: 0.04,
 		NoiseSD: 0.04, IdleCost: 0.01,
 
-		Q0: -0.5, QRate: 0.5, MovePressure: -0.6, MoveIdle: 0, PEOpen: 1.5,
+		Q0: -0.5, QRate: 0.25, MovePressure: -0.6, MoveIdle: 0, PEOpen: 1,
 
 		Accept: 0.30, Conditional: 0.0, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
-		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5, CommitGain: 0.3,
+		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5, CommitGain: 0.5,
 		Spontaneous: 0.10, SpontaneousMargin: 0.20,
 		MaxVoice: 2, Blocking: 3, Gist: 0.5,
 
-		CAWeight: 0.25, CAK: 15, CAC: 0.8,
+		CAWeight: 0.4, CAK: 10, CAC: 0.75,
 		PEK: 6, PEC: 0.3,
-		ACK: 10, ACC: 0, ACBlock: 0.5,
+		ACK: 6, ACC: 0, ACBlock: 0.3,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
