@@ -270,6 +270,14 @@ func TestBeliefReport(t *testing.T) {
 				}
 				fmt.Fprintf(&b, "  %s %.2f (%.0f%% reach)", id, float64(sum)/math.Max(1, float64(n)), 100*float64(n)/float64(len(eps)))
 			}
+			var all [4]float64 // episodes where all three cross: sums of ca, pe, ac turns, count
+			for _, ep := range eps {
+				c, p, a := firstAbove(ep, "ca"), firstAbove(ep, "pe"), firstAbove(ep, "ac")
+				if c >= 0 && p >= 0 && a >= 0 {
+					all = [4]float64{all[0] + float64(c), all[1] + float64(p), all[2] + float64(a), all[3] + 1}
+				}
+			}
+			fmt.Fprintf(&b, "\n             all three cross (n %d): ca %.2f pe %.2f ac %.2f", int(all[3]), all[0]/all[3], all[1]/all[3], all[2]/all[3])
 			bt := map[decision.Terminal][2]float64{}
 			for _, ep := range eps {
 				v, _ := ep.FinalBelief()
