@@ -5,7 +5,8 @@
 // belief trajectories by terminal state (Figure 6), dead GRPO groups and the
 // share the dense term separates (Figure 7), and the paired comparison of
 // two persuaders behind Table 5's Δ pp, win/loss, McNemar and Wilcoxon
-// columns.
+// columns, and the reliability of the belief before a commitment ask
+// (AskReliabilityOf: does B_{t-1} predict P(accept | ask)?).
 //
 // Every analysis takes plain []*episode.Episode (as store.DB.Episodes
 // returns them) and gives a typed result of plain data (structs and slices,

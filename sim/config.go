@@ -88,12 +88,22 @@ type Config struct {
 	// NoiseSD is the standard deviation of the Gaussian noise added to
 	// openness each turn.
 	NoiseSD float64
+	// IdleCost is the openness lost on a content-free turn (no act, no
+	// pressure, no concern touched), >= 0; such a turn also gets no noise,
+	// so it never raises the belief (issue 10 part 1a).
+	IdleCost float64
 
 	// Q0 is the initial perceived persuasiveness q_0 in [-1, 1]; QRate is
 	// the EMA rate eta in (0, 1]; MovePressure is the move score per
 	// pressure marker (negative); MoveIdle is the score of an utterance
 	// with no act.
 	Q0, QRate, MovePressure, MoveIdle float64
+	// PEOpen weighs where the persuadee stands, o - theta_acc, in the
+	// per-turn input of q (added to the move score before clamping to
+	// [-1, 1]), >= 0: perceived and actual persuasiveness go together
+	// (Dillard et al. 2007), so fitting moves that have not moved the
+	// persuadee do not feel persuasive.
+	PEOpen float64
 
 	// Accept is the openness needed to accept; Conditional the openness
 	// needed for a conditional yes; RejectReactance the reactance at which
@@ -107,6 +117,12 @@ type Config struct {
 	// Guarded is the reactance at or above which an ask gets no yes of
 	// any kind (the persuadee will not be rushed), >= 0.
 	Guarded float64
+	// CommitGain is the openness gained by giving a yes, full or
+	// conditional, >= 0: people infer their attitude from what they have
+	// just said (self-perception, Bem 1972; commitment and consistency,
+	// Cialdini 2001). Both decisions end the episode, so it moves only the
+	// final belief B_T.
+	CommitGain float64
 	// Spontaneous is the per-turn chance of a decision without an ask when
 	// the state already implies one (see docs/simulator.md), in [0, 1];
 	// SpontaneousMargin is the extra openness above Accept it needs.
@@ -120,10 +136,17 @@ type Config struct {
 	Gist float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
-	// CAWeight*u + (1-CAWeight)*addressed/voiced; PE's is q; AC's is
-	// o - o_0 + ACAbs*o (the shift, plus the leaning the persuadee reads
-	// into "more open" when it already favours the proposal).
-	CAWeight, CAK, CAC, PEK, PEC, ACK, ACC, ACAbs float64
+	// CAWeight*u + (1-CAWeight)*addressed/(voiced + addressed + hidden
+	// among the first Blocking); PE's is q; AC's is o - theta_acc, the
+	// openness relative to this persuadee's (trait-adjusted) accept
+	// threshold, so ACC = 0 puts p_ac = 0.5 exactly at the threshold.
+	CAWeight, CAK, CAC, PEK, PEC, ACK, ACC float64
+	// ACBlock is the shift of AC's score per obstacle the persuadee knows
+	// stands between it and an outright yes (an open or, for types that
+	// raise them on an ask, hidden concern among the first Blocking; a
+	// turn of plan detail still needed), >= 0: perceived barriers lower
+	// the stated willingness (Health Belief Model; Janz & Becker 1984).
+	ACBlock float64
 
 	// Trait modulation (P4G survey scores; each trait is mapped to z in
 	// [-1, 1] around its scale midpoint, and an absent trait gives z = 0).
@@ -158,18 +181,18 @@ func DefaultConfig() Config {
 		ReactBackfire: 0.20,
 		PressureCost:  0.04,
 		FatigueFree:   2, FatigueCost: 0.04,
-		NoiseSD: 0.04,
+		NoiseSD: 0.04, IdleCost: 0.01,
 
-		Q0: -0.5, QRate: 0.5, MovePressure: -0.6, MoveIdle: 0,
+		Q0: -0.5, QRate: 0.25, MovePressure: -0.6, MoveIdle: 0, PEOpen: 1,
 
 		Accept: 0.30, Conditional: 0.0, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
-		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5,
+		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5, CommitGain: 0.5,
 		Spontaneous: 0.10, SpontaneousMargin: 0.20,
 		MaxVoice: 2, Blocking: 3, Gist: 0.5,
 
-		CAWeight: 0.5, CAK: 10, CAC: 0.45,
-		PEK: 6, PEC: 0,
-		ACK: 15, ACC: 0.20, ACAbs: 0.25,
+		CAWeight: 0.4, CAK: 10, CAC: 0.75,
+		PEK: 6, PEC: 0.3,
+		ACK: 6, ACC: 0, ACBlock: 0.3,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
@@ -297,10 +320,14 @@ func (c *Config) Validate() error {
 	in("ReactDecay", c.ReactDecay, 0, 1)
 	in("QRate", c.QRate, 1e-9, 1)
 	in("Q0", c.Q0, -1, 1)
+	in("PEOpen", c.PEOpen, 0, math.Inf(1))
 	in("Spontaneous", c.Spontaneous, 0, 1)
 	in("Gist", c.Gist, 0, 1)
 	in("CAWeight", c.CAWeight, 0, 1)
+	in("ACBlock", c.ACBlock, 0, math.Inf(1))
+	in("CommitGain", c.CommitGain, 0, 2)
 	in("NoiseSD", c.NoiseSD, 0, math.Inf(1))
+	in("IdleCost", c.IdleCost, 0, math.Inf(1))
 	in("Accept", c.Accept, -1, 1)
 	in("Conditional", c.Conditional, -1, c.Accept)
 	if c.MaxVoice < 1 {

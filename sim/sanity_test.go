@@ -150,7 +150,8 @@ func TestOutcomeTable(t *testing.T) {
 
 // TestSanity checks the simulator's qualitative behaviour against the
 // built-in persuaders on both held-out sets (default config, three
-// rollouts per scenario): statistically clear gaps, not exact numbers.
+// rollouts per scenario): statistically clear gaps, not exact numbers, and
+// the final belief's shape by outcome.
 func TestSanity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays 2 x 4 x 360 episodes")
@@ -183,8 +184,19 @@ func TestSanity(t *testing.T) {
 			if a := random.pct(decision.TermAccept); a >= script.pct(decision.TermAccept) || a < pushy.pct(decision.TermAccept) {
 				t.Errorf("random Accept %.1f%% not between pushy and script", a)
 			}
-			if nm := 100 * float64(random.nonMono) / float64(random.n); nm < 20 {
-				t.Errorf("random: %.1f%% non-monotonic belief trajectories, want >= 20", nm)
+			// The belief sits near 0 while acceptance is far off (it is
+			// calibrated on asks), so random's mostly low trajectories seldom
+			// move by 0.02 both ways; script's, which climb, do.
+			if nm := 100 * float64(script.nonMono) / float64(script.n); nm < 10 {
+				t.Errorf("script: %.1f%% non-monotonic belief trajectories, want >= 10", nm)
+			}
+			// B_T follows the outcome without saturating (issue 10 part 1e):
+			// accept > conditional > pending, accept below 0.95, pending
+			// below 0.5.
+			bt := func(term decision.Terminal) float64 { return script.bTBy[term] / float64(script.term[term]) }
+			acc, cond, pend := bt(decision.TermAccept), bt(decision.TermConditional), bt(decision.TermPending)
+			if !(acc > cond && cond > pend) || acc >= 0.95 || pend >= 0.5 {
+				t.Errorf("script B_T by outcome: accept %.3f, conditional %.3f, pending %.3f; want ordered, accept < 0.95, pending < 0.5", acc, cond, pend)
 			}
 			best := map[string]bool{}
 			for _, typ := range scenario.Resistances {

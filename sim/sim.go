@@ -112,6 +112,9 @@ type session struct {
 	asks, pressTurns int
 	turn             int
 	ended            bool
+	// term is the concern named as the condition of a conditional yes, or
+	// -1: no longer counted as an obstacle (see obstacles).
+	term int
 
 	ev      events
 	touched []bool // reused Mentions buffer
@@ -182,6 +185,7 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	s.concerns = tagger.Compile(sc.Hidden.Concerns)
 	s.ev.voiced = make([]voicing, 0, p.cfg.MaxVoice+1)
 	s.ev.condition = -1
+	s.term = -1
 	s.buf = make([]byte, 0, 512)
 	s.fill = newFill(sc)
 	return s, nil
@@ -261,11 +265,12 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	uBefore := s.u
 	challenge := s.kind == kIT && (evid || ask) && uBefore < c.Understood
 	canAddress := a&tp.AddressActs != 0 && !(s.kind == kIT && uBefore < c.Understood)
-	touchVoiced := false
+	touchVoiced, touchAny := false, false
 	for i, t := range touched {
 		if !t || i >= len(s.state) {
 			continue
 		}
+		touchAny = true
 		switch s.state[i] {
 		case voiced:
 			touchVoiced = true
@@ -367,38 +372,21 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	if press > 0 {
 		s.pressTurns++
 	}
+	// A content-free turn (no act, no pressure, no concern touched: filler
+	// or small talk) gives nothing to react to: no reaction noise, and
+	// wasted time costs IdleCost. The draw is made anyway so the stream
+	// never depends on branches.
+	idle := a == 0 && press == 0 && !touchAny
+	noise := s.dyn.NormFloat64() * s.noiseSD
+	if idle {
+		noise = 0
+		neg += c.IdleCost
+	}
 	pos *= s.recv / (1 + s.rho)
 	e.gain = pos - neg
-	s.o = clamp(s.o+pos-neg+s.dyn.NormFloat64()*s.noiseSD, -1, 1)
+	s.o = clamp(s.o+pos-neg+noise, -1, 1)
 
-	// Step 5: perceived persuasiveness, an EMA of fitting moves.
-	m := 0.0
-	if a == 0 && press == 0 {
-		m = c.MoveIdle
-	}
-	if diag {
-		m += tp.MoveDiag
-	}
-	if evid {
-		m += tp.MoveEvidence
-	}
-	if plan {
-		m += tp.MovePlan
-	}
-	if aut {
-		m += tp.MoveAutonomy
-	}
-	if e.nAddr > 0 {
-		m += tp.MoveAddress
-	}
-	if e.bad {
-		m += tp.MoveBad
-	}
-	m += c.MovePressure * press
-	m = clamp(m, -1, 1)
-	s.q = (1-c.QRate)*s.q + c.QRate*m
-
-	// Step 6: voicing (partial observability).
+	// Step 5: voicing (partial observability).
 	if diag {
 		if i := s.firstHidden(len(s.state)); i >= 0 {
 			s.voice(i, rVoiceAsked)
@@ -420,7 +408,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		}
 	}
 
-	// Step 7: decision.
+	// Step 6: decision.
 	spont := s.dyn.Float64() // drawn every turn so the stream never depends on branches
 	open := s.firstOpen(c.Blocking)
 	d := decision.Continue
@@ -455,6 +443,48 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		}
 	}
 	e.decision = d
+	if ask && (d == decision.Accept || d == decision.Conditional) {
+		// self-perception: having said yes to an ask, even "yes, if", the
+		// persuadee reads its own answer as willingness; the condition it
+		// named is now a term of its yes, no longer a barrier to it
+		s.o = clamp(s.o+c.CommitGain, -1, 1)
+		s.term = e.condition
+	}
+
+	// Step 7: perceived persuasiveness, an EMA of fitting moves and of
+	// where the persuadee stands after its answer.
+	m := 0.0
+	if a == 0 && press == 0 {
+		m = c.MoveIdle
+	}
+	if diag {
+		m += tp.MoveDiag
+	}
+	if evid {
+		m += tp.MoveEvidence
+	}
+	if plan {
+		m += tp.MovePlan
+	}
+	if aut {
+		m += tp.MoveAutonomy
+	}
+	if e.nAddr > 0 {
+		m += tp.MoveAddress
+	}
+	if e.bad {
+		m += tp.MoveBad
+	}
+	m += c.MovePressure * press
+	// the judgement also follows where the persuadee now stands: a case
+	// that has not moved it does not feel persuasive
+	m = clamp(m+c.PEOpen*s.willing(), -1, 1)
+	q := (1-c.QRate)*s.q + c.QRate*m
+	if idle {
+		// saying nothing is never more persuasive than what came before
+		q = math.Min(q, s.q)
+	}
+	s.q = q
 	if d.Terminal() {
 		s.ended = true
 	}
@@ -532,14 +562,58 @@ func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basi
 // probs returns P(Yes) of the CA, PE and AC probes.
 func (s *session) probs() (ca, pe, ac float64) {
 	c := s.cfg
-	share := 0.0
-	if v, a := s.countState(voiced), s.countState(addressed); v+a > 0 {
-		share = float64(a) / float64(v+a)
-	}
-	ca = sigmoid(c.CAK * (c.CAWeight*s.u + (1-c.CAWeight)*share - c.CAC))
+	ca = sigmoid(c.CAK * (c.CAWeight*s.u + (1-c.CAWeight)*s.addressedShare() - c.CAC))
 	pe = sigmoid(c.PEK * (s.q - c.PEC))
-	ac = sigmoid(c.ACK * (s.o - s.o0 + c.ACAbs*s.o - c.ACC))
+	ac = sigmoid(c.ACK * (s.willing() - c.ACC))
 	return ca, pe, ac
+}
+
+// willing is the persuadee's willingness to say an outright yes now, on
+// o's scale: openness relative to its accept threshold, less ACBlock per
+// obstacle it knows of. AC reads it; PE follows it with a lag.
+func (s *session) willing() float64 {
+	return s.o - s.accept - s.cfg.ACBlock*float64(s.obstacles())
+}
+
+// obstacles counts what the persuadee knows would stop an outright yes to
+// an ask now, besides its openness: each open (voiced, unaddressed)
+// concern among the first Blocking, each hidden one there when an ask
+// would make it raise it (Surface), and each turn of plan detail the type
+// still needs. Reactance is left out on purpose: it decays on its own, and
+// a read-out that rose with time alone would pay for silence.
+func (s *session) obstacles() int {
+	n := max(0, s.tp.Plans-s.plans)
+	for i := 0; i < s.cfg.Blocking && i < len(s.state); i++ {
+		if i != s.term && (s.state[i] == voiced || s.state[i] == hidden && s.tp.Surface) {
+			n++
+		}
+	}
+	return n
+}
+
+// addressedShare is the share of the persuadee's concerns it counts as
+// addressed: addressed / (voiced + addressed + hidden blocking + missing
+// plans), where hidden blocking are the still-hidden concerns among the
+// first Blocking (the ones an ask would raise: the persuadee knows its own
+// worries, voiced or not) and missing plans are the turns of plan detail
+// the type still needs before it answers an ask (AA: "how would I even do
+// it?"). 0 when the denominator is 0.
+func (s *session) addressedShare() float64 {
+	v, a, h := 0, 0, max(0, s.tp.Plans-s.plans)
+	for i, x := range s.state {
+		switch {
+		case x == voiced:
+			v++
+		case x == addressed:
+			a++
+		case i < s.cfg.Blocking:
+			h++
+		}
+	}
+	if v+a+h == 0 {
+		return 0
+	}
+	return float64(a) / float64(v+a+h)
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

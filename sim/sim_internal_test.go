@@ -88,9 +88,11 @@ func TestDiagnosticRaisesRapportAndVoices(t *testing.T) {
 	if s.state[0] != voiced || s.state[1] != hidden || s.state[2] != hidden {
 		t.Fatalf("states %v, want only the first concern voiced", s.state)
 	}
-	// o = -0.4 + GainDiag(IT) = -0.37; q = 0.5*(-0.5) + 0.5*MoveDiag(IT 0.7) = 0.1
+	// o = -0.4 + GainDiag(IT) = -0.37; willing = o - Accept - ACBlock * 3
+	// obstacles (one voiced, two hidden blocking concerns) = -1.57;
+	// q = 0.75*(-0.5) + 0.25*clamp(MoveDiag(IT) 0.7 + PEOpen*willing)
 	near(t, "o", s.o, -0.37)
-	near(t, "q", s.q, 0.1)
+	near(t, "q", s.q, 0.75*-0.5+0.25*(0.7-1.57))
 	if txt := s.render(); !strings.Contains(txt, "Last time the shot left me feverish for two days.") {
 		t.Fatalf("reply %q does not voice the concern", txt)
 	}
@@ -115,8 +117,8 @@ func TestEntrenchedBeliefEvidence(t *testing.T) {
 	if !b.ev.bad {
 		t.Fatal("bare assertion not flagged")
 	}
-	// q = 0.5*(-0.5) + 0.5*clamp(MoveEvidence 0.3 + MoveBad -1) = -0.6
-	near(t, "q", b.q, -0.6)
+	// q = 0.75*(-0.5) + 0.25*clamp(MoveEvidence 0.3 + MoveBad -1 + willing -1.68) = -0.625
+	near(t, "q", b.q, -0.625)
 }
 
 // Touching a concern in the same turn it is voiced does not address it: the
@@ -219,7 +221,7 @@ func TestAmbivalentNeedsPlan(t *testing.T) {
 	}
 	rho = rho*0.85 + 0.105
 	o += 0.12/(1+rho) - 0.06*rho - 0.04 // third ask: fatigue 0.04
-	near(t, "o after two plans", s.o, o)
+	near(t, "o after two plans and the yes", s.o, math.Min(o+c.CommitGain, 1))
 }
 
 // AA: plan detail resolves the most salient open concern even without
@@ -284,9 +286,10 @@ func TestProbeValues(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
 	ca, pe, ac := s.probs()
-	near(t, "ca0", ca, sigmoid(10*(0.5*0.15-0.45)))
-	near(t, "pe0", pe, sigmoid(6*(-0.5)))
-	near(t, "ac0", ac, sigmoid(15*(0.25*-0.4-0.2)))
+	// nothing addressed, three hidden blocking concerns (3 obstacles)
+	near(t, "ca0", ca, sigmoid(10*(0.4*0.15-0.75)))
+	near(t, "pe0", pe, sigmoid(6*(-0.5-0.3)))
+	near(t, "ac0", ac, sigmoid(6*(-0.4-0.3-0.3*3)))
 	if b := (ca + pe + ac) / 3; b > 0.1 {
 		t.Fatalf("B0 = %g, want low (< 0.1)", b)
 	}
@@ -306,11 +309,82 @@ func TestProbeValues(t *testing.T) {
 			}
 		}
 	}
-	// after addressing 1 of 1 voiced concern: share 1
+	// after addressing the one voiced concern, the two still-hidden
+	// blocking concerns count as unaddressed: share 1/3, two obstacles
 	s.observe(acts(tagger.Diagnostic), touch(3))
 	s.observe(acts(tagger.Evidence), touch(3, 0))
-	ca, _, _ = s.probs()
-	near(t, "ca", ca, sigmoid(10*(0.5*s.u+0.5*1-0.45)))
+	ca, _, ac = s.probs()
+	near(t, "ca", ca, sigmoid(10*(0.4*s.u+0.6/3-0.75)))
+	near(t, "ac", ac, sigmoid(6*(s.o-0.3-0.3*2)))
+}
+
+// CA counts hidden blocking concerns as unaddressed; non-blocking hidden
+// ones count only once voiced; AA counts the plan turns it still needs.
+func TestAddressedShareAndObstacles(t *testing.T) {
+	c := quiet()
+	c.Blocking = 2
+	s := start(t, c, fixture(scenario.EntrenchedBelief, 0))
+	near(t, "share0", s.addressedShare(), 0)
+	if n := s.obstacles(); n != 2 {
+		t.Fatalf("obstacles %d, want 2 (hidden blocking)", n)
+	}
+	s.state = []concernState{addressed, hidden, hidden}
+	near(t, "share 1 of 2 blocking", s.addressedShare(), 0.5)
+	s.state = []concernState{addressed, addressed, voiced}
+	near(t, "share with a voiced non-blocking concern", s.addressedShare(), 2.0/3)
+	if n := s.obstacles(); n != 0 {
+		t.Fatalf("obstacles %d, want 0 (the open concern is not blocking)", n)
+	}
+
+	a := start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
+	// AA raises nothing on an ask: hidden concerns are not obstacles, the
+	// two missing plan turns are (and count in CA's denominator)
+	if n := a.obstacles(); n != 2 {
+		t.Fatalf("AA obstacles %d, want 2 (plans)", n)
+	}
+	a.state = []concernState{addressed, hidden, hidden}
+	near(t, "AA share", a.addressedShare(), 1.0/(1+2+2))
+	a.plans = 1
+	near(t, "AA share, one plan", a.addressedShare(), 1.0/(1+2+1))
+}
+
+// A content-free turn costs IdleCost openness, adds no noise, and never
+// raises perceived persuasiveness.
+func TestContentFreeTurn(t *testing.T) {
+	c := DefaultConfig() // with noise
+	c.Spontaneous = 0
+	s := start(t, c, fixture(scenario.AutonomyResistance, -0.2))
+	o, q := s.o, s.q
+	s.observe(tagger.Tags{}, touch(3))
+	near(t, "o", s.o, o-c.IdleCost)
+	// m = MoveIdle 0 + PEOpen * willing(<0) pulls q down
+	w := o - c.IdleCost - c.Accept - c.ACBlock*3
+	near(t, "q", s.q, (1-c.QRate)*q+c.QRate*clamp(c.PEOpen*w, -1, 1))
+	// from a high q, a content-free turn lowers it; it never rises
+	s.q = -1
+	s.observe(tagger.Tags{}, touch(3))
+	near(t, "q from the floor", s.q, -1)
+}
+
+// A conditional yes raises openness by CommitGain and its condition stops
+// counting as an obstacle.
+func TestConditionalCommits(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.EntrenchedBelief, 0.2))
+	s.observe(acts(tagger.Diagnostic), touch(3))
+	o := s.o
+	if n := s.obstacles(); n != 3 {
+		t.Fatalf("obstacles %d, want 3", n)
+	}
+	d := s.observe(acts(tagger.Autonomy, tagger.Commitment), touch(3))
+	if d != decision.Conditional || s.ev.condition != 0 {
+		t.Fatalf("decision %s condition %d", d, s.ev.condition)
+	}
+	// autonomy: + GainAutonomy(EB) 0.01; then + CommitGain
+	near(t, "o", s.o, o+0.01+c.CommitGain)
+	if n := s.obstacles(); n != 2 {
+		t.Fatalf("obstacles after the conditional %d, want 2 (concern 1 surfaced by the ask, concern 2 hidden)", n)
+	}
 }
 
 // Traits: absent traits give unit multipliers; P4G scores move them.
