@@ -29,7 +29,8 @@ const (
 )
 
 // Split sizes (SPEC §1: seed 000 uses 120 held-out and 200 validation
-// scenarios); the rest is train.
+// scenarios); the rest is train. Splits are drawn by user (see Import), so
+// the sizes are targets that whole users are fitted into.
 const (
 	HeldoutSize = 120
 	ValSize     = 200
@@ -84,9 +85,11 @@ type Report struct {
 	// ImplausibleAge counts persuadees whose age is under 18 (kept in
 	// traits as given, not used in the persona).
 	ImplausibleAge int
-	// Splits counts scenarios per split; Mix counts resistance types per
-	// split, and MixAll over all scenarios.
+	// Splits counts scenarios per split and Users distinct persuadee user
+	// ids per split (a user is in one split only); Mix counts resistance
+	// types per split, and MixAll over all scenarios.
 	Splits map[scenario.Split]int
+	Users  map[scenario.Split]int
 	Mix    map[scenario.Split]map[scenario.Resistance]int
 	MixAll map[scenario.Resistance]int
 }
@@ -122,8 +125,9 @@ func (r *Report) String() string {
 		r.Scenarios, r.Annotated, r.Donated, pct(r.Donated, r.Scenarios))
 	fmt.Fprintf(&b, "  donations above $%.0f capped: %d actual (B6), %d intended (B5); ages under 18: %d\n",
 		MaxDonation, r.DonationCapped, r.IntendedCapped, r.ImplausibleAge)
-	fmt.Fprintf(&b, "  splits: train %d / val %d / heldout %d\n",
-		r.Splits[scenario.Train], r.Splits[scenario.Val], r.Splits[scenario.Heldout])
+	fmt.Fprintf(&b, "  splits by user: train %d / val %d / heldout %d dialogues (%d / %d / %d users)\n",
+		r.Splits[scenario.Train], r.Splits[scenario.Val], r.Splits[scenario.Heldout],
+		r.Users[scenario.Train], r.Users[scenario.Val], r.Users[scenario.Heldout])
 	fmt.Fprintf(&b, "  resistance mix   %5s %5s %5s %5s\n", "EB", "IT", "AR", "AA")
 	row := func(name string, m map[scenario.Resistance]int) {
 		fmt.Fprintf(&b, "    %-12s", name)
@@ -149,6 +153,7 @@ func pct(a, b int) float64 {
 // persuadee is one full_info.csv persuadee row being imported.
 type persuadee struct {
 	id       string
+	user     string // B3: the worker's user id
 	line     int
 	survey   Survey
 	complete bool
@@ -170,16 +175,16 @@ type dialog struct {
 //
 // Persuadees are skipped (and listed in the Report) when their dialogue id
 // starts with BadPrefix, their survey has an empty value, B6 is empty, or
-// their dialogue has no sentences. Splits are assigned by sorting the kept
-// persuadees on FNV-1a 64 of the dialogue id (ties by id): the first
-// HeldoutSize are heldout, the next ValSize val, the rest train.
+// their dialogue has no sentences. Splits are assigned per user (B3), so
+// that no person is the persuadee of dialogues in two splits (see
+// assignSplits); the user id is kept in the provenance ref (Ref, UserOf).
 //
 // Errors name file, line and field: a missing file or column, a
 // non-numeric score, an unknown role, a persuadee listed twice, or a
 // scenario that fails validation. Output is deterministic: the same files
 // give the same scenarios.
 func Import(dir string) ([]scenario.Scenario, *Report, error) {
-	rep := &Report{Dir: dir, Splits: map[scenario.Split]int{},
+	rep := &Report{Dir: dir, Splits: map[scenario.Split]int{}, Users: map[scenario.Split]int{},
 		Mix: map[scenario.Split]map[scenario.Resistance]int{}, MixAll: map[scenario.Resistance]int{}}
 	for _, sp := range scenario.Splits {
 		rep.Mix[sp] = map[scenario.Resistance]int{}
@@ -239,6 +244,13 @@ func Import(dir string) ([]scenario.Scenario, *Report, error) {
 		return nil, nil, err
 	}
 	rep.Scenarios = len(out)
+	seen := map[string]bool{}
+	for _, p := range kept {
+		if !seen[p.user] {
+			seen[p.user] = true
+			rep.Users[splits[p.id]]++
+		}
+	}
 	for _, sc := range out {
 		rep.Splits[sc.Split]++
 		rep.Mix[sc.Split][sc.Hidden.Resistance]++
@@ -253,38 +265,81 @@ func Import(dir string) ([]scenario.Scenario, *Report, error) {
 	return out, rep, nil
 }
 
-// SplitHash is the hash that orders persuadees for the split: FNV-1a 64 of
-// the dialogue id.
-func SplitHash(dialogueID string) uint64 {
+// SplitHash is the hash that orders users for the split (and, in package
+// fidelity, for the cross-fitting folds): FNV-1a 64 of the user id.
+func SplitHash(userID string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(dialogueID))
+	h.Write([]byte(userID))
 	return h.Sum64()
 }
 
-// assignSplits maps dialogue id to split (see Import).
+// assignSplits maps dialogue id to split, whole users at a time. Users are
+// ordered by SplitHash of their id (ties by id); each user in turn joins
+// the held-out split if all their dialogues fit in what is left of
+// HeldoutSize, else the val split if they fit in ValSize, else train.
+//
+// Choice: splits by the persuadee's user id (B3). In P4G 115 users are the
+// persuadee of several dialogues (up to 12) with an identical survey, so a
+// split by dialogue puts the same person in training and held-out
+// (SPEC §8). Persuader ids are not grouped: 176 persuadees also persuade
+// in other dialogues, and joining both roles chains 545 of the 982
+// dialogues into one group, leaving no room for a 120-dialogue held-out
+// split. Fitting whole users first-fit keeps the split sizes exact while
+// there are single-dialogue users left to fill the gaps (there are 633).
 func assignSplits(ps []*persuadee) map[string]scenario.Split {
-	ids := make([]string, len(ps))
-	for i, p := range ps {
-		ids[i] = p.id
+	byUser := map[string][]string{}
+	var users []string
+	for _, p := range ps {
+		if byUser[p.user] == nil {
+			users = append(users, p.user)
+		}
+		byUser[p.user] = append(byUser[p.user], p.id)
 	}
-	slices.SortFunc(ids, func(a, b string) int {
+	slices.SortFunc(users, func(a, b string) int {
 		if c := cmp.Compare(SplitHash(a), SplitHash(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
 	})
-	m := make(map[string]scenario.Split, len(ids))
-	for i, id := range ids {
-		switch {
-		case i < HeldoutSize:
-			m[id] = scenario.Heldout
-		case i < HeldoutSize+ValSize:
-			m[id] = scenario.Val
-		default:
-			m[id] = scenario.Train
+	m := make(map[string]scenario.Split, len(ps))
+	held, val := 0, 0
+	for _, u := range users {
+		ids := byUser[u]
+		sp := scenario.Train
+		switch n := len(ids); {
+		case held+n <= HeldoutSize:
+			sp, held = scenario.Heldout, held+n
+		case val+n <= ValSize:
+			sp, val = scenario.Val, val+n
+		}
+		for _, id := range ids {
+			m[id] = sp
 		}
 	}
 	return m
+}
+
+// RefDialogue and RefUser frame an imported scenario's provenance ref:
+// "dialogue=ID user=USER", the P4G dialogue id (B2) and the persuadee's
+// user id (B3). The user id is an anonymous worker number; it says
+// nothing about the profile, and the persuader is never shown provenance.
+const (
+	RefDialogue = "dialogue="
+	RefUser     = " user="
+)
+
+// Ref returns the provenance ref of dialogue id with persuadee user.
+func Ref(id, user string) string { return RefDialogue + id + RefUser + user }
+
+// UserOf returns the P4G user id recorded in sc's provenance ref (see Ref),
+// and false when the ref carries none (a scenario not from this importer,
+// or from one before user ids were kept).
+func UserOf(sc *scenario.Scenario) (string, bool) {
+	_, u, ok := strings.Cut(sc.Provenance.Ref, RefUser)
+	if !ok || u == "" {
+		return "", false
+	}
+	return u, true
 }
 
 // readInfo reads full_info.csv: every row is checked (numbers must parse,
@@ -318,7 +373,7 @@ func readInfo(path string, rep *Report) ([]*persuadee, error) {
 		}
 		// Every row's numbers are checked, persuader rows included, so
 		// a malformed file is reported rather than half-read.
-		p := &persuadee{id: id, line: t.lines[i], complete: true,
+		p := &persuadee{id: id, user: t.get(i, "B3"), line: t.lines[i], complete: true,
 			survey: Survey{Scores: make(map[string]float64, len(TraitKeys))}}
 		if d, ok, err := t.float(i, "B6"); err != nil {
 			return nil, err
@@ -358,6 +413,9 @@ func readInfo(path string, rep *Report) ([]*persuadee, error) {
 			continue
 		}
 		rep.PersuadeeRows++
+		if p.user == "" {
+			return nil, t.errf(i, "B3", "empty user id")
+		}
 		if first, dup := firstLine[id]; dup {
 			return nil, t.errf(i, "B2", "dialogue %s has a second persuadee (first on line %d)", id, first)
 		}
@@ -483,10 +541,12 @@ const (
 
 // build renders one persuadee as a scenario.
 func build(p *persuadee, n *Norms, split scenario.Split, d *dialog, ann *annotation, intended map[string]float64, rep *Report) scenario.Scenario {
-	traits := make(map[string]float64, len(TraitKeys))
+	traits := make(map[string]float64, len(TraitKeys)+len(CodedTraitKeys))
 	for _, k := range TraitKeys {
 		traits[k] = p.survey.Scores[k]
 	}
+	traits[TraitIdeology] = p.survey.variable("ideology_num")
+	traits[TraitReligiosity] = p.survey.variable("religiosity")
 	stance := n.InitialStance(p.survey)
 	if p.survey.Scores["age"] < 18 {
 		rep.ImplausibleAge++
@@ -536,6 +596,6 @@ func build(p *persuadee, n *Norms, split scenario.Split, d *dialog, ann *annotat
 			Traits:        traits,
 		},
 		Outcome:    out,
-		Provenance: scenario.Provenance{Source: source, Ref: p.id, License: license},
+		Provenance: scenario.Provenance{Source: source, Ref: Ref(p.id, p.user), License: license},
 	}
 }
