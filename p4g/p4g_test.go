@@ -60,12 +60,15 @@ func TestImportRealData(t *testing.T) {
 		{"AA", rep.MixAll[scenario.AmbivalentAvoidance], 270},
 		// Split by user (measured on this import, docs/p4g.md).
 		{"train users", rep.Users[scenario.Train], 499},
-		{"val users", rep.Users[scenario.Val], 154},
-		{"heldout users", rep.Users[scenario.Heldout], 95},
-		{"heldout EB", rep.Mix[scenario.Heldout][scenario.EntrenchedBelief], 25},
-		{"heldout IT", rep.Mix[scenario.Heldout][scenario.IdentityThreat], 45},
-		{"heldout AR", rep.Mix[scenario.Heldout][scenario.AutonomyResistance], 23},
-		{"heldout AA", rep.Mix[scenario.Heldout][scenario.AmbivalentAvoidance], 27},
+		{"val users", rep.Users[scenario.Val], 164},
+		{"heldout users", rep.Users[scenario.Heldout], 85},
+		{"train donated", rep.SplitDonated[scenario.Train], 358},
+		{"val donated", rep.SplitDonated[scenario.Val], 106},
+		{"heldout donated", rep.SplitDonated[scenario.Heldout], 62},
+		{"heldout EB", rep.Mix[scenario.Heldout][scenario.EntrenchedBelief], 20},
+		{"heldout IT", rep.Mix[scenario.Heldout][scenario.IdentityThreat], 41},
+		{"heldout AR", rep.Mix[scenario.Heldout][scenario.AutonomyResistance], 19},
+		{"heldout AA", rep.Mix[scenario.Heldout][scenario.AmbivalentAvoidance], 40},
 	}
 	for _, c := range ints {
 		if c.got != c.want {
@@ -282,6 +285,35 @@ func TestSplitsBySize(t *testing.T) {
 				t.Fatalf("user %s (rank %d, %d dialogues): %s, want %s", u, r, sizes[r], got, want[r])
 			}
 		}
+	}
+
+	// Stratified: 200 single-dialogue donors and 200 non-donors give
+	// quotas ceil(120*200/400) = 60 and ceil(200*200/400) = 100 per
+	// stratum, so held-out holds exactly 60 donors and val 100.
+	ps = ps[:0]
+	one, zero := 1.0, 0.0
+	for i := range 400 {
+		d := &zero
+		if i%2 == 0 {
+			d = &one
+		}
+		ps = append(ps, &persuadee{id: "s" + strconv.Itoa(i), user: "u" + strconv.Itoa(i), donation: d})
+	}
+	m = assignSplits(ps)
+	donors := map[scenario.Split]int{}
+	n = map[scenario.Split]int{}
+	for _, p := range ps {
+		n[m[p.id]]++
+		if *p.donation > 0 {
+			donors[m[p.id]]++
+		}
+	}
+	if n[scenario.Heldout] != 120 || n[scenario.Val] != 200 || donors[scenario.Heldout] != 60 || donors[scenario.Val] != 100 {
+		t.Errorf("stratified split: sizes %v donors %v, want 120/200 with 60/100 donors", n, donors)
+	}
+	// A user who gave in one dialogue of two is "mixed".
+	if k := stratum([]*persuadee{{donation: &one}, {donation: &zero}}); k != strataMixed {
+		t.Errorf("stratum of a mixed user = %d", k)
 	}
 	// FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (Fowler/Noll/Vo reference).
 	if SplitHash("a") != 0xaf63dc4c8601ec8c {
