@@ -90,10 +90,10 @@ type Report struct {
 	// types per split, and MixAll over all scenarios.
 	Splits map[scenario.Split]int
 	Users  map[scenario.Split]int
-	// SplitDonated counts scenarios per split whose donation is > 0.
-	SplitDonated map[scenario.Split]int
 	Mix    map[scenario.Split]map[scenario.Resistance]int
 	MixAll map[scenario.Resistance]int
+	// SplitDonated counts scenarios per split whose donation is > 0.
+	SplitDonated map[scenario.Split]int
 }
 
 // SkipCounts returns the number of skipped persuadees per reason, in the
