@@ -29,7 +29,8 @@ const (
 )
 
 // Split sizes (SPEC §1: seed 000 uses 120 held-out and 200 validation
-// scenarios); the rest is train.
+// scenarios); the rest is train. Splits are drawn by user (see Import), so
+// the sizes are targets that whole users are fitted into.
 const (
 	HeldoutSize = 120
 	ValSize     = 200
@@ -84,11 +85,15 @@ type Report struct {
 	// ImplausibleAge counts persuadees whose age is under 18 (kept in
 	// traits as given, not used in the persona).
 	ImplausibleAge int
-	// Splits counts scenarios per split; Mix counts resistance types per
-	// split, and MixAll over all scenarios.
+	// Splits counts scenarios per split and Users distinct persuadee user
+	// ids per split (a user is in one split only); Mix counts resistance
+	// types per split, and MixAll over all scenarios.
 	Splits map[scenario.Split]int
+	Users  map[scenario.Split]int
 	Mix    map[scenario.Split]map[scenario.Resistance]int
 	MixAll map[scenario.Resistance]int
+	// SplitDonated counts scenarios per split whose donation is > 0.
+	SplitDonated map[scenario.Split]int
 }
 
 // SkipCounts returns the number of skipped persuadees per reason, in the
@@ -122,8 +127,12 @@ func (r *Report) String() string {
 		r.Scenarios, r.Annotated, r.Donated, pct(r.Donated, r.Scenarios))
 	fmt.Fprintf(&b, "  donations above $%.0f capped: %d actual (B6), %d intended (B5); ages under 18: %d\n",
 		MaxDonation, r.DonationCapped, r.IntendedCapped, r.ImplausibleAge)
-	fmt.Fprintf(&b, "  splits: train %d / val %d / heldout %d\n",
-		r.Splits[scenario.Train], r.Splits[scenario.Val], r.Splits[scenario.Heldout])
+	fmt.Fprintf(&b, "  splits by user: train %d / val %d / heldout %d dialogues (%d / %d / %d users)\n",
+		r.Splits[scenario.Train], r.Splits[scenario.Val], r.Splits[scenario.Heldout],
+		r.Users[scenario.Train], r.Users[scenario.Val], r.Users[scenario.Heldout])
+	fmt.Fprintf(&b, "  donated > $0 by split: train %.1f%% / val %.1f%% / heldout %.1f%%\n",
+		pct(r.SplitDonated[scenario.Train], r.Splits[scenario.Train]), pct(r.SplitDonated[scenario.Val], r.Splits[scenario.Val]),
+		pct(r.SplitDonated[scenario.Heldout], r.Splits[scenario.Heldout]))
 	fmt.Fprintf(&b, "  resistance mix   %5s %5s %5s %5s\n", "EB", "IT", "AR", "AA")
 	row := func(name string, m map[scenario.Resistance]int) {
 		fmt.Fprintf(&b, "    %-12s", name)
@@ -149,6 +158,7 @@ func pct(a, b int) float64 {
 // persuadee is one full_info.csv persuadee row being imported.
 type persuadee struct {
 	id       string
+	user     string // B3: the worker's user id
 	line     int
 	survey   Survey
 	complete bool
@@ -170,16 +180,16 @@ type dialog struct {
 //
 // Persuadees are skipped (and listed in the Report) when their dialogue id
 // starts with BadPrefix, their survey has an empty value, B6 is empty, or
-// their dialogue has no sentences. Splits are assigned by sorting the kept
-// persuadees on FNV-1a 64 of the dialogue id (ties by id): the first
-// HeldoutSize are heldout, the next ValSize val, the rest train.
+// their dialogue has no sentences. Splits are assigned per user (B3), so
+// that no person is the persuadee of dialogues in two splits (see
+// assignSplits); the user id is kept in the provenance ref (Ref, UserOf).
 //
 // Errors name file, line and field: a missing file or column, a
 // non-numeric score, an unknown role, a persuadee listed twice, or a
 // scenario that fails validation. Output is deterministic: the same files
 // give the same scenarios.
 func Import(dir string) ([]scenario.Scenario, *Report, error) {
-	rep := &Report{Dir: dir, Splits: map[scenario.Split]int{},
+	rep := &Report{Dir: dir, Splits: map[scenario.Split]int{}, Users: map[scenario.Split]int{}, SplitDonated: map[scenario.Split]int{},
 		Mix: map[scenario.Split]map[scenario.Resistance]int{}, MixAll: map[scenario.Resistance]int{}}
 	for _, sp := range scenario.Splits {
 		rep.Mix[sp] = map[scenario.Resistance]int{}
@@ -239,12 +249,20 @@ func Import(dir string) ([]scenario.Scenario, *Report, error) {
 		return nil, nil, err
 	}
 	rep.Scenarios = len(out)
+	seen := map[string]bool{}
+	for _, p := range kept {
+		if !seen[p.user] {
+			seen[p.user] = true
+			rep.Users[splits[p.id]]++
+		}
+	}
 	for _, sc := range out {
 		rep.Splits[sc.Split]++
 		rep.Mix[sc.Split][sc.Hidden.Resistance]++
 		rep.MixAll[sc.Hidden.Resistance]++
 		if sc.Outcome.Donation != nil && *sc.Outcome.Donation > 0 {
 			rep.Donated++
+			rep.SplitDonated[sc.Split]++
 		}
 		if sc.Outcome.PersuadeeActs != nil {
 			rep.Annotated++
@@ -253,38 +271,132 @@ func Import(dir string) ([]scenario.Scenario, *Report, error) {
 	return out, rep, nil
 }
 
-// SplitHash is the hash that orders persuadees for the split: FNV-1a 64 of
-// the dialogue id.
-func SplitHash(dialogueID string) uint64 {
+// SplitHash is the hash that orders users for the split (and, in package
+// fidelity, for the cross-fitting folds): FNV-1a 64 of the user id.
+func SplitHash(userID string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(dialogueID))
+	h.Write([]byte(userID))
 	return h.Sum64()
 }
 
-// assignSplits maps dialogue id to split (see Import).
-func assignSplits(ps []*persuadee) map[string]scenario.Split {
-	ids := make([]string, len(ps))
-	for i, p := range ps {
-		ids[i] = p.id
+// Outcome strata of a user for the split (see assignSplits).
+const (
+	strataNever  = iota // no dialogue ended in a donation
+	strataAlways        // every dialogue did
+	strataMixed         // some did
+	numStrata
+)
+
+// stratum returns the outcome stratum of a user's persuadees.
+func stratum(ps []*persuadee) int {
+	donated := 0
+	for _, p := range ps {
+		if p.donation != nil && *p.donation > 0 {
+			donated++
+		}
 	}
-	slices.SortFunc(ids, func(a, b string) int {
+	switch donated {
+	case 0:
+		return strataNever
+	case len(ps):
+		return strataAlways
+	}
+	return strataMixed
+}
+
+// assignSplits maps dialogue id to split, whole users at a time, stratified
+// by outcome. Each user falls in one stratum: never donated, always
+// donated, or mixed (over their dialogues). Each split s gets a quota per
+// stratum k, ceil(size_s × dialogues_k / all dialogues). Users are then
+// taken in order of SplitHash of their id (ties by id); each joins the
+// held-out split if all their dialogues fit both in what is left of
+// HeldoutSize and in its stratum's held-out quota, else the val split
+// under the same two conditions for ValSize, else train.
+//
+// Choice: split by the persuadee's user id (B3). In P4G 115 users are the
+// persuadee of several dialogues (up to 12) with an identical survey, so a
+// split by dialogue puts the same person in training and held-out
+// (SPEC §8). Persuader ids are not grouped: 176 persuadees also persuade
+// in other dialogues, and joining both roles chains 545 of the 982
+// dialogues into one group, leaving no room for a 120-dialogue held-out
+// split.
+//
+// Choice: stratified by the user's outcome. Giving is mostly a trait of
+// the person, and a few people own many dialogues (one never-donor owns
+// 7): an unstratified split by user hash gave a held-out donor rate of
+// 38.3 % against 53.6 % overall. Quotas keep every split near the overall
+// rate; first-fit keeps the sizes exact while single-dialogue users are
+// left to fill the gaps (there are 633).
+func assignSplits(ps []*persuadee) map[string]scenario.Split {
+	byUser := map[string][]*persuadee{}
+	var users []string
+	for _, p := range ps {
+		if byUser[p.user] == nil {
+			users = append(users, p.user)
+		}
+		byUser[p.user] = append(byUser[p.user], p)
+	}
+	slices.SortFunc(users, func(a, b string) int {
 		if c := cmp.Compare(SplitHash(a), SplitHash(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
 	})
-	m := make(map[string]scenario.Split, len(ids))
-	for i, id := range ids {
-		switch {
-		case i < HeldoutSize:
-			m[id] = scenario.Heldout
-		case i < HeldoutSize+ValSize:
-			m[id] = scenario.Val
-		default:
-			m[id] = scenario.Train
+	var inStratum [numStrata]int
+	for _, u := range users {
+		inStratum[stratum(byUser[u])] += len(byUser[u])
+	}
+	type quota struct {
+		split     scenario.Split
+		size, got int
+		k, kgot   [numStrata]int
+	}
+	qs := []*quota{{split: scenario.Heldout, size: HeldoutSize}, {split: scenario.Val, size: ValSize}}
+	for _, q := range qs {
+		for k := range numStrata {
+			q.k[k] = (q.size*inStratum[k] + len(ps) - 1) / max(len(ps), 1)
+		}
+	}
+	m := make(map[string]scenario.Split, len(ps))
+	for _, u := range users {
+		mine := byUser[u]
+		k, n := stratum(mine), len(mine)
+		sp := scenario.Train
+		for _, q := range qs {
+			if q.got+n <= q.size && q.kgot[k]+n <= q.k[k] {
+				sp = q.split
+				q.got, q.kgot[k] = q.got+n, q.kgot[k]+n
+				break
+			}
+		}
+		for _, p := range mine {
+			m[p.id] = sp
 		}
 	}
 	return m
+}
+
+// RefDialogue and RefUser frame an imported scenario's provenance ref:
+// "dialogue=ID user=USER", the P4G dialogue id (B2) and the persuadee's
+// user id (B3). The user id is an anonymous worker number; it says
+// nothing about the profile, and the persuader is never shown provenance.
+const (
+	RefDialogue = "dialogue="
+	RefUser     = " user="
+)
+
+// Ref returns the provenance ref of dialogue id with persuadee user.
+func Ref(id, user string) string { return RefDialogue + id + RefUser + user }
+
+// UserOf returns the P4G user id recorded in sc's provenance ref (see Ref),
+// and false when the ref carries none (a scenario not from this importer,
+// or from one before user ids were kept).
+func UserOf(sc *scenario.Scenario) (string, bool) {
+	_, u, ok := strings.Cut(sc.Provenance.Ref, RefUser)
+	if !ok || u == "" {
+		return "", false
+	}
+	return u, true
 }
 
 // readInfo reads full_info.csv: every row is checked (numbers must parse,
@@ -318,7 +430,7 @@ func readInfo(path string, rep *Report) ([]*persuadee, error) {
 		}
 		// Every row's numbers are checked, persuader rows included, so
 		// a malformed file is reported rather than half-read.
-		p := &persuadee{id: id, line: t.lines[i], complete: true,
+		p := &persuadee{id: id, user: t.get(i, "B3"), line: t.lines[i], complete: true,
 			survey: Survey{Scores: make(map[string]float64, len(TraitKeys))}}
 		if d, ok, err := t.float(i, "B6"); err != nil {
 			return nil, err
@@ -358,6 +470,9 @@ func readInfo(path string, rep *Report) ([]*persuadee, error) {
 			continue
 		}
 		rep.PersuadeeRows++
+		if p.user == "" {
+			return nil, t.errf(i, "B3", "empty user id")
+		}
 		if first, dup := firstLine[id]; dup {
 			return nil, t.errf(i, "B2", "dialogue %s has a second persuadee (first on line %d)", id, first)
 		}
@@ -483,10 +598,12 @@ const (
 
 // build renders one persuadee as a scenario.
 func build(p *persuadee, n *Norms, split scenario.Split, d *dialog, ann *annotation, intended map[string]float64, rep *Report) scenario.Scenario {
-	traits := make(map[string]float64, len(TraitKeys))
+	traits := make(map[string]float64, len(TraitKeys)+len(CodedTraitKeys))
 	for _, k := range TraitKeys {
 		traits[k] = p.survey.Scores[k]
 	}
+	traits[TraitIdeology] = p.survey.variable("ideology_num")
+	traits[TraitReligiosity] = p.survey.variable("religiosity")
 	stance := n.InitialStance(p.survey)
 	if p.survey.Scores["age"] < 18 {
 		rep.ImplausibleAge++
@@ -536,6 +653,6 @@ func build(p *persuadee, n *Norms, split scenario.Split, d *dialog, ann *annotat
 			Traits:        traits,
 		},
 		Outcome:    out,
-		Provenance: scenario.Provenance{Source: source, Ref: p.id, License: license},
+		Provenance: scenario.Provenance{Source: source, Ref: Ref(p.id, p.user), License: license},
 	}
 }

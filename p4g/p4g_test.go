@@ -2,10 +2,12 @@ package p4g
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,10 +58,17 @@ func TestImportRealData(t *testing.T) {
 		{"IT", rep.MixAll[scenario.IdentityThreat], 297},
 		{"AR", rep.MixAll[scenario.AutonomyResistance], 209},
 		{"AA", rep.MixAll[scenario.AmbivalentAvoidance], 270},
-		{"heldout EB", rep.Mix[scenario.Heldout][scenario.EntrenchedBelief], 27},
-		{"heldout IT", rep.Mix[scenario.Heldout][scenario.IdentityThreat], 37},
-		{"heldout AR", rep.Mix[scenario.Heldout][scenario.AutonomyResistance], 26},
-		{"heldout AA", rep.Mix[scenario.Heldout][scenario.AmbivalentAvoidance], 30},
+		// Split by user (measured on this import, docs/p4g.md).
+		{"train users", rep.Users[scenario.Train], 499},
+		{"val users", rep.Users[scenario.Val], 164},
+		{"heldout users", rep.Users[scenario.Heldout], 85},
+		{"train donated", rep.SplitDonated[scenario.Train], 358},
+		{"val donated", rep.SplitDonated[scenario.Val], 106},
+		{"heldout donated", rep.SplitDonated[scenario.Heldout], 62},
+		{"heldout EB", rep.Mix[scenario.Heldout][scenario.EntrenchedBelief], 20},
+		{"heldout IT", rep.Mix[scenario.Heldout][scenario.IdentityThreat], 41},
+		{"heldout AR", rep.Mix[scenario.Heldout][scenario.AutonomyResistance], 19},
+		{"heldout AA", rep.Mix[scenario.Heldout][scenario.AmbivalentAvoidance], 40},
 	}
 	for _, c := range ints {
 		if c.got != c.want {
@@ -83,8 +92,8 @@ func TestImportRealData(t *testing.T) {
 		if n := len(s.Hidden.Concerns); n < MinConcerns || n > MaxConcerns {
 			t.Errorf("%s: %d concerns", s.ID, n)
 		}
-		if len(s.Hidden.Traits) != len(TraitKeys) {
-			t.Errorf("%s: %d traits, want %d", s.ID, len(s.Hidden.Traits), len(TraitKeys))
+		if len(s.Hidden.Traits) != len(TraitKeys)+len(CodedTraitKeys) {
+			t.Errorf("%s: %d traits, want %d", s.ID, len(s.Hidden.Traits), len(TraitKeys)+len(CodedTraitKeys))
 		}
 		if s.Outcome == nil || s.Outcome.Donation == nil || *s.Outcome.Donation > MaxDonation {
 			t.Fatalf("%s: bad outcome %+v", s.ID, s.Outcome)
@@ -109,6 +118,7 @@ func TestImportRealData(t *testing.T) {
 		"freedom": 5, "conform": 4, "tradition": 2, "benevolence": 6, "universalism": 6,
 		"self_direction": 5, "stimulation": 4, "hedonism": 5, "achievement": 5, "power": 5,
 		"security": 5, "rational": 5, "intuitive": 3, "age": 20, "income": 12,
+		TraitIdeology: -1, TraitReligiosity: -1, // Liberal, Atheist
 	}
 	for k, v := range want {
 		if got, ok := s.Hidden.Traits[k]; !ok || got != v {
@@ -119,8 +129,11 @@ func TestImportRealData(t *testing.T) {
 	if *o.Donation != 0 || o.IntendedDonation == nil || *o.IntendedDonation != 2 || o.Turns != 10 {
 		t.Errorf("outcome donation %v intended %v turns %d; want 0, 2, 10", *o.Donation, o.IntendedDonation, o.Turns)
 	}
-	if s.Provenance.Ref != "20180719-210146_172_live" || s.Provenance.License != "Apache-2.0" {
+	if s.Provenance.Ref != "dialogue=20180719-210146_172_live user=user_446" || s.Provenance.License != "Apache-2.0" {
 		t.Errorf("provenance %+v", s.Provenance)
+	}
+	if u, ok := UserOf(&s); !ok || u != "user_446" {
+		t.Errorf("UserOf = %q, %v; want user_446", u, ok)
 	}
 	// full_dialog.csv: turns 0..9; the persuader's two sentences of turn 0.
 	if len(o.PersuaderUtterances) != 10 || o.PersuaderUtterances[0] != "Hello. How are you?" ||
@@ -178,18 +191,66 @@ func jsonl(t *testing.T, ss []scenario.Scenario) []byte {
 	return buf.Bytes()
 }
 
+// disjointUsers fails t when a user id has scenarios in two splits, and
+// returns the number of distinct users.
+func disjointUsers(t *testing.T, ss []scenario.Scenario) int {
+	t.Helper()
+	split := map[string]scenario.Split{}
+	for i := range ss {
+		u, ok := UserOf(&ss[i])
+		if !ok {
+			t.Fatalf("%s: no user id in provenance ref %q", ss[i].ID, ss[i].Provenance.Ref)
+		}
+		if sp, seen := split[u]; seen && sp != ss[i].Split {
+			t.Errorf("user %s is in %s and %s (%s)", u, sp, ss[i].Split, ss[i].ID)
+		}
+		split[u] = ss[i].Split
+	}
+	return len(split)
+}
+
+func TestSplitsDisjointByUser(t *testing.T) {
+	// The embedded set (what the product ships) and a fresh import of the
+	// real files: no persuadee user in two splits. 748 users own the 982
+	// usable dialogues (115 of them several, up to 12).
+	emb, err := scenario.Resolve("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := disjointUsers(t, emb); n != 748 {
+		t.Errorf("embedded set: %d users, want 748", n)
+	}
+	needData(t)
+	ss, _, err := Import(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := disjointUsers(t, ss); n != 748 {
+		t.Errorf("import: %d users, want 748", n)
+	}
+}
+
 func TestSplitsBySize(t *testing.T) {
-	// 400 synthetic ids: 120 heldout, 200 val, 80 train, ordered by hash.
+	// 400 synthetic dialogues of 300 users: users 0-99 own two dialogues
+	// each, the others one. Whole users are fitted in hash order: 120
+	// heldout, 200 val, 80 train, and no user straddles two splits.
 	ps := make([]*persuadee, 400)
 	for i := range ps {
-		ps[i] = &persuadee{id: strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)}
+		u := i % 300
+		ps[i] = &persuadee{id: "d" + strconv.Itoa(i), user: strings.Repeat("x", u%7) + string(rune('a'+u%26)) + strings.Repeat("y", u/26)}
 	}
 	m := assignSplits(ps)
 	n := map[scenario.Split]int{}
+	userSplit := map[string]scenario.Split{}
 	var maxHeld, minVal uint64 = 0, math.MaxUint64
-	for id, sp := range m {
+	for _, p := range ps {
+		sp := m[p.id]
 		n[sp]++
-		h := SplitHash(id)
+		if prev, ok := userSplit[p.user]; ok && prev != sp {
+			t.Errorf("user %s in %s and %s", p.user, prev, sp)
+		}
+		userSplit[p.user] = sp
+		h := SplitHash(p.user)
 		if sp == scenario.Heldout {
 			maxHeld = max(maxHeld, h)
 		}
@@ -200,8 +261,59 @@ func TestSplitsBySize(t *testing.T) {
 	if n[scenario.Heldout] != 120 || n[scenario.Val] != 200 || n[scenario.Train] != 80 {
 		t.Errorf("split sizes %v, want 120/200/80", n)
 	}
-	if maxHeld > minVal {
-		t.Error("held-out hashes are not all below val hashes")
+	if maxHeld == 0 || minVal == math.MaxUint64 {
+		t.Error("no held-out or val hashes seen")
+	}
+
+	// First-fit by hand: five users in hash order owning 119, 2, 1, 199
+	// and 198 dialogues. 119 -> heldout; 2 would make 121 -> val (2); 1 ->
+	// heldout (120); 199 would make val 201 -> train; 198 -> val (200).
+	users := []string{"a", "b", "c", "d", "e"}
+	slices.SortFunc(users, func(x, y string) int { return cmp.Compare(SplitHash(x), SplitHash(y)) })
+	sizes := []int{119, 2, 1, 199, 198}
+	want := []scenario.Split{scenario.Heldout, scenario.Val, scenario.Heldout, scenario.Train, scenario.Val}
+	ps = ps[:0]
+	for r, u := range users {
+		for k := range sizes[r] {
+			ps = append(ps, &persuadee{id: u + strconv.Itoa(k), user: u})
+		}
+	}
+	m = assignSplits(ps)
+	for r, u := range users {
+		for k := range sizes[r] {
+			if got := m[u+strconv.Itoa(k)]; got != want[r] {
+				t.Fatalf("user %s (rank %d, %d dialogues): %s, want %s", u, r, sizes[r], got, want[r])
+			}
+		}
+	}
+
+	// Stratified: 200 single-dialogue donors and 200 non-donors give
+	// quotas ceil(120*200/400) = 60 and ceil(200*200/400) = 100 per
+	// stratum, so held-out holds exactly 60 donors and val 100.
+	ps = ps[:0]
+	one, zero := 1.0, 0.0
+	for i := range 400 {
+		d := &zero
+		if i%2 == 0 {
+			d = &one
+		}
+		ps = append(ps, &persuadee{id: "s" + strconv.Itoa(i), user: "u" + strconv.Itoa(i), donation: d})
+	}
+	m = assignSplits(ps)
+	donors := map[scenario.Split]int{}
+	n = map[scenario.Split]int{}
+	for _, p := range ps {
+		n[m[p.id]]++
+		if *p.donation > 0 {
+			donors[m[p.id]]++
+		}
+	}
+	if n[scenario.Heldout] != 120 || n[scenario.Val] != 200 || donors[scenario.Heldout] != 60 || donors[scenario.Val] != 100 {
+		t.Errorf("stratified split: sizes %v donors %v, want 120/200 with 60/100 donors", n, donors)
+	}
+	// A user who gave in one dialogue of two is "mixed".
+	if k := stratum([]*persuadee{{donation: &one}, {donation: &zero}}); k != strataMixed {
+		t.Errorf("stratum of a mixed user = %d", k)
 	}
 	// FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (Fowler/Noll/Vo reference).
 	if SplitHash("a") != 0xaf63dc4c8601ec8c {
@@ -382,6 +494,13 @@ func TestImportTiny(t *testing.T) {
 	if *o.Donation != 1 || *o.IntendedDonation != 0.5 || o.Turns != 3 {
 		t.Errorf("d1 outcome %+v", o)
 	}
+	if ref := ss[0].Provenance.Ref; ref != "dialogue=d1 user=u2" {
+		t.Errorf("d1 ref %q", ref)
+	}
+	// Catholic and Moderate (tinyRow): religiosity +1, ideology 0.
+	if tr := ss[0].Hidden.Traits; tr[TraitReligiosity] != 1 || tr[TraitIdeology] != 0 {
+		t.Errorf("d1 coded traits %v %v", tr[TraitReligiosity], tr[TraitIdeology])
+	}
 	// Identical surveys: every z is 0, so the stance is 0 and the type AA.
 	if h := ss[1].Hidden; h.InitialStance != 0 || h.Resistance != scenario.AmbivalentAvoidance || ss[1].Outcome.PersuadeeActs != nil {
 		t.Errorf("d2 hidden %+v", h)
@@ -405,6 +524,8 @@ func TestImportErrors(t *testing.T) {
 			"full_info.csv:1: field B6: missing column"},
 		{"duplicate persuadee", tinyHeader() + "\n" + good + "\n" + good + "\n",
 			"full_info.csv:3: field B2: dialogue d1 has a second persuadee (first on line 2)"},
+		{"empty user", tinyHeader() + "\n" + strings.Replace(good, ",u2,1,", ",,1,", 1) + "\n",
+			"full_info.csv:2: field B3: empty user id"},
 		{"bad donation", tinyHeader() + "\n" + strings.Replace(good, ",1.0,3,", ",one,3,", 1) + "\n",
 			"full_info.csv:2: field B6: \"one\" is not a number"},
 	}

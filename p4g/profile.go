@@ -22,6 +22,20 @@ var TraitKeys = []string{
 	"rational", "intuitive", "age", "income",
 }
 
+// TraitIdeology and TraitReligiosity are the two coded categorical answers
+// that every imported scenario also stores in hidden.traits (CodedTraitKeys):
+// ideology Liberal -1, Moderate 0, Conservative +1; religion Atheist -1,
+// Protestant or Catholic +1, any other 0 (the codings of the composites,
+// docs/p4g.md). SPEC §8 finds conservatism and religiosity go with giving.
+const (
+	TraitIdeology    = "ideology"
+	TraitReligiosity = "religiosity"
+)
+
+// CodedTraitKeys lists the coded categorical traits, in the order the
+// fidelity baseline uses them.
+var CodedTraitKeys = []string{TraitIdeology, TraitReligiosity}
+
 // demoKeys are the categorical demographic columns (".x" removed).
 var demoKeys = []string{"sex", "race", "edu", "marital", "employment", "religion", "ideology"}
 
