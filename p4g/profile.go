@@ -321,6 +321,9 @@ func (n *Norms) Concerns(s Survey) []scenario.Concern {
 		}
 		c := concernBank[x.i].c
 		c.Keywords = append([]string(nil), c.Keywords...)
+		// The bank's descriptions are first person already; writing the
+		// voiced form makes the stored scenario say so explicitly.
+		c.Voiced = c.Voice("")
 		out = append(out, c)
 	}
 	return out

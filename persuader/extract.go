@@ -71,7 +71,7 @@ lose losing lost round here frank honest straight
 left leave leaving made happen happened happens started stopped went ended turned
 today tomorrow yesterday tonight week weeks day days month months year years time times moment
 word words keeps comes stays stand answers argue ready pushing easier based solid seeing picture bring brings
-funny follow knowing changing mind hits step steps simple putting plan plans
+funny follow knowing changing mind hits step steps simple putting plan plans space
 `) {
 		stopwords[w] = true
 	}
