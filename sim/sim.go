@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
@@ -52,6 +53,22 @@ func (p *Persuadee) Name() string { return p.cfg.Name }
 
 // Config returns a copy of the persuadee's configuration.
 func (p *Persuadee) Config() Config { return p.cfg }
+
+// Version numbers the simulator's dynamics. Bump it whenever a change to
+// this package alters replies, probes or decisions for the same Config, so
+// that cached experiments keyed by Fingerprint are recomputed. Version 2:
+// beliefs faithful to decisions and first-person replies (simulator v2).
+const Version = 2
+
+// Fingerprint identifies the persuadee's behaviour for caching: the
+// dynamics Version and an FNV-64a hash of every configuration field, as
+// "sim/v2/0123456789abcdef". Two persuadees with equal fingerprints give
+// the same transcripts for the same scenario and seed.
+func (p *Persuadee) Fingerprint() string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%#v", p.cfg) // every field, in declaration order
+	return fmt.Sprintf("sim/v%d/%016x", Version, h.Sum64())
+}
 
 // concernState is a concern's place in hidden -> voiced -> addressed.
 type concernState uint8

@@ -505,3 +505,18 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal("names")
 	}
 }
+
+func TestFingerprint(t *testing.T) {
+	d := New(DefaultConfig()).Fingerprint()
+	if !strings.HasPrefix(d, "sim/v2/") || len(d) != len("sim/v2/")+16 {
+		t.Fatalf("fingerprint %q", d)
+	}
+	if New(DefaultConfig()).Fingerprint() != d {
+		t.Fatal("fingerprint not deterministic")
+	}
+	c := DefaultConfig()
+	c.IdleCost += 0.001
+	if New(c).Fingerprint() == d {
+		t.Fatal("a changed parameter keeps the fingerprint")
+	}
+}

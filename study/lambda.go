@@ -212,25 +212,22 @@ func (o *Options) check() error {
 }
 
 // fingerprint hashes what decides a cell's content besides its arm and
-// seed: the base training config, scenario IDs, held-out sets, rollouts,
-// eval seed and persuadee name.
+// seed: the base training config, the training and held-out scenarios
+// (their full content, not only IDs), rollouts, eval seed and the
+// persuadee's Fingerprint (else its name).
 func (o *Options) fingerprint() (string, error) {
 	type key struct {
 		Train     train.Config
-		Scenarios []string
-		Heldout   map[string][]string
+		Scenarios []scenario.Scenario
+		Heldout   []eval.Set
 		Rollouts  int
 		EvalSeed  uint64
 		Persuadee string
 	}
-	k := key{Train: o.Train, Heldout: map[string][]string{}, Rollouts: o.Rollouts, EvalSeed: o.EvalSeed, Persuadee: o.Persuadee.Name()}
-	for i := range o.TrainScenarios {
-		k.Scenarios = append(k.Scenarios, o.TrainScenarios[i].ID)
-	}
-	for _, s := range o.Heldout {
-		for i := range s.Scenarios {
-			k.Heldout[s.Name] = append(k.Heldout[s.Name], s.Scenarios[i].ID)
-		}
+	k := key{Train: o.Train, Scenarios: o.TrainScenarios, Heldout: o.Heldout,
+		Rollouts: o.Rollouts, EvalSeed: o.EvalSeed, Persuadee: o.Persuadee.Name()}
+	if f, ok := o.Persuadee.(Fingerprinter); ok {
+		k.Persuadee = f.Fingerprint()
 	}
 	raw, err := json.Marshal(k) // map keys are sorted by encoding/json
 	if err != nil {
@@ -239,6 +236,14 @@ func (o *Options) fingerprint() (string, error) {
 	h := fnv.New64a()
 	h.Write(raw)
 	return fmt.Sprintf("%016x", h.Sum64()), nil
+}
+
+// Fingerprinter is an optional capability of a persuadee: a string that
+// changes whenever its behaviour does (sim.Persuadee implements it). The
+// study keys its cached cells by it, so a changed simulator retrains them;
+// without it only the persuadee's name is used.
+type Fingerprinter interface {
+	Fingerprint() string
 }
 
 // cell trains and evaluates one arm at one seed, or loads it from Dir.

@@ -183,3 +183,41 @@ func TestLambdaSmallResumes(t *testing.T) {
 		t.Fatal("repeated seed accepted")
 	}
 }
+
+// TestFingerprintTracksContent: a cached cell is reused only for the same
+// simulator behaviour and the same scenario text, not merely the same names.
+func TestFingerprintTracksContent(t *testing.T) {
+	all, err := scenario.ResolveAll("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := append([]scenario.Scenario(nil), scenario.Filter(all, scenario.Train)[:2]...)
+	o := Options{Train: train.DefaultConfig(), TrainScenarios: sc, Rollouts: 1,
+		Persuadee: sim.New(sim.DefaultConfig())}
+	fp := func() string {
+		s, err := o.fingerprint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := fp()
+	if again := fp(); again != base {
+		t.Fatalf("fingerprint not stable: %s vs %s", base, again)
+	}
+	hard, err := sim.Variant("hard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard.Name = "sim" // same name, other behaviour
+	o.Persuadee = sim.New(hard)
+	if fp() == base {
+		t.Fatal("a differently configured simulator with the same name reuses the cache")
+	}
+	o.Persuadee = sim.New(sim.DefaultConfig())
+	o.TrainScenarios = append([]scenario.Scenario(nil), sc...)
+	o.TrainScenarios[0].Hidden.Concerns = nil // same ID, other content
+	if fp() == base {
+		t.Fatal("an edited scenario with the same ID reuses the cache")
+	}
+}
