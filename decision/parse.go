@@ -21,11 +21,14 @@ import (
 //	accept:      accept, agree, yes (and inflections)
 //	conditional: conditional, accept with conditions, accept/agree/yes if,
 //	             accept but ..., maybe if, provided, on condition
-//	reject:      reject, decline, refuse, no, a negated accept
-//	             ("No, I don't accept", "I do not agree")
+//	reject:      reject, decline, refuse, no, unacceptable, unwilling,
+//	             disagree, a negated accept ("No, I don't accept",
+//	             "I do not agree")
 //	continue:    continue, undecided, pending, none, not yet, no decision
 //
-// Words match whole ("unacceptable" is not "accept"). When several tagged
+// Words match whole: "unacceptable" is a refusal, not "accept". A reply
+// without a tag that opens with a capitalised decision word ("REJECT. I
+// won't.", "ACCEPT!") is read as that decision. When several tagged
 // lines exist the last one counts. ok is false when there is no tag or its
 // value is not recognised; callers then ask once for a repair and otherwise
 // treat the reply as Continue (a protocol violation), never as acceptance.
@@ -57,7 +60,37 @@ func Parse(text string) (d Decision, ok bool) {
 		// A weak tag in prose ("a big decision - let me think") that says
 		// nothing recognisable is not the protocol line; look further up.
 	}
-	return Continue, false
+	d, _, ok = leadingKeyword(body)
+	return d, ok
+}
+
+// leadingKeyword reads an untagged reply that opens with a decision word
+// written in capitals, alone or followed by punctuation: "REJECT. I won't
+// give.", "ACCEPT!" (models that drop the tag but keep its value). Only
+// capitals count, so prose such as "Accept that I need time" is no tag.
+// rest is the reply after the word and its punctuation.
+func leadingKeyword(body string) (d Decision, rest string, ok bool) {
+	s := strings.TrimLeft(strings.TrimSpace(body), " \t*_`#>[(\"'")
+	n := 0
+	for n < len(s) && s[n] >= 'A' && s[n] <= 'Z' {
+		n++
+	}
+	if n < len(s) && !strings.ContainsRune(".:!,;-—–*_`])\"'\n\r", rune(s[n])) {
+		return Continue, "", false
+	}
+	switch s[:n] {
+	case "ACCEPT", "ACCEPTED", "AGREE":
+		d = Accept
+	case "CONDITIONAL":
+		d = Conditional
+	case "REJECT", "REJECTED", "DECLINE", "REFUSE":
+		d = Reject
+	case "CONTINUE", "PENDING", "UNDECIDED":
+		d = Continue
+	default:
+		return Continue, "", false
+	}
+	return d, strings.TrimLeft(s[n:], " \t.:!,;-—–*_`])\"'"), true
 }
 
 // StripDecision returns what the persuader may see of a persuadee message:
@@ -65,7 +98,8 @@ func Parse(text string) (d Decision, ok bool) {
 // removes everything after it; a lone "</think>" removes everything before
 // it), without every decision tag (the tagged line, or the tail of a line
 // from the tag on, and the value line of a header-style tag), without a
-// <decision> element, and, for a structured-output JSON object, only its
+// <decision> element, without a leading capitalised decision word (see
+// Parse), and, for a structured-output JSON object, only its
 // "reply" (or "message", "response", "text") field. Surrounding whitespace
 // is trimmed.
 func StripDecision(text string) string {
@@ -116,6 +150,9 @@ func StripDecision(text string) string {
 	// A horizontal rule left dangling above a removed tag.
 	for _, hr := range []string{"---", "***", "___"} {
 		s = strings.TrimSpace(strings.TrimSuffix(s, hr))
+	}
+	if _, rest, ok := leadingKeyword(s); ok {
+		s = strings.TrimSpace(rest)
 	}
 	return s
 }
@@ -346,7 +383,8 @@ var (
 	acceptWords = set("accept", "accepts", "accepted", "accepting", "agree", "agrees", "agreed", "agreeing",
 		"yes", "yeah", "yep")
 	rejectWords = set("reject", "rejects", "rejected", "rejecting", "decline", "declines", "declined", "declining",
-		"refuse", "refuses", "refused", "refusing", "no", "nope")
+		"refuse", "refuses", "refused", "refusing", "no", "nope",
+		"unacceptable", "unwilling", "disagree", "disagrees", "disagreed")
 	condWords     = set("conditional", "conditionally", "conditions", "condition", "provided", "providing")
 	continueWords = set("continue", "continuing", "undecided", "pending", "none", "undetermined", "unsure",
 		"tbd", "n/a", "null", "considering", "deciding", "thinking")

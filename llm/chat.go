@@ -182,7 +182,7 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
 		if err != nil {
 			return err
 		}
-		resp, cached, err := parseChat(raw, r.Logprobs)
+		resp, cached, err := parseChat(raw, r.Logprobs, r.Logprobs && p.TopLogprobs.Valid())
 		if cached {
 			c.sawCached.Store(true)
 		}

@@ -23,7 +23,7 @@ func fixture(t *testing.T, name string) []byte {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 
 func TestParseVLLMChatLogprobs(t *testing.T) {
-	r, cached, err := parseChat(fixture(t, "vllm_chat_logprobs.json"), true)
+	r, cached, err := parseChat(fixture(t, "vllm_chat_logprobs.json"), true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,15 +49,15 @@ func TestParseVLLMChatLogprobs(t *testing.T) {
 }
 
 func TestParseCachedUsage(t *testing.T) {
-	r, cached, err := parseChat(fixture(t, "vllm_chat_cached.json"), false)
+	r, cached, err := parseChat(fixture(t, "vllm_chat_cached.json"), false, false)
 	if err != nil || !cached || r.Usage.CachedTokens != 96 || r.Usage.PromptTokens != 120 || r.Top != nil {
 		t.Fatalf("%+v cached=%v err=%v", r, cached, err)
 	}
 	// Logprobs requested but null: typed error, never a guess.
-	if _, _, err := parseChat(fixture(t, "vllm_chat_cached.json"), true); !errors.Is(err, ErrLogprobsUnavailable) {
+	if _, _, err := parseChat(fixture(t, "vllm_chat_cached.json"), true, true); !errors.Is(err, ErrLogprobsUnavailable) {
 		t.Fatalf("want ErrLogprobsUnavailable, got %v", err)
 	}
-	r, cached, err = parseChat(fixture(t, "openai_chat_logprobs.json"), true)
+	r, cached, err = parseChat(fixture(t, "openai_chat_logprobs.json"), true, true)
 	if err != nil || !cached || r.Usage.CachedTokens != 1024 {
 		t.Fatalf("openai: %+v %v %v", r, cached, err)
 	}
@@ -68,21 +68,21 @@ func TestParseCachedUsage(t *testing.T) {
 }
 
 func TestParseReasoningContentNull(t *testing.T) {
-	r, _, err := parseChat(fixture(t, "sglang_chat_reasoning.json"), false)
+	r, _, err := parseChat(fixture(t, "sglang_chat_reasoning.json"), false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Content != "" || r.Reasoning == "" || r.FinishReason != "length" {
 		t.Fatalf("%+v", r)
 	}
-	r, _, err = parseChat(fixture(t, "ollama_chat_logprobs.json"), true)
+	r, _, err = parseChat(fixture(t, "ollama_chat_logprobs.json"), true, true)
 	if err != nil || r.Content != "Yes" || r.Reasoning != "Short answer wanted." || len(r.Top) != 1 {
 		t.Fatalf("ollama: %+v %v", r, err)
 	}
 }
 
 func TestParseLlamaChat(t *testing.T) {
-	r, cached, err := parseChat(fixture(t, "llamacpp_chat_logprobs.json"), true)
+	r, cached, err := parseChat(fixture(t, "llamacpp_chat_logprobs.json"), true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestParseLlamaChat(t *testing.T) {
 }
 
 func TestParseNonFinite(t *testing.T) {
-	r, _, err := parseChat(fixture(t, "nonfinite_logprobs.txt"), true)
+	r, _, err := parseChat(fixture(t, "nonfinite_logprobs.txt"), true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,5 +232,47 @@ func TestContextLengthBodies(t *testing.T) {
 	}
 	if isContextLength(500, fixture(t, "vllm_error_context_length.json")) {
 		t.Error("only 400/413/422 are context-length errors")
+	}
+}
+
+// TestParseEmptyTopIsUnavailable: top_logprobs asked for but answered with
+// empty lists leaves only the sampled token (log-prob 0); reading it would
+// give P(Yes) = 1 on every probe (hardening issue), so it is unavailable.
+func TestParseEmptyTopIsUnavailable(t *testing.T) {
+	if _, _, err := parseChat(fixture(t, "proxy_chat_empty_top.json"), true, true); !errors.Is(err, ErrLogprobsUnavailable) {
+		t.Fatalf("empty top lists: err %v, want ErrLogprobsUnavailable", err)
+	}
+	// Without top_logprobs asked for, the sampled token's log-prob is all
+	// there is and is returned as such.
+	r, _, err := parseChat(fixture(t, "proxy_chat_empty_top.json"), true, false)
+	if err != nil || len(r.Top) != 1 || len(r.Top[0]) != 1 || r.Top[0][0].Token != "Yes" {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// TestParseLlamaLegacyShape reads llama-server's older completion
+// probabilities (content, probs[].tok_str/prob): P(Yes) pools "Yes" and
+// " Yes" (0.6 + 0.05), P(No) = 0.3; no timings.cache_n means no cache
+// figure, whatever tokens_cached says.
+func TestParseLlamaLegacyShape(t *testing.T) {
+	chs, u, cached, err := parseLlamaCompletion(fixture(t, "llamacpp_completion_legacy.json"), 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached || u.CachedTokens != 0 || u.PromptTokens != 58 {
+		t.Fatalf("usage %+v cached=%v", u, cached)
+	}
+	y, n := probe.Pool(probe.Answer{Top: chs[0].Top[0]})
+	if !near(y, 0.65) || !near(n, 0.3) {
+		t.Fatalf("pool yes=%v no=%v, want 0.65 0.3", y, n)
+	}
+}
+
+// TestParseLlamaNoCandidates: n_probs asked for, the sampled token present
+// but no candidate list: unavailable, never P(sampled) = 1.
+func TestParseLlamaNoCandidates(t *testing.T) {
+	raw := []byte(`{"content":"Yes","tokens_predicted":1,"tokens_evaluated":9,"completion_probabilities":[{"id":9454,"token":"Yes","logprob":0.0,"top_logprobs":[]}]}`)
+	if _, _, _, err := parseLlamaCompletion(raw, 1, true); !errors.Is(err, ErrLogprobsUnavailable) {
+		t.Fatalf("err %v", err)
 	}
 }

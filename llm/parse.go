@@ -196,9 +196,11 @@ type chatBody struct {
 
 // parseChat reads a /v1/chat/completions body into a ChatResponse (Usage
 // without Requests); wantLogprobs makes absent log-probs an
-// ErrLogprobsUnavailable. cached reports whether cached tokens were
-// reported.
-func parseChat(raw []byte, wantLogprobs bool) (*ChatResponse, bool, error) {
+// ErrLogprobsUnavailable, and so does wantTop (top_logprobs >= 1 was
+// asked) when no position carries a top list: a proxy that answers
+// "top_logprobs": [] leaves only the sampled token, which would read as
+// P(sampled) = 1. cached reports whether cached tokens were reported.
+func parseChat(raw []byte, wantLogprobs, wantTop bool) (*ChatResponse, bool, error) {
 	var body chatBody
 	if err := json.Unmarshal(sanitizeJSON(raw), &body); err != nil {
 		return nil, false, fmt.Errorf("%w: chat completion: %v", ErrMalformed, err)
@@ -232,6 +234,9 @@ func parseChat(raw []byte, wantLogprobs bool) (*ChatResponse, bool, error) {
 	}
 	if ch.Logprobs == nil || (len(ch.Logprobs.Content) == 0 && (r.Content != "" || r.Usage.CompletionTokens > 0)) {
 		return nil, cached, ErrLogprobsUnavailable
+	}
+	if wantTop && len(ch.Logprobs.Content) > 0 && !slices.ContainsFunc(ch.Logprobs.Content, func(e chatTokenEntry) bool { return len(e.TopLogprobs) > 0 }) {
+		return nil, cached, fmt.Errorf("%w: top_logprobs asked for but every list is empty", ErrLogprobsUnavailable)
 	}
 	r.Top = make([][]probe.TokenLogprob, len(ch.Logprobs.Content))
 	for i, e := range ch.Logprobs.Content {
@@ -354,11 +359,23 @@ func parseCompletions(raw []byte, n int, wantLogprobs bool, names map[int]string
 	return out, u, cached, nil
 }
 
+// llamaTop is one candidate of llama-server's completion_probabilities:
+// id/token/logprob today, token/prob with post_sampling_probs, and
+// tok_str/prob in builds before the 2024-12 rewrite.
 type llamaTop struct {
 	ID      *int     `json:"id"`
 	Token   string   `json:"token"`
+	TokStr  string   `json:"tok_str"`
 	Logprob *logprob `json:"logprob"`
 	Prob    *float64 `json:"prob"`
+}
+
+// text returns the candidate's token text in either shape.
+func (t llamaTop) text() string {
+	if t.Token != "" {
+		return t.Token
+	}
+	return t.TokStr
 }
 
 // lp returns the entry's log-prob, converting post-sampling probabilities.
@@ -374,20 +391,27 @@ func (t llamaTop) lp() logprob {
 
 type llamaProb struct {
 	llamaTop
+	// Content is the sampled token's text in the older shape.
+	Content     string     `json:"content"`
 	TopLogprobs []llamaTop `json:"top_logprobs"`
 	TopProbs    []llamaTop `json:"top_probs"`
+	// Probs is the older shape's candidate list (tok_str, prob).
+	Probs []llamaTop `json:"probs"`
 }
 
 type llamaCompletion struct {
-	Content                 string      `json:"content"`
-	StopType                string      `json:"stop_type"`
-	Truncated               bool        `json:"truncated"`
-	TokensEvaluated         int         `json:"tokens_evaluated"`
-	TokensCached            *int        `json:"tokens_cached"`
-	TokensPredicted         int         `json:"tokens_predicted"`
-	CompletionProbabilities []llamaProb `json:"completion_probabilities"`
-	Probs                   []llamaProb `json:"probs"`
-	Index                   *int        `json:"index"`
+	Content         string `json:"content"`
+	StopType        string `json:"stop_type"`
+	Truncated       bool   `json:"truncated"`
+	TokensEvaluated int    `json:"tokens_evaluated"`
+	TokensPredicted int    `json:"tokens_predicted"`
+	// Timings.CacheN is the prompt tokens reused from the slot's cache;
+	// tokens_cached is not read: it is the slot's KV size after the
+	// request (prompt plus generated), not reuse (SPEC §7).
+	Timings                 *llamaTimings `json:"timings"`
+	CompletionProbabilities []llamaProb   `json:"completion_probabilities"`
+	Probs                   []llamaProb   `json:"probs"`
+	Index                   *int          `json:"index"`
 }
 
 // parseLlamaCompletion reads llama-server's native /completion answer: one
@@ -424,8 +448,8 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 	for i, it := range items {
 		u.PromptTokens += it.TokensEvaluated
 		u.CompletionTokens += it.TokensPredicted
-		if it.TokensCached != nil {
-			u.CachedTokens += *it.TokensCached
+		if it.Timings != nil && it.Timings.CacheN != nil {
+			u.CachedTokens += *it.Timings.CacheN
 			cached = true
 		}
 		c := CompletionChoice{Index: i, Text: it.Content, FinishReason: llamaFinish(it.StopType)}
@@ -438,16 +462,33 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 				return nil, u, cached, ErrLogprobsUnavailable
 			}
 			c.Top = make([][]probe.TokenLogprob, len(probs))
+			anyTop := false
 			for j, p := range probs {
 				tops := p.TopLogprobs
 				if tops == nil {
 					tops = p.TopProbs
 				}
+				if tops == nil {
+					tops = p.Probs
+				}
+				anyTop = anyTop || len(tops) > 0
 				top := make([]probe.TokenLogprob, 0, len(tops)+1)
 				for _, t := range tops {
-					top = append(top, candidate(t.Token, t.ID, t.lp(), nil))
+					top = append(top, candidate(t.text(), t.ID, t.lp(), nil))
 				}
-				c.Top[j] = withSampled(top, candidate(p.Token, p.ID, p.lp(), nil))
+				sampled := p.text()
+				if sampled == "" {
+					sampled = p.Content
+				}
+				if sampled != "" || p.ID != nil {
+					top = withSampled(top, candidate(sampled, p.ID, p.lp(), nil))
+				}
+				c.Top[j] = top
+			}
+			// n_probs >= 1 was asked: without any candidate list only the
+			// sampled token is left, which would read as P = 1.
+			if len(probs) > 0 && !anyTop {
+				return nil, u, cached, fmt.Errorf("%w: /completion: n_probs asked for but no candidates returned", ErrLogprobsUnavailable)
 			}
 		}
 		out[i] = c

@@ -1107,7 +1107,10 @@ func (s *Server) llamaCompletion(raw []byte, body map[string]any, f *Fault) (any
 			stop = "limit"
 		}
 		it := map[string]any{"index": i, "content": g.content, "id_slot": 0, "stop": true, "model": s.Model,
-			"tokens": []int{}, "tokens_predicted": g.completion, "tokens_evaluated": len(ids), "tokens_cached": cached,
+			"tokens": []int{}, "tokens_predicted": g.completion, "tokens_evaluated": len(ids),
+			// As in a real llama-server: the slot's KV size after the
+			// request, not the reuse (that is timings.cache_n; SPEC §7).
+			"tokens_cached":       len(ids) + g.completion,
 			"generation_settings": map[string]any{"n_predict": nPredict, "n_probs": req.NProbs, "temperature": 0.8},
 			"prompt":              p, "has_new_line": strings.Contains(g.content, "\n"), "truncated": false,
 			"stop_type": stop, "stopping_word": "", "timings": llamaTimings(len(ids), cached, g.completion)}
