@@ -118,6 +118,11 @@ type loader struct {
 	seen     map[string]loc
 	problems []Problem
 	out      []Scenario
+	// trusted skips the JSON-schema pass (decoding, Check and duplicate
+	// ids still run): set only for the embedded sets, which the scenarios
+	// package's tests validate in full, because the schema pass costs most
+	// of a command's start-up (performance issue).
+	trusted bool
 }
 
 func newLoader() *loader { return &loader{seen: map[string]loc{}} }
@@ -151,6 +156,22 @@ func (l *loader) line(name string, n int, raw []byte) {
 	var probs []Problem
 	add := func(field, msg string) {
 		probs = append(probs, Problem{File: name, Line: n, Field: field, Msg: msg})
+	}
+	if l.trusted {
+		s, fps := decodeChecked(raw)
+		for _, fp := range fps {
+			add(fp.Field, fp.Problem)
+		}
+		if first, dup := l.seen[s.ID]; dup && len(fps) == 0 {
+			add("id", fmt.Sprintf("duplicate id %s (first on %s:%d)", s.ID, first.file, first.line))
+		}
+		if len(probs) > 0 {
+			l.problems = append(l.problems, probs...)
+			return
+		}
+		l.seen[s.ID] = loc{name, n}
+		l.out = append(l.out, s)
+		return
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -210,6 +231,13 @@ func checkInstance(inst any, raw []byte) (Scenario, []FieldError) {
 		}
 		return s, schemaProblems(ve, inst, cs.doc)
 	}
+	return decodeChecked(raw)
+}
+
+// decodeChecked decodes one scenario line strictly (unknown fields are
+// errors) and runs Check.
+func decodeChecked(raw []byte) (Scenario, []FieldError) {
+	var s Scenario
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -456,7 +484,10 @@ func resolve(refs []string, builtins bool) ([]Scenario, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := l.read("builtin:"+ref, bytes.NewReader(b)); err != nil {
+			l.trusted = true
+			err = l.read("builtin:"+ref, bytes.NewReader(b))
+			l.trusted = false
+			if err != nil {
 				return nil, err
 			}
 			continue

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/persuarena/persuarena/scenarios"
 )
 
 const fixture = "testdata/valid.jsonl"
@@ -358,5 +360,67 @@ func TestResolve(t *testing.T) {
 func TestSchemaCompiles(t *testing.T) {
 	if compiled().sch == nil {
 		t.Fatal("schema did not compile")
+	}
+}
+
+// BenchmarkResolveBuiltins loads both embedded sets, as every command does
+// at start-up (performance issue: start-up to first episode ≤ 50 ms).
+func BenchmarkResolveBuiltins(b *testing.B) {
+	for b.Loop() {
+		if _, err := ResolveAll("p4g", "arena"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestBuiltinSetsPassTheSchema validates the embedded sets in full (JSON
+// schema, Check, unique ids): loading them at run time skips the schema
+// pass, so this test is what keeps them valid.
+func TestBuiltinSetsPassTheSchema(t *testing.T) {
+	for _, name := range scenarios.Names {
+		raw, err := scenarios.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := ReadJSONL("builtin:"+name, bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		fast, err := Resolve(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) < 100 || !reflect.DeepEqual(full, fast) {
+			t.Fatalf("%s: %d scenarios with the schema, %d without, or they differ", name, len(full), len(fast))
+		}
+	}
+}
+
+// TestTrustedLoadStillChecks: the schema-free path of the embedded sets
+// still reports unknown fields, Check failures and duplicate ids with
+// file, line and field.
+func TestTrustedLoadStillChecks(t *testing.T) {
+	raw, err := scenarios.Open("arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.SplitN(raw, []byte("\n"), 2)[0]
+	bad := bytes.Replace(first, []byte(`{"id":`), []byte(`{"colour":"red","id":`), 1)
+	in := bytes.Join([][]byte{first, first, bad}, []byte("\n"))
+	l := newLoader()
+	l.trusted = true
+	if err := l.read("builtin:test", bytes.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.result()
+	var le *LoadError
+	if !errors.As(err, &le) || len(le.Problems) != 2 {
+		t.Fatalf("want 2 problems, got %v", err)
+	}
+	if p := le.Problems[0]; p.Line != 2 || p.Field != "id" || !strings.Contains(p.Msg, "duplicate id") {
+		t.Fatalf("duplicate: %+v", p)
+	}
+	if p := le.Problems[1]; p.Line != 3 || !strings.Contains(p.Msg, "colour") {
+		t.Fatalf("unknown field: %+v", p)
 	}
 }
