@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/persuarena/persuarena/scenarios"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -133,18 +134,68 @@ func (l *loader) read(name string, r io.Reader) error {
 	// bufio.Reader rather than Scanner: scenario lines with full P4G
 	// transcripts can exceed Scanner's 64 KiB default token limit.
 	br := bufio.NewReader(r)
+	before := len(l.out) + len(l.problems)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+		line, long, err := readLine(br, MaxLineBytes)
+		switch {
+		case long:
+			l.problems = append(l.problems, Problem{File: name, Line: n, Field: "(line)",
+				Msg: fmt.Sprintf("longer than %d bytes (MaxLineBytes); one scenario per line", MaxLineBytes)})
+		case n == 1 && bytes.HasPrefix(line, []byte("\xef\xbb\xbf")):
+			l.problems = append(l.problems, Problem{File: name, Line: n, Field: "(file)",
+				Msg: "starts with a UTF-8 byte-order mark; save the file as UTF-8 without one"})
+		case !utf8.Valid(line):
+			l.problems = append(l.problems, Problem{File: name, Line: n, Field: "(line)",
+				Msg: fmt.Sprintf("invalid UTF-8 at byte %d", invalidAt(line))})
+		case len(line) > 0:
 			l.line(name, n, line)
 		}
 		if err == io.EOF {
+			if len(l.out)+len(l.problems) == before {
+				l.problems = append(l.problems, Problem{File: name, Field: "(file)", Msg: "no scenarios (the file is empty or blank)"})
+			}
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 	}
+}
+
+// MaxLineBytes is the longest scenario line accepted, in bytes (4 MiB).
+// The built-in sets' longest line is under 8 KiB; a longer line is
+// almost certainly not one scenario (a whole file without newlines, a
+// binary), and reading it whole would cost unbounded memory.
+const MaxLineBytes = 4 << 20
+
+// readLine reads one line up to and including '\n'. A line longer than
+// max bytes is consumed and discarded and reported as long; err is io.EOF
+// at the end of input (with what is left of the last line).
+func readLine(br *bufio.Reader, max int) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long && len(line)+len(chunk) > max {
+			long, line = true, nil
+		}
+		if !long {
+			line = append(line, chunk...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, long, err
+		}
+	}
+}
+
+// invalidAt returns the byte offset of the first invalid UTF-8 sequence.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
 }
 
 // line validates and decodes one line.
@@ -437,7 +488,9 @@ func allowedProperties(doc any, schemaLoc string) []string {
 //
 // It collects every problem in the input and returns them as a *LoadError
 // with nil scenarios; it never returns a partial set. I/O errors are
-// returned as plain errors. Empty input yields zero scenarios and no error.
+// returned as plain errors. Also problems: input with no scenario (empty
+// or blank), a UTF-8 byte-order mark, invalid UTF-8 (never silently turned
+// into U+FFFD) and a line longer than MaxLineBytes.
 func ReadJSONL(name string, r io.Reader) ([]Scenario, error) {
 	l := newLoader()
 	if err := l.read(name, r); err != nil {

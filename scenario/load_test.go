@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,15 +97,16 @@ func TestLoadFileValid(t *testing.T) {
 }
 
 func TestReadJSONLEmptyAndBlank(t *testing.T) {
-	ss, err := ReadJSONL("empty", strings.NewReader(""))
-	if err != nil || len(ss) != 0 {
-		t.Fatalf("empty: %v %v", ss, err)
-	}
+	// An empty or blank file is an error, not "ok: 0 scenarios".
+	_, err := ReadJSONL("empty", strings.NewReader(""))
+	wantProblems(t, err, "empty: (file): no scenarios (the file is empty or blank)")
+	_, err = ReadJSONL("blank", strings.NewReader("\n  \n"))
+	wantProblems(t, err, "blank: (file): no scenarios (the file is empty or blank)")
 	// Blank lines are skipped but still counted, and a missing final
 	// newline and CRLF endings are accepted.
 	lines := fixtureLines(t)
 	in := "\n  \n" + lines[0] + "\r\n\n" + lines[1]
-	ss, err = ReadJSONL("x", strings.NewReader(in))
+	ss, err := ReadJSONL("x", strings.NewReader(in))
 	if err != nil || len(ss) != 2 || ss[1].ID != "fx-charity-002" {
 		t.Fatalf("blank lines: %d %v", len(ss), err)
 	}
@@ -423,4 +425,21 @@ func TestTrustedLoadStillChecks(t *testing.T) {
 	if p := le.Problems[1]; p.Line != 3 || !strings.Contains(p.Msg, "colour") {
 		t.Fatalf("unknown field: %+v", p)
 	}
+}
+
+// TestReadJSONLBadBytes: invalid UTF-8, a byte-order mark and an
+// over-long line are problems naming file, line and field; the other lines
+// are still checked, and nothing is returned.
+func TestReadJSONLBadBytes(t *testing.T) {
+	lines := fixtureLines(t)
+	bad := strings.Replace(lines[1], "fx-charity-002", "fx-charity-\xff02", 1)
+	_, err := ReadJSONL("u.jsonl", strings.NewReader(lines[0]+"\n"+bad+"\n"))
+	wantProblems(t, err, fmt.Sprintf("u.jsonl:2: (line): invalid UTF-8 at byte %d", strings.Index(bad, "\xff")))
+	_, err = ReadJSONL("bom.jsonl", strings.NewReader("\xef\xbb\xbf"+lines[0]+"\n"+lines[1]))
+	wantProblems(t, err, "bom.jsonl:1: (file): starts with a UTF-8 byte-order mark; save the file as UTF-8 without one")
+	long := "{" + strings.Repeat(" ", MaxLineBytes) + "}"
+	_, err = ReadJSONL("big.jsonl", strings.NewReader(lines[0]+"\n"+long+"\n"+lines[1]+"\n"+long))
+	wantProblems(t, err,
+		fmt.Sprintf("big.jsonl:2: (line): longer than %d bytes (MaxLineBytes); one scenario per line", MaxLineBytes),
+		fmt.Sprintf("big.jsonl:4: (line): longer than %d bytes (MaxLineBytes); one scenario per line", MaxLineBytes))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -94,14 +95,33 @@ plays the rest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			db, err := store.Open(ctx, dbPath)
-			if err != nil {
-				return err
+			// The database is opened only once the run's input is valid, so
+			// a rejected command leaves no file behind.
+			var db *store.DB
+			defer func() {
+				if db != nil {
+					db.Close()
+				}
+			}()
+			open := func() (*store.DB, error) {
+				if db != nil {
+					return db, nil
+				}
+				d, err := store.Open(ctx, dbPath)
+				db = d
+				return d, err
 			}
-			defer db.Close()
 			var runID string
+			var err error
 			if resume != "" {
-				run, err := db.GetRun(ctx, resume)
+				if _, err := os.Stat(dbPath); err != nil {
+					return fmt.Errorf("resume %s: no run database: %w", resume, err)
+				}
+				d, err := open()
+				if err != nil {
+					return err
+				}
+				run, err := d.GetRun(ctx, resume)
 				if err != nil {
 					return fmt.Errorf("resume %s: %w", resume, err)
 				}
@@ -122,7 +142,7 @@ plays the rest.`,
 					cfg.Basis = probe.Default
 				}
 			}
-			return runEval(ctx, db, runID, cfg, workers, format, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runEval(ctx, open, runID, cfg, workers, format, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -179,7 +199,7 @@ func isSplit(s string) bool {
 	return false
 }
 
-func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, workers int, format string, out, errOut io.Writer) error {
+func runEval(ctx context.Context, open func() (*store.DB, error), runID string, cfg evalConfig, workers int, format string, out, errOut io.Writer) error {
 	switch format {
 	case "table", "json", "csv":
 	default:
@@ -187,6 +207,12 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 	}
 	if cfg.Rollouts < 1 {
 		return fmt.Errorf("--rollouts must be >= 1, got %d", cfg.Rollouts)
+	}
+	if cfg.Tmax < 1 {
+		return fmt.Errorf("--tmax must be >= 1, got %d", cfg.Tmax)
+	}
+	if workers < 1 {
+		return fmt.Errorf("--workers must be >= 1, got %d", workers)
 	}
 	if cfg.Metrics != "" && cfg.Metrics != "masp" {
 		return fmt.Errorf("unknown --metrics %q (want masp)", cfg.Metrics)
@@ -222,6 +248,10 @@ func runEval(ctx context.Context, db *store.DB, runID string, cfg evalConfig, wo
 		}
 	} else if cfg.JudgeActs {
 		return errors.New("--judge-acts needs --judge llm:NAME")
+	}
+	db, err := open()
+	if err != nil {
+		return err
 	}
 	if runID == "" {
 		if roles != nil {

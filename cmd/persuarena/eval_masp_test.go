@@ -32,7 +32,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	cfg := evalConfig{Persuaders: []string{"script", "random"}, Persuadees: []string{"sim", "sim-soft", "sim-hard"},
 		Scenarios: []string{few}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default, Metrics: "masp"}
 	var out bytes.Buffer
-	if err := runEval(ctx, db, "", cfg, 2, "table", &out, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -48,7 +48,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runEval(ctx, db, "", cfg, 2, "json", &out, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "json", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	var js struct {
@@ -108,7 +108,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runEval(ctx, db, "", cfg, 2, "csv", &out, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "\n\n"+strings.Join(masp.CSVHeader, ",")+"\nrow,few,script,,sim,30,") {
@@ -118,7 +118,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	// Without --metrics: no MASP table, JSON is the outcome array.
 	cfg.Metrics = ""
 	out.Reset()
-	if err := runEval(ctx, db, "", cfg, 2, "json", &out, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "json", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	var arr []map[string]any
@@ -126,7 +126,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 		t.Errorf("plain json: %v", err)
 	}
 	out.Reset()
-	if err := runEval(ctx, db, "", cfg, 2, "table", &out, &bytes.Buffer{}); err != nil || strings.Contains(out.String(), "MASP") {
+	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &bytes.Buffer{}); err != nil || strings.Contains(out.String(), "MASP") {
 		t.Errorf("plain table: %v\n%s", err, out.String())
 	}
 
@@ -162,11 +162,11 @@ func TestEvalMASPBadFlags(t *testing.T) {
 	defer db.Close()
 	cfg := testConfig()
 	cfg.Metrics = "rcsr"
-	if err := runEval(ctx, db, "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `unknown --metrics "rcsr"`) {
+	if err := runEval(ctx, have(db), "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `unknown --metrics "rcsr"`) {
 		t.Errorf("bad metrics: %v", err)
 	}
 	cfg.Metrics, cfg.MASPT = "masp", -1
-	if err := runEval(ctx, db, "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--masp-t") {
+	if err := runEval(ctx, have(db), "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--masp-t") {
 		t.Errorf("bad masp-t: %v", err)
 	}
 	if got := maspT(evalConfig{Tmax: 5}); got != 5 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestEvalInterruptResume(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	var errOut bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- runEval(runCtx, db, "", cfg, 1, "table", &bytes.Buffer{}, &errOut) }()
+	go func() { done <- runEval(runCtx, have(db), "", cfg, 1, "table", &bytes.Buffer{}, &errOut) }()
 	// Cancel (as Ctrl-C does) once some episodes are stored.
 	var runID string
 	for runID == "" || countEpisodes(t, db, runID) < 20 {
@@ -60,7 +61,7 @@ func TestEvalInterruptResume(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := runEval(ctx, db, runID, cfg, 2, "csv", &out, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), runID, cfg, 2, "csv", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	eps, err := db.Episodes(ctx, runID)
@@ -81,7 +82,7 @@ func TestEvalInterruptResume(t *testing.T) {
 
 	// The same configuration uninterrupted gives the same summary table.
 	var fresh bytes.Buffer
-	if err := runEval(ctx, db, "", cfg, 2, "csv", &fresh, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &fresh, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != fresh.String() {
@@ -120,9 +121,53 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 	} {
 		cfg := testConfig()
 		tc.mut(&cfg)
-		err := runEval(ctx, db, "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{})
+		err := runEval(ctx, have(db), "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want it to mention %q", err, tc.want)
+		}
+	}
+}
+
+// have adapts an open database to runEval's opener.
+func have(db *store.DB) func() (*store.DB, error) {
+	return func() (*store.DB, error) { return db, nil }
+}
+
+// TestEvalRejectedInputWritesNothing: bad flags or a bad scenario file are
+// errors, and no run database is created (hardening issue).
+func TestEvalRejectedInputWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tmax", "-3"}, "--tmax must be >= 1, got -3"},
+		{[]string{"--tmax", "0"}, "--tmax must be >= 1, got 0"},
+		{[]string{"--workers", "0"}, "--workers must be >= 1, got 0"},
+		{[]string{"--scenarios", empty, "--split", "all"}, "no scenarios"},
+		{[]string{"--resume", "nope"}, "no run database"},
+	} {
+		db := filepath.Join(dir, "runs.db")
+		// Every flag is given each time: the root command keeps values
+		// between executions.
+		args := append([]string{"eval", "--db", db, "--tmax", "4", "--workers", "1", "--scenarios", "p4g",
+			"--split", "heldout", "--resume", ""}, tc.args...)
+		rootCmd.SetOut(&bytes.Buffer{})
+		rootCmd.SetErr(&bytes.Buffer{})
+		rootCmd.SetArgs(args)
+		err := rootCmd.ExecuteContext(context.Background())
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+		rootCmd.SetArgs(nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("%v: a rejected command left %s behind (%v)", tc.args, db, err)
 		}
 	}
 }

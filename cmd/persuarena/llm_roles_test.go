@@ -116,7 +116,7 @@ func TestEvalLLMPersuadee(t *testing.T) {
 	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 3)},
 		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath}
 	var out, errOut bytes.Buffer
-	if err := runEval(ctx, db, "", cfg, 4, "table", &out, &errOut); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 4, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	got := out.String()
@@ -207,13 +207,13 @@ func TestEvalJudge(t *testing.T) {
 	plain := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{scen},
 		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default}
 	var plainOut bytes.Buffer
-	if err := runEval(ctx, db, "", plain, 1, "table", &plainOut, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", plain, 1, "table", &plainOut, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := plain
 	cfg.Config, cfg.Judge = cfgPath, "llm:j"
 	var out, errOut bytes.Buffer
-	if err := runEval(ctx, db, "", cfg, 2, "table", &out, &errOut); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	got := out.String()
@@ -288,7 +288,7 @@ func TestEvalJudge(t *testing.T) {
 	// error stored (an engine error reports no usage).
 	jsrv.Fail(fakeengine.Fault{Path: "/v1/chat/completions", Status: 400})
 	out.Reset()
-	if err := runEval(ctx, db, "", cfg, 1, "table", &out, &errOut); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 1, "table", &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	runs, _ = db.ListRuns(ctx)
@@ -335,7 +335,7 @@ func TestEvalJudgeActs(t *testing.T) {
 	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 2)},
 		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath, Judge: "llm:j", JudgeActs: true}
 	var out, errOut bytes.Buffer
-	if err := runEval(ctx, db, "", cfg, 2, "table", &out, &errOut); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	runs, _ := db.ListRuns(ctx)
@@ -372,7 +372,7 @@ func TestEvalLLMRolesGrid(t *testing.T) {
 	cfg := evalConfig{Persuaders: []string{"llm:p", "script"}, Persuadees: []string{"llm:q", "sim"}, Scenarios: []string{writeScenarios(t, 2)},
 		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath}
 	var out, errOut bytes.Buffer
-	if err := runEval(ctx, db, "", cfg, 4, "table", &out, &errOut); err != nil {
+	if err := runEval(ctx, have(db), "", cfg, 4, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	got := out.String()

@@ -64,7 +64,7 @@ func TestTrainResumeEval(t *testing.T) {
 	ec := evalConfig{Persuaders: []string{"planner:" + ck, "script"}, Persuadees: []string{"sim"},
 		Scenarios: []string{"arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default}
 	var table bytes.Buffer
-	if err := runEval(ctx, db, "", ec, 2, "table", &table, &bytes.Buffer{}); err != nil {
+	if err := runEval(ctx, have(db), "", ec, 2, "table", &table, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(table.String(), "planner:"+ck) {
