@@ -124,15 +124,6 @@ func TestLogprobValues(t *testing.T) {
 	}
 }
 
-func TestVersionAtLeast(t *testing.T) {
-	for v, want := range map[string]bool{"0.12.11": true, "0.12.10": false, "0.13.0": true, "v0.12.11-rc1": true,
-		"1.0": true, "0.12": false, "garbage": false, "0.9.99": false} {
-		if versionAtLeast(v, 0, 12, 11) != want {
-			t.Errorf("versionAtLeast(%q) != %v", v, want)
-		}
-	}
-}
-
 func TestErrorChains(t *testing.T) {
 	he := &HTTPError{Status: 400, Body: "too long", Path: "/v1/chat/completions"}
 	err := &CallError{Usage: episode.Usage{Requests: 1}, Err: fmt.Errorf("backend %q: %w", "b", &attemptError{err: fmt.Errorf("%w: %w", ErrContextLength, he), status: 400})}

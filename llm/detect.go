@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -95,7 +96,7 @@ func (c *Client) hint(x Capability, caps Capabilities) string {
 		return fmt.Sprintf("%s reports token strings only", e)
 	case CapChatLogprobs:
 		if e == Ollama {
-			return fmt.Sprintf("Ollama >= 0.12.11 is needed (found %q)", caps.Version)
+			return fmt.Sprintf("a 1-token chat request returned no log-probs (version reported: %q); Ollama >= 0.12.11 returns them", caps.Version)
 		}
 	case CapCompletionLogprobs:
 		return "use chat requests with top_logprobs on this engine"
@@ -128,7 +129,9 @@ var maxAllowedRE = regexp.MustCompile(`(?i)max(?:imum)? allowed:?\s*(\d+)|<=\s*(
 // with logprobs = the cap (retried with the cap a 400 names, so vLLM's
 // --max-logprobs is found) to see token-id keys and cached-token usage;
 // llama-server /tokenize, /apply-template and a 1-token /completion;
-// Ollama GET /api/version (log-probs need >= 0.12.11). Probe requests are
+// Ollama GET /api/version (reported only) and one 1-token chat request
+// with log-probs, since the version says nothing for builds from source
+// (they report 0.0.0). Probe requests are
 // not counted in any Usage. The result is cached after the first success.
 func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 	c.cmu.Lock()
@@ -203,7 +206,13 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 			return caps, fmt.Errorf("llm: backend %q: /api/version: %w", c.b.Name, err)
 		}
 		caps.Version = v.Version
-		caps.ChatLogprobs = versionAtLeast(v.Version, 0, 12, 11)
+		// Support is decided by asking, not by the version: builds from
+		// source report 0.0.0 and do return log-probs (SPEC §7).
+		ok, err := c.askChatLogprobs(ctx)
+		if err != nil {
+			return caps, fmt.Errorf("llm: backend %q: asking for chat log-probs: %w", c.b.Name, err)
+		}
+		caps.ChatLogprobs = ok
 	case OpenAI:
 		caps.CachedTokens = true // prompt_tokens_details.cached_tokens is always present
 	}
@@ -219,6 +228,22 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 	c.caps = &caps
 	c.cmu.Unlock()
 	return caps, nil
+}
+
+// askChatLogprobs sends one 1-token chat request with log-probs and two
+// top candidates and reports whether they came back. A response without
+// them, or a 400 refusing the fields, is false; other errors are returned.
+func (c *Client) askChatLogprobs(ctx context.Context) (bool, error) {
+	_, err := c.Chat(ctx, ChatRequest{Messages: []Message{{Role: "user", Content: "Hi"}},
+		Sampling: Sampling{MaxTokens: 1}, Logprobs: true, TopLogprobs: 2})
+	var he *HTTPError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrLogprobsUnavailable), errors.As(err, &he) && he.Status == http.StatusBadRequest:
+		return false, nil
+	}
+	return false, err
 }
 
 // probeCompletion sends one 1-token completion with logprobs at the cap
@@ -305,28 +330,4 @@ func smallerMax(body string, k int) int {
 		}
 	}
 	return best
-}
-
-// versionAtLeast compares a dotted version with major.minor.patch;
-// unparsable versions are false.
-func versionAtLeast(v string, major, minor, patch int) bool {
-	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
-	if i := strings.IndexAny(v, "-+ "); i >= 0 {
-		v = v[:i]
-	}
-	parts := strings.Split(v, ".")
-	want := []int{major, minor, patch}
-	for i := range want {
-		n := 0
-		if i < len(parts) {
-			var err error
-			if n, err = strconv.Atoi(parts[i]); err != nil {
-				return false
-			}
-		}
-		if n != want[i] {
-			return n > want[i]
-		}
-	}
-	return true
 }

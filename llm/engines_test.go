@@ -585,6 +585,9 @@ func TestDetect(t *testing.T) {
 		{"llamacpp", llm.LlamaCpp, nil, want{20, true, true, true, true, true, true, true}},
 		{"ollama", llm.Ollama, nil, want{20, false, false, false, false, false, true, false}},
 		{"old ollama", llm.Ollama, []fakeengine.Option{fakeengine.WithOllamaVersion("0.12.3")}, want{20, false, false, false, false, false, false, false}},
+		// Built from source: reports 0.0.0 but returns log-probs; support
+		// is decided by asking (hardening issue).
+		{"ollama from source", llm.Ollama, []fakeengine.Option{fakeengine.WithOllamaSourceBuild()}, want{20, false, false, false, false, false, true, false}},
 		{"openai", llm.OpenAI, nil, want{20, false, true, false, false, true, true, true}},
 	}
 	for _, tc := range cases {

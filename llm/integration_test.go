@@ -13,7 +13,8 @@ import (
 // TestRealEngine runs against a real server when PERSUARENA_TEST_BASE_URL
 // is set (docs/engines.md): PERSUARENA_TEST_MODEL names the served model,
 // PERSUARENA_TEST_ENGINE the profile (default vllm), and
-// PERSUARENA_TEST_API_KEY the key, if any. Skipped otherwise.
+// PERSUARENA_TEST_API_KEY the key, if any. Skipped otherwise. It fails
+// when chat log-probs cannot be read, unless PERSUARENA_TEST_NO_LOGPROBS=1.
 func TestRealEngine(t *testing.T) {
 	base := os.Getenv("PERSUARENA_TEST_BASE_URL")
 	if base == "" {
@@ -36,6 +37,12 @@ func TestRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("capabilities: %+v", caps)
+	// Probes need log-probs: an engine that cannot give them fails this
+	// test (it used to skip the assertions and pass) unless the run says
+	// it expects none.
+	if !caps.ChatLogprobs && os.Getenv("PERSUARENA_TEST_NO_LOGPROBS") != "1" {
+		t.Fatalf("chat log-probs cannot be read from this engine (notes %q); set PERSUARENA_TEST_NO_LOGPROBS=1 if that is expected", caps.Notes)
+	}
 
 	one := 1.0
 	q := []llm.Message{{Role: "user", Content: "Is the sky usually blue on a clear day? Answer with Yes or No only."}}

@@ -18,6 +18,11 @@ func isProbe(r fakeengine.Request) bool {
 	return strings.Contains(r.Prompt, "A private question to yourself")
 }
 
+// isDetect reports llm.Client.Detect's 1-token capability request.
+func isDetect(r fakeengine.Request) bool {
+	return len(r.Messages) == 1 && r.Messages[0].Content == "Hi"
+}
+
 // persuadeeHandler scripts a persuadee over the fake engine: probes get a
 // Yes/No first-token distribution (Yes 0.6 + 0.1 for " Yes", No 0.3), and
 // replies continue until the third persuader turn, which is accepted. The
@@ -134,7 +139,7 @@ func TestFakeEngineEpisode(t *testing.T) {
 func TestFakeEngineRepairAndViolation(t *testing.T) {
 	n := 0
 	_, p := fakePersuadee(t, llm.Ollama, func(r fakeengine.Request) fakeengine.Reply {
-		if isProbe(r) {
+		if isProbe(r) || isDetect(r) {
 			return fakeengine.Reply{FirstToken: map[string]float64{"Yes": 0.5, "No": 0.5}}
 		}
 		n++

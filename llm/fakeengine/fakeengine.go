@@ -143,6 +143,7 @@ type Server struct {
 	cacheReport   bool
 	maxLogprobs   int
 	ollamaVersion string
+	ollamaSource  bool
 	window        int
 	apiKey        string
 	noTokenIDs    bool
@@ -180,6 +181,11 @@ func WithMaxLogprobs(n int) Option { return func(s *Server) { s.maxLogprobs = n 
 // WithOllamaVersion sets the version /api/version reports (default
 // "0.12.11"); below 0.12.11 log-probs are never returned.
 func WithOllamaVersion(v string) Option { return func(s *Server) { s.ollamaVersion = v } }
+
+// WithOllamaSourceBuild makes /api/version report "0.0.0", as an Ollama
+// built from source does, while behaving as the version set (log-probs
+// included by default).
+func WithOllamaSourceBuild() Option { return func(s *Server) { s.ollamaSource = true } }
 
 // WithLoading answers the first n requests with 503 "Loading model", as
 // llama-server does while it loads.
@@ -480,6 +486,9 @@ func (s *Server) dispatch(method, path string, raw []byte, body map[string]any, 
 	case path == "/health" && (e == llm.LlamaCpp || e == llm.VLLM || e == llm.SGLang):
 		return map[string]any{"status": "ok"}, nil
 	case path == "/api/version" && e == llm.Ollama:
+		if s.ollamaSource {
+			return map[string]any{"version": "0.0.0"}, nil
+		}
 		return map[string]any{"version": s.ollamaVersion}, nil
 	}
 	return nil, &httpErr{http.StatusNotFound, fmt.Sprintf("%s %s: not found on a %s server", method, path, e)}
