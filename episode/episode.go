@@ -189,6 +189,9 @@ type Episode struct {
 	RGoal float64 `json:"r_goal"`
 	// Error holds the failure message of a TermFailed episode.
 	Error string `json:"error,omitempty"`
+	// Transient reports that the failure wrapped ErrTransient (an engine
+	// fault that may not recur); it is not stored in the run database.
+	Transient bool `json:"-"`
 
 	// InitialProbeUsage and InitialProbeMS are the engine usage and latency
 	// (milliseconds) of the t = 0 probe read-out (seed 000 Table 4 counts a

@@ -60,6 +60,12 @@ func (c Config) withDefaults() Config {
 // window. The episode then ends as decision.TermTruncated (SPEC §7).
 var ErrTruncated = errors.New("conversation exceeds the context window")
 
+// ErrTransient marks a role error that may not recur: an engine that
+// answered 5xx or 429 until its retries ran out, a timeout, a refused
+// connection, an open circuit breaker. Run records such an episode as
+// failed with Episode.Transient set, and eval.Execute may replay it.
+var ErrTransient = errors.New("transient")
+
 // Seed derives an episode's seed from the run seed, scenario id and rollout
 // index (FNV-1a then a SplitMix64 finaliser), so an episode's randomness is
 // independent of scheduling and worker count.
@@ -89,7 +95,8 @@ func Mix(z uint64) uint64 {
 // Errors: a cancelled ctx returns ctx.Err() and no episode (the caller
 // re-runs it on resume). A role error wrapping ErrTruncated ends the episode
 // as truncated; any other role error returns an episode with Terminal
-// TermFailed and Error set, and a nil error, so the failure is recorded.
+// TermFailed and Error set (Transient when it wraps ErrTransient), and a
+// nil error, so the failure is recorded.
 func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, pee Persuadee, seed uint64) (*Episode, error) {
 	cfg = cfg.withDefaults()
 	ep := &Episode{
@@ -110,6 +117,7 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		}
 		ep.Terminal = decision.TermFailed
 		ep.Error = err.Error()
+		ep.Transient = errors.Is(err, ErrTransient)
 		return ep, nil
 	}
 	ps, err := per.Start(ctx, sc.Public(), Mix(seed^1))

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
@@ -84,18 +85,67 @@ type Options struct {
 	Sink func(*episode.Episode) error
 	// Progress, if set, is called after each Sink call.
 	Progress func()
+	// Retries is how many times an episode that failed with a transient
+	// fault (episode.ErrTransient: an engine's 5xx, timeouts, refused
+	// connections, an open circuit breaker) is replayed from the start,
+	// with the same seed, before its failure is recorded; 0 records it at
+	// once. Only the last attempt reaches Sink.
+	Retries int
+	// RetryWait is the wait before the first replay, doubled before each
+	// next one and capped at MaxRetryWait; 0 means DefaultRetryWait.
+	RetryWait time.Duration
+	// Sleep waits between replays; nil uses a timer that ctx cancels.
+	// Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// DefaultRetryWait is the wait before an episode's first replay; long
+// enough for a circuit breaker's cooldown to be half over by the second.
+const DefaultRetryWait = 2 * time.Second
+
+// MaxRetryWait caps the wait between replays of one episode.
+const MaxRetryWait = time.Minute
+
+// retryWait returns the wait before replay try+1 (try from 0).
+func (o *Options) retryWait(try int) time.Duration {
+	d := o.RetryWait
+	if d <= 0 {
+		d = DefaultRetryWait
+	}
+	for range try {
+		if d *= 2; d >= MaxRetryWait {
+			return MaxRetryWait
+		}
+	}
+	return min(d, MaxRetryWait)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Execute plays jobs with a bounded worker pool. It returns nil when all
 // jobs finished, ctx.Err() when cancelled (finished episodes have been
 // handed to Sink; unfinished ones are dropped, to be replayed on resume),
 // or the first Sink error. Role failures do not stop the run: they arrive
-// as episodes with Terminal "failed".
+// as episodes with Terminal "failed", transient ones after o.Retries
+// replays.
 func Execute(ctx context.Context, jobs []Job, o Options) error {
 	if o.Sink == nil {
 		return errors.New("eval: Options.Sink is nil")
 	}
 	workers := max(o.Workers, 1)
+	sleep := o.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -109,6 +159,11 @@ func Execute(ctx context.Context, jobs []Job, o Options) error {
 			for j := range jobCh {
 				seed := episode.Seed(o.Seed, j.Scenario.ID, j.Rollout)
 				ep, err := episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
+				for try := 0; err == nil && ep.Transient && try < o.Retries; try++ {
+					if err = sleep(ctx, o.retryWait(try)); err == nil {
+						ep, err = episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
+					}
+				}
 				if err != nil { // only cancellation
 					continue
 				}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -296,5 +297,115 @@ func TestTableJudgeColumns(t *testing.T) {
 	j, _ := json.Marshal([]Summary{plain, judgedS})
 	if strings.Count(string(j), "mean_r_strategy") != 1 || !strings.Contains(string(j), `"mean_r_out":-2.25`) {
 		t.Errorf("json %s", j)
+	}
+}
+
+// flakyPersuadee fails to start with a transient fault for the first n
+// starts of each scenario (as an engine behind an open breaker does), or
+// with a permanent one when permanent is set.
+type flakyPersuadee struct {
+	mu        sync.Mutex
+	n         int
+	permanent bool
+	starts    map[string]int
+}
+
+func (f *flakyPersuadee) Name() string { return "flaky" }
+func (f *flakyPersuadee) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	f.mu.Lock()
+	f.starts[sc.ID]++
+	k := f.starts[sc.ID]
+	f.mu.Unlock()
+	if f.permanent {
+		return nil, errors.New("HTTP 404: model not found")
+	}
+	if k <= f.n {
+		return nil, fmt.Errorf("backend %q: %w", "b", fmt.Errorf("%w: llm: circuit breaker open", episode.ErrTransient))
+	}
+	return fakePersuadee{}.Start(ctx, sc, seed)
+}
+
+// TestTransientFailuresAreReplayed: an episode whose persuadee fails with a
+// transient fault is replayed with the same seed after waits of RetryWait,
+// 2·RetryWait, ...; it is recorded as failed only when the retries run out,
+// and a permanent failure is never replayed.
+func TestTransientFailuresAreReplayed(t *testing.T) {
+	set := testSet(3)
+	clean := map[string]*episode.Episode{}
+	jobs := Plan([]episode.Persuader{fakePersuader{"a"}}, []episode.Persuadee{fakePersuadee{}}, []Set{set}, 1, nil)
+	if err := run(t, context.Background(), jobs, 1, func(ep *episode.Episode) error { clean[ep.ScenarioID] = ep; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		n         int
+		permanent bool
+		retries   int
+		failed    int
+		starts    int     // per scenario
+		waits     []int64 // seconds, over the whole run
+	}{
+		{"recovers on the third try", 2, false, 3, 0, 3, []int64{1, 2, 1, 2, 1, 2}},
+		{"retries run out", 5, false, 2, 3, 3, []int64{1, 2, 1, 2, 1, 2}},
+		{"no retries", 1, false, 0, 3, 1, nil},
+		{"permanent is not replayed", 0, true, 3, 3, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pee := &flakyPersuadee{n: tc.n, permanent: tc.permanent, starts: map[string]int{}}
+			jobs := Plan([]episode.Persuader{fakePersuader{"a"}}, []episode.Persuadee{pee}, []Set{set}, 1, nil)
+			var mu sync.Mutex
+			var waits []int64
+			got := map[string]*episode.Episode{}
+			err := Execute(context.Background(), jobs, Options{RunID: "r", Seed: 7, Workers: 1, Retries: tc.retries,
+				RetryWait: time.Second,
+				Sleep: func(_ context.Context, d time.Duration) error {
+					mu.Lock()
+					waits = append(waits, int64(d/time.Second))
+					mu.Unlock()
+					return nil
+				},
+				Sink: func(ep *episode.Episode) error { got[ep.ScenarioID] = ep; return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed := 0
+			for id, ep := range got {
+				if ep.Terminal == decision.TermFailed {
+					failed++
+					if ep.Transient == tc.permanent || !strings.Contains(ep.Error, "persuadee start") {
+						t.Errorf("%s: transient %v, error %q", id, ep.Transient, ep.Error)
+					}
+					continue
+				}
+				// A replayed episode is the episode the seed gives.
+				ep.Persuadee = "fake"
+				if strip([]*episode.Episode{ep}) != strip([]*episode.Episode{clean[id]}) {
+					t.Errorf("%s: replay differs from a clean run", id)
+				}
+			}
+			if len(got) != 3 || failed != tc.failed || !slices.Equal(waits, tc.waits) {
+				t.Fatalf("episodes %d, failed %d (want %d), waits %v (want %v)", len(got), failed, tc.failed, waits, tc.waits)
+			}
+			for id, n := range pee.starts {
+				if n != tc.starts {
+					t.Errorf("%s: %d starts, want %d", id, n, tc.starts)
+				}
+			}
+		})
+	}
+}
+
+func TestRetryWaitDoublesAndCaps(t *testing.T) {
+	o := Options{RetryWait: 10 * time.Second}
+	var got []time.Duration
+	for try := range 5 {
+		got = append(got, o.retryWait(try))
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+	if (&Options{}).retryWait(0) != DefaultRetryWait {
+		t.Fatal("default wait")
 	}
 }

@@ -23,7 +23,8 @@ type breaker struct {
 	failures  int
 	openUntil time.Time
 	open      bool
-	probing   bool // half-open probe in flight
+	probing   bool  // half-open probe in flight
+	last      error // the latest failure, named when the circuit is open
 }
 
 // allow reports whether a request may be sent at now; probe is true when
@@ -42,7 +43,7 @@ func (b *breaker) allow(now time.Time) (probe bool, err error) {
 		if wait < 0 {
 			wait = 0
 		}
-		return false, fmt.Errorf("%w after %d consecutive failures; next probe in %s", ErrCircuitOpen, b.failures, wait.Round(time.Millisecond))
+		return false, fmt.Errorf("%w after %d consecutive failures (last: %v); next probe in %s", ErrCircuitOpen, b.failures, b.last, wait.Round(time.Millisecond))
 	}
 	b.probing = true
 	return true, nil
@@ -58,13 +59,14 @@ func (b *breaker) success() {
 	b.mu.Unlock()
 }
 
-// failure records an unhealthy answer at now.
-func (b *breaker) failure(now time.Time) {
+// failure records an unhealthy answer err at now.
+func (b *breaker) failure(now time.Time, err error) {
 	if b.threshold <= 0 {
 		return
 	}
 	b.mu.Lock()
 	b.failures++
+	b.last = err
 	if b.probing || b.failures >= b.threshold {
 		b.open, b.probing = true, false
 		b.openUntil = now.Add(b.cooldown)

@@ -199,13 +199,20 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
+// transient marks an error as episode.ErrTransient without changing its
+// message or hiding what it wraps.
+type transient struct{ error }
+
+func (t transient) Unwrap() error        { return t.error }
+func (t transient) Is(target error) bool { return target == episode.ErrTransient }
+
 // call runs fn with the retry loop, breaker, semaphore and per-attempt
 // timeout. Every attempt that reaches fn counts in u.Requests.
 func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context.Context) error) error {
 	for try := 0; ; try++ {
 		probe, err := c.br.allow(c.now())
 		if err != nil {
-			return fmt.Errorf("backend %q: %w", c.b.Name, err)
+			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err})
 		}
 		select {
 		case c.sem <- struct{}{}:
@@ -238,7 +245,7 @@ func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context
 		switch {
 		case timedOut:
 			err = fmt.Errorf("%w after %s: %v", ErrTimeout, c.b.Timeout, err)
-			c.br.failure(c.now())
+			c.br.failure(c.now(), err)
 			retry = true
 		case errors.Is(err, ErrContextLength), errors.Is(err, ErrLogprobsUnavailable), errors.Is(err, ErrUnsupported):
 			c.br.success()
@@ -246,7 +253,7 @@ func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context
 			c.br.release(probe)
 			retry = true
 		case status >= 500:
-			c.br.failure(c.now())
+			c.br.failure(c.now(), err)
 			retry = true
 		case status >= 400:
 			c.br.success()
@@ -254,10 +261,14 @@ func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context
 			c.br.release(probe)
 			retry = true
 		default: // transport error: refused, reset, DNS, ...
-			c.br.failure(c.now())
+			c.br.failure(c.now(), err)
 			retry = true
 		}
 		if !retry || try >= c.b.MaxRetries {
+			if retry {
+				// The fault may clear: episode runners may replay.
+				err = transient{err}
+			}
 			if retry && try > 0 {
 				return fmt.Errorf("backend %q: giving up after %d attempts: %w", c.b.Name, try+1, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,9 @@ func TestBackoffBounds(t *testing.T) {
 	}
 }
 
+// errRefused stands for a transport failure.
+var errRefused = errors.New("dial tcp 127.0.0.1:9: connect: connection refused")
+
 func TestBreakerStates(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := &breaker{threshold: 3, cooldown: 30 * time.Second}
@@ -68,14 +72,14 @@ func TestBreakerStates(t *testing.T) {
 		if _, err := b.allow(now); err != nil {
 			t.Fatalf("closed breaker refused request %d", i)
 		}
-		b.failure(now)
+		b.failure(now, errRefused)
 	}
 	b.success() // a success resets the count
 	for range 3 {
-		b.failure(now)
+		b.failure(now, errRefused)
 	}
-	if _, err := b.allow(now.Add(29 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
-		t.Fatalf("want open, got %v", err)
+	if _, err := b.allow(now.Add(29 * time.Second)); !errors.Is(err, ErrCircuitOpen) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("want open naming the last failure, got %v", err)
 	}
 	if b.state(now) != "open" {
 		t.Fatal(b.state(now))
@@ -87,7 +91,7 @@ func TestBreakerStates(t *testing.T) {
 	if _, err := b.allow(now.Add(31 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
 		t.Fatal("only one half-open probe at a time")
 	}
-	b.failure(now.Add(31 * time.Second)) // probe failed: open again
+	b.failure(now.Add(31*time.Second), errRefused) // probe failed: open again
 	if _, err := b.allow(now.Add(60 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
 		t.Fatal("failed probe must reopen for a full cooldown")
 	}
@@ -98,7 +102,7 @@ func TestBreakerStates(t *testing.T) {
 	}
 	off := &breaker{threshold: -1}
 	for range 10 {
-		off.failure(now)
+		off.failure(now, errRefused)
 	}
 	if _, err := off.allow(now); err != nil {
 		t.Fatal("disabled breaker never opens")

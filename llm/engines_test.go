@@ -381,8 +381,8 @@ func TestFaults(t *testing.T) {
 		b := srv.Backend("b")
 		b.Model = "other"
 		c2 := newClient(t, b, &sleeper{})
-		if _, err := c2.Chat(ctx, req); !errors.As(err, &he) || he.Status != 404 || srv.Stats().Total != 2 {
-			t.Fatalf("unknown model: %v", err)
+		if _, err := c2.Chat(ctx, req); !errors.As(err, &he) || he.Status != 404 || srv.Stats().Total != 2 || errors.Is(err, episode.ErrTransient) {
+			t.Fatalf("unknown model (a 4xx is the request's fault, not transient): %v", err)
 		}
 	})
 	t.Run("connection refused retried", func(t *testing.T) {
@@ -395,6 +395,11 @@ func TestFaults(t *testing.T) {
 		_, err := newClient(t, b, s).Chat(ctx, req)
 		if err == nil || llm.UsageOf(err).Requests != 3 || len(s.got()) != 2 {
 			t.Fatalf("%v %+v", err, llm.UsageOf(err))
+		}
+		// A fault that outlived the retries is transient: a runner may
+		// replay the episode.
+		if !errors.Is(err, episode.ErrTransient) {
+			t.Fatalf("connection refused is not marked transient: %v", err)
 		}
 	})
 	t.Run("cancel while waiting", func(t *testing.T) {
@@ -427,6 +432,10 @@ func TestFaults(t *testing.T) {
 		_, err := c.Chat(ctx, req)
 		if !errors.Is(err, llm.ErrCircuitOpen) || srv.Stats().Total != 3 || llm.UsageOf(err).Requests != 0 || c.BreakerState() != "open" {
 			t.Fatalf("want open circuit without a request: %v, stats %+v", err, srv.Stats())
+		}
+		// The open circuit names the fault that opened it and is transient.
+		if !strings.Contains(err.Error(), "503") || !errors.Is(err, episode.ErrTransient) {
+			t.Fatalf("open circuit: %v", err)
 		}
 		clk.add(31 * time.Second)
 		srv.Fail(fakeengine.Fault{Status: 500}) // half-open probe fails: open again

@@ -231,8 +231,32 @@ func duplicateT(ts []episode.Turn) int {
 	return 0
 }
 
+// DeleteFailed removes the run's failed episodes (terminal "failed") with
+// their turns and probe readings, in one transaction, and returns how many
+// it removed; a resume then replays them (eval --resume RUN --retry-failed).
+// Errors: ErrNotFound when the run does not exist.
+func (db *DB) DeleteFailed(ctx context.Context, runID string) (int, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM episodes WHERE run_id = ? AND terminal = ?`, runID, string(decision.TermFailed))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: delete failed episodes of run %s: %w", runID, err)
+	}
+	return int(n), nil
+}
+
 // DoneKeys returns the keys of every episode stored in the run, failed
-// ones included: on resume a runner skips them and plays the rest.
+// ones included: on resume a runner skips them and plays the rest (unless
+// DeleteFailed removed them first).
 // Errors: ErrNotFound when the run does not exist.
 func (db *DB) DoneKeys(ctx context.Context, runID string) (map[EpisodeKey]bool, error) {
 	done := map[EpisodeKey]bool{}

@@ -840,3 +840,43 @@ func BenchmarkEpisodes1000(b *testing.B) {
 		}
 	}
 }
+
+// TestDeleteFailed removes only the run's failed episodes, with their
+// turns and probe readings, so a resume replays exactly those.
+func TestDeleteFailed(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	mustRun(t, db, "r1")
+	mustRun(t, db, "r2")
+	saveOutcomes(t, db, "r1", decision.TermAccept, decision.TermFailed, decision.TermFailed, decision.TermReject)
+	saveOutcomes(t, db, "r2", decision.TermFailed)
+	turns, readings := count(t, db, "turns"), count(t, db, "probe_readings")
+	if turns == 0 || readings == 0 {
+		t.Fatal("sample episodes carry no turns or readings: the cascade is untested")
+	}
+	n, err := db.DeleteFailed(ctx, "r1")
+	if err != nil || n != 2 {
+		t.Fatalf("deleted %d, %v; want 2", n, err)
+	}
+	got, err := db.DoneKeys(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[EpisodeKey]bool{{"script", "sim", "s0", 0}: true, {"script", "sim", "s3", 0}: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("left %v, want %v", got, want)
+	}
+	perEp := turns / 5
+	if count(t, db, "turns") != turns-2*perEp || count(t, db, "probe_readings") != readings-2*(readings/5) {
+		t.Fatal("turns or probe readings of deleted episodes left behind")
+	}
+	if n, err := db.DeleteFailed(ctx, "r1"); err != nil || n != 0 {
+		t.Fatalf("second delete: %d, %v", n, err)
+	}
+	if k, _ := db.DoneKeys(ctx, "r2"); len(k) != 1 {
+		t.Fatal("another run's failed episode was deleted")
+	}
+	if _, err := db.DeleteFailed(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
+	}
+}

@@ -50,16 +50,20 @@ type evalConfig struct {
 	// may ask for other tables.
 	Metrics string `json:"-"`
 	MASPT   int    `json:"-"`
+	// Retries replays an episode that failed with a transient engine
+	// fault (eval.Options.Retries); not stored.
+	Retries int `json:"-"`
 }
 
 func init() {
 	var (
-		cfg     evalConfig
-		probes  string
-		workers int
-		dbPath  string
-		format  string
-		resume  string
+		cfg         evalConfig
+		probes      string
+		workers     int
+		dbPath      string
+		format      string
+		resume      string
+		retryFailed bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -91,7 +95,9 @@ per turn comes from rule-based reading of the transcript, or from the
 --judge role asked the rationality question once per turn.
 
 Ctrl-C stops cleanly: finished episodes stay stored; "eval --resume RUN_ID"
-plays the rest.`,
+plays the rest. An episode that fails on a transient engine fault is replayed
+(--retries) before its failure is stored; "eval --resume RUN_ID --retry-failed"
+plays the stored failures again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -133,7 +139,17 @@ plays the rest.`,
 					cfg.Config = flagConfig
 				}
 				runID = run.ID
+				if retryFailed {
+					n, err := d.DeleteFailed(ctx, runID)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %d failed episodes removed, to be played again\n", runID, n)
+				}
 			} else {
+				if retryFailed {
+					return errors.New("--retry-failed needs --resume RUN_ID")
+				}
 				if probes != "" {
 					if cfg.Basis, err = probe.LoadBasis(probes); err != nil {
 						return err
@@ -158,6 +174,8 @@ plays the rest.`,
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
 	f.StringVar(&format, "format", "table", "output format: table, json or csv")
 	f.StringVar(&resume, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
+	f.BoolVar(&retryFailed, "retry-failed", false, "with --resume: remove the run's failed episodes first, so they are played again")
+	f.IntVar(&cfg.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault (5xx, timeout, refused connection, open circuit breaker) before its failure is stored")
 	f.StringVar(&cfg.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
 	f.IntVar(&cfg.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
 	f.BoolVar(&cfg.JudgeActs, "judge-acts", false, "store the judge's persuasion-act tags instead of the rule tagger's (with --judge; one judge request per persuader turn)")
@@ -213,6 +231,9 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	}
 	if workers < 1 {
 		return fmt.Errorf("--workers must be >= 1, got %d", workers)
+	}
+	if cfg.Retries < 0 {
+		return fmt.Errorf("--retries must be >= 0, got %d", cfg.Retries)
 	}
 	if cfg.Metrics != "" && cfg.Metrics != "masp" {
 		return fmt.Errorf("unknown --metrics %q (want masp)", cfg.Metrics)
@@ -286,7 +307,7 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	}
 	bar := newProgress(errOut, len(jobs), "eval")
 	execErr := eval.Execute(ctx, jobs, eval.Options{
-		RunID: runID, Seed: cfg.Seed, Workers: workers,
+		RunID: runID, Seed: cfg.Seed, Workers: workers, Retries: cfg.Retries,
 		Episode:  epCfg,
 		Sink:     func(ep *episode.Episode) error { return db.SaveEpisode(bg, runID, ep) },
 		Progress: bar.Increment,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
@@ -169,5 +171,74 @@ func TestEvalRejectedInputWritesNothing(t *testing.T) {
 		if _, err := os.Stat(db); !os.IsNotExist(err) {
 			t.Errorf("%v: a rejected command left %s behind (%v)", tc.args, db, err)
 		}
+	}
+}
+
+// TestEvalRetryFailed: "eval --resume RUN --retry-failed" removes the run's
+// stored failures and plays them again; a plain resume leaves them.
+func TestEvalRetryFailed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "r.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"},
+		Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := db.ListRuns(ctx)
+	runID := rs[0].ID
+	eps, err := db.Episodes(ctx, runID)
+	if err != nil || len(eps) != 120 {
+		t.Fatalf("%d episodes, %v", len(eps), err)
+	}
+	db.Close()
+	// Turn two stored episodes into failures, as an engine outage would
+	// have left them.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, `UPDATE episodes SET terminal = 'failed', error = 'circuit breaker open'
+		WHERE id IN (SELECT id FROM episodes WHERE run_id = ? ORDER BY id LIMIT 2)`, runID); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	failed := func() int {
+		db, err := store.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		eps, err := db.Episodes(ctx, runID)
+		if err != nil || len(eps) != 120 {
+			t.Fatalf("%d episodes, %v", len(eps), err)
+		}
+		n := 0
+		for _, ep := range eps {
+			if ep.Terminal == decision.TermFailed {
+				n++
+			}
+		}
+		return n
+	}
+	exec := func(args ...string) string {
+		var errOut bytes.Buffer
+		rootCmd.SetOut(&bytes.Buffer{})
+		rootCmd.SetErr(&errOut)
+		rootCmd.SetArgs(append([]string{"eval", "--db", path, "--workers", "1", "--tmax", "10", "--retry-failed=false"}, args...))
+		defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
+		if err := rootCmd.ExecuteContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return errOut.String()
+	}
+	if out := exec("--resume", runID); !strings.Contains(out, "0 episodes to play") || failed() != 2 {
+		t.Fatalf("plain resume replayed failures:\n%s", out)
+	}
+	if out := exec("--resume", runID, "--retry-failed"); !strings.Contains(out, "2 failed episodes removed") || !strings.Contains(out, "2 episodes to play") || failed() != 0 {
+		t.Fatalf("retry-failed:\n%s", out)
 	}
 }
