@@ -7,6 +7,7 @@ package episode
 
 import (
 	"context"
+	"time"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/probe"
@@ -192,6 +193,10 @@ type Episode struct {
 	// Transient reports that the failure wrapped ErrTransient (an engine
 	// fault that may not recur); it is not stored in the run database.
 	Transient bool `json:"-"`
+	// RetryAfter is how long a transient fault is known to last (an open
+	// circuit breaker's remaining cooldown), 0 when unknown; a runner
+	// waits at least this long before replaying. Not stored.
+	RetryAfter time.Duration `json:"-"`
 
 	// InitialProbeUsage and InitialProbeMS are the engine usage and latency
 	// (milliseconds) of the t = 0 probe read-out (seed 000 Table 4 counts a

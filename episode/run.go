@@ -118,6 +118,10 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		ep.Terminal = decision.TermFailed
 		ep.Error = err.Error()
 		ep.Transient = errors.Is(err, ErrTransient)
+		var ra interface{ RetryAfter() time.Duration }
+		if ep.Transient && errors.As(err, &ra) {
+			ep.RetryAfter = ra.RetryAfter()
+		}
 		return ep, nil
 	}
 	ps, err := per.Start(ctx, sc.Public(), Mix(seed^1))

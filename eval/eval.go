@@ -92,7 +92,8 @@ type Options struct {
 	// once. Only the last attempt reaches Sink.
 	Retries int
 	// RetryWait is the wait before the first replay, doubled before each
-	// next one and capped at MaxRetryWait; 0 means DefaultRetryWait.
+	// next one, at least the failed episode's RetryAfter, and capped at
+	// MaxRetryWait; 0 means DefaultRetryWait.
 	RetryWait time.Duration
 	// Sleep waits between replays; nil uses a timer that ctx cancels.
 	// Tests replace it.
@@ -160,7 +161,7 @@ func Execute(ctx context.Context, jobs []Job, o Options) error {
 				seed := episode.Seed(o.Seed, j.Scenario.ID, j.Rollout)
 				ep, err := episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
 				for try := 0; err == nil && ep.Transient && try < o.Retries; try++ {
-					if err = sleep(ctx, o.retryWait(try)); err == nil {
+					if err = sleep(ctx, min(max(o.retryWait(try), ep.RetryAfter), MaxRetryWait)); err == nil {
 						ep, err = episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
 					}
 				}

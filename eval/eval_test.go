@@ -307,8 +307,17 @@ type flakyPersuadee struct {
 	mu        sync.Mutex
 	n         int
 	permanent bool
+	after     time.Duration // RetryAfter of the transient error
 	starts    map[string]int
 }
+
+type retryAfterErr struct {
+	error
+	after time.Duration
+}
+
+func (e retryAfterErr) Unwrap() error             { return e.error }
+func (e retryAfterErr) RetryAfter() time.Duration { return e.after }
 
 func (f *flakyPersuadee) Name() string { return "flaky" }
 func (f *flakyPersuadee) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
@@ -320,7 +329,11 @@ func (f *flakyPersuadee) Start(ctx context.Context, sc *scenario.Scenario, seed 
 		return nil, errors.New("HTTP 404: model not found")
 	}
 	if k <= f.n {
-		return nil, fmt.Errorf("backend %q: %w", "b", fmt.Errorf("%w: llm: circuit breaker open", episode.ErrTransient))
+		err := fmt.Errorf("%w: llm: circuit breaker open", episode.ErrTransient)
+		if f.after > 0 {
+			err = retryAfterErr{err, f.after}
+		}
+		return nil, fmt.Errorf("backend %q: %w", "b", err)
 	}
 	return fakePersuadee{}.Start(ctx, sc, seed)
 }
@@ -340,18 +353,22 @@ func TestTransientFailuresAreReplayed(t *testing.T) {
 		name      string
 		n         int
 		permanent bool
+		after     time.Duration
 		retries   int
 		failed    int
 		starts    int     // per scenario
 		waits     []int64 // seconds, over the whole run
 	}{
-		{"recovers on the third try", 2, false, 3, 0, 3, []int64{1, 2, 1, 2, 1, 2}},
-		{"retries run out", 5, false, 2, 3, 3, []int64{1, 2, 1, 2, 1, 2}},
-		{"no retries", 1, false, 0, 3, 1, nil},
-		{"permanent is not replayed", 0, true, 3, 3, 1, nil},
+		{"recovers on the third try", 2, false, 0, 3, 0, 3, []int64{1, 2, 1, 2, 1, 2}},
+		{"retries run out", 5, false, 0, 2, 3, 3, []int64{1, 2, 1, 2, 1, 2}},
+		{"no retries", 1, false, 0, 0, 3, 1, nil},
+		{"permanent is not replayed", 0, true, 0, 3, 3, 1, nil},
+		// An open breaker's remaining cooldown is waited out, capped.
+		{"waits out a known cooldown", 1, false, 45 * time.Second, 2, 0, 2, []int64{45, 45, 45}},
+		{"known cooldown capped", 1, false, 5 * time.Minute, 2, 0, 2, []int64{60, 60, 60}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pee := &flakyPersuadee{n: tc.n, permanent: tc.permanent, starts: map[string]int{}}
+			pee := &flakyPersuadee{n: tc.n, permanent: tc.permanent, after: tc.after, starts: map[string]int{}}
 			jobs := Plan([]episode.Persuader{fakePersuader{"a"}}, []episode.Persuadee{pee}, []Set{set}, 1, nil)
 			var mu sync.Mutex
 			var waits []int64

@@ -49,6 +49,17 @@ func (b *breaker) allow(now time.Time) (probe bool, err error) {
 	return true, nil
 }
 
+// wait returns how long the circuit stays open from now (0 when closed
+// or ready for its half-open probe).
+func (b *breaker) wait(now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.open {
+		return 0
+	}
+	return max(b.openUntil.Sub(now), 0)
+}
+
 // success records a healthy answer.
 func (b *breaker) success() {
 	if b.threshold <= 0 {

@@ -201,10 +201,19 @@ func (e *attemptError) Unwrap() error { return e.err }
 
 // transient marks an error as episode.ErrTransient without changing its
 // message or hiding what it wraps.
-type transient struct{ error }
+// after, when set, is how long the fault is known to last (an open
+// circuit's remaining cooldown).
+type transient struct {
+	error
+	after time.Duration
+}
 
 func (t transient) Unwrap() error        { return t.error }
 func (t transient) Is(target error) bool { return target == episode.ErrTransient }
+
+// RetryAfter reports how long the fault is known to last (0: unknown); see
+// episode.Episode.RetryAfter.
+func (t transient) RetryAfter() time.Duration { return t.after }
 
 // call runs fn with the retry loop, breaker, semaphore and per-attempt
 // timeout. Every attempt that reaches fn counts in u.Requests.
@@ -212,7 +221,7 @@ func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context
 	for try := 0; ; try++ {
 		probe, err := c.br.allow(c.now())
 		if err != nil {
-			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err})
+			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err, c.br.wait(c.now())})
 		}
 		select {
 		case c.sem <- struct{}{}:
@@ -267,7 +276,7 @@ func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context
 		if !retry || try >= c.b.MaxRetries {
 			if retry {
 				// The fault may clear: episode runners may replay.
-				err = transient{err}
+				err = transient{error: err}
 			}
 			if retry && try > 0 {
 				return fmt.Errorf("backend %q: giving up after %d attempts: %w", c.b.Name, try+1, err)

@@ -434,8 +434,10 @@ func TestFaults(t *testing.T) {
 			t.Fatalf("want open circuit without a request: %v, stats %+v", err, srv.Stats())
 		}
 		// The open circuit names the fault that opened it and is transient.
-		if !strings.Contains(err.Error(), "503") || !errors.Is(err, episode.ErrTransient) {
-			t.Fatalf("open circuit: %v", err)
+		var ra interface{ RetryAfter() time.Duration }
+		if !strings.Contains(err.Error(), "503") || !errors.Is(err, episode.ErrTransient) ||
+			!errors.As(err, &ra) || ra.RetryAfter() != 30*time.Second {
+			t.Fatalf("open circuit (want transient, naming the 503, retry after the 30 s cooldown): %v", err)
 		}
 		clk.add(31 * time.Second)
 		srv.Fail(fakeengine.Fault{Status: 500}) // half-open probe fails: open again
