@@ -105,6 +105,9 @@ func checkEpisode(ep *episode.Episode) error {
 	for i := range ep.Turns {
 		tu := &ep.Turns[i]
 		p := fmt.Sprintf("turns[%d]", i)
+		if tu.T < 1 {
+			return fmt.Errorf("%w: %s.t = %d, want >= 1", ErrInvalid, p, tu.T)
+		}
 		if err := check(fv{p + ".belief", tu.Belief}, fv{p + ".dense", tu.Dense},
 			fv{p + ".persuader_ms", &tu.PersuaderMS}, fv{p + ".persuadee_ms", &tu.PersuadeeMS},
 			fv{p + ".probe_ms", &tu.ProbeMS}); err != nil {
@@ -130,6 +133,57 @@ func checkEpisode(ep *episode.Episode) error {
 // run), ErrDuplicate (the run already holds an episode with ep's
 // EpisodeKey; nothing is written).
 func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode) error {
+	return db.SaveEpisodes(ctx, runID, []*episode.Episode{ep})
+}
+
+// SaveEpisodes stores eps under run runID in one transaction, as
+// SaveEpisode does for one: all of them or none. Batching amortises the
+// transaction's commit (one WAL sync) over the batch, which dominates the
+// cost of small episodes (performance issue). Errors are SaveEpisode's,
+// naming the first offending episode; on any error nothing is written.
+func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Episode) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	// Validate and encode outside the write lock.
+	rows := make([]episodeRow, len(eps))
+	for i, ep := range eps {
+		if err := rows[i].encode(runID, ep); err != nil {
+			return err
+		}
+	}
+	var failed *episodeRow
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		ins := tx.StmtContext(ctx, db.insEpisode)
+		for i := range rows {
+			if err := db.insertEpisode(ctx, tx, ins, runID, &rows[i]); err != nil {
+				failed = &rows[i]
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		key := KeyOf(eps[0])
+		if failed != nil {
+			key = KeyOf(failed.ep)
+		}
+		return fmt.Errorf("store: save episode %s to run %s: %w", key, runID, err)
+	}
+	return nil
+}
+
+// episodeRow is an episode checked and encoded for insertion.
+type episodeRow struct {
+	ep     *episode.Episode
+	acts   []string
+	bFinal any
+}
+
+func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
 	if ep == nil {
 		return fmt.Errorf("store: save episode: %w: nil episode", ErrInvalid)
 	}
@@ -140,81 +194,77 @@ func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode
 	if err := checkEpisode(ep); err != nil {
 		return fmt.Errorf("store: save episode %s: %w", key, err)
 	}
-	// Encode outside the write lock.
-	acts := make([]string, len(ep.Turns))
+	r.ep = ep
+	r.acts = make([]string, len(ep.Turns))
 	for i, tu := range ep.Turns {
 		if tu.Acts == nil {
-			acts[i] = "[]"
+			r.acts[i] = "[]"
 			continue
 		}
 		b, err := json.Marshal(tu.Acts)
 		if err != nil {
 			return fmt.Errorf("store: save episode %s: turns[%d].acts: %w", key, i, err)
 		}
-		acts[i] = string(b)
+		r.acts[i] = string(b)
 	}
-	var bFinal any
 	if b, ok := ep.FinalBelief(); ok {
-		bFinal = b
+		r.bFinal = b
 	}
+	return nil
+}
 
+// insertEpisode writes one encoded episode, its turns and its probe
+// readings inside tx.
+func (db *DB) insertEpisode(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, runID string, r *episodeRow) error {
+	ep := r.ep
 	ju, iu := ep.JudgeUsage, ep.InitialProbeUsage
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		if err := runExists(ctx, tx, runID); err != nil {
-			return err
-		}
-		res, err := tx.StmtContext(ctx, db.insEpisode).ExecContext(ctx,
-			runID, ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout, int64(ep.Seed),
-			string(ep.Split), string(ep.Family), ep.Domain, string(ep.Resistance), string(ep.Terminal),
-			ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error,
-			nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
-			ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
-			ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests)
-		if isUnique(err) {
-			return ErrDuplicate
-		}
-		if err != nil {
-			return err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		targs := make([]any, 0, len(ep.Turns)*turnCols)
-		nr := len(ep.Initial)
-		for i := range ep.Turns {
-			tu := &ep.Turns[i]
-			nr += len(tu.Probes)
-			pu, eu, ru := tu.PersuaderUsage, tu.PersuadeeUsage, tu.ProbeUsage
-			targs = append(targs, id, tu.T, tu.Persuader, tu.Persuadee, string(tu.Decision), acts[i],
-				nullable(tu.Belief), nullable(tu.Dense), tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS,
-				pu.PromptTokens, pu.CompletionTokens, pu.CachedTokens, pu.Requests,
-				eu.PromptTokens, eu.CompletionTokens, eu.CachedTokens, eu.Requests,
-				ru.PromptTokens, ru.CompletionTokens, ru.CachedTokens, ru.Requests)
-		}
-		err = db.insTurn.exec(ctx, tx, targs)
-		if isUnique(err) {
-			return fmt.Errorf("turns: %w: duplicate turn index t=%d", ErrInvalid, duplicateT(ep.Turns))
-		}
-		if err != nil {
-			return fmt.Errorf("turns: %w", err)
-		}
-		rargs := make([]any, 0, nr*readingCols)
-		for k, r := range ep.Initial {
-			rargs = append(rargs, id, 0, k, r.Probe, r.P, r.OK)
-		}
-		for i := range ep.Turns {
-			for k, r := range ep.Turns[i].Probes {
-				rargs = append(rargs, id, ep.Turns[i].T, k, r.Probe, r.P, r.OK)
-			}
-		}
-		if err := db.insReading.exec(ctx, tx, rargs); err != nil {
-			return fmt.Errorf("probe readings: %w", err)
-		}
-		return nil
-	})
+	res, err := ins.ExecContext(ctx,
+		runID, ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout, int64(ep.Seed),
+		string(ep.Split), string(ep.Family), ep.Domain, string(ep.Resistance), string(ep.Terminal),
+		ep.RGoal, nullable(ep.B0), r.bFinal, len(ep.Turns), ep.Error,
+		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
+		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
+		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests)
+	if isUnique(err) {
+		return ErrDuplicate
+	}
 	if err != nil {
-		return fmt.Errorf("store: save episode %s to run %s: %w", key, runID, err)
+		return err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	targs := make([]any, 0, len(ep.Turns)*turnCols)
+	nr := len(ep.Initial)
+	for i := range ep.Turns {
+		tu := &ep.Turns[i]
+		nr += len(tu.Probes)
+		pu, eu, ru := tu.PersuaderUsage, tu.PersuadeeUsage, tu.ProbeUsage
+		targs = append(targs, id, tu.T, tu.Persuader, tu.Persuadee, string(tu.Decision), r.acts[i],
+			nullable(tu.Belief), nullable(tu.Dense), tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS,
+			pu.PromptTokens, pu.CompletionTokens, pu.CachedTokens, pu.Requests,
+			eu.PromptTokens, eu.CompletionTokens, eu.CachedTokens, eu.Requests,
+			ru.PromptTokens, ru.CompletionTokens, ru.CachedTokens, ru.Requests)
+	}
+	err = db.insTurn.exec(ctx, tx, targs)
+	if isUnique(err) {
+		return fmt.Errorf("turns: %w: duplicate turn index t=%d", ErrInvalid, duplicateT(ep.Turns))
+	}
+	if err != nil {
+		return fmt.Errorf("turns: %w", err)
+	}
+	rargs := make([]any, 0, nr*readingCols)
+	for k, rd := range ep.Initial {
+		rargs = append(rargs, id, 0, k, rd.Probe, rd.P, rd.OK)
+	}
+	for i := range ep.Turns {
+		for k, rd := range ep.Turns[i].Probes {
+			rargs = append(rargs, id, ep.Turns[i].T, k, rd.Probe, rd.P, rd.OK)
+		}
+	}
+	if err := db.insReading.exec(ctx, tx, rargs); err != nil {
+		return fmt.Errorf("probe readings: %w", err)
 	}
 	return nil
 }

@@ -880,3 +880,31 @@ func TestDeleteFailed(t *testing.T) {
 		t.Fatalf("missing run: %v", err)
 	}
 }
+
+// BenchmarkEpisodeWriter is BenchmarkSaveEpisode through an EpisodeWriter
+// (batches of DefaultWriterBatch): the per-episode cost eval pays
+// (performance issue target: <= 50 µs per episode amortised).
+func BenchmarkEpisodeWriter(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(b.TempDir(), "b.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	mustRun(b, db, "r1")
+	eps := make([]*episode.Episode, b.N)
+	for i := range eps {
+		eps[i] = tenTurns(i)
+	}
+	w := db.NewEpisodeWriter("r1", 0, time.Hour, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := w.Add(ctx, eps[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+}

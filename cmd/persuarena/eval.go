@@ -306,12 +306,16 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 		return err
 	}
 	bar := newProgress(errOut, len(jobs), "eval")
+	// Episodes are written in batches; the bar counts stored ones only.
+	w := db.NewEpisodeWriter(runID, 0, 0, bar.Add)
 	execErr := eval.Execute(ctx, jobs, eval.Options{
 		RunID: runID, Seed: cfg.Seed, Workers: workers, Retries: cfg.Retries,
-		Episode:  epCfg,
-		Sink:     func(ep *episode.Episode) error { return db.SaveEpisode(bg, runID, ep) },
-		Progress: bar.Increment,
+		Episode: epCfg,
+		Sink:    func(ep *episode.Episode) error { return w.Add(bg, ep) },
 	})
+	if err := w.Close(bg); err != nil {
+		execErr = errors.Join(execErr, err)
+	}
 	bar.Wait()
 	if execErr != nil {
 		status := store.StatusFailed

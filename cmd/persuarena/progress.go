@@ -42,15 +42,19 @@ func isTerminal(f *os.File) bool {
 }
 
 // Increment records one finished item.
-func (pr *progress) Increment() {
+func (pr *progress) Increment() { pr.Add(1) }
+
+// Add records k finished items.
+func (pr *progress) Add(k int) {
 	if pr.bar != nil {
-		pr.bar.Increment()
+		pr.bar.IncrBy(k)
 		return
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	pr.n++
-	if pr.total > 0 && (pr.n*10/pr.total != (pr.n-1)*10/pr.total || pr.n == pr.total) {
+	prev := pr.n
+	pr.n += k
+	if pr.total > 0 && (pr.n*10/pr.total != prev*10/pr.total || pr.n == pr.total) {
 		fmt.Fprintf(pr.w, "%s: %d/%d (%.1fs)\n", pr.label, pr.n, pr.total, time.Since(pr.start).Seconds())
 	}
 }
