@@ -276,3 +276,22 @@ func TestParseLlamaNoCandidates(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestParseReplacementCharIsUnreadable: llama-server answers a probe whose
+// sampled token is an incomplete UTF-8 byte with content "\uFFFD" and no
+// log-probs, on /completion and on chat; that is one unreadable position,
+// never an error that fails the episode (SPEC §7).
+func TestParseReplacementCharIsUnreadable(t *testing.T) {
+	chs, _, _, err := parseLlamaCompletion([]byte(`{"content":"\uFFFD","tokens_predicted":1,"tokens_evaluated":9,"completion_probabilities":[]}`), 1, true)
+	if err != nil || len(chs[0].Top) != 1 || len(chs[0].Top[0]) != 0 {
+		t.Fatalf("completion: %+v %v", chs, err)
+	}
+	r, _, err := parseChat([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"\uFFFD"},"finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`), true, true)
+	if err != nil || len(r.Top) != 1 || len(r.Top[0]) != 0 {
+		t.Fatalf("chat: %+v %v", r, err)
+	}
+	// Other text without log-probs is still "unavailable".
+	if _, _, _, err := parseLlamaCompletion([]byte(`{"content":"Yes\uFFFD","tokens_predicted":1,"completion_probabilities":[]}`), 1, true); !errors.Is(err, ErrLogprobsUnavailable) {
+		t.Fatalf("mixed text: %v", err)
+	}
+}

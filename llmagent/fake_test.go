@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
@@ -217,6 +218,39 @@ func TestFakeEngineFaults(t *testing.T) {
 			}
 		})
 	}
+	// llama-server: a probe whose sampled token is a lone UTF-8 byte comes
+	// back as "\uFFFD" without log-probs (6 of 240 episodes against a real
+	// server). The probe is unreadable; the episode goes on.
+	t.Run("byte token llamacpp", func(t *testing.T) {
+		var sawBias bool
+		var mu sync.Mutex
+		srv, p := fakePersuadee(t, llm.LlamaCpp, func(r fakeengine.Request) fakeengine.Reply {
+			if isProbe(r) {
+				mu.Lock()
+				_, ok := r.Body["logit_bias"]
+				sawBias = sawBias || ok
+				mu.Unlock()
+				return fakeengine.Reply{Text: "\uFFFD"}
+			}
+			return persuadeeHandler(r)
+		})
+		if _, err := p.Start(ctx, testScenario(), 1); err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			srv.Fail(fakeengine.Fault{Path: "/completion", DropLogprobs: true})
+		}
+		ep, err := episode.Run(ctx, episode.Config{Tmax: 1}, testScenario(), &recorder{}, p, 1)
+		if err != nil || ep.Terminal == decision.TermFailed {
+			t.Fatalf("terminal %q, error %q, %v", ep.Terminal, ep.Error, err)
+		}
+		if ep.B0 != nil || len(ep.Initial) == 0 || ep.Initial[0].OK {
+			t.Errorf("the byte-token read-out must be unreadable: %+v", ep.Initial)
+		}
+		if !sawBias {
+			t.Error("llama-server probes must pin the sampled token with logit_bias")
+		}
+	})
 	t.Run("context length", func(t *testing.T) {
 		srv, p := fakePersuadee(t, llm.VLLM, persuadeeHandler)
 		if _, err := p.Start(ctx, testScenario(), 1); err != nil {

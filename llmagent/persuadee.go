@@ -450,7 +450,7 @@ func (s *session) canonical(visible string, d decision.Decision) string {
 
 // probeSampling is the raw-distribution sampling of a probe request (SPEC
 // §7): temperature 1, top_p 1, top_k and min_p off, one token, no
-// post-sampling probabilities.
+// post-sampling probabilities; on llama-server the sampled token is pinned.
 func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 	sp := llm.Sampling{Temperature: ptr(1.0), TopP: ptr(1.0), MaxTokens: 1}
 	switch e {
@@ -461,7 +461,13 @@ func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 			sp.Extra["add_special_tokens"] = false
 		}
 	case llm.LlamaCpp:
-		sp.Extra = map[string]any{"top_k": 0, "min_p": 0, "post_sampling_probs": false}
+		// The sampled token is pinned to "Yes": a draw of a byte token that
+		// is an incomplete UTF-8 sequence makes llama-server answer content
+		// "\uFFFD" with no log-probs. The read-out is unaffected: with
+		// post_sampling_probs false the probabilities come from the raw
+		// logits, before samplers such as the logit bias (SPEC §7).
+		sp.Extra = map[string]any{"top_k": 0, "min_p": 0, "post_sampling_probs": false,
+			"logit_bias": []any{[]any{"Yes", 100}}}
 	}
 	return sp
 }
