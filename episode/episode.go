@@ -234,10 +234,40 @@ const ActsByJudge = "judge"
 // For a failed episode it returns RGoal (0): callers exclude failed
 // episodes.
 func (e *Episode) OutcomeReward(w float64) float64 {
-	if e.RStrategy == nil {
-		return e.RGoal
+	o := Outcome{RGoal: e.RGoal, RStrategy: e.RStrategy}
+	return o.OutcomeReward(w)
+}
+
+// Outcome is the part of an episode that outcome tables read (Table 5/9
+// columns): no turns, so a run's outcomes stream from storage in constant
+// memory. BFinal is FinalBelief (nil when none); Turns is len(Turns).
+type Outcome struct {
+	Persuader, Persuadee, ScenarioID string
+	Rollout                          int
+	Terminal                         decision.Terminal
+	RGoal                            float64
+	RStrategy                        *float64
+	JudgeError                       string
+	Turns                            int
+	BFinal                           *float64
+}
+
+// Outcome returns the episode's Outcome.
+func (e *Episode) Outcome() Outcome {
+	o := Outcome{Persuader: e.Persuader, Persuadee: e.Persuadee, ScenarioID: e.ScenarioID, Rollout: e.Rollout,
+		Terminal: e.Terminal, RGoal: e.RGoal, RStrategy: e.RStrategy, JudgeError: e.JudgeError, Turns: len(e.Turns)}
+	if b, ok := e.FinalBelief(); ok {
+		o.BFinal = &b
 	}
-	return reward.Outcome(e.RGoal, *e.RStrategy, w)
+	return o
+}
+
+// OutcomeReward is Episode.OutcomeReward for an Outcome.
+func (o *Outcome) OutcomeReward(w float64) float64 {
+	if o.RStrategy == nil {
+		return o.RGoal
+	}
+	return reward.Outcome(o.RGoal, *o.RStrategy, w)
 }
 
 // FinalBelief returns B_T, the last readable belief of the episode (B0 if

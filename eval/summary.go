@@ -65,67 +65,93 @@ type Summary struct {
 
 // Summarize computes the Table 5/9 columns over eps (SPEC §2).
 func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary {
-	s := Summary{Persuader: persuader, Persuadee: persuadee, Set: set}
-	var rg, ro, rs, turns, bt float64
-	var nb, nrs, moved, closed int
-	counts := map[decision.Terminal]int{}
+	var a Accumulator
 	for _, ep := range eps {
-		if ep.Terminal == decision.TermFailed {
-			s.Failed++
-			continue
-		}
-		s.N++
-		counts[ep.Terminal]++
-		rg += ep.RGoal
-		ro += ep.OutcomeReward(reward.DefaultStrategyWeight)
-		if ep.RStrategy != nil {
-			nrs++
-			rs += *ep.RStrategy
-		}
-		if ep.RStrategy != nil || ep.JudgeError != "" {
-			s.Judged++
-		}
-		turns += float64(len(ep.Turns))
-		if b, ok := ep.FinalBelief(); ok {
-			nb++
-			bt += b
-			if b > MovedThreshold {
-				moved++
-				if ep.Terminal == decision.TermAccept {
-					closed++
-				}
+		a.Add(ep.Outcome())
+	}
+	return a.Summary(persuader, persuadee, set)
+}
+
+// Accumulator gathers the Table 5/9 columns one episode outcome at a time,
+// so a run's summary needs memory for its groups, not its episodes. The
+// zero value is ready; Summary may be called at any point.
+type Accumulator struct {
+	failed, n, judged      int
+	rg, ro, rs, turns, bt  float64
+	nb, nrs, moved, closed int
+	terminals              map[decision.Terminal]int
+}
+
+// Add counts one episode outcome.
+func (a *Accumulator) Add(o episode.Outcome) {
+	if o.Terminal == decision.TermFailed {
+		a.failed++
+		return
+	}
+	a.n++
+	a.count(o.Terminal)
+	a.rg += o.RGoal
+	a.ro += o.OutcomeReward(reward.DefaultStrategyWeight)
+	if o.RStrategy != nil {
+		a.nrs++
+		a.rs += *o.RStrategy
+	}
+	if o.RStrategy != nil || o.JudgeError != "" {
+		a.judged++
+	}
+	a.turns += float64(o.Turns)
+	if o.BFinal != nil {
+		b := *o.BFinal
+		a.nb++
+		a.bt += b
+		if b > MovedThreshold {
+			a.moved++
+			if o.Terminal == decision.TermAccept {
+				a.closed++
 			}
 		}
 	}
+}
+
+func (a *Accumulator) count(t decision.Terminal) {
+	if a.terminals == nil {
+		a.terminals = map[decision.Terminal]int{}
+	}
+	a.terminals[t]++
+}
+
+// Summary returns the columns of everything added so far.
+func (a *Accumulator) Summary(persuader, persuadee, set string) Summary {
+	s := Summary{Persuader: persuader, Persuadee: persuadee, Set: set, N: a.n, Failed: a.failed, Judged: a.judged}
 	share := func(k int, n int) float64 {
 		if n == 0 {
 			return math.NaN()
 		}
 		return float64(k) / float64(n)
 	}
-	s.Accept = share(counts[decision.TermAccept], s.N)
-	s.Conditional = share(counts[decision.TermConditional], s.N)
-	s.Pending = share(counts[decision.TermPending], s.N)
-	s.Reject = share(counts[decision.TermReject], s.N)
-	s.Truncated = share(counts[decision.TermTruncated], s.N)
+	s.Accept = share(a.terminals[decision.TermAccept], s.N)
+	s.Conditional = share(a.terminals[decision.TermConditional], s.N)
+	s.Pending = share(a.terminals[decision.TermPending], s.N)
+	s.Reject = share(a.terminals[decision.TermReject], s.N)
+	s.Truncated = share(a.terminals[decision.TermTruncated], s.N)
 	s.MeanRGoal = share(0, s.N)
 	s.MeanTurns = share(0, s.N)
 	s.MeanROut = share(0, s.N)
 	if s.N > 0 {
-		s.MeanRGoal = rg / float64(s.N)
-		s.MeanTurns = turns / float64(s.N)
-		s.MeanROut = ro / float64(s.N)
+		s.MeanRGoal = a.rg / float64(s.N)
+		s.MeanTurns = a.turns / float64(s.N)
+		s.MeanROut = a.ro / float64(s.N)
 	}
 	s.MeanRStrategy = math.NaN()
-	if nrs > 0 {
-		s.MeanRStrategy = rs / float64(nrs)
+	if a.nrs > 0 {
+		s.MeanRStrategy = a.rs / float64(a.nrs)
 	}
 	s.MeanBT = math.NaN()
-	if nb > 0 {
-		s.MeanBT = bt / float64(nb)
+	if a.nb > 0 {
+		s.MeanBT = a.bt / float64(a.nb)
 	}
-	s.Moved = share(moved, nb)
-	s.ClosedGivenMoved = share(closed, moved)
+	s.Moved = share(a.moved, a.nb)
+	s.ClosedGivenMoved = share(a.closed, a.moved)
 	return s
 }
 

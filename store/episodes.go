@@ -304,6 +304,50 @@ func (db *DB) DeleteFailed(ctx context.Context, runID string) (int, error) {
 	return int(n), nil
 }
 
+// EachOutcome calls fn with the outcome of every episode of the run (failed
+// ones included), in storage order, reading one row at a time from the
+// episodes table: no turns are loaded, so memory does not grow with the
+// run (a 177k-episode run used to take 2 GB to print its table). An error
+// from fn stops the scan and is returned.
+// Errors: ErrNotFound when the run does not exist.
+func (db *DB) EachOutcome(ctx context.Context, runID string, fn func(episode.Outcome) error) error {
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT persuader, persuadee, scenario_id, rollout, terminal, r_goal,
+			r_strategy, judge_error, n_turns, b_final FROM episodes WHERE run_id = ? ORDER BY id`, runID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var o episode.Outcome
+			var term string
+			var rs, bf sql.NullFloat64
+			if err := rows.Scan(&o.Persuader, &o.Persuadee, &o.ScenarioID, &o.Rollout, &term, &o.RGoal,
+				&rs, &o.JudgeError, &o.Turns, &bf); err != nil {
+				return err
+			}
+			o.Terminal = decision.Terminal(term)
+			if rs.Valid {
+				o.RStrategy = &rs.Float64
+			}
+			if bf.Valid {
+				o.BFinal = &bf.Float64
+			}
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("store: outcomes of run %s: %w", runID, err)
+	}
+	return nil
+}
+
 // DoneKeys returns the keys of every episode stored in the run, failed
 // ones included: on resume a runner skips them and plays the rest (unless
 // DeleteFailed removed them first).

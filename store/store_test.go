@@ -908,3 +908,42 @@ func BenchmarkEpisodeWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// TestEachOutcome streams exactly what Episodes() gives, reduced to
+// outcomes.
+func TestEachOutcome(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	mustRun(t, db, "r1")
+	saveOutcomes(t, db, "r1", decision.TermAccept, decision.TermFailed, decision.TermReject)
+	judged := sampleEpisode("r1", "s9", 0)
+	judged.RStrategy, judged.JudgeError = fp(-0.5), ""
+	if err := db.SaveEpisode(ctx, "r1", judged); err != nil {
+		t.Fatal(err)
+	}
+	eps, err := db.Episodes(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []episode.Outcome
+	for _, ep := range eps {
+		want = append(want, ep.Outcome())
+	}
+	if err := db.EachOutcome(ctx, "r1", func(o episode.Outcome) error { got = append(got, o); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes\n got %+v\nwant %+v", got, want)
+	}
+	if got[3].RStrategy == nil || *got[3].RStrategy != -0.5 || got[0].BFinal == nil {
+		t.Fatalf("nullable columns lost: %+v", got)
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := db.EachOutcome(ctx, "r1", func(episode.Outcome) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("callback error: %v after %d", err, n)
+	}
+	if err := db.EachOutcome(ctx, "nope", func(episode.Outcome) error { return nil }); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
+	}
+}

@@ -333,11 +333,21 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	if err := db.SetRunStatus(bg, runID, store.StatusDone); err != nil {
 		return err
 	}
-	eps, err := db.Episodes(bg, runID)
-	if err != nil {
-		return err
+	// A run of built-in roles needs only the outcome table: it is computed
+	// from streamed outcomes in constant memory. LLM roles, a judge, MASP
+	// metrics and the persuadee grid read whole episodes.
+	var eps []*episode.Episode
+	var sums []eval.Summary
+	if !roles.used() && cfg.Judge == "" && cfg.Metrics == "" && len(pees) == 1 {
+		if sums, err = summarizeStored(bg, db, runID, pers, pees, sets); err != nil {
+			return err
+		}
+	} else {
+		if eps, err = db.Episodes(bg, runID); err != nil {
+			return err
+		}
+		sums = summarize(eps, pers, pees, sets)
 	}
-	sums := summarize(eps, pers, pees, sets)
 	var mreps []setMASP
 	if cfg.Metrics == "masp" {
 		if mreps, err = maspOfEpisodes(bg, eps, pers, pees, sets, cfg, roles, workers); err != nil {
@@ -435,14 +445,53 @@ func writeJudgeCounts(out io.Writer, eps []*episode.Episode) {
 	fmt.Fprintln(out)
 }
 
-// summarize groups a run's episodes in the planned order.
-func summarize(eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, sets []eval.Set) []eval.Summary {
+// summarizeStored is summarize over the run's stored outcomes, streamed.
+func summarizeStored(ctx context.Context, db *store.DB, runID string, pers []episode.Persuader, pees []episode.Persuadee, sets []eval.Set) ([]eval.Summary, error) {
+	setOf := setIndex(sets)
+	acc := map[eval.GroupKey]*eval.Accumulator{}
+	err := db.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		k := eval.GroupKey{Persuader: o.Persuader, Persuadee: o.Persuadee, Set: setOf[o.ScenarioID]}
+		a := acc[k]
+		if a == nil {
+			a = &eval.Accumulator{}
+			acc[k] = a
+		}
+		a.Add(o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []eval.Summary
+	for _, pee := range pees {
+		for _, per := range pers {
+			for _, s := range sets {
+				g := eval.GroupKey{Persuader: per.Name(), Persuadee: pee.Name(), Set: s.Name}
+				a := acc[g]
+				if a == nil {
+					a = &eval.Accumulator{}
+				}
+				out = append(out, a.Summary(g.Persuader, g.Persuadee, g.Set))
+			}
+		}
+	}
+	return out, nil
+}
+
+// setIndex maps scenario ids to their set names.
+func setIndex(sets []eval.Set) map[string]string {
 	setOf := map[string]string{}
 	for _, s := range sets {
 		for _, sc := range s.Scenarios {
 			setOf[sc.ID] = s.Name
 		}
 	}
+	return setOf
+}
+
+// summarize groups a run's episodes in the planned order.
+func summarize(eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, sets []eval.Set) []eval.Summary {
+	setOf := setIndex(sets)
 	groups := eval.Group(eps, func(id string) string { return setOf[id] })
 	var out []eval.Summary
 	for _, pee := range pees {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
@@ -240,5 +241,47 @@ func TestEvalRetryFailed(t *testing.T) {
 	}
 	if out := exec("--resume", runID, "--retry-failed"); !strings.Contains(out, "2 failed episodes removed") || !strings.Contains(out, "2 episodes to play") || failed() != 0 {
 		t.Fatalf("retry-failed:\n%s", out)
+	}
+}
+
+// TestSummarizeStoredMatchesEpisodes: the streamed outcome table equals the
+// one computed from whole episodes.
+func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := evalConfig{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
+		Scenarios: []string{"p4g", "arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := db.ListRuns(ctx)
+	pers, _ := newPersuaders(cfg.Persuaders, nil)
+	pees, _ := newPersuadees(cfg.Persuadees, nil)
+	sets, err := loadSets(cfg.Scenarios, cfg.Split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := db.Episodes(ctx, rs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summarize(eps, pers, pees, sets)
+	got, err := summarizeStored(ctx, db, rs[0].ID, pers, pees, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := eval.WriteCSV(&a, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := eval.WriteCSV(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 4 || want[0].N != 120 || a.String() != b.String() {
+		t.Fatalf("streamed table differs:\n%s\nvs\n%s", b.String(), a.String())
 	}
 }
