@@ -374,3 +374,56 @@ func TestServeGracefulShutdown(t *testing.T) {
 		t.Fatal("server still answers after shutdown")
 	}
 }
+
+// POST /close frees an unfinished HTTP episode's slot at once; a finished
+// episode releases its environment at the last step, keeps its final state
+// for DoneRetention, then is forgotten.
+func TestHTTPCloseAndRetention(t *testing.T) {
+	cfg := fakeConfig(t, &fake{decisions: []decision.Decision{decision.Accept}})
+	cfg.MaxSessions, cfg.DoneRetention = 1, time.Minute
+	s, ts := start(t, cfg)
+	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	s.mu.Lock()
+	s.now = func() time.Time { return clock }
+	s.mu.Unlock()
+	reset := func(id string) (int, []byte) {
+		return httpDo(t, "POST", ts.URL+"/reset", mustJSON(t, map[string]any{"episode_id": id}))
+	}
+	if status, body := reset("a"); status != 200 {
+		t.Fatalf("reset a: %d %s", status, body)
+	}
+	status, body := reset("b")
+	wantHTTPError(t, status, body, 503, CapacityReached)
+	if status, body := httpDo(t, "POST", ts.URL+"/close", `{"episode_id": "a"}`); status != 200 || !strings.Contains(string(body), `"closed":true`) {
+		t.Fatalf("close a: %d %s", status, body)
+	}
+	status, body = httpDo(t, "GET", ts.URL+"/state?episode_id=a", "")
+	wantHTTPError(t, status, body, 404, SessionError)
+	status, body = httpDo(t, "POST", ts.URL+"/close", `{"episode_id": "a"}`)
+	wantHTTPError(t, status, body, 404, SessionError)
+	if status, body := reset("b"); status != 200 {
+		t.Fatalf("reset b after closing a: %d %s", status, body)
+	}
+	// b accepts at its first step: done, environment released, state kept.
+	status, body = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{"episode_id": "b", "action": map[string]any{"message": "Would you?"}}))
+	if status != 200 || !strings.Contains(string(body), `"done":true`) {
+		t.Fatalf("step b: %d %s", status, body)
+	}
+	s.mu.Lock()
+	released := s.http["b"].env == nil
+	s.mu.Unlock()
+	if !released {
+		t.Fatal("a finished episode still holds its environment")
+	}
+	status, body = httpDo(t, "GET", ts.URL+"/state?episode_id=b", "")
+	if status != 200 || !strings.Contains(string(body), `"terminal":"accept"`) {
+		t.Fatalf("final state: %d %s", status, body)
+	}
+	status, body = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{"episode_id": "b", "action": map[string]any{"message": "And now?"}}))
+	wantHTTPError(t, status, body, 409, ExecutionError)
+	s.mu.Lock()
+	clock = clock.Add(2 * time.Minute) // past DoneRetention, within IdleTimeout
+	s.mu.Unlock()
+	status, body = httpDo(t, "GET", ts.URL+"/state?episode_id=b", "")
+	wantHTTPError(t, status, body, 404, SessionError)
+}

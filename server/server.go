@@ -38,6 +38,9 @@ const (
 	DefaultMaxSessions = 64
 	// DefaultIdleTimeout closes sessions without a message for this long.
 	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultDoneRetention is how long a finished HTTP episode's state
+	// stays readable by GET /state.
+	DefaultDoneRetention = time.Minute
 )
 
 // Config configures a Server. Zero fields take the defaults given.
@@ -52,6 +55,10 @@ type Config struct {
 	// code 1008) and forgets an HTTP episode after this long without a
 	// request; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// DoneRetention is how long a finished HTTP episode's final State
+	// stays readable (GET /state) before it is forgotten; its environment
+	// is released at once. 0 means DefaultDoneRetention.
+	DoneRetention time.Duration
 	// Version is reported by /metadata.
 	Version string
 	// Logger receives session events; nil discards them.
@@ -79,9 +86,12 @@ type Server struct {
 // httpEpisode is an episode created by POST /reset.
 type httpEpisode struct {
 	mu   sync.Mutex // serialises steps of one episode
-	env  *Env
-	last time.Time // guarded by Server.mu
-	done bool      // guarded by Server.mu; finished episodes free their slot
+	env  *Env       // nil once finished: only final is kept
+	last time.Time  // guarded by Server.mu
+	done bool       // guarded by Server.mu; finished episodes free their slot
+	// final is the State at the end (guarded by mu); a finished episode
+	// keeps only this, for DoneRetention.
+	final *State
 }
 
 // New validates cfg and returns a Server. Errors are those of NewFactory
@@ -96,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.DoneRetention <= 0 {
+		cfg.DoneRetention = DefaultDoneRetention
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -130,6 +143,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /reset", s.handleReset)
 	mux.HandleFunc("POST /step", s.handleStep)
 	mux.HandleFunc("GET /state", s.handleState)
+	mux.HandleFunc("POST /close", s.handleClose)
 	mux.HandleFunc("GET /ws", s.handleWS)
 	return mux
 }
@@ -194,12 +208,13 @@ func (s *Server) wait(ctx context.Context) {
 }
 
 // activeLocked counts the held session slots; s.mu must be held. It first
-// forgets HTTP episodes idle for longer than IdleTimeout.
+// forgets HTTP episodes idle for longer than IdleTimeout and finished ones
+// older than DoneRetention.
 func (s *Server) activeLocked() int {
 	now := s.now()
 	n := len(s.ws)
 	for id, ep := range s.http {
-		if now.Sub(ep.last) > s.cfg.IdleTimeout {
+		if now.Sub(ep.last) > s.cfg.IdleTimeout || ep.done && now.Sub(ep.last) > s.cfg.DoneRetention {
 			delete(s.http, id)
 			continue
 		}
@@ -457,10 +472,21 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	if ep.env == nil {
+		writeError(w, errf(ExecutionError, "episode %s is finished (%s); send a reset to start another", ep.final.EpisodeID, ep.final.Terminal))
+		return
+	}
 	obs, _, _, err := ep.env.Step(ctx, a)
+	done := ep.env.Done()
+	if done {
+		// Keep only the final state: the environment (transcript,
+		// persuadee session) is released now, not at expiry.
+		st := ep.env.State()
+		ep.final, ep.env = &st, nil
+	}
 	s.mu.Lock()
 	ep.last = s.now()
-	ep.done = ep.env.Done()
+	ep.done = done
 	s.mu.Unlock()
 	if err != nil {
 		writeError(w, err)
@@ -480,7 +506,42 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ep.mu.Lock()
-	st := ep.env.State()
+	var st State
+	if ep.env == nil {
+		st = *ep.final
+	} else {
+		st = ep.env.State()
+	}
 	ep.mu.Unlock()
 	writeJSON(w, http.StatusOK, st)
+}
+
+// closeRequest is the POST /close body.
+type closeRequest struct {
+	EpisodeID string `json:"episode_id"`
+}
+
+// handleClose is POST /close {"episode_id": ID}: the HTTP episode is
+// forgotten at once and its session slot freed, finished or not (a client
+// that abandons an episode no longer holds a slot until IdleTimeout).
+func (s *Server) handleClose(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req closeRequest
+	if err := strictDecode(body, &req, "close request"); err != nil {
+		writeError(w, err)
+		return
+	}
+	if _, err := s.lookup(req.EpisodeID); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	delete(s.http, req.EpisodeID)
+	s.mu.Unlock()
+	s.log.Info("close", "transport", "http", "episode", req.EpisodeID)
+	writeJSON(w, http.StatusOK, map[string]any{"episode_id": req.EpisodeID, "closed": true})
 }
