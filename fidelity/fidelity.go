@@ -34,9 +34,15 @@ const (
 	Positive Polarity = 1
 )
 
-// DenseNeutral is the band |r_t| < DenseNeutral within which a belief
-// change is read as no reaction (Choice: 0.01 on the [0, 1] belief scale).
-const DenseNeutral = 0.01
+// DenseNeutral is the band |r_t| <= DenseNeutral within which a belief
+// change is read as no reaction.
+//
+// Choice: 0, so every turn whose belief moved at all gets a call. The
+// embedded simulator's beliefs live on a compressed scale (B around 0.01
+// to 0.05 on P4G), where a 0.01 band left 69 of about 4,800 annotated
+// turns with a simulated polarity; what is compared is the direction of
+// the reaction, not its size.
+const DenseNeutral = 0.0
 
 // ActPolarity maps one turn's annotated persuadee acts (P4G ee_label_*) to
 // a polarity: agree-donation and positive-reaction-to-donation count +1,
@@ -66,8 +72,8 @@ func ActPolarity(acts []string) Polarity {
 
 // SimPolarity maps a simulated reply to a polarity: a decision of accept
 // or conditional is Positive and reject Negative; otherwise the sign of the
-// dense reward r_t = B_t - B_{t-1} (SPEC §2), with |r_t| < DenseNeutral (or
-// r_t unknown) Neutral.
+// dense reward r_t = B_t - B_{t-1} (SPEC §2), with |r_t| <= DenseNeutral
+// (or r_t unknown) Neutral.
 func SimPolarity(d decision.Decision, dense *float64) Polarity {
 	switch d {
 	case decision.Accept, decision.Conditional:
@@ -78,9 +84,9 @@ func SimPolarity(d decision.Decision, dense *float64) Polarity {
 	switch {
 	case dense == nil:
 		return Neutral
-	case *dense >= DenseNeutral:
+	case *dense > DenseNeutral:
 		return Positive
-	case *dense <= -DenseNeutral:
+	case *dense < -DenseNeutral:
 		return Negative
 	}
 	return Neutral
@@ -107,6 +113,17 @@ type TurnTrace struct {
 type Trace struct {
 	ScenarioID string         `json:"scenario_id"`
 	Split      scenario.Split `json:"split"`
+	// User is the real persuadee's user id (p4g.UserOf; "scenario:ID"
+	// when the scenario records none): the unit of resampling and of the
+	// baseline's cross-fitting folds.
+	User string `json:"user"`
+	// Resistance is the scenario's hidden resistance type and Traits its
+	// hidden trait scores (for the calibration tables).
+	Resistance scenario.Resistance `json:"resistance"`
+	Traits     map[string]float64  `json:"-"`
+	// Baseline is the out-of-fold prediction of the profile-only logistic
+	// regression (set by Run; nil from Replay alone or when unfitted).
+	Baseline *float64 `json:"baseline"`
 	// Donation is the real donation (US$); Donated is Donation > 0.
 	Donation  float64 `json:"donation"`
 	Donated   bool    `json:"donated"`
@@ -153,7 +170,8 @@ func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, b
 	if sc.Outcome == nil || len(sc.Outcome.PersuaderUtterances) == 0 {
 		return nil, fmt.Errorf("%s: no persuader utterances to replay", sc.ID)
 	}
-	tr := &Trace{ScenarioID: sc.ID, Split: sc.Split, Decision: decision.Continue, DecisionTurn: -1,
+	tr := &Trace{ScenarioID: sc.ID, Split: sc.Split, User: userOf(sc), Resistance: sc.Hidden.Resistance, Traits: sc.Hidden.Traits,
+		Decision: decision.Continue, DecisionTurn: -1,
 		Annotated: sc.Outcome.PersuadeeActs != nil, Stance: (1 + sc.Hidden.InitialStance) / 2, Turns: []TurnTrace{}}
 	if d := sc.Outcome.Donation; d != nil {
 		tr.Donation, tr.Donated = *d, *d > 0
@@ -247,7 +265,8 @@ type Options struct {
 	// Seed is the run seed; scenario i's persuadee seed is
 	// episode.Mix(episode.Seed(Seed, id, 0) ^ 2), as in episode.Run.
 	Seed uint64
-	// Resamples is the number of bootstrap resamples (0 means 10,000).
+	// Resamples is the number of user-grouped bootstrap resamples (0
+	// means 10,000).
 	Resamples int
 	// Level is the confidence level (0 means 0.95).
 	Level float64
@@ -259,19 +278,22 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// AUCStat is one discrimination figure: the AUC of a belief against the
-// real outcome "donated > $0".
+// AUCStat is one discrimination figure: the AUC of a score (a belief, or
+// the baseline's predicted probability) against the real outcome
+// "donated > $0".
 type AUCStat struct {
-	// N scenarios with a readable belief and an outcome; Positives of them
-	// donated; BaseRate = Positives / N.
+	// N scenarios with a readable score and an outcome, from Users
+	// distinct users; Positives of them donated; BaseRate = Positives / N.
 	N         int     `json:"n"`
+	Users     int     `json:"users"`
 	Positives int     `json:"positives"`
 	BaseRate  float64 `json:"base_rate"`
-	// AUC with its bootstrap interval [Lo, Hi]; nil when a class is empty.
+	// AUC with its user-grouped bootstrap interval [Lo, Hi]; nil when a
+	// class is empty.
 	AUC *float64 `json:"auc"`
 	Lo  *float64 `json:"lo"`
 	Hi  *float64 `json:"hi"`
-	// MeanPos and MeanNeg are the mean belief of donors and non-donors.
+	// MeanPos and MeanNeg are the mean score of donors and non-donors.
 	MeanPos *float64 `json:"mean_pos"`
 	MeanNeg *float64 `json:"mean_neg"`
 }
@@ -306,27 +328,39 @@ type Report struct {
 	Seed      uint64  `json:"seed"`
 	Resamples int     `json:"resamples"`
 	Level     float64 `json:"level"`
-	// Scenarios replayed, and Failed scenarios whose replay errored
-	// (FirstError says why).
+	// Scenarios replayed (from Users distinct users), and Failed
+	// scenarios whose replay errored (FirstError says why).
 	Scenarios  int    `json:"scenarios"`
+	Users      int    `json:"users"`
 	Failed     int    `json:"failed"`
 	FirstError string `json:"first_error,omitempty"`
 	// Final is B_T against donated > $0 over all replayed scenarios;
-	// Initial is B_0 against the same (a baseline: what the profile alone
-	// predicts before any persuasion); Heldout is B_T within the held-out
+	// Initial is B_0 against the same (what the persuadee's profile alone
+	// gives before any persuasion); Heldout is B_T within the held-out
 	// split. Stance is the scenario's own initial_stance against the same
-	// outcome: how much the survey-derived profile alone predicts, the
-	// level a faithful persuadee's beliefs should at least keep.
-	Final   AUCStat `json:"final"`
-	Initial AUCStat `json:"initial"`
-	Heldout AUCStat `json:"heldout"`
-	Stance  AUCStat `json:"stance"`
+	// outcome. Baseline is the profile-only logistic regression
+	// (BaselineFeatures), each dialogue predicted out of fold by a model
+	// fitted on other users only (crossFitBaseline). Every interval is a
+	// user-grouped percentile bootstrap.
+	Final    AUCStat `json:"final"`
+	Initial  AUCStat `json:"initial"`
+	Heldout  AUCStat `json:"heldout"`
+	Stance   AUCStat `json:"stance"`
+	Baseline AUCStat `json:"baseline"`
+	// Diffs are the paired AUC differences B_T - B_0 and B_T - baseline,
+	// on the same user-grouped resamples.
+	Diffs []DiffStat `json:"diffs"`
 	// Decisions counts first terminal decisions ("continue" = none), and
 	// Closed the sessions that stopped replying after one.
 	Decisions map[decision.Decision]int `json:"decisions"`
 	Closed    int                       `json:"closed"`
 	// Agreement is the per-turn reaction agreement on annotated dialogues.
 	Agreement Agreement `json:"agreement"`
+	// Types and Traits are the calibration tables: real donor rate against
+	// mean simulated belief per resistance type and per tertile of each of
+	// CalibrationTraits.
+	Types  TypeCalibration    `json:"types"`
+	Traits []TraitCalibration `json:"traits"`
 	// Traces holds every replay, in scenario order.
 	Traces []*Trace `json:"-"`
 }
@@ -394,6 +428,7 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 	rep := &Report{Persuadee: pee.Name(), Seed: opt.Seed, Resamples: opt.Resamples, Level: opt.Level,
 		Decisions: map[decision.Decision]int{}}
 	var ok []*Trace
+	var okSc []*scenario.Scenario
 	for i, tr := range traces {
 		if errs[i] != nil {
 			rep.Failed++
@@ -402,7 +437,7 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 			}
 			continue
 		}
-		ok = append(ok, tr)
+		ok, okSc = append(ok, tr), append(okSc, todo[i])
 	}
 	if len(ok) == 0 {
 		return nil, fmt.Errorf("fidelity: every replay failed; first: %w", errs[0])
@@ -414,35 +449,76 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 			rep.Closed++
 		}
 	}
-	// Each figure's bootstrap gets its own seed derived from the run seed.
-	rep.Final = aucStat(ok, func(tr *Trace) *float64 { return tr.BT }, opt, episode.Mix(opt.Seed^0xf1))
-	rep.Initial = aucStat(ok, func(tr *Trace) *float64 { return tr.B0 }, opt, episode.Mix(opt.Seed^0xf2))
+	crossFitBaseline(ok, okSc)
+	bt := func(tr *Trace) *float64 { return tr.BT }
+	b0 := func(tr *Trace) *float64 { return tr.B0 }
+	base := func(tr *Trace) *float64 { return tr.Baseline }
+	stance := func(tr *Trace) *float64 { return &tr.Stance }
+	both := func(a, b func(*Trace) *float64) func(*Trace) *float64 {
+		return func(tr *Trace) *float64 {
+			if a(tr) == nil || b(tr) == nil {
+				return nil
+			}
+			return a(tr)
+		}
+	}
+	auc := func(score func(*Trace) *float64) func([]int) float64 {
+		return func(idx []int) float64 { return aucOn(ok, idx, score) }
+	}
+	diff := func(a, b func(*Trace) *float64) func([]int) float64 {
+		return func(idx []int) float64 { return aucOn(ok, idx, both(a, b)) - aucOn(ok, idx, both(b, a)) }
+	}
+	g := groupByUser(ok)
+	rep.Users = len(g.users)
+	// Choice: one set of user-grouped resamples for every figure on all
+	// dialogues (seeded from the run seed), so the differences are paired.
+	reps := groupedReplicates(g, opt.Resamples, episode.Mix(opt.Seed^0xf1),
+		auc(bt), auc(b0), auc(base), auc(stance), diff(bt, b0), diff(bt, base))
+	rep.Final = aucStat(ok, bt, reps[0], opt.Level)
+	rep.Initial = aucStat(ok, b0, reps[1], opt.Level)
+	rep.Baseline = aucStat(ok, base, reps[2], opt.Level)
+	rep.Stance = aucStat(ok, stance, reps[3], opt.Level)
+	rep.Diffs = []DiffStat{
+		diffStat(ok, "B_T", "B_0", bt, b0, reps[4], opt.Level),
+		diffStat(ok, "B_T", "baseline", bt, base, reps[5], opt.Level),
+	}
 	var held []*Trace
 	for _, tr := range ok {
 		if tr.Split == scenario.Heldout {
 			held = append(held, tr)
 		}
 	}
-	rep.Stance = aucStat(ok, func(tr *Trace) *float64 { return &tr.Stance }, opt, episode.Mix(opt.Seed^0xf4))
-	rep.Heldout = aucStat(held, func(tr *Trace) *float64 { return tr.BT }, opt, episode.Mix(opt.Seed^0xf3))
+	if len(held) > 0 {
+		hreps := groupedReplicates(groupByUser(held), opt.Resamples, episode.Mix(opt.Seed^0xf3),
+			func(idx []int) float64 { return aucOn(held, idx, bt) })
+		rep.Heldout = aucStat(held, bt, hreps[0], opt.Level)
+	}
 	rep.Agreement = agreement(ok, opt.Level)
+	rep.Types = typeCalibration(ok)
+	for _, t := range CalibrationTraits {
+		if tc := traitCalibration(ok, t); tc.N > 0 {
+			rep.Traits = append(rep.Traits, tc)
+		}
+	}
 	return rep, nil
 }
 
 func ptr(x float64) *float64 { return &x }
 
-// aucStat computes the AUC of belief(tr) against tr.Donated over the traces
-// with a readable belief.
-func aucStat(trs []*Trace, belief func(*Trace) *float64, opt Options, seed uint64) AUCStat {
+// aucStat computes the AUC of score(tr) against tr.Donated over the traces
+// with a readable score; reps are its bootstrap replicates.
+func aucStat(trs []*Trace, score func(*Trace) *float64, reps []float64, level float64) AUCStat {
 	var scores []float64
 	var labels []bool
 	var sp, sn float64
 	var st AUCStat
+	users := map[string]bool{}
 	for _, tr := range trs {
-		b := belief(tr)
+		b := score(tr)
 		if b == nil {
 			continue
 		}
+		users[tr.User] = true
 		scores, labels = append(scores, *b), append(labels, tr.Donated)
 		if tr.Donated {
 			st.Positives++
@@ -451,7 +527,7 @@ func aucStat(trs []*Trace, belief func(*Trace) *float64, opt Options, seed uint6
 			sn += *b
 		}
 	}
-	st.N = len(scores)
+	st.N, st.Users = len(scores), len(users)
 	if st.N == 0 {
 		return st
 	}
@@ -467,10 +543,30 @@ func aucStat(trs []*Trace, belief func(*Trace) *float64, opt Options, seed uint6
 		return st
 	}
 	st.AUC = ptr(a)
-	if lo, hi, err := stats.AUCCI(scores, labels, opt.Resamples, opt.Level, seed); err == nil && !math.IsNaN(lo) {
-		st.Lo, st.Hi = ptr(lo), ptr(hi)
-	}
+	st.Lo, st.Hi = percentile(reps, level)
 	return st
+}
+
+// diffStat is AUC(a) - AUC(b) on the traces where both are readable, with
+// the interval of its paired replicates reps.
+func diffStat(trs []*Trace, an, bn string, a, b func(*Trace) *float64, reps []float64, level float64) DiffStat {
+	d := DiffStat{A: an, B: bn}
+	var both []int
+	users := map[string]bool{}
+	for i, tr := range trs {
+		if a(tr) != nil && b(tr) != nil {
+			both = append(both, i)
+			users[tr.User] = true
+		}
+	}
+	d.N, d.Users = len(both), len(users)
+	x, y := aucOn(trs, both, a), aucOn(trs, both, b)
+	if math.IsNaN(x) || math.IsNaN(y) {
+		return d
+	}
+	d.Diff = ptr(x - y)
+	d.Lo, d.Hi = percentile(reps, level)
+	return d
 }
 
 // agreement compares Sim and Real polarities turn by turn on the annotated
@@ -532,20 +628,25 @@ func (r *Report) Table() string {
 		return fmt.Sprintf("%6.3f", *p)
 	}
 	fmt.Fprintf(&b, "Open-loop fidelity on PersuasionForGood: persuadee %s, seed %d\n", r.Persuadee, r.Seed)
-	fmt.Fprintf(&b, "  replayed %d dialogues", r.Scenarios)
+	fmt.Fprintf(&b, "  replayed %d dialogues of %d users", r.Scenarios, r.Users)
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, " (%d failed; first: %s)", r.Failed, r.FirstError)
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "  (a) belief vs real donation > $0: ROC AUC, %.0f%% bootstrap CI (%d stratified resamples)\n", 100*r.Level, r.Resamples)
-	fmt.Fprintf(&b, "      %-28s %5s %8s %6s  %-17s %7s %7s\n", "", "n", "base", "AUC", "CI", "B|don", "B|not")
+	fmt.Fprintf(&b, "  (a) score vs real donation > $0: ROC AUC, %.0f%% CI from %d user-grouped bootstrap resamples\n", 100*r.Level, r.Resamples)
+	fmt.Fprintf(&b, "      %-34s %5s %5s %6s %6s  %-17s %7s %7s\n", "", "n", "users", "base", "AUC", "CI", "S|don", "S|not")
 	row := func(name string, s AUCStat) {
-		fmt.Fprintf(&b, "      %-28s %5d %7.1f%% %s  [%s, %s] %s  %s\n", name, s.N, 100*s.BaseRate, f(s.AUC), f(s.Lo), f(s.Hi), f(s.MeanPos), f(s.MeanNeg))
+		fmt.Fprintf(&b, "      %-34s %5d %5d %5.1f%% %s  [%s, %s] %s  %s\n", name, s.N, s.Users, 100*s.BaseRate, f(s.AUC), f(s.Lo), f(s.Hi), f(s.MeanPos), f(s.MeanNeg))
 	}
-	row("final belief B_T, all", r.Final)
-	row("final belief B_T, heldout", r.Heldout)
 	row("initial belief B_0, all", r.Initial)
+	row("final belief B_T, all", r.Final)
+	row("profile-only logistic (OOF), all", r.Baseline)
 	row("profile initial_stance, all", r.Stance)
+	row("final belief B_T, heldout", r.Heldout)
+	b.WriteString("      paired differences (same resamples):\n")
+	for _, d := range r.Diffs {
+		fmt.Fprintf(&b, "      %-34s %5d %5d        %s  [%s, %s]\n", "AUC "+d.A+" - AUC "+d.B, d.N, d.Users, f(d.Diff), f(d.Lo), f(d.Hi))
+	}
 	b.WriteString("\n")
 	ds := []decision.Decision{decision.Accept, decision.Conditional, decision.Reject, decision.Continue}
 	parts := make([]string, 0, len(ds))
@@ -561,7 +662,32 @@ func (r *Report) Table() string {
 	fmt.Fprintf(&b, "  (b) per-turn reaction polarity vs annotated persuadee acts (%d annotated dialogues)\n", a.Scenarios)
 	fmt.Fprintf(&b, "      turns with a real polarity %d, with a simulated one %d, with both %d\n", a.RealPolar, a.SimPolar, a.Both)
 	fmt.Fprintf(&b, "      agreement %s  [%s, %s] (Wilson %.0f%%)   Cohen's kappa %s\n", f(a.Rate), f(a.RateLo), f(a.RateHi), 100*r.Level, f(a.Kappa))
-	fmt.Fprintf(&b, "      confusion (real/sim):  +/+ %d  +/- %d  -/+ %d  -/- %d\n",
+	fmt.Fprintf(&b, "      confusion (real/sim):  +/+ %d  +/- %d  -/+ %d  -/- %d\n\n",
 		a.Confusion[0][0], a.Confusion[0][1], a.Confusion[1][0], a.Confusion[1][1])
+	fmt.Fprintf(&b, "  (c) calibration: real donor rate vs mean simulated belief\n")
+	fmt.Fprintf(&b, "      %-12s %5s %7s %8s %8s\n", "type", "n", "real", "mean B_T", "mean B_0")
+	for _, c := range r.Types.Rows {
+		fmt.Fprintf(&b, "      %-12s %5d %6.1f%%   %s   %s\n", c.Group, c.N, 100*c.RealRate, f(c.MeanBT), f(c.MeanB0))
+	}
+	eq := "no"
+	if r.Types.OrderEqual {
+		eq = "yes"
+	}
+	fmt.Fprintf(&b, "      order by real rate %v, by mean B_T %v: equal %s\n\n", r.Types.RealOrder, r.Types.SimOrder, eq)
+	fmt.Fprintf(&b, "      %-12s %-8s %13s %5s %7s %8s\n", "trait", "tertile", "range", "n", "real", "mean B_T")
+	for _, t := range r.Traits {
+		for i, c := range t.Rows {
+			name := ""
+			if i == 0 {
+				name = t.Trait
+			}
+			fmt.Fprintf(&b, "      %-12s %-8s %6.1f-%-6.1f %5d %6.1f%%   %s\n", name, c.Group, *c.Min, *c.Max, c.N, 100*c.RealRate, f(c.MeanBT))
+		}
+		same := "no"
+		if t.SameDirection {
+			same = "yes"
+		}
+		fmt.Fprintf(&b, "      %-12s high-low: real %+.3f, sim %+.4f, same direction %s\n", "", t.RealSlope, t.SimSlope, same)
+	}
 	return b.String()
 }
