@@ -92,6 +92,15 @@ func SimPolarity(d decision.Decision, dense *float64) Polarity {
 	return Neutral
 }
 
+// Reactor is implemented by persuadee sessions that can state the
+// direction of their last reply towards the proposal (+1 favourable, -1
+// unfavourable, 0 none), as a reader of the reply would annotate it; the
+// embedded simulator's sessions do (sim: ReplyPolarity). It is the
+// simulated counterpart of the annotated persuadee acts.
+type Reactor interface {
+	ReplyPolarity() int
+}
+
 // TurnTrace is one replayed turn.
 type TurnTrace struct {
 	// Turn is the turn index in the real dialogue (0-based).
@@ -102,11 +111,19 @@ type TurnTrace struct {
 	// Belief is B_t after the reply, nil when unreadable; Dense is r_t.
 	Belief *float64 `json:"belief"`
 	Dense  *float64 `json:"dense"`
-	// Sim is SimPolarity of this reply; Real is ActPolarity of the real
-	// persuadee's annotated acts in the same turn (Neutral when the
-	// dialogue is not annotated).
-	Sim  Polarity `json:"sim"`
-	Real Polarity `json:"real"`
+	// Stated is the reply's own polarity (Reactor; Neutral for a session
+	// that is not one). Sim is the simulated polarity compared: Stated
+	// when it is not Neutral, else SimPolarity of the decision and r_t.
+	// Real is ActPolarity of the real persuadee's annotated acts in the
+	// same turn (Neutral when the dialogue is not annotated).
+	//
+	// Choice: the reply's stated reaction comes first because the
+	// annotation is of the real persuadee's reply; the belief change
+	// fills in only the turns whose reply states none, so every turn
+	// whose belief moved gets a call.
+	Stated Polarity `json:"stated"`
+	Sim    Polarity `json:"sim"`
+	Real   Polarity `json:"real"`
 }
 
 // Trace is the replay of one scenario.
@@ -250,6 +267,12 @@ func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, b
 			tr.Decision, tr.DecisionTurn = r.Decision, t
 		}
 		tt.Sim = SimPolarity(r.Decision, tt.Dense)
+		if re, ok := sess.(Reactor); ok {
+			tt.Stated = Polarity(max(-1, min(1, re.ReplyPolarity())))
+			if tt.Stated != Neutral {
+				tt.Sim = tt.Stated
+			}
+		}
 		if t < len(tr.RealByTurn) {
 			tt.Real = tr.RealByTurn[t]
 		}
@@ -354,8 +377,12 @@ type Report struct {
 	// Closed the sessions that stopped replying after one.
 	Decisions map[decision.Decision]int `json:"decisions"`
 	Closed    int                       `json:"closed"`
-	// Agreement is the per-turn reaction agreement on annotated dialogues.
-	Agreement Agreement `json:"agreement"`
+	// Agreement is the per-turn reaction agreement on annotated dialogues
+	// (TurnTrace.Sim against Real); AgreementDense the same with the
+	// simulated polarity read from the decision and the sign of r_t only
+	// (SimPolarity), ignoring what the reply states.
+	Agreement      Agreement `json:"agreement"`
+	AgreementDense Agreement `json:"agreement_dense"`
 	// Types and Traits are the calibration tables: real donor rate against
 	// mean simulated belief per resistance type and per tertile of each of
 	// CalibrationTraits.
@@ -493,7 +520,8 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 			func(idx []int) float64 { return aucOn(held, idx, bt) })
 		rep.Heldout = aucStat(held, bt, hreps[0], opt.Level)
 	}
-	rep.Agreement = agreement(ok, opt.Level)
+	rep.Agreement = agreement(ok, opt.Level, func(tt TurnTrace) Polarity { return tt.Sim })
+	rep.AgreementDense = agreement(ok, opt.Level, func(tt TurnTrace) Polarity { return SimPolarity(tt.Decision, tt.Dense) })
 	rep.Types = typeCalibration(ok)
 	for _, t := range CalibrationTraits {
 		if tc := traitCalibration(ok, t); tc.N > 0 {
@@ -571,7 +599,7 @@ func diffStat(trs []*Trace, an, bn string, a, b func(*Trace) *float64, reps []fl
 
 // agreement compares Sim and Real polarities turn by turn on the annotated
 // traces.
-func agreement(trs []*Trace, level float64) Agreement {
+func agreement(trs []*Trace, level float64, pol func(TurnTrace) Polarity) Agreement {
 	var ag Agreement
 	var real, sim []Polarity
 	idx := func(p Polarity) int {
@@ -591,18 +619,19 @@ func agreement(trs []*Trace, level float64) Agreement {
 			}
 		}
 		for _, tt := range tr.Turns {
-			if tt.Sim != Neutral {
+			simP := pol(tt)
+			if simP != Neutral {
 				ag.SimPolar++
 			}
-			if tt.Sim == Neutral || tt.Real == Neutral {
+			if simP == Neutral || tt.Real == Neutral {
 				continue
 			}
 			ag.Both++
-			if tt.Sim == tt.Real {
+			if simP == tt.Real {
 				ag.Agree++
 			}
-			ag.Confusion[idx(tt.Real)][idx(tt.Sim)]++
-			real, sim = append(real, tt.Real), append(sim, tt.Sim)
+			ag.Confusion[idx(tt.Real)][idx(simP)]++
+			real, sim = append(real, tt.Real), append(sim, simP)
 		}
 	}
 	if ag.Both == 0 {
@@ -659,11 +688,14 @@ func (r *Report) Table() string {
 	}
 	fmt.Fprintf(&b, "  simulated decisions (first terminal): %s; stopped after deciding: %d\n\n", strings.Join(parts, ", "), r.Closed)
 	a := r.Agreement
-	fmt.Fprintf(&b, "  (b) per-turn reaction polarity vs annotated persuadee acts (%d annotated dialogues)\n", a.Scenarios)
+	fmt.Fprintf(&b, "  (b) per-turn reaction polarity (the reply's stated one, else the sign of r_t) vs annotated persuadee acts (%d annotated dialogues)\n", a.Scenarios)
 	fmt.Fprintf(&b, "      turns with a real polarity %d, with a simulated one %d, with both %d\n", a.RealPolar, a.SimPolar, a.Both)
 	fmt.Fprintf(&b, "      agreement %s  [%s, %s] (Wilson %.0f%%)   Cohen's kappa %s\n", f(a.Rate), f(a.RateLo), f(a.RateHi), 100*r.Level, f(a.Kappa))
-	fmt.Fprintf(&b, "      confusion (real/sim):  +/+ %d  +/- %d  -/+ %d  -/- %d\n\n",
+	fmt.Fprintf(&b, "      confusion (real/sim):  +/+ %d  +/- %d  -/+ %d  -/- %d\n",
 		a.Confusion[0][0], a.Confusion[0][1], a.Confusion[1][0], a.Confusion[1][1])
+	ad := r.AgreementDense
+	fmt.Fprintf(&b, "      from the decision and sign of r_t only: both %d, agreement %s, kappa %s; confusion +/+ %d  +/- %d  -/+ %d  -/- %d\n\n",
+		ad.Both, f(ad.Rate), f(ad.Kappa), ad.Confusion[0][0], ad.Confusion[0][1], ad.Confusion[1][0], ad.Confusion[1][1])
 	fmt.Fprintf(&b, "  (c) calibration: real donor rate vs mean simulated belief\n")
 	fmt.Fprintf(&b, "      %-12s %5s %7s %8s %8s\n", "type", "n", "real", "mean B_T", "mean B_0")
 	for _, c := range r.Types.Rows {
@@ -681,7 +713,7 @@ func (r *Report) Table() string {
 			if i == 0 {
 				name = t.Trait
 			}
-			fmt.Fprintf(&b, "      %-12s %-8s %6.1f-%-6.1f %5d %6.1f%%   %s\n", name, c.Group, *c.Min, *c.Max, c.N, 100*c.RealRate, f(c.MeanBT))
+			fmt.Fprintf(&b, "      %-12s %-8s %6.1f..%-6.1f %5d %6.1f%%   %s\n", name, c.Group, *c.Min, *c.Max, c.N, 100*c.RealRate, f(c.MeanBT))
 		}
 		same := "no"
 		if t.SameDirection {

@@ -225,3 +225,43 @@ func TestPolarities(t *testing.T) {
 		t.Error("ActPolarity")
 	}
 }
+
+// stating is a fake whose sessions state a polarity per reply.
+type stating struct {
+	fake
+	stated []int
+}
+
+func (s *stating) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	sess, err := s.fake.Start(ctx, sc, seed)
+	return &statingSession{fakeSession: sess.(*fakeSession), stated: s.stated}, err
+}
+
+type statingSession struct {
+	*fakeSession
+	stated []int
+}
+
+func (s *statingSession) ReplyPolarity() int { return s.stated[s.replies-1] }
+
+func TestStatedPolarityComesFirst(t *testing.T) {
+	// Beliefs rise every turn (r_t > 0); the replies state -, 0, +: the
+	// compared polarity is -, + (from r_t), +, and the dense-only one +, +, +.
+	ss := []scenario.Scenario{sc("s", scenario.Train, 1, []string{"a", "b", "c"},
+		[][]string{{"agree-donation"}, {"agree-donation"}, {"agree-donation"}})}
+	f := &stating{fake: fake{beliefs: map[string][]float64{"s": {0.1, 0.2, 0.3, 0.4}}}, stated: []int{-1, 0, 1}}
+	rep, err := Run(context.Background(), ss, f, Options{Seed: 1, Resamples: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Polarity
+	for _, tt := range rep.Traces[0].Turns {
+		got = append(got, tt.Sim)
+	}
+	if len(got) != 3 || got[0] != Negative || got[1] != Positive || got[2] != Positive {
+		t.Errorf("sim polarities %v, want - + +", got)
+	}
+	if rep.Agreement.Agree != 2 || rep.AgreementDense.Agree != 3 || rep.AgreementDense.Both != 3 {
+		t.Errorf("agree %d, dense agree %d of %d", rep.Agreement.Agree, rep.AgreementDense.Agree, rep.AgreementDense.Both)
+	}
+}

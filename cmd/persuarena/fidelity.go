@@ -29,11 +29,15 @@ var fidelityP4GCmd = &cobra.Command{
 	Short: "Replay PersuasionForGood dialogues and compare the persuadee with the real persuadees",
 	Long: `Open-loop replay: the real persuader's utterances of every PersuasionForGood
 dialogue are fed turn by turn to the persuadee built from the real persuadee's
-survey. Reports (a) the ROC AUC of the final probed belief B_T against the real
-outcome (donated more than $0), with a seeded stratified bootstrap CI, overall
-and on the held-out split, with B_0 as a baseline; (b) on the 295 annotated
-dialogues, per-turn agreement between the simulated reaction and the annotated
-persuadee acts, with Cohen's kappa. Method: docs/fidelity.md.
+survey. Reports (a) the ROC AUC against the real outcome (donated more than $0)
+of the initial belief B_0, the final belief B_T, a profile-only logistic
+regression predicted out of fold (user-grouped 5-fold cross-fitting) and the
+profile's initial_stance, side by side, with the paired differences B_T - B_0
+and B_T - baseline; every interval is a seeded user-grouped bootstrap; (b) on
+the 295 annotated dialogues, per-turn agreement between the simulated reaction
+and the annotated persuadee acts, with Cohen's kappa; (c) calibration tables:
+real donor rate against mean simulated belief per resistance type and per
+tertile of nine traits, with the type-ordering check. Method: docs/fidelity.md.
 
 By default the scenarios embedded in the binary are used; --from DIR re-imports
 them from the raw CSV files.`,
@@ -114,7 +118,7 @@ func init() {
 	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard or llm:NAME (with --config)")
 	f.StringVar(&fidelityP4GFlags.split, "split", "", "replay only this split (train, val or heldout); default all")
 	f.Uint64Var(&fidelityP4GFlags.seed, "seed", 1, "run seed (persuadee sessions and bootstrap)")
-	f.IntVar(&fidelityP4GFlags.resamples, "resamples", 10000, "bootstrap resamples for the AUC intervals")
+	f.IntVar(&fidelityP4GFlags.resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")
 	f.IntVar(&fidelityP4GFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
 	f.StringVar(&fidelityP4GFlags.format, "format", "table", "output format: table or json")
 	fidelityCmd.PersistentFlags().StringVar(&fidelityP4GFlags.config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
