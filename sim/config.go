@@ -256,10 +256,15 @@ func Hard() Config {
 // "sim-hard" (Hard).
 var Names = []string{"sim", "sim-soft", "sim-hard"}
 
-// ByName returns the configuration of the persuadee named name (one of
-// Names); its Name field is name. It returns an error listing Names for
-// any other name.
+// ByName returns the configuration of the persuadee named name: one of
+// Names, or "sim:FILE", a config file (LoadFile; docs/simulator.md); its
+// Name field is name. It returns an error listing Names for any other
+// name, and LoadFile's error (file:line: field: ...) for a bad file.
 func ByName(name string) (Config, error) {
+	if IsFileRef(name) {
+		c, _, err := LoadFile(strings.TrimPrefix(name, FilePrefix))
+		return c, err
+	}
 	switch name {
 	case "sim":
 		return DefaultConfig(), nil
@@ -268,7 +273,7 @@ func ByName(name string) (Config, error) {
 	case "sim-hard":
 		return Hard(), nil
 	}
-	return Config{}, fmt.Errorf("unknown simulated persuadee %q (known: %s)", name, strings.Join(Names, ", "))
+	return Config{}, fmt.Errorf("unknown simulated persuadee %q (known: %s, sim:FILE)", name, strings.Join(Names, ", "))
 }
 
 // Variants lists the named configurations accepted by Variant.

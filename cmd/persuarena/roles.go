@@ -53,7 +53,8 @@ func newPersuaders(names []string, roles *llmRoles) ([]episode.Persuader, error)
 }
 
 // newPersuadees resolves persuadee names: "sim" is the embedded simulator,
-// "sim-soft" and "sim-hard" its soft and hard settings, llm:NAME a role of
+// "sim-soft" and "sim-hard" its soft and hard settings, sim:FILE a
+// simulator config file, llm:NAME a role of
 // the --config file (roles may be nil).
 func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error) {
 	var out []episode.Persuadee
@@ -64,9 +65,10 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 		}
 		seen[n] = true
 		switch {
-		case slices.Contains(sim.Names, n):
+		case slices.Contains(sim.Names, n) || sim.IsFileRef(n):
 			// The simulator and its soft and hard settings
-			// (docs/simulator.md; MASP's soft and hard users, docs/masp.md).
+			// (docs/simulator.md; MASP's soft and hard users, docs/masp.md),
+			// or a config file sim:FILE (sim.LoadFile).
 			c, err := sim.ByName(n)
 			if err != nil {
 				return nil, err
@@ -79,7 +81,7 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 			}
 			out = append(out, p)
 		default:
-			return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard, llm:NAME with --config)", n)
+			return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard, sim:FILE, llm:NAME with --config)", n)
 		}
 	}
 	return out, nil

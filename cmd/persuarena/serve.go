@@ -164,7 +164,7 @@ be analysed like an eval run.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8000", "listen address (host:port); keep it on loopback unless the network is trusted")
-	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: sim, sim-soft or sim-hard (the seeded simulator and its variants)")
+	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: sim, sim-soft or sim-hard (the seeded simulator and its variants) or sim:FILE (a simulator config file)")
 	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"arena"}, "scenario sets clients may choose (reset's \"set\"): built-in names (p4g, arena) or JSONL files; the first is the default")
 	f.StringVar(&cfg.Split, "split", "train", "default split resets draw from: train, val, heldout or all")
 	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
