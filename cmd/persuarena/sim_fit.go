@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/simfit"
+	"github.com/spf13/cobra"
+)
+
+// simCmd groups commands about the embedded simulator.
+var simCmd = &cobra.Command{
+	Use:   "sim",
+	Short: "Work with the embedded simulated persuadee (fit its parameters to data)",
+}
+
+var simFitFlags struct {
+	from, out, base       string
+	seed                  uint64
+	folds, evals, workers int
+}
+
+var simFitP4GCmd = &cobra.Command{
+	Use:   "p4g [--from DIR] [--seed N] [--out FILE]",
+	Short: "Fit the simulator's free parameters to PersuasionForGood (train users only)",
+	Long: `Fit a named subset of the simulator's parameters (simfit.DefaultParams) to the
+PersuasionForGood train split by open-loop replay: the objective is the mean
+Bernoulli negative log-likelihood of each dialogue's real outcome (donated > $0)
+given the replayed final belief through a fitted logistic link, plus the mean
+negative log-likelihood of each annotated turn's real reaction polarity given
+the simulated one; it is minimised with gonum/optimize's Nelder-Mead, with fixed
+replay seeds, so the same seed gives the same fit. --folds K reports a
+user-grouped K-fold cross-validation within the train users; the validation
+split (user-disjoint) is scored with the links fitted on train. The held-out
+split is never read. Writes a sim config file (schema persuarena.sim-config/v1,
+with provenance) that --persuadee sim:FILE loads. Method: docs/simulator.md.
+
+By default the scenarios embedded in the binary are used; --from DIR re-imports
+them from the raw CSV files first.`,
+	Args: cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		fl := simFitFlags
+		var all []scenario.Scenario
+		var err error
+		if fl.from != "" {
+			all, _, err = p4g.Import(fl.from)
+		} else {
+			all, err = scenario.Resolve("p4g")
+		}
+		if err != nil {
+			return err
+		}
+		base, err := sim.ByName(fl.base)
+		if err != nil {
+			return fmt.Errorf("--base: %w", err)
+		}
+		if sim.IsFileRef(fl.base) {
+			return fmt.Errorf("--base: want sim, sim-soft or sim-hard")
+		}
+		var fit, val []*scenario.Scenario
+		for i := range all {
+			switch all[i].Split {
+			case scenario.Train:
+				fit = append(fit, &all[i])
+			case scenario.Val:
+				val = append(val, &all[i])
+			}
+		}
+		data, err := simfit.DataHash(all)
+		if err != nil {
+			return err
+		}
+		errw := cmd.ErrOrStderr()
+		opt := simfit.Options{Base: &base, Seed: fl.seed, MaxEvals: fl.evals, Folds: fl.folds, Workers: fl.workers,
+			Progress: func(msg string) { fmt.Fprintln(errw, msg) }}
+		res, err := simfit.Fit(cmd.Context(), fit, val, opt)
+		if err != nil {
+			return err
+		}
+		command := fmt.Sprintf("persuarena sim fit p4g --seed %d --folds %d --max-evals %d --base %s", fl.seed, fl.folds, fl.evals, fl.base)
+		file := res.File(fl.base, command, data, opt)
+		fmt.Fprint(errw, simfit.Summary(res, opt))
+		var w io.Writer = cmd.OutOrStdout()
+		if fl.out != "" {
+			tmp, err := os.CreateTemp(filepath.Dir(fl.out), ".simfit-*")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(tmp.Name())
+			if err := file.Encode(tmp); err != nil {
+				tmp.Close()
+				return err
+			}
+			if err := tmp.Close(); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp.Name(), fl.out); err != nil {
+				return err
+			}
+			fmt.Fprintf(errw, "wrote %s (use --persuadee sim:%s)\n", fl.out, fl.out)
+			return nil
+		}
+		return file.Encode(w)
+	},
+}
+
+func init() {
+	f := simFitP4GCmd.Flags()
+	f.StringVar(&simFitFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
+	f.StringVar(&simFitFlags.out, "out", "", "write the fitted config file here (default: standard output)")
+	f.StringVar(&simFitFlags.base, "base", "sim", "configuration the fit starts from: "+strings.Join(sim.Names, ", "))
+	f.Uint64Var(&simFitFlags.seed, "seed", 1, "replay seed (same seed, same fit)")
+	f.IntVar(&simFitFlags.folds, "folds", 3, "user-grouped cross-validation folds within the train users (0: none)")
+	f.IntVar(&simFitFlags.evals, "max-evals", 300, "objective evaluations per Nelder-Mead fit")
+	f.IntVar(&simFitFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
+	fitCmd := &cobra.Command{Use: "fit", Short: "Fit the simulator's parameters to real data"}
+	fitCmd.AddCommand(simFitP4GCmd)
+	simCmd.AddCommand(fitCmd)
+	rootCmd.AddCommand(simCmd)
+}

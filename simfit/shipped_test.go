@@ -1,0 +1,84 @@
+package simfit
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/sim"
+)
+
+// shipped is the fit shipped with the repository (docs/simulator.md).
+var shipped = filepath.Join("..", "sim", "fits", "p4g.json")
+
+// ReproEnv, when set to a non-empty value, runs the full reproduction of
+// the shipped fit (about a minute on one core; .ci/run sets it).
+const ReproEnv = "PERSUARENA_SIMFIT_REPRO"
+
+func TestShippedFitLoadsAndMatchesData(t *testing.T) {
+	c, f, err := sim.LoadFile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := scenario.Resolve("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := DataHash(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Provenance
+	if p == nil || p.Data != h || p.Seed != 1 || p.Split != "train" || p.Dialogues != 662 || p.Users != 499 {
+		t.Errorf("provenance %+v, want data %s, seed 1, 662 train dialogues of 499 users", p, h)
+	}
+	if len(f.Params) != len(DefaultParams) {
+		t.Errorf("%d parameters shipped, want %d", len(f.Params), len(DefaultParams))
+	}
+	for _, q := range DefaultParams {
+		v, err := c.Param(q.Name)
+		if err != nil || v != f.Params[q.Name] || v < q.Lo || v > q.Hi {
+			t.Errorf("%s = %v (%v), file %v, bounds [%v, %v]", q.Name, v, err, f.Params[q.Name], q.Lo, q.Hi)
+		}
+	}
+	if !(p.Objective["train"] <= p.Objective["train_default"]) {
+		t.Errorf("shipped train J %v above the default's %v", p.Objective["train"], p.Objective["train_default"])
+	}
+}
+
+func TestFitReproducesShipped(t *testing.T) {
+	if os.Getenv(ReproEnv) == "" {
+		t.Skipf("set %s=1 to refit the shipped P4G fit (CI does)", ReproEnv)
+	}
+	_, f, err := sim.LoadFile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := scenario.Resolve("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fit []*scenario.Scenario
+	for i := range ss {
+		if ss[i].Split == scenario.Train {
+			fit = append(fit, &ss[i])
+		}
+	}
+	opt := Options{Seed: f.Provenance.Seed, MaxEvals: 300}
+	r, err := Fit(context.Background(), fit, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.File("sim", "", "", opt)
+	for k, v := range f.Params {
+		if got.Params[k] != v {
+			t.Errorf("%s: refit %v, shipped %v", k, got.Params[k], v)
+		}
+	}
+	if math.Abs(got.Provenance.Objective["train"]-f.Provenance.Objective["train"]) > 1e-6 {
+		t.Errorf("train J refit %v, shipped %v", got.Provenance.Objective["train"], f.Provenance.Objective["train"])
+	}
+}

@@ -1,0 +1,677 @@
+// Package simfit fits the embedded simulator's free parameters to real
+// persuadees: PersuasionForGood (Wang et al., ACL 2019) dialogues are
+// replayed open-loop (package fidelity) and a named subset of sim.Config
+// is chosen to make the replayed final beliefs predict the real donations
+// and the replayed per-turn reactions predict the annotated ones. It is
+// the library behind `persuarena sim fit p4g`; docs/simulator.md
+// ("Fitting to P4G") documents the objective and the shipped fit.
+package simfit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/fidelity"
+	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/stats"
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Param is one fitted parameter: a sim.ParamNames name and the closed
+// interval [Lo, Hi] (Lo < Hi) its value is kept in.
+type Param struct {
+	Name   string
+	Lo, Hi float64
+}
+
+// DefaultParams are the parameters `sim fit` fits, with their bounds.
+//
+// Choice: twelve parameters that the open-loop P4G replay can identify
+// and issue 10 names: the decision threshold (Accept), the per-turn noise,
+// the cost of content-free turns, the reactance leak, the gain of
+// addressing concerns, the read-out's barrier weight (ACBlock), the two
+// trait multipliers of positive and evidence gains (TraitAgree,
+// TraitRational), and each resistance type's characteristic misstep
+// (the type effects). The bounds keep every value in the range Validate
+// accepts and within a few times the hand-set default. A parameter added
+// to sim.Config later is fitted by adding its name here.
+var DefaultParams = []Param{
+	{"Accept", 0, 0.8},
+	{"NoiseSD", 0, 0.15},
+	{"IdleCost", 0, 0.05},
+	{"ReactLeak", 0, 0.2},
+	{"AddressTotal", 0, 2.5},
+	{"ACBlock", 0, 1},
+	{"TraitAgree", -0.5, 1},
+	{"TraitRational", -0.5, 1},
+	{"EB.BadMove", 0, 0.3},
+	{"IT.BadMove", 0, 0.3},
+	{"AR.BadMove", 0, 0.3},
+	{"AA.BadMove", 0, 0.3},
+}
+
+// Link maps replayed figures to probabilities of the real ones; it is
+// fitted on the fit set and carried unchanged to validation data.
+type Link struct {
+	// A and B give P(donated) = sigmoid(A + B logit(B_T)); B >= 0
+	// (Choice: a simulator whose belief goes the wrong way gains nothing).
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+	// React[s+1] is P(real polarity positive | simulated polarity s) for
+	// s = -1, 0, +1 (0: no simulated call, or the turn was not replayed),
+	// add-1/2 smoothed and pooled to be non-decreasing in s.
+	React [3]float64 `json:"react"`
+}
+
+// Score is the objective on a set of replays.
+type Score struct {
+	// J = Outcome + Reaction (nats, lower is better).
+	J float64 `json:"j"`
+	// Outcome is the mean Bernoulli negative log-likelihood of donated > 0
+	// over the Dialogues; Reaction the mean negative log-likelihood of the
+	// annotated polarity over the Turns with one (0 when there are none).
+	Outcome   float64 `json:"outcome"`
+	Reaction  float64 `json:"reaction"`
+	Dialogues int     `json:"dialogues"`
+	Turns     int     `json:"turns"`
+	// AUC is the AUC of B_T against donated > 0 (NaN if a class is
+	// empty); Kappa Cohen's kappa of the simulated against the annotated
+	// polarity on turns where both have one (NaN if undefined).
+	AUC   float64 `json:"auc"`
+	Kappa float64 `json:"kappa"`
+}
+
+const clampB = 1e-6
+
+func logit(p float64) float64 {
+	p = math.Min(math.Max(p, clampB), 1-clampB)
+	return math.Log(p / (1 - p))
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// bernoulliNLL is -log P(y) under probability p of y = true.
+func bernoulliNLL(p float64, y bool) float64 {
+	p = math.Min(math.Max(p, 1e-12), 1-1e-12)
+	if y {
+		return -math.Log(p)
+	}
+	return -math.Log1p(-p)
+}
+
+// final returns tr's final belief, or 0.5 when unreadable.
+func final(tr *fidelity.Trace) float64 {
+	if tr.BT == nil {
+		return 0.5
+	}
+	return *tr.BT
+}
+
+// reactions returns, per replayed annotated turn with a real polarity,
+// the simulated polarity (turns the persuadee did not reply to count 0)
+// and whether the real one is positive.
+func reactions(trs []*fidelity.Trace) (sims []int, pos []bool) {
+	for _, tr := range trs {
+		if !tr.Annotated {
+			continue
+		}
+		sim := map[int]int{}
+		for _, tt := range tr.Turns {
+			sim[tt.Turn] = int(tt.Sim)
+		}
+		for t, p := range tr.RealByTurn {
+			if p == fidelity.Neutral {
+				continue
+			}
+			sims, pos = append(sims, sim[t]), append(pos, p == fidelity.Positive)
+		}
+	}
+	return sims, pos
+}
+
+// FitLink fits the Link on replays trs by maximum likelihood: the
+// logistic link of the outcome with fidelity.FitLogistic (l2 1e-6, on
+// logit(B_T) standardised), B clamped at 0 (then A is the logit of the
+// base rate); the reaction table from the cell frequencies.
+func FitLink(trs []*fidelity.Trace) Link {
+	var l Link
+	xs := make([]float64, len(trs))
+	ys := make([]bool, len(trs))
+	var m, pos float64
+	for i, tr := range trs {
+		xs[i], ys[i] = logit(final(tr)), tr.Donated
+		m += xs[i]
+		if ys[i] {
+			pos++
+		}
+	}
+	n := float64(len(trs))
+	rate := (pos + 0.5) / (n + 1)
+	l.A = math.Log(rate / (1 - rate))
+	if n > 0 {
+		m /= n
+		var v float64
+		for _, x := range xs {
+			v += (x - m) * (x - m)
+		}
+		sd := math.Sqrt(v / n)
+		if sd > 0 {
+			rows := make([][]float64, len(xs))
+			for i, x := range xs {
+				rows[i] = []float64{(x - m) / sd}
+			}
+			if a, w, err := fidelity.FitLogistic(rows, ys, 1e-6); err == nil && w[0] > 0 {
+				l.B = w[0] / sd
+				l.A = a - l.B*m
+			}
+		}
+	}
+	sims, real := reactions(trs)
+	var np, nn [3]float64
+	for i, s := range sims {
+		if real[i] {
+			np[s+1]++
+		} else {
+			nn[s+1]++
+		}
+	}
+	// pool adjacent violators of a non-decreasing P(+ | s)
+	type block struct{ p, n float64 }
+	var bs []block
+	var size []int
+	for k := range 3 {
+		bs, size = append(bs, block{np[k] + 0.5, nn[k] + 0.5}), append(size, 1)
+		for len(bs) > 1 {
+			a, b := bs[len(bs)-2], bs[len(bs)-1]
+			if a.p/(a.p+a.n) <= b.p/(b.p+b.n) {
+				break
+			}
+			bs = append(bs[:len(bs)-2], block{a.p + b.p, a.n + b.n})
+			size = append(size[:len(size)-2], size[len(size)-2]+size[len(size)-1])
+		}
+	}
+	k := 0
+	for i, b := range bs {
+		for range size[i] {
+			l.React[k] = b.p / (b.p + b.n)
+			k++
+		}
+	}
+	return l
+}
+
+// Evaluate scores replays trs under link l.
+func Evaluate(trs []*fidelity.Trace, l Link) Score {
+	var s Score
+	s.Dialogues = len(trs)
+	scores := make([]float64, len(trs))
+	labels := make([]bool, len(trs))
+	for i, tr := range trs {
+		s.Outcome += bernoulliNLL(sigmoid(l.A+l.B*logit(final(tr))), tr.Donated)
+		scores[i], labels[i] = final(tr), tr.Donated
+	}
+	if s.Dialogues > 0 {
+		s.Outcome /= float64(s.Dialogues)
+	}
+	sims, real := reactions(trs)
+	s.Turns = len(sims)
+	var a, b []int
+	for i, sm := range sims {
+		s.Reaction += bernoulliNLL(l.React[sm+1], real[i])
+		if sm != 0 {
+			r := -1
+			if real[i] {
+				r = 1
+			}
+			a, b = append(a, r), append(b, sm)
+		}
+	}
+	if s.Turns > 0 {
+		s.Reaction /= float64(s.Turns)
+	}
+	s.J = s.Outcome + s.Reaction
+	s.AUC, s.Kappa = math.NaN(), math.NaN()
+	if v, err := stats.AUC(scores, labels); err == nil {
+		s.AUC = v
+	}
+	if k, err := stats.Kappa(a, b); err == nil {
+		s.Kappa = k
+	}
+	return s
+}
+
+// Replay replays every scenario of ss against the simulator with cfg,
+// with the seeds fidelity.Run uses (so the objective is deterministic for
+// a seed), workers at a time (0: GOMAXPROCS; the result does not depend
+// on it). Errors: a scenario without persuader utterances, or a replay
+// failure.
+func Replay(ctx context.Context, ss []*scenario.Scenario, cfg sim.Config, seed uint64, workers int) ([]*fidelity.Trace, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pee := sim.New(cfg)
+	out := make([]*fidelity.Trace, len(ss))
+	errs := make([]error, len(ss))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, max(len(ss), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				sc := ss[i]
+				out[i], errs[i] = fidelity.Replay(ctx, sc, pee, nil, episode.Mix(episode.Seed(seed, sc.ID, 0)^2))
+			}
+		}()
+	}
+	for i := range ss {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, ctx.Err()
+}
+
+// Options configures Fit.
+type Options struct {
+	// Base is the configuration the fit starts from and leaves unchanged
+	// outside Params (zero value: sim.DefaultConfig()).
+	Base *sim.Config
+	// Params are the fitted parameters (nil: DefaultParams).
+	Params []Param
+	// Seed is the replay seed.
+	Seed uint64
+	// MaxEvals caps the objective evaluations of each Nelder-Mead fit
+	// (0: 300).
+	MaxEvals int
+	// Folds is the number of user-grouped cross-validation folds within
+	// the fit set (a user in fold p4g.SplitHash(user) mod Folds); 0 or 1
+	// skips cross-validation.
+	Folds int
+	// Workers replay at once (0: GOMAXPROCS).
+	Workers int
+	// Progress, if set, is told about each finished fit.
+	Progress func(msg string)
+}
+
+// Result is a finished fit.
+type Result struct {
+	// Values are the fitted parameter values, by name; Config the fitted
+	// configuration (Base with Values set).
+	Values map[string]float64
+	Config sim.Config
+	// Link is fitted with the final values on the fit set.
+	Link Link
+	// Train and TrainDefault score the fitted and the base configuration
+	// on the fit set (each with its own link); Evaluations counts the
+	// final fit's objective evaluations.
+	Train, TrainDefault Score
+	Evaluations         int
+	// CV and CVDefault are the mean over folds of the held-out fold's
+	// score of a fit on the other folds, and of the base configuration
+	// (links fitted on the other folds); nil without cross-validation.
+	CV, CVDefault *Score
+	// Validation and ValidationDefault score the fitted and the base
+	// configuration on the validation scenarios with the links fitted on
+	// the fit set; nil without validation scenarios.
+	Validation, ValidationDefault *Score
+	// Users and Dialogues of the fit set.
+	Users, Dialogues int
+}
+
+// bounded maps an unconstrained z to [lo, hi] by a logistic transform.
+func bounded(p Param, z float64) float64 { return p.Lo + (p.Hi-p.Lo)*sigmoid(z) }
+
+// unbounded is bounded's inverse, with v kept 1e-3 of the range inside.
+func unbounded(p Param, v float64) float64 {
+	u := (v - p.Lo) / (p.Hi - p.Lo)
+	u = math.Min(math.Max(u, 1e-3), 1-1e-3)
+	return math.Log(u / (1 - u))
+}
+
+// objective returns J of the configuration base with z applied, and the
+// configuration; an invalid configuration scores +Inf.
+func objective(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps []Param, z []float64, seed uint64, workers int) (float64, sim.Config, []*fidelity.Trace, error) {
+	c := base
+	for i, p := range ps {
+		if err := c.SetParam(p.Name, bounded(p, z[i])); err != nil {
+			return 0, c, nil, err
+		}
+	}
+	if c.Validate() != nil {
+		return math.Inf(1), c, nil, nil
+	}
+	trs, err := Replay(ctx, ss, c, seed, workers)
+	if err != nil {
+		return 0, c, nil, err
+	}
+	return Evaluate(trs, FitLink(trs)).J, c, trs, nil
+}
+
+// fitOnce minimises J over the parameters on ss with Nelder-Mead from the
+// base values (gonum/optimize; SimplexSize 1 in the transformed space),
+// deterministic for a seed.
+func fitOnce(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps []Param, opt Options) ([]float64, int, error) {
+	z0 := make([]float64, len(ps))
+	for i, p := range ps {
+		v, err := base.Param(p.Name)
+		if err != nil {
+			return nil, 0, err
+		}
+		z0[i] = unbounded(p, v)
+	}
+	var ferr error
+	prob := optimize.Problem{Func: func(z []float64) float64 {
+		if ferr != nil {
+			return math.Inf(1)
+		}
+		j, _, _, err := objective(ctx, ss, base, ps, z, opt.Seed, opt.Workers)
+		if err != nil {
+			ferr = err
+			return math.Inf(1)
+		}
+		return j
+	}}
+	res, err := optimize.Minimize(prob, z0, &optimize.Settings{FuncEvaluations: opt.MaxEvals,
+		Converger: &optimize.FunctionConverge{Absolute: 1e-6, Iterations: 50}}, &optimize.NelderMead{SimplexSize: 1})
+	if ferr != nil {
+		return nil, 0, ferr
+	}
+	if res == nil {
+		return nil, 0, fmt.Errorf("simfit: Nelder-Mead: %w", err)
+	}
+	// Stopping at the evaluation cap or by convergence both leave the best
+	// point found in res.X.
+	return res.X, res.FuncEvaluations, nil
+}
+
+// Fit fits opt.Params on the fit scenarios (their users only), reports
+// user-grouped cross-validation within them and, if val is non-empty, the
+// score on those (user-disjoint) scenarios. Same inputs and Seed, same
+// Result.
+func Fit(ctx context.Context, fit, val []*scenario.Scenario, opt Options) (*Result, error) {
+	base := sim.DefaultConfig()
+	if opt.Base != nil {
+		base = *opt.Base
+	}
+	if opt.Params == nil {
+		opt.Params = DefaultParams
+	}
+	if opt.MaxEvals <= 0 {
+		opt.MaxEvals = 300
+	}
+	if len(fit) == 0 {
+		return nil, fmt.Errorf("simfit: nothing to fit on")
+	}
+	for _, p := range opt.Params {
+		if !(p.Lo < p.Hi) {
+			return nil, fmt.Errorf("simfit: parameter %s: bounds [%g, %g]", p.Name, p.Lo, p.Hi)
+		}
+		if _, err := base.Param(p.Name); err != nil {
+			return nil, err
+		}
+	}
+	say := func(format string, a ...any) {
+		if opt.Progress != nil {
+			opt.Progress(fmt.Sprintf(format, a...))
+		}
+	}
+	users := map[string]bool{}
+	for _, sc := range fit {
+		users[userOf(sc)] = true
+	}
+	res := &Result{Users: len(users), Dialogues: len(fit)}
+
+	if opt.Folds > 1 {
+		var cv, cvd Score
+		done := 0
+		for k := range opt.Folds {
+			var in, out []*scenario.Scenario
+			for _, sc := range fit {
+				if int(p4g.SplitHash(userOf(sc))%uint64(opt.Folds)) == k {
+					out = append(out, sc)
+				} else {
+					in = append(in, sc)
+				}
+			}
+			if len(in) == 0 || len(out) == 0 {
+				continue
+			}
+			z, _, err := fitOnce(ctx, in, base, opt.Params, opt)
+			if err != nil {
+				return nil, err
+			}
+			fs, fd, err := heldOut(ctx, in, out, base, opt.Params, z, opt)
+			if err != nil {
+				return nil, err
+			}
+			say("fold %d/%d: held-out J fitted %.4f, default %.4f", k+1, opt.Folds, fs.J, fd.J)
+			add(&cv, fs)
+			add(&cvd, fd)
+			done++
+		}
+		if done > 0 {
+			scale(&cv, done)
+			scale(&cvd, done)
+			res.CV, res.CVDefault = &cv, &cvd
+		}
+	}
+
+	z, evals, err := fitOnce(ctx, fit, base, opt.Params, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.Evaluations = evals
+	_, cfg, trs, err := objective(ctx, fit, base, opt.Params, z, opt.Seed, opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	if trs == nil {
+		return nil, fmt.Errorf("simfit: the fitted configuration is invalid")
+	}
+	res.Config = cfg
+	res.Values = map[string]float64{}
+	for i, p := range opt.Params {
+		res.Values[p.Name] = bounded(p, z[i])
+	}
+	res.Link = FitLink(trs)
+	res.Train = Evaluate(trs, res.Link)
+	dtrs, err := Replay(ctx, fit, base, opt.Seed, opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	dlink := FitLink(dtrs)
+	res.TrainDefault = Evaluate(dtrs, dlink)
+	say("final fit: %d evaluations, train J %.4f (default %.4f)", evals, res.Train.J, res.TrainDefault.J)
+	if len(val) > 0 {
+		vtrs, err := Replay(ctx, val, cfg, opt.Seed, opt.Workers)
+		if err != nil {
+			return nil, err
+		}
+		v := Evaluate(vtrs, res.Link)
+		vdtrs, err := Replay(ctx, val, base, opt.Seed, opt.Workers)
+		if err != nil {
+			return nil, err
+		}
+		vd := Evaluate(vdtrs, dlink)
+		res.Validation, res.ValidationDefault = &v, &vd
+	}
+	return res, nil
+}
+
+// heldOut scores the configuration z on out with the link fitted on in,
+// and the base configuration likewise.
+func heldOut(ctx context.Context, in, out []*scenario.Scenario, base sim.Config, ps []Param, z []float64, opt Options) (fitted, def Score, err error) {
+	_, cfg, trs, err := objective(ctx, in, base, ps, z, opt.Seed, opt.Workers)
+	if err != nil {
+		return fitted, def, err
+	}
+	if trs == nil {
+		return fitted, def, fmt.Errorf("simfit: a fold's fitted configuration is invalid")
+	}
+	otrs, err := Replay(ctx, out, cfg, opt.Seed, opt.Workers)
+	if err != nil {
+		return fitted, def, err
+	}
+	fitted = Evaluate(otrs, FitLink(trs))
+	dtrs, err := Replay(ctx, in, base, opt.Seed, opt.Workers)
+	if err != nil {
+		return fitted, def, err
+	}
+	odtrs, err := Replay(ctx, out, base, opt.Seed, opt.Workers)
+	if err != nil {
+		return fitted, def, err
+	}
+	def = Evaluate(odtrs, FitLink(dtrs))
+	return fitted, def, nil
+}
+
+func add(a *Score, b Score) {
+	a.J += b.J
+	a.Outcome += b.Outcome
+	a.Reaction += b.Reaction
+	a.Dialogues += b.Dialogues
+	a.Turns += b.Turns
+	a.AUC += b.AUC
+	a.Kappa += b.Kappa
+}
+
+func scale(a *Score, n int) {
+	f := float64(n)
+	a.J /= f
+	a.Outcome /= f
+	a.Reaction /= f
+	a.AUC /= f
+	a.Kappa /= f
+}
+
+// userOf is the P4G user of sc, or its id when it records none.
+func userOf(sc *scenario.Scenario) string {
+	if u, ok := p4g.UserOf(sc); ok {
+		return u
+	}
+	return "scenario:" + sc.ID
+}
+
+// DataHash is "sha256:" and the hex SHA-256 of ss as JSON lines (one
+// json.Marshal per scenario, "\n" after each), in order: the scenarios a
+// fit saw.
+func DataHash(ss []scenario.Scenario) (string, error) {
+	h := sha256.New()
+	for i := range ss {
+		b, err := json.Marshal(&ss[i])
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
+		h.Write([]byte{'\n'})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// File returns the config file of the fit: base name, the fitted values
+// and provenance (command, data hash, seed, objective values, bounds,
+// validation metrics).
+func (r *Result) File(baseName, command, data string, opt Options) *sim.File {
+	ps := opt.Params
+	if ps == nil {
+		ps = DefaultParams
+	}
+	prov := &sim.FitProvenance{Command: command, Data: data, Seed: opt.Seed, Split: string(scenario.Train),
+		Users: r.Users, Dialogues: r.Dialogues, Folds: opt.Folds, Optimiser: "gonum/optimize NelderMead (SimplexSize 1, logistic bounds transform)",
+		Evaluations: r.Evaluations, Objective: map[string]float64{}, Bounds: map[string][2]float64{}, Metrics: map[string]float64{}}
+	put := func(key string, s *Score) {
+		if s == nil {
+			return
+		}
+		prov.Objective[key] = round(s.J)
+		prov.Metrics[key+"_auc"] = round(s.AUC)
+		prov.Metrics[key+"_kappa"] = round(s.Kappa)
+	}
+	put("train", &r.Train)
+	put("train_default", &r.TrainDefault)
+	put("cv", r.CV)
+	put("cv_default", r.CVDefault)
+	put("validation", r.Validation)
+	put("validation_default", r.ValidationDefault)
+	for _, p := range ps {
+		prov.Bounds[p.Name] = [2]float64{p.Lo, p.Hi}
+	}
+	vals := map[string]float64{}
+	for k, v := range r.Values {
+		vals[k] = round(v)
+	}
+	for k, v := range prov.Metrics {
+		if math.IsNaN(v) {
+			delete(prov.Metrics, k)
+		}
+	}
+	return &sim.File{Schema: sim.FileSchema, Base: baseName, Params: vals, Provenance: prov}
+}
+
+// round keeps 6 significant decimals so that written files are stable
+// and readable (Choice: the fit's own resolution is far coarser).
+func round(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	return math.Round(v*1e6) / 1e6
+}
+
+// Names lists the fitted parameters' names, in order.
+func Names(ps []Param) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return slices.Clip(out)
+}
+
+// Summary renders a Result for a terminal: objective values and the
+// fitted parameters beside their base values.
+func Summary(r *Result, opt Options) string {
+	var b strings.Builder
+	base := sim.DefaultConfig()
+	if opt.Base != nil {
+		base = *opt.Base
+	}
+	ps := opt.Params
+	if ps == nil {
+		ps = DefaultParams
+	}
+	fmt.Fprintf(&b, "sim fit on %d train dialogues of %d users, seed %d, %d evaluations\n", r.Dialogues, r.Users, opt.Seed, r.Evaluations)
+	fmt.Fprintf(&b, "  %-20s %8s %8s %8s %6s %6s %5s\n", "objective J (nats)", "J", "outcome", "react", "AUC", "kappa", "turns")
+	row := func(name string, s *Score) {
+		if s != nil {
+			fmt.Fprintf(&b, "  %-20s %8.4f %8.4f %8.4f %6.3f %6.3f %5d\n", name, s.J, s.Outcome, s.Reaction, s.AUC, s.Kappa, s.Turns)
+		}
+	}
+	row("train, fitted", &r.Train)
+	row("train, base", &r.TrainDefault)
+	row("cv, fitted", r.CV)
+	row("cv, base", r.CVDefault)
+	row("validation, fitted", r.Validation)
+	row("validation, base", r.ValidationDefault)
+	fmt.Fprintf(&b, "  %-16s %9s %9s %17s\n", "parameter", "base", "fitted", "bounds")
+	for _, p := range ps {
+		v0, _ := base.Param(p.Name)
+		fmt.Fprintf(&b, "  %-16s %9.4f %9.4f   [%6.3f, %6.3f]\n", p.Name, v0, r.Values[p.Name], p.Lo, p.Hi)
+	}
+	return b.String()
+}
