@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persuarena/persuarena/sim"
+)
+
+func execRoot(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errb)
+	rootCmd.SetArgs(args)
+	err := rootCmd.ExecuteContext(context.Background())
+	rootCmd.SetOut(nil)
+	rootCmd.SetErr(nil)
+	rootCmd.SetArgs(nil)
+	return out.String(), errb.String(), err
+}
+
+// TestSimFitWritesALoadableFile runs a one-evaluation fit (the real fit is
+// checked by package simfit) and resolves its file as a persuadee.
+func TestSimFitWritesALoadableFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fit.json")
+	_, stderr, err := execRoot(t, "sim", "fit", "p4g", "--max-evals", "1", "--folds", "0", "--seed", "1", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "sim fit on 662 train dialogues of 499 users") || !strings.Contains(stderr, "validation, fitted") {
+		t.Errorf("summary:\n%s", stderr)
+	}
+	c, f, err := sim.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Provenance
+	if p.Command != "persuarena sim fit p4g --seed 1 --folds 0 --max-evals 1 --base sim" || !strings.HasPrefix(p.Data, "sha256:") ||
+		p.Objective["validation_default"] == 0 || len(f.Params) != 12 {
+		t.Errorf("provenance %+v params %v", p, f.Params)
+	}
+	pees, err := newPersuadees([]string{"sim", "sim:" + out}, nil)
+	if err != nil || len(pees) != 2 || pees[1].Name() != "sim:"+out {
+		t.Fatalf("newPersuadees: %v %v", pees, err)
+	}
+	if c.Name != "sim:"+out {
+		t.Errorf("config name %q", c.Name)
+	}
+	// A bad file is reported with its line and field.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte("{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\"Acept\": 1}\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newPersuadees([]string{"sim:" + bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
+		t.Errorf("bad file: %v", err)
+	}
+	if _, err := fidelityPersuadee("sim:"+bad, ""); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
+		t.Errorf("fidelity, bad file: %v", err)
+	}
+}
