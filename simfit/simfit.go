@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -632,15 +631,6 @@ func round(v float64) float64 {
 		return v
 	}
 	return math.Round(v*1e6) / 1e6
-}
-
-// Names lists the fitted parameters' names, in order.
-func Names(ps []Param) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Name
-	}
-	return slices.Clip(out)
 }
 
 // Summary renders a Result for a terminal: objective values and the

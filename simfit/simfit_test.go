@@ -103,7 +103,7 @@ func TestFitIsDeterministicAndNoWorse(t *testing.T) {
 		t.Errorf("result %+v", r1)
 	}
 	f := r1.File("sim", "test", "sha256:x", opt)
-	c, err := ParseFileValues(f)
+	c, err := roundTrip(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +114,8 @@ func TestFitIsDeterministicAndNoWorse(t *testing.T) {
 	}
 }
 
-// ParseFileValues round-trips f through its JSON encoding and sim.ParseFile.
-func ParseFileValues(f *sim.File) (sim.Config, error) {
+// roundTrip round-trips f through its JSON encoding and sim.ParseFile.
+func roundTrip(f *sim.File) (sim.Config, error) {
 	dir, err := os.MkdirTemp("", "simfit")
 	if err != nil {
 		return sim.Config{}, err
