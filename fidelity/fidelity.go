@@ -388,6 +388,8 @@ type Report struct {
 	// CalibrationTraits.
 	Types  TypeCalibration    `json:"types"`
 	Traits []TraitCalibration `json:"traits"`
+	// Checks is Targets(), for the JSON form.
+	Checks []Target `json:"targets"`
 	// Traces holds every replay, in scenario order.
 	Traces []*Trace `json:"-"`
 }
@@ -528,6 +530,7 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 			rep.Traits = append(rep.Traits, tc)
 		}
 	}
+	rep.Checks = rep.Targets()
 	return rep, nil
 }
 
@@ -647,6 +650,53 @@ func agreement(trs []*Trace, level float64, pol func(TurnTrace) Polarity) Agreem
 	return ag
 }
 
+// Target is one of the fidelity targets of issue 10 (item 4) checked
+// against a report.
+type Target struct {
+	// Name says what is asked; Value what was measured; Met whether it
+	// reaches the target (false when the figure is undefined).
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Met   bool   `json:"met"`
+}
+
+// Targets checks the report against issue 10's targets: the paired lower
+// bound of AUC(B_T) - AUC(B_0) above -0.02; AUC(B_T) at least the
+// profile-only baseline's (stretch; point estimate); per-turn kappa at
+// least 0.30; the simulated type ordering equal to the real one.
+func (r *Report) Targets() []Target {
+	var out []Target
+	diff := func(b string) *DiffStat {
+		for i := range r.Diffs {
+			if r.Diffs[i].B == b {
+				return &r.Diffs[i]
+			}
+		}
+		return nil
+	}
+	t := Target{Name: "B_T not below B_0 (paired lower bound > -0.02)", Value: "n/a"}
+	if d := diff("B_0"); d != nil && d.Lo != nil {
+		t.Value, t.Met = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", *d.Diff, *d.Lo, *d.Hi), *d.Lo > -0.02
+	}
+	out = append(out, t)
+	t = Target{Name: "stretch: AUC B_T >= profile-only baseline", Value: "n/a"}
+	if d := diff("baseline"); d != nil && d.Diff != nil {
+		t.Value, t.Met = fmt.Sprintf("%+.3f", *d.Diff), *d.Diff >= 0
+		if d.Lo != nil {
+			t.Value = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", *d.Diff, *d.Lo, *d.Hi)
+		}
+	}
+	out = append(out, t)
+	t = Target{Name: "per-turn kappa >= 0.30", Value: "n/a"}
+	if k := r.Agreement.Kappa; k != nil {
+		t.Value, t.Met = fmt.Sprintf("%.3f", *k), *k >= 0.30
+	}
+	out = append(out, t)
+	out = append(out, Target{Name: "simulated type ordering equals the real one",
+		Value: fmt.Sprintf("%d types", len(r.Types.Rows)), Met: r.Types.OrderEqual && len(r.Types.Rows) > 1})
+	return out
+}
+
 // Table renders the report for a terminal.
 func (r *Report) Table() string {
 	var b strings.Builder
@@ -671,7 +721,9 @@ func (r *Report) Table() string {
 	row("final belief B_T, all", r.Final)
 	row("profile-only logistic (OOF), all", r.Baseline)
 	row("profile initial_stance, all", r.Stance)
-	row("final belief B_T, heldout", r.Heldout)
+	if r.Heldout.N > 0 {
+		row("final belief B_T, heldout", r.Heldout)
+	}
 	b.WriteString("      paired differences (same resamples):\n")
 	for _, d := range r.Diffs {
 		fmt.Fprintf(&b, "      %-34s %5d %5d        %s  [%s, %s]\n", "AUC "+d.A+" - AUC "+d.B, d.N, d.Users, f(d.Diff), f(d.Lo), f(d.Hi))
@@ -706,6 +758,7 @@ func (r *Report) Table() string {
 		eq = "yes"
 	}
 	fmt.Fprintf(&b, "      order by real rate %v, by mean B_T %v: equal %s\n\n", r.Types.RealOrder, r.Types.SimOrder, eq)
+
 	fmt.Fprintf(&b, "      %-12s %-8s %13s %5s %7s %8s\n", "trait", "tertile", "range", "n", "real", "mean B_T")
 	for _, t := range r.Traits {
 		for i, c := range t.Rows {
@@ -720,6 +773,14 @@ func (r *Report) Table() string {
 			same = "yes"
 		}
 		fmt.Fprintf(&b, "      %-12s high-low: real %+.3f, sim %+.4f, same direction %s\n", "", t.RealSlope, t.SimSlope, same)
+	}
+	b.WriteString("\n  targets (issue 10 item 4):\n")
+	for _, t := range r.Targets() {
+		met := "missed"
+		if t.Met {
+			met = "met"
+		}
+		fmt.Fprintf(&b, "      %-48s %-26s %s\n", t.Name, t.Value, met)
 	}
 	return b.String()
 }

@@ -184,6 +184,10 @@ func TestRunReportsGroupedFigures(t *testing.T) {
 	if d.A != "B_T" || d.B != "B_0" || *d.Diff != 0.5 || *d.Lo != 0.5 || *d.Hi != 0.5 {
 		t.Errorf("diff %+v lo %v hi %v", d, *d.Lo, *d.Hi)
 	}
+	tg := rep.Checks
+	if len(tg) != 4 || !tg[0].Met || tg[0].Value != "+0.500 [+0.500, +0.500]" || tg[2].Met || tg[2].Value != "n/a" {
+		t.Errorf("targets %+v", tg)
+	}
 	if len(rep.Types.Rows) != 4 || rep.Types.Rows[0].Group != "EB" || math.Abs(*rep.Types.Rows[0].MeanBT-0.2) > 1e-9 {
 		t.Errorf("types %+v", rep.Types)
 	}
