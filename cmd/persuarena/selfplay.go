@@ -326,7 +326,7 @@ Nothing is stored in the run database.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&persuadee, "persuadee", "sim-soft", "simulator variant to train against: sim-soft, sim or sim-hard")
+	f.StringVar(&persuadee, "persuadee", "sim-soft", "simulator variant to train against: sim-soft, sim, sim-hard or sim:FILE (a simulator config file)")
 	f.StringSliceVar(&scenarios, "scenarios", []string{"p4g"}, "training scenario sets")
 	f.StringVar(&split, "split", "train", "split to train on")
 	f.StringVar(&out, "out", "", "planner checkpoint to write (atomically)")

@@ -112,7 +112,7 @@ command resumes. --doc FILE --section NAME writes the tables into FILE between
 	f.UintSliceVar(&seeds, "seeds", []uint{1, 2, 3, 4, 5}, "training seeds, one run per arm and seed")
 	f.StringSliceVar(&arms, "arms", nil, "arms to run (default: all)")
 	f.StringSliceVar(&sets, "scenarios", []string{"arena", "p4g"}, "scenario sets: their train splits train, their held-out splits evaluate")
-	f.StringVar(&persuadee, "persuadee", "sim", "persuadee to train and evaluate against (sim, sim-soft, sim-hard)")
+	f.StringVar(&persuadee, "persuadee", "sim", "persuadee to train and evaluate against (sim, sim-soft, sim-hard, sim:FILE)")
 	f.IntVar(&maxSteps, "max-steps", 0, "cap each run's training steps (0: the full 2-epoch schedule)")
 	f.IntVar(&rollouts, "rollouts", 3, "held-out rollouts per scenario")
 	f.Uint64Var(&evalSeed, "eval-seed", 1, "seed of the held-out episodes (the same for every checkpoint)")

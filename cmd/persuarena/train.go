@@ -82,7 +82,7 @@ and p4g.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&rc.Scenarios, "scenarios", []string{"arena", "p4g"}, "training scenario sets: built-in names (p4g, arena) or JSONL files")
 	f.StringVar(&rc.Split, "split", "train", "split to train on: train, val, heldout or all")
-	f.StringVar(&rc.Persuadee, "persuadee", "sim", "persuadee to train against (sim, or llm:NAME with --config)")
+	f.StringVar(&rc.Persuadee, "persuadee", "sim", "persuadee to train against (sim, sim-soft, sim-hard, sim:FILE, or llm:NAME with --config)")
 	f.StringVar(&rc.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuadees and judges (docs/llm-roles.md)")
 	f.StringVar(&rc.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each rollout's strategy, R_strategy in [-1, 1] (default: none, R_strategy = 0)")
 	f.IntVar(&rc.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
