@@ -30,8 +30,8 @@ type ReliabilityBin struct {
 // commitment ask against that ask's answer: does B_{t-1}, read before a
 // turn whose persuader acts include a commitment ask, predict P(accept |
 // ask)? A faithful belief is calibrated: among asks made at B ≈ 0.7, about
-// 70 % are accepted (Simulator v2, issue 10 part 1e; the belief of SPEC §2,
-// Probe-RPO paper §3.2).
+// 70 % are accepted (simulator v2; the belief of the Probe-RPO paper,
+// §3.2).
 type AskReliability struct {
 	// Bins are equal-width bins of B_{t-1} over [0, 1], lowest first.
 	Bins []ReliabilityBin

@@ -10,7 +10,7 @@ import (
 	"github.com/persuarena/persuarena/tagger"
 )
 
-// TypeParams are the parameters of one resistance type (SPEC §1, seed 000
+// TypeParams are the parameters of one resistance type (PersuArena paper,
 // Table 2). Openness gains are additive changes of openness o per turn
 // (o in [-1, 1]); move scores are the per-turn "fitting move" scores m_t in
 // [-1, 1] that feed the perceived-persuasiveness EMA q (docs/simulator.md).
@@ -90,7 +90,7 @@ type Config struct {
 	NoiseSD float64
 	// IdleCost is the openness lost on a content-free turn (no act, no
 	// pressure, no concern touched), >= 0; such a turn also gets no noise,
-	// so it never raises the belief (issue 10 part 1a).
+	// so it never raises the belief.
 	IdleCost float64
 
 	// Q0 is the initial perceived persuasiveness q_0 in [-1, 1]; QRate is
@@ -163,9 +163,18 @@ type Config struct {
 	EB, IT, AR, AA TypeParams
 }
 
-// DefaultConfig returns the calibrated default parameters (see
-// docs/simulator.md for the calibration against the built-in persuaders).
+// DefaultConfig returns the default parameters of the simulator ("sim"):
+// today HandConfig (docs/simulator.md, "Parameters").
 func DefaultConfig() Config {
+	return HandConfig()
+}
+
+// HandConfig returns the hand-set parameters of simulator version 2,
+// calibrated against the built-in persuaders (docs/simulator.md,
+// "Calibration"). It is the base the shipped P4G fit (Fitted;
+// sim/fits/p4g.json) starts from, named "sim-hand" by ByName and in config
+// files.
+func HandConfig() Config {
 	ev := tagger.ActSet(0).With(tagger.Evidence)
 	pl := tagger.ActSet(0).With(tagger.Plan)
 	return Config{
@@ -221,43 +230,70 @@ func DefaultConfig() Config {
 	}
 }
 
-// Soft returns a more compliant persuadee ("soft user", SPEC §3, seed
-// 003): lower thresholds, half the reactance, backfire and missteps,
-// larger gains and less noise.
-func Soft() Config {
-	c := DefaultConfig()
+// Soft returns a more compliant persuadee ("soft user", MASP paper), derived from DefaultConfig: thresholds lower (Accept by 0.15,
+// Conditional by 0.05, Understood by 0.15, each kept in its valid range),
+// half the reactance, backfire and missteps, a larger gain for addressing
+// concerns (AddressTotal + 0.2) and three quarters of the noise.
+//
+// Choice: the shifts are relative to the default, so the variants follow
+// a refitted default; on HandConfig they give the hand-set soft values
+// (Accept 0.15, Conditional -0.05, ReactAsk 0.175, ...).
+func Soft() Config { return SoftOf(DefaultConfig()) }
+
+// SoftOf returns the soft variant of c (see Soft), named "sim-soft".
+func SoftOf(c Config) Config {
 	c.Name = "sim-soft"
-	c.Accept, c.Conditional = 0.15, -0.05
-	c.ReactAsk, c.ReactPressure, c.ReactBackfire = 0.175, 0.15, 0.1
-	c.Understood = 0.3
-	c.AddressTotal = 1.4
-	c.NoiseSD = 0.03
-	c.EB.BadMove, c.IT.BadMove, c.AR.BadMove, c.AA.BadMove = 0.04, 0.075, 0.025, 0.015
+	c.Accept = tidy(math.Max(c.Accept-0.15, -1))
+	c.Conditional = tidy(math.Min(math.Max(c.Conditional-0.05, -1), c.Accept))
+	c.ReactAsk, c.ReactPressure, c.ReactBackfire = tidy(0.5*c.ReactAsk), tidy(0.5*c.ReactPressure), tidy(0.5*c.ReactBackfire)
+	c.Understood = tidy(math.Max(c.Understood-0.15, 0))
+	c.AddressTotal = tidy(c.AddressTotal + 0.2)
+	c.NoiseSD = tidy(0.75 * c.NoiseSD)
+	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
+		tp.BadMove = tidy(0.5 * tp.BadMove)
+	}
 	return c
 }
 
-// Hard returns a resistant persuadee ("hard user", SPEC §3, seed 003):
-// higher thresholds, 1.5x reactance, backfire and missteps, smaller gains
-// and more noise.
-func Hard() Config {
-	c := DefaultConfig()
+// Hard returns a resistant persuadee ("hard user", MASP paper),
+// derived from DefaultConfig: thresholds higher (Accept and Conditional by
+// 0.15, Understood by 0.15, each kept in its valid range), 1.5x
+// reactance, backfire and missteps, a smaller gain for addressing
+// concerns (AddressTotal - 0.2, at least 0) and 1.5x the noise. On
+// HandConfig they give the hand-set hard values (Accept 0.45, Conditional
+// 0.15, ReactAsk 0.525, ...).
+func Hard() Config { return HardOf(DefaultConfig()) }
+
+// HardOf returns the hard variant of c (see Hard), named "sim-hard".
+func HardOf(c Config) Config {
 	c.Name = "sim-hard"
-	c.Accept, c.Conditional = 0.45, 0.15
-	c.ReactAsk, c.ReactPressure, c.ReactBackfire = 0.525, 0.45, 0.3
-	c.Understood = 0.6
-	c.AddressTotal = 1.0
-	c.NoiseSD = 0.06
-	c.EB.BadMove, c.IT.BadMove, c.AR.BadMove, c.AA.BadMove = 0.12, 0.225, 0.075, 0.045
+	c.Accept = tidy(math.Min(c.Accept+0.15, 1))
+	c.Conditional = tidy(math.Min(c.Conditional+0.15, c.Accept))
+	c.ReactAsk, c.ReactPressure, c.ReactBackfire = tidy(1.5*c.ReactAsk), tidy(1.5*c.ReactPressure), tidy(1.5*c.ReactBackfire)
+	c.Understood = tidy(math.Min(c.Understood+0.15, 1))
+	c.AddressTotal = tidy(math.Max(c.AddressTotal-0.2, 0))
+	c.NoiseSD = tidy(1.5 * c.NoiseSD)
+	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
+		tp.BadMove = tidy(1.5 * tp.BadMove)
+	}
 	return c
 }
+
+// tidy rounds a derived parameter to 12 decimals, so that the variants of
+// HandConfig hold exactly the decimal values written in docs/simulator.md
+// (0.45, not 0.44999999999999996).
+func tidy(v float64) float64 { return math.Round(v*1e12) / 1e12 }
 
 // Names lists the persuadee names of the simulator's settings, as runs and
 // command lines spell them: "sim" (DefaultConfig), "sim-soft" (Soft) and
 // "sim-hard" (Hard).
 var Names = []string{"sim", "sim-soft", "sim-hard"}
 
+// HandName names HandConfig in ByName and as a config file's base.
+const HandName = "sim-hand"
+
 // ByName returns the configuration of the persuadee named name: one of
-// Names, or "sim:FILE", a config file (LoadFile; docs/simulator.md); its
+// Names, HandName, or "sim:FILE", a config file (LoadFile; docs/simulator.md); its
 // Name field is name. It returns an error listing Names for any other
 // name, and LoadFile's error (file:line: field: ...) for a bad file.
 func ByName(name string) (Config, error) {
@@ -272,8 +308,12 @@ func ByName(name string) (Config, error) {
 		return Soft(), nil
 	case "sim-hard":
 		return Hard(), nil
+	case HandName:
+		c := HandConfig()
+		c.Name = HandName
+		return c, nil
 	}
-	return Config{}, fmt.Errorf("unknown simulated persuadee %q (known: %s, sim:FILE)", name, strings.Join(Names, ", "))
+	return Config{}, fmt.Errorf("unknown simulated persuadee %q (known: %s, %s, sim:FILE)", name, strings.Join(Names, ", "), HandName)
 }
 
 // Variants lists the named configurations accepted by Variant.

@@ -71,8 +71,12 @@ type FitProvenance struct {
 	Objective map[string]float64 `json:"objective"`
 	// Bounds are the fitted parameters' [lo, hi] bounds.
 	Bounds map[string][2]float64 `json:"bounds"`
-	// Metrics are further figures of the fit (e.g. AUCs on validation).
+	// Metrics are further figures of the fit (e.g. AUCs on validation,
+	// the closed-loop moments of the fitted and the base configuration).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// ClosedLoop describes the closed-loop eval whose penalty constrained
+	// the fit ("" when none did).
+	ClosedLoop string `json:"closed_loop,omitempty"`
 }
 
 // IsFileRef reports whether name is "sim:FILE".

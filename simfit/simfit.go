@@ -34,18 +34,19 @@ type Param struct {
 	Lo, Hi float64
 }
 
-// DefaultParams are the parameters `sim fit` fits, with their bounds.
+// WideParams are the twelve fitted parameters with wide bounds (each
+// within [0, a few times the hand-set value]; trait multipliers in
+// [-0.5, 1]).
 //
-// Choice: twelve parameters that the open-loop P4G replay can identify
-// and issue 10 names: the decision threshold (Accept), the per-turn noise,
-// the cost of content-free turns, the reactance leak, the gain of
-// addressing concerns, the read-out's barrier weight (ACBlock), the two
-// trait multipliers of positive and evidence gains (TraitAgree,
-// TraitRational), and each resistance type's characteristic misstep
-// (the type effects). The bounds keep every value in the range Validate
-// accepts and within a few times the hand-set default. A parameter added
-// to sim.Config later is fitted by adding its name here.
-var DefaultParams = []Param{
+// Choice: twelve parameters that the open-loop P4G replay can identify:
+// the decision threshold (Accept), the per-turn noise, the cost of
+// content-free turns, the reactance leak, the gain of addressing concerns,
+// the read-out's barrier weight (ACBlock), the two trait multipliers of
+// positive and evidence gains (TraitAgree, TraitRational), and each
+// resistance type's characteristic misstep (the type effects). Fitted
+// open-loop alone, these bounds let the fit switch the dynamics off
+// (docs/simulator.md, "The shipped fit").
+var WideParams = []Param{
 	{"Accept", 0, 0.8},
 	{"NoiseSD", 0, 0.15},
 	{"IdleCost", 0, 0.05},
@@ -59,6 +60,46 @@ var DefaultParams = []Param{
 	{"AR.BadMove", 0, 0.3},
 	{"AA.BadMove", 0, 0.3},
 }
+
+// NarrowParams are the same twelve parameters with every dynamics
+// parameter kept between half and twice its hand-set value (Accept in
+// [0.15, 0.6]: the soft and twice the default threshold), and the trait
+// multipliers in [-0.5, 1] as in WideParams.
+//
+// Choice: a mechanism the closed-loop behaviour rests on (noise, the cost
+// of content-free turns, reactance, the barrier weight, the missteps)
+// can be weakened or strengthened by the fit but never switched off or
+// blown up; the trait multipliers only say how much a person's survey
+// scales a gain, so they keep their sign-free range.
+var NarrowParams = []Param{
+	{"Accept", 0.15, 0.6},
+	{"NoiseSD", 0.02, 0.08},
+	{"IdleCost", 0.005, 0.02},
+	{"ReactLeak", 0.03, 0.12},
+	{"AddressTotal", 0.6, 2.4},
+	{"ACBlock", 0.15, 0.6},
+	{"TraitAgree", -0.5, 1},
+	{"TraitRational", -0.5, 1},
+	{"EB.BadMove", 0.04, 0.16},
+	{"IT.BadMove", 0.075, 0.3},
+	{"AR.BadMove", 0.025, 0.1},
+	{"AA.BadMove", 0.015, 0.06},
+}
+
+// ParamSets names the parameter sets `sim fit --bounds` accepts.
+var ParamSets = map[string][]Param{"wide": WideParams, "narrow": NarrowParams}
+
+// DefaultParams are the parameters `sim fit` fits by default, with their
+// bounds: NarrowParams (see DefaultBounds). A parameter added to
+// sim.Config later is fitted by adding its name here.
+var DefaultParams = NarrowParams
+
+// DefaultBounds names DefaultParams in ParamSets.
+//
+// Choice: decided on the validation users (docs/simulator.md, "The
+// shipped fit"): both sets meet every closed-loop limit on train, and the
+// narrow set scores the lower validation J.
+const DefaultBounds = "narrow"
 
 // Link maps replayed figures to probabilities of the real ones; it is
 // fitted on the fit set and carried unchanged to validation data.
@@ -290,7 +331,8 @@ func Replay(ctx context.Context, ss []*scenario.Scenario, cfg sim.Config, seed u
 // Options configures Fit.
 type Options struct {
 	// Base is the configuration the fit starts from and leaves unchanged
-	// outside Params (zero value: sim.DefaultConfig()).
+	// outside Params (nil: sim.HandConfig(), the hand-set parameters the
+	// shipped fit starts from).
 	Base *sim.Config
 	// Params are the fitted parameters (nil: DefaultParams).
 	Params []Param
@@ -305,6 +347,10 @@ type Options struct {
 	Folds int
 	// Workers replay at once (0: GOMAXPROCS).
 	Workers int
+	// Closed is the closed-loop eval whose penalty (Moments.Penalty) is
+	// added to J in every fit, the cross-validation folds' included (nil:
+	// none, the open-loop objective alone; docs/simulator.md).
+	Closed *ClosedLoop
 	// Progress, if set, is told about each finished fit.
 	Progress func(msg string)
 }
@@ -330,6 +376,13 @@ type Result struct {
 	// configuration on the validation scenarios with the links fitted on
 	// the fit set; nil without validation scenarios.
 	Validation, ValidationDefault *Score
+	// Objective and ObjectiveDefault are the minimised value (train J plus
+	// the closed-loop penalty; J alone without Options.Closed) of the
+	// fitted and the base configuration.
+	Objective, ObjectiveDefault float64
+	// Moments and MomentsDefault are the closed-loop moments of the fitted
+	// and the base configuration (nil without Options.Closed).
+	Moments, MomentsDefault *Moments
 	// Users and Dialogues of the fit set.
 	Users, Dialogues int
 }
@@ -344,23 +397,33 @@ func unbounded(p Param, v float64) float64 {
 	return math.Log(u / (1 - u))
 }
 
-// objective returns J of the configuration base with z applied, and the
-// configuration; an invalid configuration scores +Inf.
-func objective(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps []Param, z []float64, seed uint64, workers int) (float64, sim.Config, []*fidelity.Trace, error) {
+// objective returns the minimised value of the configuration base with z
+// applied (J on ss plus, with a closed-loop eval cl, its penalty), the
+// configuration, the replays and the closed-loop moments (nil without
+// cl); an invalid configuration scores +Inf with no replays.
+func objective(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps []Param, z []float64, seed uint64, workers int, cl *ClosedLoop) (float64, sim.Config, []*fidelity.Trace, *Moments, error) {
 	c := base
 	for i, p := range ps {
 		if err := c.SetParam(p.Name, bounded(p, z[i])); err != nil {
-			return 0, c, nil, err
+			return 0, c, nil, nil, err
 		}
 	}
 	if c.Validate() != nil {
-		return math.Inf(1), c, nil, nil
+		return math.Inf(1), c, nil, nil, nil
 	}
 	trs, err := Replay(ctx, ss, c, seed, workers)
 	if err != nil {
-		return 0, c, nil, err
+		return 0, c, nil, nil, err
 	}
-	return Evaluate(trs, FitLink(trs)).J, c, trs, nil
+	j := Evaluate(trs, FitLink(trs)).J
+	var m *Moments
+	if cl != nil {
+		if m, err = cl.Evaluate(ctx, c); err != nil {
+			return 0, c, nil, nil, err
+		}
+		j += m.Penalty
+	}
+	return j, c, trs, m, nil
 }
 
 // fitOnce minimises J over the parameters on ss with Nelder-Mead from the
@@ -380,7 +443,7 @@ func fitOnce(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps [
 		if ferr != nil {
 			return math.Inf(1)
 		}
-		j, _, _, err := objective(ctx, ss, base, ps, z, opt.Seed, opt.Workers)
+		j, _, _, _, err := objective(ctx, ss, base, ps, z, opt.Seed, opt.Workers, opt.Closed)
 		if err != nil {
 			ferr = err
 			return math.Inf(1)
@@ -405,7 +468,7 @@ func fitOnce(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps [
 // score on those (user-disjoint) scenarios. Same inputs and Seed, same
 // Result.
 func Fit(ctx context.Context, fit, val []*scenario.Scenario, opt Options) (*Result, error) {
-	base := sim.DefaultConfig()
+	base := sim.HandConfig()
 	if opt.Base != nil {
 		base = *opt.Base
 	}
@@ -477,7 +540,7 @@ func Fit(ctx context.Context, fit, val []*scenario.Scenario, opt Options) (*Resu
 		return nil, err
 	}
 	res.Evaluations = evals
-	_, cfg, trs, err := objective(ctx, fit, base, opt.Params, z, opt.Seed, opt.Workers)
+	total, cfg, trs, mom, err := objective(ctx, fit, base, opt.Params, z, opt.Seed, opt.Workers, opt.Closed)
 	if err != nil {
 		return nil, err
 	}
@@ -491,13 +554,22 @@ func Fit(ctx context.Context, fit, val []*scenario.Scenario, opt Options) (*Resu
 	}
 	res.Link = FitLink(trs)
 	res.Train = Evaluate(trs, res.Link)
+	res.Objective = total
+	res.Moments = mom
 	dtrs, err := Replay(ctx, fit, base, opt.Seed, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
 	dlink := FitLink(dtrs)
 	res.TrainDefault = Evaluate(dtrs, dlink)
-	say("final fit: %d evaluations, train J %.4f (default %.4f)", evals, res.Train.J, res.TrainDefault.J)
+	res.ObjectiveDefault = res.TrainDefault.J
+	if opt.Closed != nil {
+		if res.MomentsDefault, err = opt.Closed.Evaluate(ctx, base); err != nil {
+			return nil, err
+		}
+		res.ObjectiveDefault += res.MomentsDefault.Penalty
+	}
+	say("final fit: %d evaluations, train J %.4f (default %.4f), objective %.4f (default %.4f)", evals, res.Train.J, res.TrainDefault.J, res.Objective, res.ObjectiveDefault)
 	if len(val) > 0 {
 		vtrs, err := Replay(ctx, val, cfg, opt.Seed, opt.Workers)
 		if err != nil {
@@ -517,7 +589,7 @@ func Fit(ctx context.Context, fit, val []*scenario.Scenario, opt Options) (*Resu
 // heldOut scores the configuration z on out with the link fitted on in,
 // and the base configuration likewise.
 func heldOut(ctx context.Context, in, out []*scenario.Scenario, base sim.Config, ps []Param, z []float64, opt Options) (fitted, def Score, err error) {
-	_, cfg, trs, err := objective(ctx, in, base, ps, z, opt.Seed, opt.Workers)
+	_, cfg, trs, _, err := objective(ctx, in, base, ps, z, opt.Seed, opt.Workers, nil)
 	if err != nil {
 		return fitted, def, err
 	}
@@ -609,6 +681,24 @@ func (r *Result) File(baseName, command, data string, opt Options) *sim.File {
 	put("cv_default", r.CVDefault)
 	put("validation", r.Validation)
 	put("validation_default", r.ValidationDefault)
+	if r.Moments != nil {
+		prov.Objective["train_penalised"] = round(r.Objective)
+		prov.Objective["train_penalised_default"] = round(r.ObjectiveDefault)
+		moments := func(key string, m *Moments) {
+			prov.Metrics[key+"_penalty"] = round(m.Penalty)
+			prov.Metrics[key+"_ece"] = round(m.ECE)
+			prov.Metrics[key+"_script_moved"] = round(m.ScriptMoved)
+			prov.Metrics[key+"_content_free_max"] = round(m.ContentFreeMax)
+			for _, s := range m.Sets {
+				for _, name := range Persuaders {
+					prov.Metrics[key+"_"+s.Name+"_"+name+"_accept"] = round(s.Accept[name])
+				}
+			}
+		}
+		moments("closed", r.Moments)
+		moments("closed_default", r.MomentsDefault)
+		prov.ClosedLoop = opt.Closed.Describe()
+	}
 	for _, p := range ps {
 		prov.Bounds[p.Name] = [2]float64{p.Lo, p.Hi}
 	}
@@ -637,7 +727,7 @@ func round(v float64) float64 {
 // fitted parameters beside their base values.
 func Summary(r *Result, opt Options) string {
 	var b strings.Builder
-	base := sim.DefaultConfig()
+	base := sim.HandConfig()
 	if opt.Base != nil {
 		base = *opt.Base
 	}
@@ -658,6 +748,11 @@ func Summary(r *Result, opt Options) string {
 	row("cv, base", r.CVDefault)
 	row("validation, fitted", r.Validation)
 	row("validation, base", r.ValidationDefault)
+	if r.Moments != nil {
+		fmt.Fprintf(&b, "  penalised train objective: fitted %.4f, base %.4f\n", r.Objective, r.ObjectiveDefault)
+		b.WriteString("  fitted " + r.Moments.String())
+		b.WriteString("  base " + r.MomentsDefault.String())
+	}
 	fmt.Fprintf(&b, "  %-16s %9s %9s %17s\n", "parameter", "base", "fitted", "bounds")
 	for _, p := range ps {
 		v0, _ := base.Param(p.Name)

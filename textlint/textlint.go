@@ -1,6 +1,5 @@
 // Package textlint checks conversation text for the defects that make a
-// simulated persuadee read as stitched templates (issue 10, "Language a
-// reader believes"): sentences starting in lower case, keyword crumbs, a
+// simulated persuadee read as stitched templates: sentences starting in lower case, keyword crumbs, a
 // persuadee speaking of itself in the third person, an honorific used as
 // a name, and one reply repeated across many turns.
 //

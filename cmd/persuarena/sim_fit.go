@@ -24,6 +24,8 @@ var simFitFlags struct {
 	from, out, base       string
 	seed                  uint64
 	folds, evals, workers int
+	closedN               int
+	bounds                string
 }
 
 var simFitP4GCmd = &cobra.Command{
@@ -35,7 +37,13 @@ Bernoulli negative log-likelihood of each dialogue's real outcome (donated > $0)
 given the replayed final belief through a fitted logistic link, plus the mean
 negative log-likelihood of each annotated turn's real reaction polarity given
 the simulated one; it is minimised with gonum/optimize's Nelder-Mead, with fixed
-replay seeds, so the same seed gives the same fit. --folds K reports a
+replay seeds, so the same seed gives the same fit. Unless --closed-n is 0, every
+evaluation also plays a fixed, seeded closed-loop eval (script, random, informer
+and pushy on --closed-n train scenarios each of the arena and P4G sets, plus a
+content-free battery) and adds a penalty for each violated closed-loop limit
+(simfit.Limits: ask calibration, script's moved share, content-free turns never
+raising the belief, the sanity ordering of the built-in persuaders), so that the
+fitted simulator stays usable for closed-loop training. --folds K reports a
 user-grouped K-fold cross-validation within the train users; the validation
 split (user-disjoint) is scored with the links fitted on train. The held-out
 split is never read. Writes a sim config file (schema persuarena.sim-config/v1,
@@ -61,7 +69,7 @@ them from the raw CSV files first.`,
 			return fmt.Errorf("--base: %w", err)
 		}
 		if sim.IsFileRef(fl.base) {
-			return fmt.Errorf("--base: want sim, sim-soft or sim-hard")
+			return fmt.Errorf("--base: want %s, sim, sim-soft or sim-hard", sim.HandName)
 		}
 		var fit, val []*scenario.Scenario
 		for i := range all {
@@ -77,13 +85,25 @@ them from the raw CSV files first.`,
 			return err
 		}
 		errw := cmd.ErrOrStderr()
-		opt := simfit.Options{Base: &base, Seed: fl.seed, MaxEvals: fl.evals, Folds: fl.folds, Workers: fl.workers,
+		ps, ok := simfit.ParamSets[fl.bounds]
+		if !ok {
+			return fmt.Errorf("--bounds %q: want wide or narrow", fl.bounds)
+		}
+		opt := simfit.Options{Base: &base, Params: ps, Seed: fl.seed, MaxEvals: fl.evals, Folds: fl.folds, Workers: fl.workers,
 			Progress: func(msg string) { fmt.Fprintln(errw, msg) }}
+		if fl.closedN > 0 {
+			arena, err := scenario.Resolve("arena")
+			if err != nil {
+				return err
+			}
+			opt.Closed = simfit.DefaultClosedLoop(ptrs(arena), fit, fl.closedN)
+			opt.Closed.Workers = fl.workers
+		}
 		res, err := simfit.Fit(cmd.Context(), fit, val, opt)
 		if err != nil {
 			return err
 		}
-		command := fmt.Sprintf("persuarena sim fit p4g --seed %d --folds %d --max-evals %d --base %s", fl.seed, fl.folds, fl.evals, fl.base)
+		command := fmt.Sprintf("persuarena sim fit p4g --seed %d --folds %d --max-evals %d --closed-n %d --bounds %s --base %s", fl.seed, fl.folds, fl.evals, fl.closedN, fl.bounds, fl.base)
 		file := res.File(fl.base, command, data, opt)
 		fmt.Fprint(errw, simfit.Summary(res, opt))
 		var w io.Writer = cmd.OutOrStdout()
@@ -114,13 +134,24 @@ func init() {
 	f := simFitP4GCmd.Flags()
 	f.StringVar(&simFitFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
 	f.StringVar(&simFitFlags.out, "out", "", "write the fitted config file here (default: standard output)")
-	f.StringVar(&simFitFlags.base, "base", "sim", "configuration the fit starts from: "+strings.Join(sim.Names, ", "))
+	f.StringVar(&simFitFlags.base, "base", sim.HandName, "configuration the fit starts from: "+sim.HandName+" (the hand-set parameters), "+strings.Join(sim.Names, ", "))
+	f.StringVar(&simFitFlags.bounds, "bounds", simfit.DefaultBounds, "fitted parameters and bounds: narrow (each dynamics parameter within half and twice its hand-set value) or wide (simfit.NarrowParams, simfit.WideParams)")
 	f.Uint64Var(&simFitFlags.seed, "seed", 1, "replay seed (same seed, same fit)")
 	f.IntVar(&simFitFlags.folds, "folds", 3, "user-grouped cross-validation folds within the train users (0: none)")
-	f.IntVar(&simFitFlags.evals, "max-evals", 300, "objective evaluations per Nelder-Mead fit")
+	f.IntVar(&simFitFlags.evals, "max-evals", simfit.DefaultEvals, "objective evaluations per Nelder-Mead fit")
+	f.IntVar(&simFitFlags.closedN, "closed-n", simfit.DefaultClosedN, "train scenarios per set (arena, p4g) of the closed-loop eval that constrains the fit (0: open-loop objective only)")
 	f.IntVar(&simFitFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
 	fitCmd := &cobra.Command{Use: "fit", Short: "Fit the simulator's parameters to real data"}
 	fitCmd.AddCommand(simFitP4GCmd)
 	simCmd.AddCommand(fitCmd)
 	rootCmd.AddCommand(simCmd)
+}
+
+// ptrs returns pointers to the elements of ss.
+func ptrs(ss []scenario.Scenario) []*scenario.Scenario {
+	out := make([]*scenario.Scenario, len(ss))
+	for i := range ss {
+		out[i] = &ss[i]
+	}
+	return out
 }

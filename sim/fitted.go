@@ -1,0 +1,37 @@
+package sim
+
+import (
+	_ "embed"
+	"fmt"
+	"sync"
+)
+
+// FittedPath is where the shipped fit lives in the repository; the same
+// bytes are embedded in the binary (Fitted).
+const FittedPath = "sim/fits/p4g.json"
+
+//go:embed fits/p4g.json
+var fittedFile []byte
+
+var fitted = sync.OnceValues(func() (Config, *File) {
+	c, f, err := ParseFile(FittedPath, fittedFile)
+	if err == nil && f.Base != HandName {
+		err = fmt.Errorf("%s: base %q, want %q (the fit starts from the hand-set parameters)", FittedPath, f.Base, HandName)
+	}
+	if err != nil {
+		// a test (TestFittedLoads) keeps the embedded file valid
+		panic("sim: embedded fit: " + err.Error())
+	}
+	c.Name = "sim"
+	return c, f
+})
+
+// Fitted returns the shipped P4G fit (sim/fits/p4g.json, embedded; made
+// by `persuarena sim fit p4g`, docs/simulator.md "The shipped fit"):
+// HandConfig with the fitted parameters set, named "sim", and the file
+// with its provenance. The file is checked by the package's tests; an
+// invalid embedded file panics.
+func Fitted() (Config, *File) {
+	c, f := fitted()
+	return c, f
+}
