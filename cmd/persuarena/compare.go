@@ -74,7 +74,55 @@ sets when they can be resolved.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// loadSide resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's episodes.
+// loadSideOutcomes resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's
+// outcomes, streamed from the episodes table (store.DB.EachOutcome): no
+// turn is read, and names are shared between outcomes, so a 177k-episode
+// run costs tens of bytes per episode instead of its transcripts.
+// cache holds the outcomes of runs already read, so that two sides of one
+// run read it once.
+func loadSideOutcomes(ctx context.Context, db *store.DB, ref string, cache map[string][]episode.Outcome) (string, []episode.Outcome, error) {
+	runID, arm, _ := strings.Cut(ref, ":")
+	if runID == "" {
+		return "", nil, fmt.Errorf("side %q: missing run id (want RUN[:PERSUADER[:PERSUADEE]])", ref)
+	}
+	os, ok := cache[runID]
+	if !ok {
+		var err error
+		if os, err = runOutcomes(ctx, db, runID); err != nil {
+			return "", nil, err
+		}
+		cache[runID] = os
+	}
+	persuader, persuadee := analysis.SplitArmOutcomes(arm, os)
+	os, err := analysis.PickOutcomes(runID, os, persuader, persuadee)
+	return runID, os, err
+}
+
+// runOutcomes reads every outcome of a run.
+func runOutcomes(ctx context.Context, db *store.DB, runID string) ([]episode.Outcome, error) {
+	if _, err := db.GetRun(ctx, runID); err != nil {
+		return nil, fmt.Errorf("run %s: %w", runID, err)
+	}
+	names := map[string]string{}
+	intern := func(s string) string {
+		if v, ok := names[s]; ok {
+			return v
+		}
+		names[s] = s
+		return s
+	}
+	var os []episode.Outcome
+	err := db.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		o.Persuader, o.Persuadee, o.ScenarioID = intern(o.Persuader), intern(o.Persuadee), intern(o.ScenarioID)
+		o.JudgeError = ""
+		os = append(os, o)
+		return nil
+	})
+	return os, err
+}
+
+// loadSide resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's episodes
+// (turns included, for --metrics masp).
 func loadSide(ctx context.Context, db *store.DB, ref string) ([]*episode.Episode, error) {
 	runID, arm, _ := strings.Cut(ref, ":")
 	if runID == "" {
@@ -106,19 +154,30 @@ func runCompare(ctx context.Context, dbPath, refA, refB string, o compareOptions
 		return err
 	}
 	defer db.Close()
-	a, err := loadSide(ctx, db, refA)
+	cache := map[string][]episode.Outcome{}
+	runA, a, err := loadSideOutcomes(ctx, db, refA, cache)
 	if err != nil {
 		return err
 	}
-	b, err := loadSide(ctx, db, refB)
+	runB, b, err := loadSideOutcomes(ctx, db, refB, cache)
 	if err != nil {
 		return err
 	}
-	c, err := analysis.Compare(a, b, analysis.CompareOptions{Intersection: o.intersection, Seed: o.seed, Resamples: o.resamples})
+	c, err := analysis.CompareOutcomes(runA, a, runB, b, analysis.CompareOptions{Intersection: o.intersection, Seed: o.seed, Resamples: o.resamples})
 	if err != nil {
 		return err
 	}
 	if o.metrics == "masp" {
+		// MASP's metrics read the transcripts: only here are the two
+		// arms' turns loaded.
+		a, err := loadSide(ctx, db, refA)
+		if err != nil {
+			return err
+		}
+		b, err := loadSide(ctx, db, refB)
+		if err != nil {
+			return err
+		}
 		mo, note := maspCompareOptions(ctx, db, refA, refB, o)
 		m, err := analysis.CompareMASP(ctx, a, b, c, mo)
 		if err != nil {
