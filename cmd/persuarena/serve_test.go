@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/persuarena/persuarena/train"
 )
 
 // serve validates its whole configuration (split, reward mode, limits,
@@ -40,6 +42,37 @@ func TestServeRejectedInputWritesNothing(t *testing.T) {
 		}
 		if _, err := os.Stat(db); !os.IsNotExist(err) {
 			t.Fatalf("%v: the rejected command created %s (%v)", tc.args, db, err)
+		}
+	}
+}
+
+// train validates its inputs before it creates the run database; --resume
+// needs an existing one.
+func TestTrainRejectedInputWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	base := trainRunConfig{Train: train.DefaultConfig(), Scenarios: []string{"arena"}, Split: "train", Persuadee: "sim",
+		Checkpoint: filepath.Join(dir, "p.json")}
+	bad := []struct {
+		edit   func(*trainRunConfig)
+		resume bool
+		want   string
+	}{
+		{func(rc *trainRunConfig) { rc.Split = "bogus" }, false, `unknown split "bogus"`},
+		{func(rc *trainRunConfig) { rc.Judge, rc.JudgeSamples = "llm:judge", 1 }, false, "needs --config"},
+		{func(rc *trainRunConfig) { rc.Train.GRPO.ScenariosPerStep = 0 }, false, "scenarios_per_step = 0"},
+		{func(rc *trainRunConfig) {}, true, "no run database"},
+	}
+	for i, tc := range bad {
+		rc := base
+		tc.edit(&rc)
+		err := runTrain(ctx, rc, "", 1, db, tc.resume, -1, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("case %d: err %v, want %q", i, err, tc.want)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Fatalf("case %d: the rejected command created %s (%v)", i, db, err)
 		}
 	}
 }
