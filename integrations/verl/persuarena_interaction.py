@@ -271,11 +271,12 @@ class PersuArenaInteraction(BaseInteraction):
         and the step's belief and dense reward. A done episode's session
         is closed at once.
 
-        When the server does not answer within timeout_s, or the
-        connection fails, the session is closed (a late reply must never
-        be read as the answer to a later step), the episode ends as failed
-        and the result is (True, a notice, None, {"error": ..., "failed":
-        True}): no turn score is added for the failed step.
+        When the server does not answer within timeout_s, the connection
+        fails, or the server reports the step failed (EXECUTION_ERROR), the
+        session is closed (a late reply must never be read as the answer
+        to a later step), the episode ends as failed and the result is
+        (True, a notice, None, {"error": ..., "failed": True}): no turn
+        score is added for the failed step.
         """
         ep = self._episodes.get(instance_id) or self._finished.get(instance_id)
         if ep is None:
@@ -295,14 +296,14 @@ class PersuArenaInteraction(BaseInteraction):
         try:
             data = await self._request(ep, "step", {"message": text})
         except PersuArenaError as exc:
-            if exc.code == "CONNECTION":
-                ep.done, ep.failed, ep.terminal = True, True, "failed"
-                await self._close(instance_id, ep)
-                return True, "(the conversation ended: %s)" % exc.message, None, {"error": exc.message, "failed": True}
             if exc.code != "VALIDATION_ERROR":
+                # A timeout or broken connection (CONNECTION), or the
+                # persuadee failing on the server (EXECUTION_ERROR, stored
+                # there as failed): the episode ends as failed, without a
+                # turn score, and without stopping the training run.
                 ep.done, ep.failed, ep.terminal = True, True, "failed"
                 await self._close(instance_id, ep)
-                raise
+                return True, "(the conversation ended: %s)" % exc, None, {"error": str(exc), "failed": True}
             # An empty or oversized message ends the episode with a penalty.
             ep.done = True
             ep.rewards.append(self.invalid_reward)
