@@ -75,50 +75,51 @@ sets when they can be resolved.`,
 }
 
 // loadSideOutcomes resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's
-// outcomes, streamed from the episodes table (store.DB.EachOutcome): no
-// turn is read, and names are shared between outcomes, so a 177k-episode
-// run costs tens of bytes per episode instead of its transcripts.
-// cache holds the outcomes of runs already read, so that two sides of one
-// run read it once.
-func loadSideOutcomes(ctx context.Context, db *store.DB, ref string, cache map[string][]episode.Outcome) (string, []episode.Outcome, error) {
+// outcomes: the arm is chosen among the run's arms (store.DB.Arms, from an
+// index), then only its rows are read (store.DB.EachOutcome with a
+// Filter): no turn is read, and names are shared between outcomes, so a
+// 177k-episode run costs tens of bytes per episode of the two arms instead
+// of every transcript.
+func loadSideOutcomes(ctx context.Context, db *store.DB, ref string) (string, []episode.Outcome, error) {
 	runID, arm, _ := strings.Cut(ref, ":")
 	if runID == "" {
 		return "", nil, fmt.Errorf("side %q: missing run id (want RUN[:PERSUADER[:PERSUADEE]])", ref)
 	}
-	os, ok := cache[runID]
-	if !ok {
-		var err error
-		if os, err = runOutcomes(ctx, db, runID); err != nil {
-			return "", nil, err
-		}
-		cache[runID] = os
-	}
-	persuader, persuadee := analysis.SplitArmOutcomes(arm, os)
-	os, err := analysis.PickOutcomes(runID, os, persuader, persuadee)
-	return runID, os, err
-}
-
-// runOutcomes reads every outcome of a run.
-func runOutcomes(ctx context.Context, db *store.DB, runID string) ([]episode.Outcome, error) {
 	if _, err := db.GetRun(ctx, runID); err != nil {
-		return nil, fmt.Errorf("run %s: %w", runID, err)
+		return "", nil, fmt.Errorf("run %s: %w", runID, err)
 	}
-	names := map[string]string{}
-	intern := func(s string) string {
-		if v, ok := names[s]; ok {
-			return v
-		}
-		names[s] = s
-		return s
+	arms, err := db.Arms(ctx, runID)
+	if err != nil {
+		return "", nil, err
 	}
+	// One outcome per arm stands in for the run in SplitArm and Pick,
+	// which then give the same choices and errors as over every episode.
+	names := make([]episode.Outcome, len(arms))
+	for i, a := range arms {
+		names[i] = episode.Outcome{Persuader: a.Persuader, Persuadee: a.Persuadee}
+	}
+	persuader, persuadee := analysis.SplitArmOutcomes(arm, names)
+	picked, err := analysis.PickOutcomes(runID, names, persuader, persuadee)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(picked) != 1 {
+		return "", nil, fmt.Errorf("run %s: side %q matches %d arms", runID, ref, len(picked))
+	}
+	f := store.Filter{Persuader: picked[0].Persuader, Persuadee: picked[0].Persuadee}
+	scenarios := map[string]string{}
 	var os []episode.Outcome
-	err := db.EachOutcome(ctx, runID, func(o episode.Outcome) error {
-		o.Persuader, o.Persuadee, o.ScenarioID = intern(o.Persuader), intern(o.Persuadee), intern(o.ScenarioID)
-		o.JudgeError = ""
+	err = db.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		id, ok := scenarios[o.ScenarioID]
+		if !ok {
+			id = o.ScenarioID
+			scenarios[id] = id
+		}
+		o.Persuader, o.Persuadee, o.ScenarioID, o.JudgeError = f.Persuader, f.Persuadee, id, ""
 		os = append(os, o)
 		return nil
-	})
-	return os, err
+	}, f)
+	return runID, os, err
 }
 
 // loadSide resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's episodes
@@ -154,12 +155,11 @@ func runCompare(ctx context.Context, dbPath, refA, refB string, o compareOptions
 		return err
 	}
 	defer db.Close()
-	cache := map[string][]episode.Outcome{}
-	runA, a, err := loadSideOutcomes(ctx, db, refA, cache)
+	runA, a, err := loadSideOutcomes(ctx, db, refA)
 	if err != nil {
 		return err
 	}
-	runB, b, err := loadSideOutcomes(ctx, db, refB, cache)
+	runB, b, err := loadSideOutcomes(ctx, db, refB)
 	if err != nil {
 		return err
 	}
