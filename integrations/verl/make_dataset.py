@@ -67,7 +67,9 @@ def make_row(obs, split, seed, name="persuarena"):
 
     ``agent_name: tool_agent`` routes the row to verl's ToolAgentLoop, the
     agent loop that calls interactions (without it verl's default
-    single-turn loop runs and the interaction is never called);
+    single-turn loop runs and the interaction is never called; verl's own
+    examples/data_preprocess/gsm8k_tool_agent_loop.py sets it so, at
+    volcengine/verl b178a3c);
     ``extra_info["interaction_kwargs"]`` must carry the interaction's
     ``name`` (ToolAgentLoop raises without it) and replays exactly this
     scenario and seed. No rollout is given: the interaction gives each of
