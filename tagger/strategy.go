@@ -126,6 +126,7 @@ const (
 	smAny      uint8 = iota // any sentence
 	smQuestion              // only in a question sentence
 	smNoYou                 // only in a clause with no second-person word
+	smAmount                // only in a question clause with a decision term or a modal verb
 	numModes
 )
 
@@ -201,7 +202,7 @@ var strategyRules = []struct {
 		"deducted/deduct/deducting", "task payment", "your payment/earnings/bonus/pay", "the payment",
 		"any amount", "from $ #", "from # to", "$ # to", "research team", "send it/them", "sent to",
 		"directly", "all your payment", "entire payment", "hit", "at the end of the task",
-		"this task", "the task", "from your", "of your payment", "payment",
+		"this task", "the task", "from your task/payment/bonus/earnings/pay/reward/compensation", "of your payment", "payment",
 	}},
 	{PersonalStory, smAny, []string{
 		"i remember", "when i was", "i used to", "years ago", "i have/i've been donating/supporting/volunteering/working/giving",
@@ -221,7 +222,7 @@ var strategyRules = []struct {
 		"i/we * * donate/donating/match/contribute/give/giving/donated",
 		"i'm/im/i'll/i'd/we'll/we're * donate/donating/match/give/contribute/giving",
 		"i'm/im/i'll/i'd/we'll/we're * * donate/donating/match/give/contribute",
-		"i * * * donate/give/match", "mine",
+		"i * * * donate/give/match",
 	}},
 	{FootInTheDoor, smAny, []string{
 		"even a small/little/few/dollar/penny/cent", "even $", "even #", "as little as", "little bit", "every little", "every bit",
@@ -246,7 +247,7 @@ var strategyRules = []struct {
 		"which charities/charity/organizations", "what do you do", "where are you", "what kind of", "your favorite",
 		"do you feel", "your thoughts",
 	}},
-	{AskAmount, smQuestion, []string{
+	{AskAmount, smAmount, []string{
 		"how much", "what amount/percentage/portion/percent", "how many dollars/cents", "which amount",
 	}},
 }
@@ -282,6 +283,13 @@ func (sc *scratch) strategies(acts ActSet) StrategySet {
 			}
 		case smNoYou:
 			if sc.hasFlag(sc.clauses[c.clause], fYou) {
+				continue
+			}
+		case smAmount:
+			// as resolve's amount request: "how much would you like to
+			// give?", not "how much does it weigh on you?"
+			cl := sc.clauses[c.clause]
+			if !sc.sents[cl.sent].question || sc.cflags[c.clause]&cbDecision == 0 && !sc.hasFlag(cl, fModal) {
 				continue
 			}
 		}

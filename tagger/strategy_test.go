@@ -41,10 +41,11 @@ var strategyLabelled = []struct {
 	{"What is your view on online charities?", strats(TaskInquiry)},                   // a question to "you": the task-inquiry fallback
 	{"What do you think about online charities?", strats(TaskInquiry, LogicalAppeal)}, // "think about"
 	{"How much would you like to donate?", strats(AskAmount)},
-	{"I heard of it.", 0},                  // "heard of" only counts in a question
-	{"How much is it?", strats(AskAmount)}, // the amount head alone, in a question
-	{"How are you?", strats(Greeting)},     // small talk is no task inquiry
-	{"Would you be willing to donate?", 0}, // a decision request (Commitment), no inquiry
+	{"I heard of it.", 0},                                     // "heard of" only counts in a question
+	{"How much would it cost?", strats(AskAmount)},            // an amount head with a modal, in a question
+	{"How much does that weigh on you?", strats(TaskInquiry)}, // no decision term, no modal: not an amount request
+	{"How are you?", strats(Greeting)},                        // small talk is no task inquiry
+	{"Would you be willing to donate?", 0},                    // a decision request (Commitment), no inquiry
 }
 
 func TestTagStrategies(t *testing.T) {
@@ -237,16 +238,16 @@ func TestStrategyAgreementP4G(t *testing.T) {
 		{[3]int{377, 272, 105}, [3]float64{0.479, 0.501, 0.415}, 0.485, 0.546},
 		{[3]int{1083, 816, 267}, [3]float64{0.588, 0.569, 0.646}, 0.677, 0.644},
 		{[3]int{154, 122, 32}, [3]float64{0.333, 0.320, 0.381}, 0.344, 0.357},
-		{[3]int{164, 129, 35}, [3]float64{0.481, 0.489, 0.450}, 0.497, 0.494},
+		{[3]int{164, 129, 35}, [3]float64{0.488, 0.495, 0.458}, 0.509, 0.494},
 		{[3]int{164, 129, 35}, [3]float64{0.544, 0.554, 0.509}, 0.442, 0.762},
-		{[3]int{491, 363, 128}, [3]float64{0.587, 0.589, 0.579}, 0.575, 0.680},
+		{[3]int{491, 363, 128}, [3]float64{0.589, 0.592, 0.581}, 0.579, 0.680},
 		{[3]int{180, 135, 45}, [3]float64{0.793, 0.777, 0.839}, 0.902, 0.717},
-		{[3]int{193, 140, 53}, [3]float64{0.313, 0.353, 0.194}, 0.291, 0.404},
+		{[3]int{193, 140, 53}, [3]float64{0.315, 0.355, 0.192}, 0.289, 0.415},
 		{[3]int{169, 104, 65}, [3]float64{0.421, 0.417, 0.426}, 0.397, 0.491},
 		{[3]int{333, 242, 91}, [3]float64{0.765, 0.777, 0.731}, 0.827, 0.733},
 		{[3]int{176, 129, 47}, [3]float64{0.405, 0.402, 0.413}, 0.441, 0.403},
 		{[3]int{299, 235, 64}, [3]float64{0.712, 0.733, 0.641}, 0.730, 0.722},
-		{[3]int{130, 94, 36}, [3]float64{0.752, 0.731, 0.811}, 0.697, 0.831},
+		{[3]int{130, 94, 36}, [3]float64{0.770, 0.746, 0.834}, 0.745, 0.808},
 	}
 	reps := []AgreementReport{Agreement(all), Agreement(tuning), Agreement(held)}
 	for st, w := range want {

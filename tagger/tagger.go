@@ -119,8 +119,9 @@ type Tags struct {
 // a diagnostic question. Pressure counts non-overlapping marker phrases.
 // Strategies come from a second phrase table (strategyRules) matched in the
 // same pass: a phrase raises its strategy anywhere, only in a question
-// sentence (the inquiries, the amount request), or only in a clause
-// without a second-person word (self-modelling's "I will donate").
+// sentence (the inquiries), only in a question clause with a decision term
+// or modal verb (the amount request), or only in a clause without a
+// second-person word (self-modelling's "I will donate").
 func Tag(text string) Tags {
 	sc := getScratch(true)
 	sc.tokenize(text)
