@@ -88,13 +88,14 @@ func (s ActSet) Strings() []string {
 type Tags struct {
 	// Acts are the persuasion acts found.
 	Acts ActSet
-	// Pressure counts pressure markers (urgency, guilt, ultimatums,
-	// "you have to"), 0 or more.
-	Pressure int
 	// Strategies are the PersuasionForGood persuader strategies found
 	// (Wang et al. 2019, Persuasion for Good; see Strategy). They are a
 	// second reading of the same text and never change Acts or Pressure.
+	// (Declared before Pressure so that Tags stays 16 bytes.)
 	Strategies StrategySet
+	// Pressure counts pressure markers (urgency, guilt, ultimatums,
+	// "you have to"), 0 or more.
+	Pressure int
 }
 
 // Tag reads the acts and pressure markers of a persuader utterance (SPEC §2,
