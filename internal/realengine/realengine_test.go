@@ -399,7 +399,8 @@ func TestChatProbePath(t *testing.T) {
 
 // TestThinking asks the same question with thinking on and off: on, the
 // model's reasoning ("Hmm", between <think> and </think>) arrives apart
-// from the reply; off, the template's empty think block leaves none.
+// from the reply; off, the template's empty think block leaves none. Then
+// it plays an episode with a thinking persuadee.
 func TestThinking(t *testing.T) {
 	s := startServer(t, 4096, 1)
 	c, err := llm.NewClient(s.backend())
@@ -432,6 +433,21 @@ func TestThinking(t *testing.T) {
 			t.Errorf("thinking %v: rendered prompt ends %q", on, p[max(0, len(p)-60):])
 		}
 	}
+	// A persuadee with thinking on: the reasoning stays out of the
+	// transcript, and probes (always thinking off) still read.
+	on, text := true, false
+	pee := llmagent.NewPersuadee("llm:tiny", c, llm.Role{Thinking: &on, Sampling: llm.Sampling{Temperature: ptr(0.7), MaxTokens: 64, Seed: ptr(int64(7))}},
+		llmagent.PersuadeeOptions{Structured: &text})
+	eps := runEpisodes(t, pee, heldout(t, 1), 2)
+	for _, tu := range eps[0].Turns {
+		if (tu.Persuadee != "Yes." && tu.Persuadee != "No.") || tu.Decision != decision.Continue {
+			t.Errorf("thinking on, t=%d: reply %q decision %s, want \"Yes.\" or \"No.\" and continue", tu.T, tu.Persuadee, tu.Decision)
+		}
+	}
+	if eps[0].Error != "" || len(eps[0].Turns) != 2 || pee.Stats().Repairs != 0 {
+		t.Errorf("thinking on: %s %q after %d turns, stats %+v", eps[0].Terminal, eps[0].Error, len(eps[0].Turns), pee.Stats())
+	}
+	checkProbes(t, eps, len(probe.Default))
 }
 
 // TestContextOverflow plays an episode on a server whose context is too
