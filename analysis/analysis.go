@@ -124,9 +124,23 @@ func Concat(runs []RunEpisodes) []*episode.Episode {
 // first split at a colon whose two sides are a persuader and a persuadee of
 // eps, else the first colon (Pick then reports the names the run holds).
 func SplitArm(ref string, eps []*episode.Episode) (persuader, persuadee string) {
+	return splitArm(ref, eps, epNames)
+}
+
+// SplitArmOutcomes is SplitArm over outcomes (store.DB.EachOutcome), for
+// callers that never load turns.
+func SplitArmOutcomes(ref string, os []episode.Outcome) (persuader, persuadee string) {
+	return splitArm(ref, os, outcomeNames)
+}
+
+func epNames(ep *episode.Episode) (string, string)    { return ep.Persuader, ep.Persuadee }
+func outcomeNames(o episode.Outcome) (string, string) { return o.Persuader, o.Persuadee }
+
+func splitArm[T any](ref string, xs []T, names func(T) (string, string)) (persuader, persuadee string) {
 	pers, pees := map[string]bool{}, map[string]bool{}
-	for _, ep := range eps {
-		pers[ep.Persuader], pees[ep.Persuadee] = true, true
+	for _, x := range xs {
+		r, e := names(x)
+		pers[r], pees[e] = true, true
 	}
 	if ref == "" || pers[ref] {
 		return ref, ""
@@ -148,39 +162,49 @@ func SplitArm(ref string, eps []*episode.Episode) (persuader, persuadee string) 
 // not in the run; or a name is needed and missing. Each message lists the
 // available names and the RUN:PERSUADER:PERSUADEE form that selects one.
 func Pick(runID string, eps []*episode.Episode, persuader, persuadee string) ([]*episode.Episode, error) {
-	if len(eps) == 0 {
+	return pickArm(runID, eps, persuader, persuadee, epNames)
+}
+
+// PickOutcomes is Pick over outcomes (store.DB.EachOutcome), with the
+// same errors.
+func PickOutcomes(runID string, os []episode.Outcome, persuader, persuadee string) ([]episode.Outcome, error) {
+	return pickArm(runID, os, persuader, persuadee, outcomeNames)
+}
+
+func pickArm[T any](runID string, xs []T, persuader, persuadee string, names func(T) (string, string)) ([]T, error) {
+	if len(xs) == 0 {
 		return nil, fmt.Errorf("run %s holds no episodes", runID)
 	}
-	pick := func(role, want string, get func(*episode.Episode) string, eps []*episode.Episode) ([]*episode.Episode, error) {
+	pick := func(role, want string, get func(T) string, xs []T) ([]T, error) {
 		var names []string
-		for _, ep := range eps {
-			if n := get(ep); !slices.Contains(names, n) {
+		for _, x := range xs {
+			if n := get(x); !slices.Contains(names, n) {
 				names = append(names, n)
 			}
 		}
 		slices.Sort(names)
 		switch {
 		case want == "" && len(names) == 1:
-			return eps, nil
+			return xs, nil
 		case want == "":
 			return nil, fmt.Errorf("run %s holds several %ss (%s): choose one with %s:PERSUADER:PERSUADEE",
 				runID, role, strings.Join(names, ", "), runID)
 		case !slices.Contains(names, want):
 			return nil, fmt.Errorf("run %s has no %s %q (it holds %s)", runID, role, want, strings.Join(names, ", "))
 		}
-		var out []*episode.Episode
-		for _, ep := range eps {
-			if get(ep) == want {
-				out = append(out, ep)
+		var out []T
+		for _, x := range xs {
+			if get(x) == want {
+				out = append(out, x)
 			}
 		}
 		return out, nil
 	}
-	eps, err := pick("persuader", persuader, func(ep *episode.Episode) string { return ep.Persuader }, eps)
+	xs, err := pick("persuader", persuader, func(x T) string { r, _ := names(x); return r }, xs)
 	if err != nil {
 		return nil, err
 	}
-	return pick("persuadee", persuadee, func(ep *episode.Episode) string { return ep.Persuadee }, eps)
+	return pick("persuadee", persuadee, func(x T) string { _, e := names(x); return e }, xs)
 }
 
 // Filter returns the episodes of eps whose persuader is persuader (all of

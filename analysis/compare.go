@@ -121,23 +121,24 @@ type pairKey struct {
 
 func (k pairKey) String() string { return k.scenario + "#" + strconv.Itoa(k.rollout) }
 
-// index keys one side's episodes, checking it is one arm with one episode
-// per key.
-func index(side string, eps []*episode.Episode) (map[pairKey]*episode.Episode, error) {
-	if len(eps) == 0 {
+// index keys one side's outcomes, checking it is one arm with one
+// episode per key.
+func index(side string, os []episode.Outcome) (map[pairKey]*episode.Outcome, error) {
+	if len(os) == 0 {
 		return nil, fmt.Errorf("compare: side %s has no episodes", side)
 	}
-	arm := ArmOf(eps[0])
-	m := make(map[pairKey]*episode.Episode, len(eps))
-	for _, ep := range eps {
-		if a := ArmOf(ep); a != arm {
+	arm := Arm{os[0].Persuader, os[0].Persuadee}
+	m := make(map[pairKey]*episode.Outcome, len(os))
+	for i := range os {
+		o := &os[i]
+		if a := (Arm{o.Persuader, o.Persuadee}); a != arm {
 			return nil, fmt.Errorf("compare: side %s mixes arms (%s and %s): select one persuader and persuadee", side, arm, a)
 		}
-		k := pairKey{ep.ScenarioID, ep.Rollout}
+		k := pairKey{o.ScenarioID, o.Rollout}
 		if m[k] != nil {
 			return nil, fmt.Errorf("compare: side %s holds scenario %s twice", side, k)
 		}
-		m[k] = ep
+		m[k] = o
 	}
 	return m, nil
 }
@@ -152,6 +153,27 @@ func index(side string, eps []*episode.Episode) (map[pairKey]*episode.Episode, e
 // *SetMismatchError when the key sets differ and o.Intersection is off; no
 // pair left to compare; invalid bootstrap options.
 func Compare(a, b []*episode.Episode, o CompareOptions) (Comparison, error) {
+	outcomes := func(eps []*episode.Episode) (string, []episode.Outcome) {
+		if len(eps) == 0 {
+			return "", nil
+		}
+		os := make([]episode.Outcome, len(eps))
+		for i, ep := range eps {
+			os[i] = ep.Outcome()
+		}
+		return eps[0].RunID, os
+	}
+	runA, oa := outcomes(a)
+	runB, ob := outcomes(b)
+	return CompareOutcomes(runA, oa, runB, ob, o)
+}
+
+// CompareOutcomes is Compare on the outcomes of the two arms (only their
+// arm, key, terminal state and R_goal are read), as store.DB.EachOutcome
+// streams them: no turns are needed, so a comparison of two 44k-episode
+// arms holds a few MB instead of every transcript. runA and runB label the
+// sides. Errors are Compare's.
+func CompareOutcomes(runA string, a []episode.Outcome, runB string, b []episode.Outcome, o CompareOptions) (Comparison, error) {
 	ia, err := index("A", a)
 	if err != nil {
 		return Comparison{}, err
@@ -161,8 +183,8 @@ func Compare(a, b []*episode.Episode, o CompareOptions) (Comparison, error) {
 		return Comparison{}, err
 	}
 	c := Comparison{Seed: o.Seed}
-	c.A = Side{RunID: a[0].RunID, Persuader: a[0].Persuader, Persuadee: a[0].Persuadee, Episodes: len(a)}
-	c.B = Side{RunID: b[0].RunID, Persuader: b[0].Persuader, Persuadee: b[0].Persuadee, Episodes: len(b)}
+	c.A = Side{RunID: runA, Persuader: a[0].Persuader, Persuadee: a[0].Persuadee, Episodes: len(a)}
+	c.B = Side{RunID: runB, Persuader: b[0].Persuader, Persuadee: b[0].Persuadee, Episodes: len(b)}
 	var common []pairKey
 	var onlyA, onlyB []pairKey
 	for k := range ia {
@@ -246,12 +268,13 @@ func Compare(a, b []*episode.Episode, o CompareOptions) (Comparison, error) {
 	}
 	// Choice: both intervals use the same seed, hence the same resampled
 	// pairs, so they describe one bootstrap world.
-	if c.DeltaCI, err = stats.PairedDiffCI(accA, accB, bo); err != nil {
-		return Comparison{}, fmt.Errorf("compare: Δ full acceptance interval: %w", err)
+	// PairedDiffCIs draws them once for both (equal to two PairedDiffCI
+	// calls, at half the cost).
+	cis, err := stats.PairedDiffCIs([][]float64{accA, rgA}, [][]float64{accB, rgB}, bo)
+	if err != nil {
+		return Comparison{}, fmt.Errorf("compare: Δ full acceptance and R_goal difference intervals: %w", err)
 	}
-	if c.RGoalDiffCI, err = stats.PairedDiffCI(rgA, rgB, bo); err != nil {
-		return Comparison{}, fmt.Errorf("compare: R_goal difference interval: %w", err)
-	}
+	c.DeltaCI, c.RGoalDiffCI = cis[0], cis[1]
 	return c, nil
 }
 

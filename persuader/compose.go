@@ -96,7 +96,10 @@ func (b *base) compose(parts []part, x string) episode.Utterance {
 // negation window and question rules all stay inside one clause or one
 // sentence, so Tag of sentences joined by spaces is the union of their
 // acts and the sum of their pressure markers (TestRenderTagsAsWhole
-// checks it on every template and many combinations and fills).
+// checks it on every template and many combinations and fills). The
+// reading's Strategies are left empty: the P4G strategy family has an
+// utterance-level rule (docs/tagger.md), and episode.Run tags the whole
+// text itself.
 func (b *base) render(parts []part, v slots, shift int) (string, tagger.Tags) {
 	n := 0
 	for _, p := range parts {

@@ -32,7 +32,10 @@ func TestRenderTagsAsWhole(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	cmp := func(b *base, parts []part, v slots, shift int) {
 		text, got := b.render(parts, v, shift)
-		if want := tagger.Tag(text); got != want {
+		// render composes acts and pressure only (what the persuader
+		// checks); the P4G strategies of the whole text are read by
+		// episode.Run's own tagger.Tag, so they are not compared.
+		if want := tagger.Tag(text); got.Acts != want.Acts || got.Pressure != want.Pressure {
 			t.Fatalf("%q: part-by-part %+v, whole %+v", text, got, want)
 		}
 	}

@@ -266,9 +266,11 @@ type View struct {
 	// truncated when the conversation outgrew the persuadee's context.
 	// "continue" after a reset.
 	Decision string `json:"decision"`
-	// Scenario is the public scenario (scenario.Public), the same at every
-	// step.
-	Scenario scenario.Public `json:"scenario"`
+	// Scenario is the public scenario (scenario.Public): sent once per
+	// episode, in the reset's observation; nil (absent on the wire) in
+	// every step's, which keeps step bodies small (the scenario is about
+	// 0.9 KB). A client keeps the one it got at reset.
+	Scenario *scenario.Public `json:"scenario,omitempty"`
 }
 
 // Metadata is the machine-readable side of an observation: rewards and
@@ -305,7 +307,7 @@ type Metadata struct {
 
 // Observation is the full result of a reset or step, shaped like OpenEnv's
 // Observation model: the visible View plus done, reward and metadata. On
-// the wire these three are lifted next to the view (see Result).
+// the wire done and reward are lifted next to the view (see Result).
 type Observation struct {
 	View
 	Done bool `json:"done"`
@@ -314,20 +316,41 @@ type Observation struct {
 	Metadata Metadata `json:"metadata"`
 }
 
-// Result is an observation in OpenEnv's wire format
-// (serialize_observation): {"observation", "reward", "done", "metadata"}.
-// It is the data of a WebSocket "observation" message and the body of the
-// /reset and /step responses.
+// WireObservation is the "observation" object of the wire format: the
+// visible View plus the Metadata, under "metadata" (OpenEnv's
+// Observation.metadata field).
+//
+// Choice: the metadata travels inside the observation because OpenEnv's
+// own client delivers nothing else. Its serialize_observation
+// (src/openenv/core/env_server/serialization.py) excludes metadata from
+// the body, its GenericEnvClient._parse_result
+// (src/openenv/core/generic_client.py) keeps only observation, reward and
+// done, and its ResetResponse and StepResponse models
+// (src/openenv/core/env_server/types.py) forbid extra fields
+// (meta-pytorch/OpenEnv 685de411e5f77286b0fd94798d42c4467cf8a1bc). A
+// top-level "metadata" would fail that validation and, where it did not,
+// be dropped on the client; inside the observation it reaches every
+// client, and a typed client's Observation model reads it into its own
+// metadata field.
+type WireObservation struct {
+	View
+	Metadata Metadata `json:"metadata"`
+}
+
+// Result is an observation in OpenEnv's wire format, exactly the fields of
+// its ResetResponse and StepResponse models: {"observation", "reward",
+// "done"}, with the metadata inside the observation (see
+// WireObservation). It is the data of a WebSocket "observation" message
+// and the body of the /reset and /step responses.
 type Result struct {
-	Observation View     `json:"observation"`
-	Reward      *float64 `json:"reward"`
-	Done        bool     `json:"done"`
-	Metadata    Metadata `json:"metadata"`
+	Observation WireObservation `json:"observation"`
+	Reward      *float64        `json:"reward"`
+	Done        bool            `json:"done"`
 }
 
 // Result returns o in the wire format.
 func (o Observation) Result() Result {
-	return Result{Observation: o.View, Reward: o.Reward, Done: o.Done, Metadata: o.Metadata}
+	return Result{Observation: WireObservation{View: o.View, Metadata: o.Metadata}, Reward: o.Reward, Done: o.Done}
 }
 
 // State is the episode's bookkeeping (OpenEnv's State: episode_id and
@@ -535,8 +558,9 @@ func (e *Env) Reset(ctx context.Context, opts ResetOptions) (Observation, error)
 	e.beliefs = []*float64{b0}
 	e.rewards = []float64{}
 	e.active = true
+	pub := e.pub // a copy: the next Reset overwrites e in place
 	return Observation{
-		View:     View{Decision: string(decision.Continue), Tmax: cfg.Tmax, Scenario: e.pub},
+		View:     View{Decision: string(decision.Continue), Tmax: cfg.Tmax, Scenario: &pub},
 		Metadata: Metadata{EpisodeID: id, RewardMode: mode, Acts: []string{}, Belief: b0},
 	}, nil
 }
@@ -711,7 +735,7 @@ func (e *Env) observe(ctx context.Context, turn episode.Turn, reply, dec string)
 		e.sink()
 	}
 	return Observation{
-		View:     View{Reply: reply, Turn: turn.T, Tmax: cfg.Tmax, Decision: dec, Scenario: e.pub},
+		View:     View{Reply: reply, Turn: turn.T, Tmax: cfg.Tmax, Decision: dec},
 		Done:     e.done,
 		Reward:   &rw,
 		Metadata: md,

@@ -45,7 +45,7 @@ func TestMetadata(t *testing.T) {
 		strings.Join(m.Probes, ",") != "ca,pe,ac" || m.StrategyWeight != 1 || m.Judge || m.DenseMode != "scaled" {
 		t.Fatalf("metadata %+v", m)
 	}
-	if m.Limits != (Limits{MaxSessions: 3, IdleTimeoutS: 90, MaxMessageBytes: DefaultMaxMessageBytes, MaxFrameBytes: 6*DefaultMaxMessageBytes + 4096, Tmax: 10}) {
+	if m.Limits != (Limits{MaxSessions: 3, IdleTimeoutS: 90, CapacityWaitS: 0.25, MaxMessageBytes: DefaultMaxMessageBytes, MaxFrameBytes: 6*DefaultMaxMessageBytes + 4096, Tmax: 10}) {
 		t.Fatalf("limits %+v", m.Limits)
 	}
 	// SPEC §1 / data README: arena 1,468 / 200 / 120; p4g 662 / 200 / 120.
@@ -119,7 +119,7 @@ func TestSchemaValidatesRealMessages(t *testing.T) {
 			if err := validate(t, sch["observation"], mustJSONb(t, r.Observation)); err != nil {
 				t.Fatalf("wire observation %s: %v", f.Data, err)
 			}
-			full := Observation{View: r.Observation, Done: r.Done, Reward: r.Reward, Metadata: r.Metadata}
+			full := Observation{View: r.Observation.View, Done: r.Done, Reward: r.Reward, Metadata: r.Observation.Metadata}
 			if err := validate(t, sch["observation"], mustJSONb(t, full)); err != nil {
 				t.Fatalf("observation %s: %v", f.Data, err)
 			}
@@ -153,10 +153,10 @@ func TestHTTPEpisode(t *testing.T) {
 	_, ts := start(t, simConfig(t))
 	status, body := httpDo(t, "POST", ts.URL+"/reset", `{"seed": 5, "set": "p4g", "reward": "both"}`)
 	var r Result
-	if err := json.Unmarshal(body, &r); status != 200 || err != nil || r.Metadata.EpisodeID == "" || r.Done || r.Reward != nil {
+	if err := json.Unmarshal(body, &r); status != 200 || err != nil || r.Observation.Metadata.EpisodeID == "" || r.Done || r.Reward != nil {
 		t.Fatalf("reset: %d %s %v", status, body, err)
 	}
-	id := r.Metadata.EpisodeID
+	id := r.Observation.Metadata.EpisodeID
 	var steps int
 	for steps = 1; steps <= 10; steps++ {
 		status, body = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{
@@ -168,7 +168,7 @@ func TestHTTPEpisode(t *testing.T) {
 			break
 		}
 	}
-	if !r.Done || r.Metadata.ROut == nil || r.Metadata.RewardMode != Both {
+	if !r.Done || r.Observation.Metadata.ROut == nil || r.Observation.Metadata.RewardMode != Both {
 		t.Fatalf("last step %+v", r)
 	}
 	status, body = httpDo(t, "GET", ts.URL+"/state?episode_id="+id, "")
@@ -198,7 +198,7 @@ func TestHTTPErrors(t *testing.T) {
 	_, body := httpDo(t, "POST", ts.URL+"/reset", `{"seed": 1}`)
 	var r Result
 	json.Unmarshal(body, &r)
-	id := r.Metadata.EpisodeID
+	id := r.Observation.Metadata.EpisodeID
 	cases := []struct {
 		method, path, body string
 		status             int
@@ -247,7 +247,7 @@ func TestHTTPIdleAndCapacity(t *testing.T) {
 	status, body := httpDo(t, "POST", ts.URL+"/reset", `{}`)
 	wantHTTPError(t, status, body, 503, CapacityReached)
 	advance(59 * time.Second) // still alive: the step refreshes it
-	step := mustJSON(t, map[string]any{"episode_id": r.Metadata.EpisodeID, "action": map[string]any{"message": "Hi."}})
+	step := mustJSON(t, map[string]any{"episode_id": r.Observation.Metadata.EpisodeID, "action": map[string]any{"message": "Hi."}})
 	if status, body = httpDo(t, "POST", ts.URL+"/step", step); status != 200 {
 		t.Fatalf("step within the idle timeout: %d %s", status, body)
 	}
@@ -256,7 +256,7 @@ func TestHTTPIdleAndCapacity(t *testing.T) {
 	if status, body = httpDo(t, "POST", ts.URL+"/reset", `{"episode_id":"second"}`); status != 200 {
 		t.Fatalf("reset after the first episode finished: %d %s", status, body)
 	}
-	if status, _ = httpDo(t, "GET", ts.URL+"/state?episode_id="+r.Metadata.EpisodeID, ""); status != 200 {
+	if status, _ = httpDo(t, "GET", ts.URL+"/state?episode_id="+r.Observation.Metadata.EpisodeID, ""); status != 200 {
 		t.Fatalf("finished episode's state: %d", status)
 	}
 	advance(61 * time.Second)
@@ -324,11 +324,11 @@ func TestHiddenProfileNeverLeaves(t *testing.T) {
 	var r Result
 	json.Unmarshal(body, &r)
 	for i := 0; i < 10 && !r.Done; i++ {
-		_, body = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{"episode_id": r.Metadata.EpisodeID, "action": map[string]any{"message": lines[i%len(lines)]}}))
+		_, body = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{"episode_id": r.Observation.Metadata.EpisodeID, "action": map[string]any{"message": lines[i%len(lines)]}}))
 		seen = append(seen, string(body))
 		json.Unmarshal(body, &r)
 	}
-	_, body = httpDo(t, "GET", ts.URL+"/state?episode_id="+r.Metadata.EpisodeID, "")
+	_, body = httpDo(t, "GET", ts.URL+"/state?episode_id="+r.Observation.Metadata.EpisodeID, "")
 	seen = append(seen, string(body))
 	for _, s := range seen {
 		if strings.Contains(s, marker) {

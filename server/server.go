@@ -41,6 +41,9 @@ const (
 	// DefaultDoneRetention is how long a finished HTTP episode's state
 	// stays readable by GET /state.
 	DefaultDoneRetention = time.Minute
+	// DefaultCapacityWait is how long a new session waits for a slot when
+	// the server is full before it gets CAPACITY_REACHED.
+	DefaultCapacityWait = 250 * time.Millisecond
 )
 
 // Config configures a Server. Zero fields take the defaults given.
@@ -59,6 +62,18 @@ type Config struct {
 	// stays readable (GET /state) before it is forgotten; its environment
 	// is released at once. 0 means DefaultDoneRetention.
 	DoneRetention time.Duration
+	// CapacityWait is how long a WebSocket connection or POST /reset
+	// waits for a free slot when all MaxSessions are held, before it gets
+	// CAPACITY_REACHED; 0 means DefaultCapacityWait, negative means no
+	// wait.
+	//
+	// Choice: a client that drops its connection and reconnects at once
+	// races its own old connection: the new handshake can be read before
+	// the old connection's end: without a wait 1 of 200 such reconnects
+	// was refused at capacity (9-13 of 200 before slots were freed by a
+	// reader that sees the drop at once; TestWSAbruptDropFreesSlot).
+	// A freed slot wakes a waiting session at once.
+	CapacityWait time.Duration
 	// Version is reported by /metadata.
 	Version string
 	// Logger receives session events; nil discards them.
@@ -77,6 +92,7 @@ type Server struct {
 	cancel  context.CancelFunc
 
 	mu     sync.Mutex
+	freed  chan struct{} // closed and replaced when a slot is freed
 	ws     map[*wsSession]struct{}
 	http   map[string]*httpEpisode
 	closed bool
@@ -113,6 +129,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.CapacityWait == 0 {
+		cfg.CapacityWait = DefaultCapacityWait
+	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
@@ -127,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		// Escaping can grow a message up to 6x (\u00XX); the rest is room
 		// for the envelope and reset options.
 		frame: int64(6*f.cfg.MaxMessageBytes + 4096),
-		ws:    map[*wsSession]struct{}{}, http: map[string]*httpEpisode{},
+		ws:    map[*wsSession]struct{}{}, http: map[string]*httpEpisode{}, freed: make(chan struct{}),
 	}, nil
 }
 
@@ -197,6 +216,13 @@ func (s *Server) Close() {
 	}
 }
 
+// isClosed reports whether Close has been called.
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // wait waits for the WebSocket handlers to return, or for ctx.
 func (s *Server) wait(ctx context.Context) {
 	done := make(chan struct{})
@@ -223,6 +249,49 @@ func (s *Server) activeLocked() int {
 		}
 	}
 	return n
+}
+
+// freedLocked wakes sessions waiting for a slot; s.mu must be held.
+func (s *Server) freedLocked() {
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
+
+// admitLocked returns whether a new session may take a slot, waiting up
+// to CapacityWait (or until ctx ends) for one to be freed when all are
+// held, and the number held. s.mu must be held; it is released while
+// waiting. It refuses once the server is closed.
+func (s *Server) admitLocked(ctx context.Context) (int, bool) {
+	var deadline <-chan time.Time
+	for {
+		n := s.activeLocked()
+		if s.closed {
+			return n, false
+		}
+		if n < s.cfg.MaxSessions {
+			return n, true
+		}
+		if s.cfg.CapacityWait < 0 {
+			return n, false
+		}
+		if deadline == nil {
+			t := time.NewTimer(s.cfg.CapacityWait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		ch := s.freed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+			s.mu.Lock()
+		case <-deadline:
+			s.mu.Lock()
+			return s.activeLocked(), false
+		case <-ctx.Done():
+			s.mu.Lock()
+			return s.activeLocked(), false
+		}
+	}
 }
 
 func (s *Server) capacityError(active int) *Error {
@@ -262,6 +331,8 @@ type Limits struct {
 	MaxSessions int `json:"max_sessions"`
 	// IdleTimeoutS is Config.IdleTimeout in seconds.
 	IdleTimeoutS float64 `json:"idle_timeout_s"`
+	// CapacityWaitS is Config.CapacityWait in seconds (0: no wait).
+	CapacityWaitS float64 `json:"capacity_wait_s"`
 	// MaxMessageBytes bounds one persuader message.
 	MaxMessageBytes int `json:"max_message_bytes"`
 	// MaxFrameBytes bounds a WebSocket frame or HTTP body; bigger frames
@@ -320,7 +391,7 @@ func (s *Server) Info() MetadataInfo {
 		DefaultSplit: splitName(c.Split),
 		RewardModes:  RewardModes, Reward: c.Reward,
 		Goal: c.Goal, StrategyWeight: s.f.w, Judge: c.Judge != nil, DenseMode: grpo.DefaultConfig().DenseMode,
-		Limits: Limits{MaxSessions: s.cfg.MaxSessions, IdleTimeoutS: s.cfg.IdleTimeout.Seconds(),
+		Limits: Limits{MaxSessions: s.cfg.MaxSessions, IdleTimeoutS: s.cfg.IdleTimeout.Seconds(), CapacityWaitS: max(0, s.cfg.CapacityWait.Seconds()),
 			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, Tmax: c.Tmax},
 	}
 	for _, p := range c.Basis {
@@ -384,8 +455,13 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
 		return
 	}
-	if n := s.activeLocked(); n >= s.cfg.MaxSessions {
+	if n, ok := s.admitLocked(r.Context()); !ok {
+		closed := s.closed
 		s.mu.Unlock()
+		if closed {
+			writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
+			return
+		}
 		writeError(w, s.capacityError(n))
 		return
 	}
@@ -487,6 +563,9 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ep.last = s.now()
 	ep.done = done
+	if done {
+		s.freedLocked()
+	}
 	s.mu.Unlock()
 	if err != nil {
 		writeError(w, err)
@@ -541,6 +620,7 @@ func (s *Server) handleClose(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	delete(s.http, req.EpisodeID)
+	s.freedLocked()
 	s.mu.Unlock()
 	s.log.Info("close", "transport", "http", "episode", req.EpisodeID)
 	writeJSON(w, http.StatusOK, map[string]any{"episode_id": req.EpisodeID, "closed": true})

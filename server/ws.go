@@ -46,9 +46,10 @@ type wsSession struct {
 }
 
 // handleWS is the stateful episode channel WS /ws. Each connection gets
-// its own Env and holds a session slot until it closes. Over capacity the
-// server accepts, sends CAPACITY_REACHED and closes with 1013 (try again
-// later), as OpenEnv does.
+// its own Env and holds a session slot until it closes or drops (see
+// run). Over capacity the connection waits up to Config.CapacityWait for a
+// slot; then the server sends CAPACITY_REACHED and closes with 1013 (try
+// again later), as OpenEnv does.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
@@ -57,13 +58,15 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(s.frame)
 	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now()}
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		sess.sendError(errf(SessionError, "server is shutting down"))
-		conn.Close(websocket.StatusGoingAway, "server shutting down")
-		return
-	}
-	if n := s.activeLocked(); n >= s.cfg.MaxSessions {
+	// The request's context says nothing once Accept has hijacked the
+	// connection; the server's ends at shutdown.
+	if n, ok := s.admitLocked(s.baseCtx); !ok {
+		if s.closed {
+			s.mu.Unlock()
+			sess.sendError(errf(SessionError, "server is shutting down"))
+			conn.Close(websocket.StatusGoingAway, "server shutting down")
+			return
+		}
 		s.mu.Unlock()
 		sess.sendError(s.capacityError(n))
 		conn.Close(websocket.StatusTryAgainLater, "capacity reached")
@@ -73,30 +76,62 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
-		s.mu.Lock()
-		delete(s.ws, sess)
-		s.mu.Unlock()
+		s.release(sess)
 		s.wg.Done()
 	}()
 	sess.run()
 }
 
+// release frees the session's slot; it may be called more than once.
+func (s *Server) release(ws *wsSession) {
+	s.mu.Lock()
+	if _, ok := s.ws[ws]; ok {
+		delete(s.ws, ws)
+		s.freedLocked()
+	}
+	s.mu.Unlock()
+}
+
 // run reads and answers messages until the connection ends.
+//
+// A reader goroutine reads every frame, so that a dropped connection is
+// seen at once, even during a step: its slot is freed there and then
+// (before the handler unwinds), and a step in progress is abandoned (its
+// context is cancelled; the episode is not stored) unless the server is
+// shutting down, where the step runs to its end as Close documents.
 func (ws *wsSession) run() {
-	ctx := ws.s.baseCtx
-	idle := ws.s.cfg.IdleTimeout
+	s := ws.s
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	defer cancel()
+	idle := s.cfg.IdleTimeout
 	ws.mu.Lock()
 	ws.timer = time.AfterFunc(idle, ws.onIdle)
 	ws.mu.Unlock()
 	defer ws.timer.Stop()
 	defer ws.conn.CloseNow()
-	for {
-		// Read is unblocked by the connection closing (peer close, idle
-		// close, Server.Close), not by ctx, so that shutdown can send 1001.
-		_, data, err := ws.conn.Read(context.Background())
-		if err != nil {
-			return // peer closed, frame too big, idle close or shutdown
+	msgs := make(chan []byte)
+	go func() {
+		defer close(msgs)
+		for {
+			// Read is unblocked by the connection closing (peer close or
+			// drop, idle close, Server.Close), not by ctx, so that
+			// shutdown can send 1001.
+			_, data, err := ws.conn.Read(context.Background())
+			if err != nil {
+				s.release(ws)
+				if !s.isClosed() {
+					cancel()
+				}
+				return
+			}
+			select {
+			case msgs <- data:
+			case <-ctx.Done():
+				return
+			}
 		}
+	}()
+	for data := range msgs {
 		ws.mu.Lock()
 		if ws.expired {
 			ws.mu.Unlock()
@@ -107,11 +142,15 @@ func (ws *wsSession) run() {
 
 		reply, closeReq := ws.handle(ctx, data)
 		if closeReq {
-			ws.s.log.Info("close", "transport", "ws", "episode", ws.env.id)
+			s.log.Info("close", "transport", "ws", "episode", ws.env.id)
+			s.release(ws)
 			ws.conn.Close(websocket.StatusNormalClosure, "")
 			return
 		}
-		err = ws.write(ctx, reply)
+		if ctx.Err() != nil {
+			return // the connection dropped during the step
+		}
+		err := ws.write(ctx, reply)
 		ws.mu.Lock()
 		ws.busy = false
 		ws.last = time.Now()

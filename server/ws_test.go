@@ -20,10 +20,10 @@ func TestWSEpisode(t *testing.T) {
 	c := dial(t, ts)
 	obs := result(t, call(t, c, resetMsg(t, map[string]any{"seed": 7, "scenario_id": "arena-train-0001"})))
 	if obs.Done || obs.Reward != nil || obs.Observation.Turn != 0 || obs.Observation.Reply != "" || obs.Observation.Decision != "continue" ||
-		obs.Observation.Scenario.ID != "arena-train-0001" || obs.Observation.Tmax != 10 || obs.Metadata.Belief == nil {
+		obs.Observation.Scenario.ID != "arena-train-0001" || obs.Observation.Tmax != 10 || obs.Observation.Metadata.Belief == nil {
 		t.Fatalf("reset observation %+v", obs)
 	}
-	id := obs.Metadata.EpisodeID
+	id := obs.Observation.Metadata.EpisodeID
 	lines := []string{
 		"What worries you most about consolidating these debts?",
 		"A soft search does not touch your credit score, and you can compare offers first.",
@@ -34,20 +34,20 @@ func TestWSEpisode(t *testing.T) {
 	var last Result
 	for i := 0; i < 10 && !last.Done; i++ {
 		last = result(t, call(t, c, stepMsg(t, lines[i%len(lines)])))
-		if last.Observation.Turn != i+1 || last.Reward == nil || last.Observation.Reply == "" || last.Metadata.EpisodeID != id {
+		if last.Observation.Turn != i+1 || last.Reward == nil || last.Observation.Reply == "" || last.Observation.Metadata.EpisodeID != id {
 			t.Fatalf("step %d: %+v", i+1, last)
 		}
 		rewards = append(rewards, *last.Reward)
 	}
-	if !last.Done || last.Metadata.Terminal == "" || last.Metadata.RGoal == nil {
+	if !last.Done || last.Observation.Metadata.Terminal == "" || last.Observation.Metadata.RGoal == nil {
 		t.Fatalf("episode did not finish within Tmax: %+v", last)
 	}
-	if last.Metadata.Terminal == decision.TermPending && last.Observation.Decision != DecisionPending {
+	if last.Observation.Metadata.Terminal == decision.TermPending && last.Observation.Decision != DecisionPending {
 		t.Fatalf("pending episode's last decision %s", last.Observation.Decision)
 	}
 	st := state(t, call(t, c, `{"type":"state"}`))
-	if st.EpisodeID != id || st.StepCount != len(rewards) || !st.Done || st.Terminal != last.Metadata.Terminal ||
-		len(st.Beliefs) != len(rewards)+1 || st.ScenarioID != "arena-train-0001" || st.Seed != 7 || *st.RGoal != *last.Metadata.RGoal {
+	if st.EpisodeID != id || st.StepCount != len(rewards) || !st.Done || st.Terminal != last.Observation.Metadata.Terminal ||
+		len(st.Beliefs) != len(rewards)+1 || st.ScenarioID != "arena-train-0001" || st.Seed != 7 || *st.RGoal != *last.Observation.Metadata.RGoal {
 		t.Fatalf("state %+v after %d steps", st, len(rewards))
 	}
 	for i, r := range rewards {
@@ -60,7 +60,7 @@ func TestWSEpisode(t *testing.T) {
 	// stays open and a new reset works.
 	wantError(t, call(t, c, stepMsg(t, "One more thing.")), ExecutionError)
 	obs2 := result(t, call(t, c, `{"type":"reset"}`))
-	if obs2.Metadata.EpisodeID == id || obs2.Observation.Scenario.ID == "" {
+	if obs2.Observation.Metadata.EpisodeID == id || obs2.Observation.Scenario.ID == "" {
 		t.Fatalf("second reset %+v", obs2)
 	}
 	send(t, c, `{"type":"close"}`)
@@ -189,7 +189,7 @@ func TestWSSameSeedSameObservations(t *testing.T) {
 		var out []string
 		norm := func(f frame) string {
 			r := result(t, f)
-			r.Metadata.EpisodeID = ""
+			r.Observation.Metadata.EpisodeID = ""
 			return mustJSON(t, r)
 		}
 		out = append(out, norm(call(t, c, resetMsg(t, map[string]any{"seed": seed, "set": "p4g"}))))

@@ -161,6 +161,10 @@ type Config struct {
 
 	// EB, IT, AR, AA are the per-type parameters.
 	EB, IT, AR, AA TypeParams
+
+	// Strategy holds the reactions to the PersuasionForGood strategies
+	// (see StrategyParams; default DefaultStrategyParams()).
+	Strategy StrategyParams
 }
 
 // DefaultConfig returns the default parameters of the simulator ("sim"):
@@ -227,6 +231,7 @@ func HandConfig() Config {
 			GainDiag: 0.02, GainEvidence: -0.02, GainPlan: 0.12, GainAutonomy: 0.02, BadMove: 0.03,
 			MoveDiag: 0.4, MoveEvidence: 0.1, MovePlan: 1, MoveAutonomy: 0.3, MoveAddress: 1, MoveBad: -0.6,
 		},
+		Strategy: DefaultStrategyParams(),
 	}
 }
 
@@ -390,6 +395,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("sim config: %s.Plans = %d, want >= 0", r, tp.Plans))
 		}
 	}
+	errs = append(errs, c.Strategy.check()...)
 	if len(errs) > 0 {
 		return errs[0]
 	}

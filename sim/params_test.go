@@ -24,7 +24,7 @@ func paramRows(c sim.Config) (names, values []string) {
 			name := prefix + f.Name
 			var val string
 			switch x := fv.Interface().(type) {
-			case sim.TypeParams:
+			case sim.TypeParams, sim.StrategyParams:
 				walk(name+".", fv)
 				continue
 			case tagger.ActSet:

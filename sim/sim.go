@@ -362,6 +362,9 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	if aut {
 		pos += tp.GainAutonomy
 	}
+	sp, sn := c.Strategy.open(tg.Strategies) // P4G strategies (strategy.go)
+	pos += sp
+	neg += sn
 	switch s.kind {
 	case kEB: // bare assertion: evidence off the voiced concerns, or a claim without evidence
 		e.bad = (evid && !touchVoiced) || ((ask || press > 0) && !evid && !diag && !plan && !aut)
@@ -389,11 +392,11 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	if press > 0 {
 		s.pressTurns++
 	}
-	// A content-free turn (no act, no pressure, no concern touched: filler
-	// or small talk) gives nothing to react to: no reaction noise, and
-	// wasted time costs IdleCost. The draw is made anyway so the stream
+	// A content-free turn (no act, no pressure, no concern touched, no
+	// P4G strategy the simulator reacts to: filler or small talk) gives
+	// nothing to react to: no reaction noise, and wasted time costs IdleCost. The draw is made anyway so the stream
 	// never depends on branches.
-	idle := a == 0 && press == 0 && !touchAny
+	idle := a == 0 && press == 0 && !touchAny && !c.Strategy.reacts(tg.Strategies)
 	noise := s.dyn.NormFloat64() * s.noiseSD
 	if idle {
 		noise = 0
@@ -493,6 +496,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		m += tp.MoveBad
 	}
 	m += c.MovePressure * press
+	m += c.Strategy.move(tg.Strategies)
 	// the judgement also follows where the persuadee now stands: a case
 	// that has not moved it does not feel persuasive
 	m = clamp(m+c.PEOpen*s.willing(), -1, 1)

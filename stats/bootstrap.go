@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -36,18 +37,91 @@ func BootstrapCI(n int, stat func(idx []int) float64, resamples int, level float
 // with seed), in draw order; NaN replicates are dropped. idx is reused
 // between calls, so stat must not keep it.
 func replicates(n int, stat func(idx []int) float64, resamples int, seed uint64) []float64 {
-	r := newRand(seed)
-	idx := make([]int, n)
-	reps := make([]float64, 0, resamples)
-	for range resamples {
-		for i := range idx {
-			idx[i] = r.IntN(n)
-		}
-		if v := stat(idx); !math.IsNaN(v) {
-			reps = append(reps, v)
+	return replicatesMany(n, []func([]int) float64{stat}, resamples, seed)[0]
+}
+
+// replicatesMany is replicates for several statistics on the same
+// resamples: one draw of idx per resample serves every statistic, so
+// replicatesMany(n, {s1, s2}, B, seed) = {replicates(n, s1, B, seed),
+// replicates(n, s2, B, seed)} at the cost of one stream of draws.
+//
+// Large jobs (n × resamples >= pipelineDraws) draw in one goroutine and
+// evaluate in another, so that the two halves of the work run on two
+// cores; the resamples and their order are the same either way.
+func replicatesMany(n int, stats []func(idx []int) float64, resamples int, seed uint64) [][]float64 {
+	d := drawer{newPCG(seed)}
+	reps := make([][]float64, len(stats))
+	for k := range reps {
+		reps[k] = make([]float64, 0, resamples)
+	}
+	eval := func(idx []int) {
+		for k, stat := range stats {
+			if v := stat(idx); !math.IsNaN(v) {
+				reps[k] = append(reps[k], v)
+			}
 		}
 	}
+	if n*resamples < pipelineDraws {
+		idx := make([]int, n)
+		for range resamples {
+			d.fill(idx, n)
+			eval(idx)
+		}
+		return reps
+	}
+	const buffers = 4
+	free, full := make(chan []int, buffers), make(chan []int, buffers)
+	for range buffers {
+		free <- make([]int, n)
+	}
+	go func() {
+		for range resamples {
+			idx := <-free
+			d.fill(idx, n)
+			full <- idx
+		}
+		close(full)
+	}()
+	for idx := range full {
+		eval(idx)
+		free <- idx
+	}
 	return reps
+}
+
+// pipelineDraws is the job size (draws) from which replicatesMany draws
+// and evaluates concurrently.
+const pipelineDraws = 1 << 20
+
+// newPCG is newRand's generator without the rand.Rand wrapper.
+func newPCG(seed uint64) *rand.PCG { return rand.NewPCG(seed, 0x9e3779b97f4a7c15) }
+
+// drawer draws indices exactly as newRand(seed).IntN does (math/rand/v2's
+// Rand.IntN on a 64-bit platform, which a 32-bit one reproduces: a mask
+// for a power of two, else Lemire's multiply-and-reject), calling the PCG
+// directly instead of through the rand.Source interface. A test checks
+// the sequences are equal.
+type drawer struct{ p *rand.PCG }
+
+// fill sets idx[i] to successive draws from [0, n), n > 0.
+func (d drawer) fill(idx []int, n int) {
+	un := uint64(n)
+	if un&(un-1) == 0 {
+		for i := range idx {
+			idx[i] = int(d.p.Uint64() & (un - 1))
+		}
+		return
+	}
+	for i := range idx {
+		hi, lo := bits.Mul64(d.p.Uint64(), un)
+		if lo < un {
+			thresh := -un % un
+			for lo < thresh {
+				hi, lo = bits.Mul64(d.p.Uint64(), un)
+			}
+		}
+		idx[i] = int(hi)
+	}
 }
 
 // percentileCI sorts reps and returns its (1-level)/2 and (1+level)/2
@@ -190,6 +264,23 @@ type CI struct {
 // of the Estimate (z0 infinite). Same seed, same interval; with the same
 // seed the replicates are those of BootstrapCI.
 func Bootstrap(n int, stat func(idx []int) float64, o BootstrapOptions) (CI, error) {
+	cis, err := BootstrapMany(n, []func([]int) float64{stat}, o)
+	if err != nil {
+		return CI{}, err
+	}
+	return cis[0], nil
+}
+
+// BootstrapMany returns Bootstrap's interval for each of several
+// statistics of one sample, all from the same resamples: cis[k] equals
+// Bootstrap(n, stats[k], o) exactly (same seed, same draws), but the
+// resamples are drawn once instead of len(stats) times, which is most of
+// the cost on large samples. Errors are Bootstrap's, for the first
+// statistic that has one, and no statistics.
+func BootstrapMany(n int, stats []func(idx []int) float64, o BootstrapOptions) ([]CI, error) {
+	if len(stats) == 0 {
+		return nil, fmt.Errorf("stats: Bootstrap: no statistic")
+	}
 	B, level, method := o.Resamples, o.Level, o.Method
 	if B == 0 {
 		B = 10000
@@ -202,23 +293,39 @@ func Bootstrap(n int, stat func(idx []int) float64, o BootstrapOptions) (CI, err
 	}
 	switch {
 	case n <= 0:
-		return CI{}, fmt.Errorf("stats: Bootstrap: sample size %d, want > 0", n)
+		return nil, fmt.Errorf("stats: Bootstrap: sample size %d, want > 0", n)
 	case B < 0:
-		return CI{}, fmt.Errorf("stats: Bootstrap: Resamples %d, want >= 0", o.Resamples)
+		return nil, fmt.Errorf("stats: Bootstrap: Resamples %d, want >= 0", o.Resamples)
 	case !(level > 0 && level < 1):
-		return CI{}, fmt.Errorf("stats: Bootstrap: Level %v, want in (0, 1)", o.Level)
+		return nil, fmt.Errorf("stats: Bootstrap: Level %v, want in (0, 1)", o.Level)
 	case method != "percentile" && method != "basic" && method != "bca":
-		return CI{}, fmt.Errorf("stats: Bootstrap: Method %q: want percentile, basic or bca", o.Method)
+		return nil, fmt.Errorf("stats: Bootstrap: Method %q: want percentile, basic or bca", o.Method)
 	}
 	all := make([]int, n)
 	for i := range all {
 		all[i] = i
 	}
-	est := stat(all)
-	if math.IsNaN(est) {
-		return CI{}, fmt.Errorf("stats: Bootstrap: statistic is NaN on the full sample")
+	ests := make([]float64, len(stats))
+	for k, stat := range stats {
+		if ests[k] = stat(all); math.IsNaN(ests[k]) {
+			return nil, fmt.Errorf("stats: Bootstrap: statistic is NaN on the full sample")
+		}
 	}
-	reps := replicates(n, stat, B, o.Seed)
+	reps := replicatesMany(n, stats, B, o.Seed)
+	cis := make([]CI, len(stats))
+	for k, stat := range stats {
+		ci, err := bootstrapCI(n, stat, ests[k], reps[k], B, level, method)
+		if err != nil {
+			return nil, err
+		}
+		cis[k] = ci
+	}
+	return cis, nil
+}
+
+// bootstrapCI builds Bootstrap's interval from the replicates reps of
+// stat, whose full-sample value is est.
+func bootstrapCI(n int, stat func([]int) float64, est float64, reps []float64, B int, level float64, method string) (CI, error) {
 	if len(reps) == 0 {
 		return CI{}, fmt.Errorf("stats: Bootstrap: all %d replicates are NaN", B)
 	}
@@ -304,24 +411,52 @@ func jackknifeAccel(n int, stat func(idx []int) float64) float64 {
 // Errors: len(a) != len(b); no pairs; a NaN value; and those of
 // Bootstrap.
 func PairedDiffCI(a, b []float64, o BootstrapOptions) (CI, error) {
-	if len(a) != len(b) {
-		return CI{}, fmt.Errorf("stats: PairedDiffCI: %d and %d values", len(a), len(b))
+	cis, err := PairedDiffCIs([][]float64{a}, [][]float64{b}, o)
+	if err != nil {
+		return CI{}, err
 	}
-	if len(a) == 0 {
-		return CI{}, fmt.Errorf("stats: PairedDiffCI: no pairs")
+	return cis[0], nil
+}
+
+// PairedDiffCIs returns PairedDiffCI(a[k], b[k], o) for every k, from one
+// stream of resamples (BootstrapMany): the samples must all have the same
+// pairs, so that resampling pair i keeps every a[k][i], b[k][i] together.
+// The result equals the separate calls exactly (same seed, same draws) at
+// the cost of one: 'persuarena compare' draws its acceptance-margin and
+// R_goal-difference intervals so.
+//
+// Errors: no samples; len(a) != len(b); samples of different lengths; and
+// those of PairedDiffCI.
+func PairedDiffCIs(a, b [][]float64, o BootstrapOptions) ([]CI, error) {
+	if len(a) == 0 || len(a) != len(b) {
+		return nil, fmt.Errorf("stats: PairedDiffCI: %d and %d samples", len(a), len(b))
 	}
-	d := make([]float64, len(a))
-	for i := range a {
-		if math.IsNaN(a[i]) || math.IsNaN(b[i]) {
-			return CI{}, fmt.Errorf("stats: PairedDiffCI: pair %d has a NaN", i)
+	n := len(a[0])
+	stats := make([]func([]int) float64, len(a))
+	for k := range a {
+		if len(a[k]) != len(b[k]) {
+			return nil, fmt.Errorf("stats: PairedDiffCI: %d and %d values", len(a[k]), len(b[k]))
 		}
-		d[i] = a[i] - b[i]
-	}
-	return Bootstrap(len(d), func(idx []int) float64 {
-		s := 0.0
-		for _, i := range idx {
-			s += d[i]
+		if len(a[k]) != n {
+			return nil, fmt.Errorf("stats: PairedDiffCI: samples of %d and %d pairs", n, len(a[k]))
 		}
-		return s / float64(len(idx))
-	}, o)
+		if n == 0 {
+			return nil, fmt.Errorf("stats: PairedDiffCI: no pairs")
+		}
+		d := make([]float64, n)
+		for i := range d {
+			if math.IsNaN(a[k][i]) || math.IsNaN(b[k][i]) {
+				return nil, fmt.Errorf("stats: PairedDiffCI: pair %d has a NaN", i)
+			}
+			d[i] = a[k][i] - b[k][i]
+		}
+		stats[k] = func(idx []int) float64 {
+			s := 0.0
+			for _, i := range idx {
+				s += d[i]
+			}
+			return s / float64(len(idx))
+		}
+	}
+	return BootstrapMany(n, stats, o)
 }

@@ -305,18 +305,23 @@ func (db *DB) DeleteFailed(ctx context.Context, runID string) (int, error) {
 }
 
 // EachOutcome calls fn with the outcome of every episode of the run (failed
-// ones included), in storage order, reading one row at a time from the
-// episodes table: no turns are loaded, so memory does not grow with the
-// run (a 177k-episode run used to take 2 GB to print its table). An error
-// from fn stops the scan and is returned.
+// ones included) that matches every filter (see Filter), in storage order,
+// reading one row at a time from the episodes table: no turns are loaded,
+// so memory does not grow with the run (a 177k-episode run used to take
+// 2 GB to print its table). An error from fn stops the scan and is
+// returned.
 // Errors: ErrNotFound when the run does not exist.
-func (db *DB) EachOutcome(ctx context.Context, runID string, fn func(episode.Outcome) error) error {
+func (db *DB) EachOutcome(ctx context.Context, runID string, fn func(episode.Outcome) error, filters ...Filter) error {
+	conds, args := []string{"e.run_id = ?"}, []any{runID}
+	for _, f := range filters {
+		conds, args = f.where(conds, args)
+	}
 	err := db.read(ctx, func(tx *sql.Tx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT persuader, persuadee, scenario_id, rollout, terminal, r_goal,
-			r_strategy, judge_error, n_turns, b_final FROM episodes WHERE run_id = ? ORDER BY id`, runID)
+		rows, err := tx.QueryContext(ctx, `SELECT e.persuader, e.persuadee, e.scenario_id, e.rollout, e.terminal, e.r_goal,
+			e.r_strategy, e.judge_error, e.n_turns, e.b_final FROM episodes e WHERE `+strings.Join(conds, " AND ")+` ORDER BY e.id`, args...)
 		if err != nil {
 			return err
 		}
@@ -346,6 +351,40 @@ func (db *DB) EachOutcome(ctx context.Context, runID string, fn func(episode.Out
 		return fmt.Errorf("store: outcomes of run %s: %w", runID, err)
 	}
 	return nil
+}
+
+// Arm is one (persuader, persuadee) combination of a run.
+type Arm struct{ Persuader, Persuadee string }
+
+// Arms returns the run's distinct (persuader, persuadee) combinations,
+// sorted by persuader then persuadee, from the episodes table's unique
+// index (no episode is decoded).
+// Errors: ErrNotFound when the run does not exist.
+func (db *DB) Arms(ctx context.Context, runID string) ([]Arm, error) {
+	var out []Arm
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT persuader, persuadee FROM episodes WHERE run_id = ?
+			ORDER BY persuader, persuadee`, runID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a Arm
+			if err := rows.Scan(&a.Persuader, &a.Persuadee); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: arms of run %s: %w", runID, err)
+	}
+	return out, nil
 }
 
 // DoneKeys returns the keys of every episode stored in the run, failed

@@ -947,3 +947,37 @@ func TestEachOutcome(t *testing.T) {
 		t.Fatalf("missing run: %v", err)
 	}
 }
+
+// TestArmsAndFilteredOutcomes: Arms lists the distinct (persuader,
+// persuadee) pairs, sorted; EachOutcome with a Filter streams only the
+// matching episodes.
+func TestArmsAndFilteredOutcomes(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	mustRun(t, db, "r1")
+	for _, a := range []struct{ r, e, sc string }{
+		{"script", "sim", "s1"}, {"pushy", "sim", "s1"}, {"script", "sim", "s2"}, {"script", "llm:x", "s1"},
+	} {
+		ep := sampleEpisode("r1", a.sc, 0)
+		ep.Persuader, ep.Persuadee = a.r, a.e
+		if err := db.SaveEpisode(ctx, "r1", ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arms, err := db.Arms(ctx, "r1")
+	want := []Arm{{"pushy", "sim"}, {"script", "llm:x"}, {"script", "sim"}}
+	if err != nil || !reflect.DeepEqual(arms, want) {
+		t.Fatalf("arms %v %v, want %v", arms, err, want)
+	}
+	var got []string
+	err = db.EachOutcome(ctx, "r1", func(o episode.Outcome) error {
+		got = append(got, o.Persuader+"/"+o.Persuadee+"/"+o.ScenarioID)
+		return nil
+	}, Filter{Persuader: "script", Persuadee: "sim"})
+	if err != nil || strings.Join(got, ",") != "script/sim/s1,script/sim/s2" {
+		t.Fatalf("filtered outcomes %v %v", got, err)
+	}
+	if _, err := db.Arms(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
+	}
+}

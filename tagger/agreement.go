@@ -23,6 +23,21 @@ type LabelledUnit struct {
 	Labels []string
 	// Gold is the set of acts the labels map to (see P4GAct).
 	Gold ActSet
+	// GoldStrategies is the set of strategies the labels name (see
+	// ParseStrategy).
+	GoldStrategies StrategySet
+	// Dialogue is the unit's dialogue id (P4G B2), "" when unknown.
+	Dialogue string
+}
+
+// StrategyAgreement is the per-unit binary agreement of the tagger with
+// the gold labels for one strategy; the fields mean what they mean in
+// ActAgreement. Support = TP + FN is the number of units the annotators
+// gave the label.
+type StrategyAgreement struct {
+	Strategy                     Strategy
+	TP, FP, FN, TN, Support      int
+	Precision, Recall, F1, Kappa float64
 }
 
 // ActAgreement is the per-unit binary agreement of the tagger with the
@@ -66,6 +81,8 @@ type AgreementReport struct {
 	Labels []LabelBreakdown
 	// PressureUnits is the number of units with at least one pressure marker.
 	PressureUnits int
+	// Strategies holds one entry per strategy, in declaration order.
+	Strategies [NumStrategies]StrategyAgreement
 }
 
 // Agreement tags every unit and compares the found acts with unit.Gold, per
@@ -83,6 +100,20 @@ func Agreement(units []LabelledUnit) AgreementReport {
 		for a := Act(0); a < NumActs; a++ {
 			pred, gold := tg.Acts.Has(a), u.Gold.Has(a)
 			s := &rep.Acts[a]
+			switch {
+			case pred && gold:
+				s.TP++
+			case pred:
+				s.FP++
+			case gold:
+				s.FN++
+			default:
+				s.TN++
+			}
+		}
+		for st := Strategy(0); st < NumStrategies; st++ {
+			pred, gold := tg.Strategies.Has(st), u.GoldStrategies.Has(st)
+			s := &rep.Strategies[st]
 			switch {
 			case pred && gold:
 				s.TP++
@@ -120,6 +151,15 @@ func Agreement(units []LabelledUnit) AgreementReport {
 	for a := Act(0); a < NumActs; a++ {
 		s := &rep.Acts[a]
 		s.Act = a
+		s.Precision = ratio(s.TP, s.TP+s.FP)
+		s.Recall = ratio(s.TP, s.TP+s.FN)
+		s.F1 = ratio(2*s.TP, 2*s.TP+s.FP+s.FN)
+		s.Kappa = kappa(s.TP, s.FP, s.FN, s.TN)
+	}
+	for st := Strategy(0); st < NumStrategies; st++ {
+		s := &rep.Strategies[st]
+		s.Strategy = st
+		s.Support = s.TP + s.FN
 		s.Precision = ratio(s.TP, s.TP+s.FP)
 		s.Recall = ratio(s.TP, s.TP+s.FN)
 		s.F1 = ratio(2*s.TP, 2*s.TP+s.FP+s.FN)
@@ -211,9 +251,10 @@ func P4GLabels() []string {
 }
 
 // ReadP4G reads PersuasionForGood's annotated units (300_dialog.csv: a
-// header row naming at least B4, Unit, er_label_1 and er_label_2) from r
-// and returns one LabelledUnit per persuader row (B4 == "0"), with Gold
-// mapped by P4GAct. name is used in errors and in each unit's Ref
+// header row naming at least B4, Unit, er_label_1 and er_label_2, and
+// optionally B2, the dialogue id) from r and returns one LabelledUnit per
+// persuader row (B4 == "0"), with Gold mapped by P4GAct and GoldStrategies
+// by ParseStrategy. name is used in errors and in each unit's Ref
 // ("name:line"). It returns an error naming the file, line and field for a
 // malformed file; no units are returned then.
 func ReadP4G(r io.Reader, name string) ([]LabelledUnit, error) {
@@ -268,6 +309,9 @@ func ReadP4G(r io.Reader, name string) ([]LabelledUnit, error) {
 			return nil, err
 		}
 		u := LabelledUnit{Ref: name + ":" + strconv.Itoa(line), Text: text}
+		if i, ok := col["B2"]; ok && i < len(rec) {
+			u.Dialogue = strings.TrimSpace(rec[i])
+		}
 		for _, f := range []string{"er_label_1", "er_label_2"} {
 			l, err := get(f)
 			if err != nil {
@@ -280,6 +324,9 @@ func ReadP4G(r io.Reader, name string) ([]LabelledUnit, error) {
 			u.Labels = append(u.Labels, l)
 			if a, ok := P4GAct(l); ok {
 				u.Gold = u.Gold.With(a)
+			}
+			if st, ok := ParseStrategy(l); ok {
+				u.GoldStrategies = u.GoldStrategies.With(st)
 			}
 		}
 		units = append(units, u)

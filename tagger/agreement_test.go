@@ -99,10 +99,10 @@ func TestReadP4GErrors(t *testing.T) {
 // annotated PersuasionForGood dialogues (persuader units of
 // 300_dialog.csv). Regenerate with `persuarena tag agreement --from DIR`.
 func TestAgreementP4G(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "data", "p4g", "300_dialog.csv")
-	f, err := os.Open(path)
+	needP4G(t)
+	f, err := os.Open(filepath.Join(p4gDir, "300_dialog.csv"))
 	if err != nil {
-		t.Skipf("P4G data not present: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	units, err := ReadP4G(f, "300_dialog.csv")

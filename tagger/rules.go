@@ -75,16 +75,67 @@ type pattern struct {
 type wordEntry struct {
 	flags uint16
 	// pats are the patterns starting with this word whose second token is
-	// not a literal word (or that have one token); next indexes the others
-	// by the entry of their second word, so a frequent first word ("you",
-	// "i") only tries the patterns its actual successor can continue.
-	pats []uint16
-	next map[int32][]uint16
+	// not a literal word (or that have one token); pairs indexes the others
+	// by this entry and the entry of their second word, so a frequent first
+	// word ("you", "i") only tries the patterns its actual successor can
+	// continue. hasNext reports whether pairs holds any for this word.
+	pats    []uint16
+	hasNext bool
+}
+
+// pairTable is an open-addressing hash table from a pair of word entries
+// (first and second word of a pattern) to the patterns starting with them,
+// in compile order: one probe per token instead of a map lookup.
+type pairTable struct {
+	keys  []uint64 // first<<32 | second; 0 = empty (entries are >= 1)
+	vals  [][]uint16
+	mask  uint64
+	nkeys int
+}
+
+func newPairTable() *pairTable {
+	const size = 1 << 13
+	return &pairTable{keys: make([]uint64, size), vals: make([][]uint16, size), mask: size - 1}
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+func pairSlot(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> 32 }
+
+// get returns the patterns starting with entries a, b (nil when none).
+func (t *pairTable) get(a, b int32) []uint16 {
+	k := pairKey(a, b)
+	for i := pairSlot(k) & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i]
+		case 0:
+			return nil
+		}
+	}
+}
+
+// add appends pattern id under the pair a, b (init only).
+func (t *pairTable) add(a, b int32, id uint16) {
+	k := pairKey(a, b)
+	i := pairSlot(k) & t.mask
+	for t.keys[i] != 0 && t.keys[i] != k {
+		i = (i + 1) & t.mask
+	}
+	if t.keys[i] == 0 {
+		t.nkeys++
+		if t.nkeys > len(t.keys)/2 {
+			panic("tagger: pair table too full")
+		}
+		t.keys[i] = k
+	}
+	t.vals[i] = append(t.vals[i], id)
 }
 
 var (
 	patterns   []pattern
 	words      = newWordTable()
+	pairs      = newPairTable()
 	numPats    []uint16
 	symbolPats [256][]uint16
 )
@@ -371,11 +422,9 @@ func compile(kind cueKind, src string) {
 		for _, w := range first.lit {
 			e := words.entry(w)
 			if len(p.toks) > 1 && p.toks[1].op == opLit {
-				if e.next == nil {
-					e.next = map[int32][]uint16{}
-				}
+				e.hasNext = true
 				for _, nid := range p.toks[1].ids {
-					e.next[nid] = append(e.next[nid], id)
+					pairs.add(words.index(w), nid, id)
 				}
 			} else {
 				e.pats = append(e.pats, id)

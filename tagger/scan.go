@@ -301,9 +301,9 @@ func (sc *scratch) match() {
 		}
 		e := &words.entries[t.entry]
 		sc.tryAll(e.pats, int32(i))
-		if e.next != nil && i+1 < len(sc.toks) {
+		if e.hasNext && i+1 < len(sc.toks) {
 			if n := sc.toks[i+1]; n.entry != 0 && n.clause == t.clause {
-				sc.tryAll(e.next[n.entry], int32(i))
+				sc.tryAll(pairs.get(t.entry, n.entry), int32(i))
 			}
 		}
 	}

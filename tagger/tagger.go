@@ -88,6 +88,11 @@ func (s ActSet) Strings() []string {
 type Tags struct {
 	// Acts are the persuasion acts found.
 	Acts ActSet
+	// Strategies are the PersuasionForGood persuader strategies found
+	// (Wang et al. 2019, Persuasion for Good; see Strategy). They are a
+	// second reading of the same text and never change Acts or Pressure.
+	// (Declared before Pressure so that Tags stays 16 bytes.)
+	Strategies StrategySet
 	// Pressure counts pressure markers (urgency, guilt, ultimatums,
 	// "you have to"), 0 or more.
 	Pressure int
@@ -113,11 +118,17 @@ type Tags struct {
 // yes/no head (will, would, can, are, do, ...) with a decision term is a
 // commitment ask, and with a concern word ("worries", "concerns", "feel")
 // a diagnostic question. Pressure counts non-overlapping marker phrases.
+// Strategies come from a second phrase table (strategyRules) matched in the
+// same pass: a phrase raises its strategy anywhere, only in a question
+// sentence (the inquiries), only in a question clause with a decision term
+// or modal verb (the amount request), or only in a clause without a
+// second-person word (self-modelling's "I will donate").
 func Tag(text string) Tags {
 	sc := getScratch(true)
 	sc.tokenize(text)
 	sc.match()
 	t := sc.resolve()
+	t.Strategies = sc.strategies(t.Acts)
 	putScratch(sc)
 	return t
 }
@@ -146,6 +157,7 @@ func (sc *scratch) resolve() Tags {
 	}
 	cf := sc.cflags[:len(sc.clauses)]
 	clear(cf)
+	sc.cflags = cf // strategies reads them too
 	for _, c := range sc.cues {
 		switch c.kind {
 		case kEvidence:

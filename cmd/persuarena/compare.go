@@ -74,7 +74,56 @@ sets when they can be resolved.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// loadSide resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's episodes.
+// loadSideOutcomes resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's
+// outcomes: the arm is chosen among the run's arms (store.DB.Arms, from an
+// index), then only its rows are read (store.DB.EachOutcome with a
+// Filter): no turn is read, and names are shared between outcomes, so a
+// 177k-episode run costs tens of bytes per episode of the two arms instead
+// of every transcript.
+func loadSideOutcomes(ctx context.Context, db *store.DB, ref string) (string, []episode.Outcome, error) {
+	runID, arm, _ := strings.Cut(ref, ":")
+	if runID == "" {
+		return "", nil, fmt.Errorf("side %q: missing run id (want RUN[:PERSUADER[:PERSUADEE]])", ref)
+	}
+	if _, err := db.GetRun(ctx, runID); err != nil {
+		return "", nil, fmt.Errorf("run %s: %w", runID, err)
+	}
+	arms, err := db.Arms(ctx, runID)
+	if err != nil {
+		return "", nil, err
+	}
+	// One outcome per arm stands in for the run in SplitArm and Pick,
+	// which then give the same choices and errors as over every episode.
+	names := make([]episode.Outcome, len(arms))
+	for i, a := range arms {
+		names[i] = episode.Outcome{Persuader: a.Persuader, Persuadee: a.Persuadee}
+	}
+	persuader, persuadee := analysis.SplitArmOutcomes(arm, names)
+	picked, err := analysis.PickOutcomes(runID, names, persuader, persuadee)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(picked) != 1 {
+		return "", nil, fmt.Errorf("run %s: side %q matches %d arms", runID, ref, len(picked))
+	}
+	f := store.Filter{Persuader: picked[0].Persuader, Persuadee: picked[0].Persuadee}
+	scenarios := map[string]string{}
+	var os []episode.Outcome
+	err = db.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		id, ok := scenarios[o.ScenarioID]
+		if !ok {
+			id = o.ScenarioID
+			scenarios[id] = id
+		}
+		o.Persuader, o.Persuadee, o.ScenarioID, o.JudgeError = f.Persuader, f.Persuadee, id, ""
+		os = append(os, o)
+		return nil
+	}, f)
+	return runID, os, err
+}
+
+// loadSide resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's episodes
+// (turns included, for --metrics masp).
 func loadSide(ctx context.Context, db *store.DB, ref string) ([]*episode.Episode, error) {
 	runID, arm, _ := strings.Cut(ref, ":")
 	if runID == "" {
@@ -106,19 +155,29 @@ func runCompare(ctx context.Context, dbPath, refA, refB string, o compareOptions
 		return err
 	}
 	defer db.Close()
-	a, err := loadSide(ctx, db, refA)
+	runA, a, err := loadSideOutcomes(ctx, db, refA)
 	if err != nil {
 		return err
 	}
-	b, err := loadSide(ctx, db, refB)
+	runB, b, err := loadSideOutcomes(ctx, db, refB)
 	if err != nil {
 		return err
 	}
-	c, err := analysis.Compare(a, b, analysis.CompareOptions{Intersection: o.intersection, Seed: o.seed, Resamples: o.resamples})
+	c, err := analysis.CompareOutcomes(runA, a, runB, b, analysis.CompareOptions{Intersection: o.intersection, Seed: o.seed, Resamples: o.resamples})
 	if err != nil {
 		return err
 	}
 	if o.metrics == "masp" {
+		// MASP's metrics read the transcripts: only here are the two
+		// arms' turns loaded.
+		a, err := loadSide(ctx, db, refA)
+		if err != nil {
+			return err
+		}
+		b, err := loadSide(ctx, db, refB)
+		if err != nil {
+			return err
+		}
 		mo, note := maspCompareOptions(ctx, db, refA, refB, o)
 		m, err := analysis.CompareMASP(ctx, a, b, c, mo)
 		if err != nil {

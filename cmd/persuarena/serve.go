@@ -100,6 +100,30 @@ be analysed like an eval run.`,
 				MaxSessions: cfg.MaxSessions, IdleTimeout: idle, Version: version(),
 				Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: level})),
 			}
+			// The sink is bound to the run database below, after every
+			// input has been validated (server.New) and the address
+			// taken: a rejected command creates no file.
+			var save func(*episode.Episode) error
+			scfg.Env.Sink = func(ep *episode.Episode) error {
+				if save == nil {
+					return nil
+				}
+				return save(ep)
+			}
+			srv, err := server.New(scfg)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return err
+			}
+			defer ln.Close()
+			if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+				if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+					fmt.Fprintf(errOut, "warning: listening on %s, not loopback: anyone who can reach it can use the server (it has no authentication)\n", ln.Addr())
+				}
+			}
 			var runID string
 			if dbPath != "" {
 				db, err := store.Open(ctx, dbPath)
@@ -118,8 +142,9 @@ be analysed like an eval run.`,
 					return err
 				}
 				// Episodes end on session goroutines; saving must not depend
-				// on the command's (cancellable) context.
-				scfg.Env.Sink = func(ep *episode.Episode) error {
+				// on the command's (cancellable) context. save is set before
+				// Serve starts any session.
+				save = func(ep *episode.Episode) error {
 					err := db.SaveEpisode(context.Background(), runID, ep)
 					if err != nil {
 						scfg.Logger.Error("store episode", "run", runID, "scenario", ep.ScenarioID, "err", err)
@@ -127,19 +152,6 @@ be analysed like an eval run.`,
 					return err
 				}
 				defer db.SetRunStatus(context.Background(), runID, store.StatusDone)
-			}
-			srv, err := server.New(scfg)
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", cfg.Addr)
-			if err != nil {
-				return err
-			}
-			if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
-				if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-					fmt.Fprintf(errOut, "warning: listening on %s, not loopback: anyone who can reach it can use the server (it has no authentication)\n", ln.Addr())
-				}
 			}
 			info := srv.Info()
 			var setInfo []string

@@ -17,8 +17,12 @@ var tagCmd = &cobra.Command{
 	Short: "Tag a persuader utterance with persuasion acts and pressure markers",
 	Long: `Tag reads a persuader utterance with the rule-based move tagger and prints the
 persuasion acts it finds (diagnostic, evidence, plan, commitment, autonomy;
-seed 000 Figure 5) and the number of pressure markers. Several arguments are
-joined with spaces. See docs/tagger.md for the rules.`,
+seed 000 Figure 5), the number of pressure markers, and the
+PersuasionForGood persuader strategies (Wang et al. 2019: logical-appeal,
+emotion-appeal, credibility-appeal, personal-story, self-modeling,
+foot-in-the-door, donation-information, the three inquiries, greeting,
+praise-user, thank, ask-donation-amount). Several arguments are joined with
+spaces. See docs/tagger.md for the rules.`,
 	Example: `  persuarena tag "What worries you most? It's entirely your decision."
   persuarena tag agreement --from path/to/persuasionforgood`,
 	Args: cobra.MinimumNArgs(1),
@@ -28,7 +32,11 @@ joined with spaces. See docs/tagger.md for the rules.`,
 		if acts == "" {
 			acts = "-"
 		}
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "acts: %s\npressure: %d\n", acts, t.Pressure)
+		strategies := strings.Join(t.Strategies.Strings(), ",")
+		if strategies == "" {
+			strategies = "-"
+		}
+		_, err := fmt.Fprintf(cmd.OutOrStdout(), "acts: %s\npressure: %d\nstrategies: %s\n", acts, t.Pressure, strategies)
 		return err
 	},
 }
@@ -44,7 +52,11 @@ var tagAgreementCmd = &cobra.Command{
 dialogues), maps the persuader strategy labels to the five acts (see
 docs/tagger.md for the mapping) and prints per-act precision, recall, F1 and
 Cohen's kappa of the tagger against them, per unit, then a per-label
-breakdown.`,
+breakdown. It then reads DIR/300_info.csv for each dialogue's persuader and
+prints, per P4G strategy, the support, precision, recall and kappa of the
+tagger's strategy family on all units, on the tuning part the strategy
+rules were written from, and on the held-out persuaders (tagger.P4GHeldOut,
+fixed before the rules were written).`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		if tagAgreementFrom == "" {
@@ -60,7 +72,28 @@ breakdown.`,
 		if err != nil {
 			return err
 		}
-		return tagger.Agreement(units).Format(cmd.OutOrStdout())
+		out := cmd.OutOrStdout()
+		all := tagger.Agreement(units)
+		if err := all.Format(out); err != nil {
+			return err
+		}
+		infoPath := filepath.Join(tagAgreementFrom, "300_info.csv")
+		g, err := os.Open(infoPath)
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		persuaders, err := tagger.ReadP4GPersuaders(g, infoPath)
+		if err != nil {
+			return err
+		}
+		tuning, held, err := tagger.SplitP4G(units, persuaders)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nP4G strategies (tuning: %d units; held-out persuaders: %d units)\n", len(tuning), len(held))
+		return tagger.FormatStrategies(out, []string{"all", "tuning", "held-out"},
+			[]tagger.AgreementReport{all, tagger.Agreement(tuning), tagger.Agreement(held)})
 	},
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
@@ -177,14 +178,22 @@ func writeMetricsCSV(ctx context.Context, db *store.DB, runID string, out io.Wri
 // runTrain runs "persuarena train". With resume, the run saved in
 // rc.Checkpoint continues with its stored configuration, except that
 // maxSteps >= 0 replaces its step cap (to extend it).
-func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int, dbPath string, resume bool, maxSteps int, out, errOut io.Writer) error {
-	db, err := store.Open(ctx, dbPath)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+//
+// A new run opens (and creates) the database only after its inputs are
+// valid, so a rejected command leaves no file; --resume needs an existing
+// database.
+func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int, dbPath string, resume bool, maxSteps int, out, errOut io.Writer) (err error) {
+	var db *store.DB
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
 	var runID string
 	if resume {
+		if db, err = openExistingDB(ctx, dbPath); err != nil {
+			return err
+		}
 		id, stored, err := trainRunOf(ctx, db, rc.Checkpoint)
 		if err != nil {
 			return err
@@ -221,15 +230,24 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 	for _, s := range sets {
 		scs = append(scs, s.Scenarios...)
 	}
-	o := train.Options{Scenarios: scs, Persuadee: pees[0], Basis: rc.Basis, Workers: workers, Store: db,
-		Checkpoint: rc.Checkpoint, Log: errOut}
+	var judge episode.Judge
 	if rc.Judge != "" {
 		j, err := roles.judge(rc.Judge, rc.JudgeSamples)
 		if err != nil {
 			return err
 		}
-		o.Judge = j.ForEpisodes()
+		judge = j.ForEpisodes()
 	}
+	if !resume {
+		if err := rc.Train.Validate(); err != nil {
+			return err
+		}
+		if db, err = store.Open(ctx, dbPath); err != nil {
+			return err
+		}
+	}
+	o := train.Options{Scenarios: scs, Persuadee: pees[0], Basis: rc.Basis, Workers: workers, Store: db,
+		Checkpoint: rc.Checkpoint, Log: errOut, Judge: judge}
 	var tr *train.Trainer
 	if resume {
 		o.RunID = runID
@@ -242,9 +260,6 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 			}
 		}
 	} else {
-		if err := rc.Train.Validate(); err != nil {
-			return err
-		}
 		raw, err := json.Marshal(rc)
 		if err != nil {
 			return err

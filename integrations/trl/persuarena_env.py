@@ -3,16 +3,36 @@
 The class below talks to a running ``persuarena serve`` over its OpenEnv
 WebSocket channel (``/ws``): client messages ``{"type": "reset" | "step" |
 "state" | "close", "data": {...}}``, server replies ``{"type":
-"observation", "data": {"observation": {...}, "reward": x, "done": b,
-"metadata": {...}}}``, ``{"type": "state", "data": {...}}`` or ``{"type":
-"error", "data": {"message": ..., "code": ...}}``.
+"observation", "data": {"observation": {..., "metadata": {...}}, "reward":
+x, "done": b}}`` (OpenEnv's StepResponse shape: the metadata travels inside
+the observation; the public scenario only in the reset's), ``{"type":
+"state", "data": {...}}`` or ``{"type": "error", "data": {"message": ...,
+"code": ...}}``.
 
-TRL creates one ``PersuArenaEnv`` per generation, calls ``reset(**row)``
-with the dataset row's columns at the start of each episode, and exposes
-every public method other than ``reset`` as a tool: here only ``say``, one
-persuader turn. The episode's reward is kept on the instance
+TRL's GRPOTrainer (checked against huggingface/trl
+f2cd57710ae345ea6428ae95363267fcf38a3dc8, trl/trainer/grpo_trainer.py)
+creates ``PersuArenaEnv`` instances with no arguments, keeps them in a pool
+that is reused across batches, and for each rollout calls
+``reset(**row)`` with the whole dataset row (the prompt included). A string
+returned by ``reset`` is appended to the content of the row's **last
+prompt message**, so the prompt must end with a user message (an empty one
+is fine): ``reset`` raises ValueError when it ends with the system prompt,
+where the scenario would be glued onto the system text. Every public method
+other than ``reset`` and ``get_reward`` is exposed as a tool: here only
+``say``, one persuader turn. The episode's reward is kept on the instance
 (``env.reward``, the sum of the rewards the server returned) and read by
 ``persuarena_reward``.
+
+The ``num_generations`` rollouts of one row arrive as G identical rows.
+``reset`` gives each its own persuadee: the k-th reset of the same (set,
+split, scenario_id, seed) in this process is sent with rollout = row
+rollout + k * WORLD_SIZE + RANK (torchrun/accelerate variables; 1 and 0
+without them), so that the G rollouts of a group play the same scenario
+against different persuadee randomness, as ``persuarena eval --rollouts G``
+does, and processes never repeat each other's rollouts.
+
+Needs TRL with ``environment_factory`` (GRPOTrainer refuses it without
+transformers >= 5.2.0 and the jmespath package).
 
 Only the standard library is imported at module level. The WebSocket client
 (``websockets`` >= 12, or ``websocket-client``) is imported when the first
@@ -46,6 +66,35 @@ UNFINISHED_REWARD = -1.0
 
 # Server error codes worth reconnecting for.
 _RETRY_CODES = ("CAPACITY_REACHED",)
+
+# Resets per row key in this process (see PersuArenaEnv.reset).
+_DRAWS = {}
+
+
+def _rank():
+    """(RANK, WORLD_SIZE) of this process, (0, 1) outside torchrun or
+    accelerate."""
+    try:
+        world = max(1, int(os.environ.get("WORLD_SIZE", "1")))
+        rank = int(os.environ.get("RANK", "0")) % world
+    except ValueError:
+        return 0, 1
+    return rank, world
+
+
+def group_rollout(data):
+    """The rollout index for the next reset of data's (set, split,
+    scenario_id, seed) in this process: data's rollout (0 if absent) + k *
+    WORLD_SIZE + RANK for the k-th such reset, so that identical rows (the
+    G rollouts of a GRPO group) get distinct persuadee seeds. Rows without
+    a seed are left alone: the server gives each a seed of its own."""
+    if data.get("seed") is None:
+        return data.get("rollout")
+    key = (data.get("set"), data.get("split"), data.get("scenario_id"), data.get("seed"))
+    k = _DRAWS.get(key, 0)
+    _DRAWS[key] = k + 1
+    rank, world = _rank()
+    return int(data.get("rollout") or 0) + k * world + rank
 
 
 class PersuArenaError(RuntimeError):
@@ -159,6 +208,7 @@ class PersuArenaEnv:
         self.turn = 0
         self.tmax = 0
         self.scenario = {}
+        self.reset_data = {}
 
     # --- protocol --------------------------------------------------------
 
@@ -207,7 +257,7 @@ class PersuArenaEnv:
 
     def _observe(self, data):
         obs = data.get("observation") or {}
-        meta = data.get("metadata") or {}
+        meta = obs.get("metadata") or {}
         r = data.get("reward")
         if r is not None:
             self.rewards.append(float(r))
@@ -230,12 +280,24 @@ class PersuArenaEnv:
 
     def reset(self, **kwargs):
         """Starts an episode. Dataset columns named in RESET_KEYS
-        (scenario_id, seed, ...) are forwarded to the server; the rest are
-        ignored. Returns the public scenario as text."""
+        (scenario_id, seed, ...) are forwarded to the server, with the
+        rollout given by group_rollout; the rest are ignored. Returns the
+        public scenario as text, which TRL appends to the last prompt
+        message. Raises ValueError when the row's prompt ends with a system
+        message (the scenario would be glued onto it)."""
+        prompt = kwargs.get("prompt")
+        if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict) and prompt[-1].get("role") == "system":
+            raise ValueError(
+                "the prompt ends with the system message: TRL appends reset()'s scenario text to the last "
+                "prompt message, so end the prompt with a user message (it may be empty)")
         self._clear()
         data = {k: kwargs[k] for k in RESET_KEYS if k in kwargs and kwargs[k] is not None}
         if self.reward_mode and "reward" not in data:
             data["reward"] = self.reward_mode
+        rollout = group_rollout(data)
+        if rollout is not None:
+            data["rollout"] = rollout
+        self.reset_data = data
         for attempt in range(6):
             try:
                 reply = self._request("reset", data)

@@ -6,8 +6,10 @@ one scenario: a GRPO group (SPEC §2). Defaults follow seed 000 Table 3
 (G = 4 rollouts per scenario, 16 scenarios per step, learning rate 1e-5,
 KL beta 0.05, 2 epochs); see docs/grpo.md.
 
-Needs: pip install trl datasets websockets (and a model that supports tool
-calling). Start the server first; see README.md.
+Needs: pip install trl "transformers>=5.2.0" jmespath datasets websockets
+(GRPOTrainer's environment_factory refuses older transformers and needs
+jmespath; a model whose chat template supports tool calling). Start the
+server first; see README.md.
 """
 
 import argparse
@@ -19,6 +21,18 @@ SYSTEM_PROMPT = (
     "and respect their right to decide. Never deceive or pressure. "
     "Speak only through the say tool, one message per turn, until they decide."
 )
+
+
+def dataset_columns(n, split):
+    """The training set's columns: n rows with seeds 0..n-1. The prompt is
+    the system prompt and an empty user message: TRL appends reset()'s
+    scenario text to the last prompt message, which must therefore be the
+    user's, not the system prompt."""
+    return {
+        "prompt": [[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": ""}] for _ in range(n)],
+        "seed": list(range(n)),
+        "split": [split] * n,
+    }
 
 
 def main():
@@ -47,11 +61,7 @@ def main():
 
     from persuarena_env import PersuArenaEnv, persuarena_reward
 
-    dataset = Dataset.from_dict({
-        "prompt": [[{"role": "system", "content": SYSTEM_PROMPT}]] * args.scenarios,
-        "seed": list(range(args.scenarios)),
-        "split": [args.split] * args.scenarios,
-    })
+    dataset = Dataset.from_dict(dataset_columns(args.scenarios, args.split))
     config = GRPOConfig(
         output_dir=args.output_dir,
         num_generations=args.num_generations,

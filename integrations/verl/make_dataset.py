@@ -62,28 +62,44 @@ async def fetch(url, split, seed):
     return (reply.get("data") or {}).get("observation") or {}
 
 
+def make_row(obs, split, seed, name="persuarena"):
+    """One training row for the reset observation obs of (split, seed).
+
+    ``agent_name: tool_agent`` routes the row to verl's ToolAgentLoop, the
+    agent loop that calls interactions (without it verl's default
+    single-turn loop runs and the interaction is never called; verl's own
+    examples/data_preprocess/gsm8k_tool_agent_loop.py sets it so, at
+    volcengine/verl b178a3c);
+    ``extra_info["interaction_kwargs"]`` must carry the interaction's
+    ``name`` (ToolAgentLoop raises without it) and replays exactly this
+    scenario and seed. No rollout is given: the interaction gives each of
+    a row's rollout.n trajectories its own (instance_rollout)."""
+    sc = obs.get("scenario") or {}
+    return {
+        "data_source": "persuarena",
+        "agent_name": "tool_agent",
+        "prompt": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": describe(obs)}],
+        "ability": "persuasion",
+        "reward_model": {"style": "interaction", "ground_truth": ""},
+        "extra_info": {
+            "index": seed,
+            "split": split,
+            "scenario_id": sc.get("id", ""),
+            "interaction_kwargs": {
+                "name": name,
+                "scenario_id": sc.get("id", ""),
+                "split": split,
+                "seed": seed,
+            },
+        },
+    }
+
+
 async def build(args):
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.n):
         obs = await fetch(args.url, args.split, seed)
-        sc = obs.get("scenario") or {}
-        rows.append({
-            "data_source": "persuarena",
-            "prompt": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": describe(obs)}],
-            "ability": "persuasion",
-            "reward_model": {"style": "interaction", "ground_truth": ""},
-            "extra_info": {
-                "index": seed,
-                "split": args.split,
-                "scenario_id": sc.get("id", ""),
-                "interaction_kwargs": {
-                    "name": args.name,
-                    "scenario_id": sc.get("id", ""),
-                    "split": args.split,
-                    "seed": seed,
-                },
-            },
-        })
+        rows.append(make_row(obs, args.split, seed, args.name))
     return rows
 
 

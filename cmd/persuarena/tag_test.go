@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runTag(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	defer func() { rootCmd.SetOut(nil); rootCmd.SetArgs(nil) }()
+	rootCmd.SetArgs(args)
+	err := rootCmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestTagCommandStrategies(t *testing.T) {
+	out, err := runTag(t, "tag", "Hi!", "Have you heard of Save the Children?", "I will donate $1 myself.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "acts: -\npressure: 0\nstrategies: self-modeling,source-related-inquiry,greeting\n"; out != want {
+		t.Errorf("tag output %q, want %q", out, want)
+	}
+}
+
+// TestTagAgreementCommand runs `tag agreement` on the shared P4G copy and
+// checks the strategy table's header and one row of each part (the
+// figures themselves are pinned in package tagger).
+func TestTagAgreementCommand(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "data", "p4g")
+	if _, err := os.Stat(filepath.Join(dir, "300_info.csv")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("P4G data not available at %s under CI: %v", dir, err)
+		}
+		t.Skipf("P4G data not available at %s: %v", dir, err)
+	}
+	out, err := runTag(t, "tag", "agreement", "--from", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"P4G strategies (tuning: 4483 units; held-out persuaders: 1534 units)",
+		"strategy                  | all                         | tuning                      | held-out",
+		"greeting                  |   333  0.827  0.733  0.765 |   242",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	tagAgreementFrom = ""
+	if _, err := runTag(t, "tag", "agreement", "--from", t.TempDir()); err == nil || !strings.Contains(err.Error(), "300_dialog.csv") {
+		t.Errorf("missing data: %v", err)
+	}
+}
