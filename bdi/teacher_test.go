@@ -125,9 +125,10 @@ func simScenario() *scenario.Scenario {
 }
 
 // SimTeacher's formulas at t = 0 of a professional EB persuadee with
-// stance -0.4: u = 0.15, r = 0, nothing voiced.
+// stance -0.4: u = 0.15, r = 0, nothing voiced; the expected values are
+// written with the hand-set parameters (sim.HandConfig: Accept 0.3).
 func TestSimTeacherInitial(t *testing.T) {
-	c := sim.DefaultConfig()
+	c := sim.HandConfig()
 	sess, err := sim.New(c).Start(context.Background(), simScenario(), 1)
 	if err != nil {
 		t.Fatal(err)

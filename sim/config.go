@@ -168,9 +168,13 @@ type Config struct {
 }
 
 // DefaultConfig returns the default parameters of the simulator ("sim"):
-// today HandConfig (docs/simulator.md, "Parameters").
+// the shipped P4G fit (Fitted: HandConfig with the parameters of
+// sim/fits/p4g.json, fitted by `persuarena sim fit p4g` on PersuasionForGood
+// train users under closed-loop limits; docs/simulator.md, "The shipped
+// fit"). Soft and Hard are derived from it.
 func DefaultConfig() Config {
-	return HandConfig()
+	c, _ := Fitted()
+	return c
 }
 
 // HandConfig returns the hand-set parameters of simulator version 2,

@@ -10,7 +10,7 @@ import (
 
 func TestParamNames(t *testing.T) {
 	names := ParamNames()
-	for _, want := range []string{"Accept", "NoiseSD", "TraitAgree", "AR.GainAutonomy", "AA.BadMove", "EB.MoveBad"} {
+	for _, want := range []string{"Accept", "NoiseSD", "TraitAgree", "AR.GainAutonomy", "AA.BadMove", "EB.MoveBad", "Strategy.DonationInfo", "Strategy.MoveAskAmount"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("ParamNames lacks %s", want)
 		}
@@ -28,7 +28,10 @@ func TestParamNames(t *testing.T) {
 	if err := c.SetParam("AR.GainAutonomy", 0.09); err != nil || c.AR.GainAutonomy != 0.09 {
 		t.Errorf("SetParam: %v, value %v", err, c.AR.GainAutonomy)
 	}
-	for _, bad := range []string{"Acept", "XX.BadMove", "AR.Plans", "Name", "AR", "Accept.X"} {
+	if err := c.SetParam("Strategy.DonationInfo", 0.05); err != nil || c.Strategy.DonationInfo != 0.05 {
+		t.Errorf("SetParam(Strategy.DonationInfo): %v, value %v", err, c.Strategy.DonationInfo)
+	}
+	for _, bad := range []string{"Acept", "XX.BadMove", "AR.Plans", "Name", "AR", "Accept.X", "Strategy.Nope", "Rapport0.X"} {
 		if _, err := c.Param(bad); err == nil {
 			t.Errorf("Param(%q): no error", bad)
 		}

@@ -13,7 +13,14 @@ const FittedPath = "sim/fits/p4g.json"
 //go:embed fits/p4g.json
 var fittedFile []byte
 
-var fitted = sync.OnceValues(func() (Config, *File) {
+var (
+	fittedOnce sync.Once
+	fittedCfg  Config
+	fittedF    *File
+)
+
+// loadFitted parses the embedded fit once.
+func loadFitted() {
 	c, f, err := ParseFile(FittedPath, fittedFile)
 	if err == nil && f.Base != HandName {
 		err = fmt.Errorf("%s: base %q, want %q (the fit starts from the hand-set parameters)", FittedPath, f.Base, HandName)
@@ -23,8 +30,8 @@ var fitted = sync.OnceValues(func() (Config, *File) {
 		panic("sim: embedded fit: " + err.Error())
 	}
 	c.Name = "sim"
-	return c, f
-})
+	fittedCfg, fittedF = c, f
+}
 
 // Fitted returns the shipped P4G fit (sim/fits/p4g.json, embedded; made
 // by `persuarena sim fit p4g`, docs/simulator.md "The shipped fit"):
@@ -32,6 +39,6 @@ var fitted = sync.OnceValues(func() (Config, *File) {
 // with its provenance. The file is checked by the package's tests; an
 // invalid embedded file panics.
 func Fitted() (Config, *File) {
-	c, f := fitted()
-	return c, f
+	fittedOnce.Do(loadFitted)
+	return fittedCfg, fittedF
 }

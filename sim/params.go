@@ -9,28 +9,34 @@ import (
 
 // ParamNames lists the names of every float64 parameter of Config, in
 // declaration order: a top-level field by its Go name ("Accept",
-// "TraitAgree") and a per-type field as TYPE.Field ("AR.GainAutonomy").
+// "TraitAgree"), a per-type field as TYPE.Field ("AR.GainAutonomy") and a
+// strategy reaction as Strategy.Field ("Strategy.DonationInfo").
 // They are the names Param, SetParam, config files (LoadFile) and the fit
 // (package simfit) use; a float64 field added to Config or TypeParams is
 // named here without further code.
 func ParamNames() []string {
 	var out []string
 	ct := reflect.TypeFor[Config]()
-	tt := reflect.TypeFor[TypeParams]()
 	for i := range ct.NumField() {
 		f := ct.Field(i)
 		switch {
 		case f.Type.Kind() == reflect.Float64:
 			out = append(out, f.Name)
-		case f.Type == tt:
-			for j := range tt.NumField() {
-				if g := tt.Field(j); g.Type.Kind() == reflect.Float64 {
+		case nestedType(f.Type):
+			for j := range f.Type.NumField() {
+				if g := f.Type.Field(j); g.Type.Kind() == reflect.Float64 {
 					out = append(out, f.Name+"."+g.Name)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// nestedType reports whether t is a parameter group nested in Config
+// (TypeParams, StrategyParams).
+func nestedType(t reflect.Type) bool {
+	return t == reflect.TypeFor[TypeParams]() || t == reflect.TypeFor[StrategyParams]()
 }
 
 // field returns the addressable float64 field of c named name (see
@@ -40,8 +46,8 @@ func (c *Config) field(name string) (reflect.Value, error) {
 	top, sub, nested := strings.Cut(name, ".")
 	f := v.FieldByName(top)
 	if nested {
-		if !f.IsValid() || f.Type() != reflect.TypeFor[TypeParams]() {
-			return reflect.Value{}, fmt.Errorf("sim: unknown parameter %q (a per-type parameter is EB, IT, AR or AA, then a dot and a field)", name)
+		if !f.IsValid() || !nestedType(f.Type()) {
+			return reflect.Value{}, fmt.Errorf("sim: unknown parameter %q (a nested parameter is EB, IT, AR, AA or Strategy, then a dot and a field)", name)
 		}
 		f = f.FieldByName(sub)
 	}

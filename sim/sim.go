@@ -58,11 +58,13 @@ func (p *Persuadee) Config() Config { return p.cfg }
 // this package alters replies, probes or decisions for the same Config, so
 // that cached experiments keyed by Fingerprint are recomputed. Version 2:
 // beliefs faithful to decisions and first-person replies (simulator v2).
-const Version = 2
+// Version 3: reactions to the P4G persuader strategies, and the default
+// is the shipped P4G fit (DefaultConfig).
+const Version = 3
 
 // Fingerprint identifies the persuadee's behaviour for caching: the
 // dynamics Version and an FNV-64a hash of every configuration field, as
-// "sim/v2/0123456789abcdef". Two persuadees with equal fingerprints give
+// "sim/v3/0123456789abcdef". Two persuadees with equal fingerprints give
 // the same transcripts for the same scenario and seed.
 func (p *Persuadee) Fingerprint() string {
 	h := fnv.New64a()

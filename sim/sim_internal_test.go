@@ -33,10 +33,11 @@ func fixture(r scenario.Resistance, stance float64) *scenario.Scenario {
 	}
 }
 
-// quiet is the default config without noise or spontaneous decisions, so
-// every update is hand-computable.
+// quiet is the hand-set config (HandConfig) without noise or spontaneous
+// decisions, so every update is hand-computable with the values these
+// tests name.
 func quiet() Config {
-	c := DefaultConfig()
+	c := HandConfig()
 	c.NoiseSD = 0
 	c.Spontaneous = 0
 	return c
@@ -508,7 +509,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	d := New(DefaultConfig()).Fingerprint()
-	if !strings.HasPrefix(d, "sim/v2/") || len(d) != len("sim/v2/")+16 {
+	if !strings.HasPrefix(d, "sim/v3/") || len(d) != len("sim/v3/")+16 {
 		t.Fatalf("fingerprint %q", d)
 	}
 	if New(DefaultConfig()).Fingerprint() != d {

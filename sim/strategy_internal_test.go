@@ -29,7 +29,7 @@ func twin(t *testing.T, c Config, r scenario.Resistance, base tagger.Tags, ss ..
 // Donation information adds Strategy.DonationInfo openness (scaled by
 // receptivity / (1 + reactance), 1 here) and nothing else.
 func TestStrategyDonationInfo(t *testing.T) {
-	c := DefaultConfig() // with noise: both twins draw the same noise
+	c := HandConfig() // with noise: both twins draw the same noise
 	for _, r := range scenario.Resistances {
 		w, wo := twin(t, c, r, acts(tagger.Evidence), tagger.DonationInformation)
 		near(t, string(r)+" o", w.o-wo.o, 0.03/(1+w.rho)) // IT: the evidence backfires, rho > 0
@@ -64,9 +64,10 @@ func TestStrategyMoves(t *testing.T) {
 
 // Greeting, praise and thanks are content-free: a turn holding only them
 // is exactly an empty turn (IdleCost, no noise); so is a turn with a
-// strategy the simulator does not react to (the null ones at defaults).
+// strategy the simulator does not react to (the null ones at the hand-set
+// values).
 func TestStrategyContentFree(t *testing.T) {
-	c := DefaultConfig()
+	c := HandConfig()
 	for _, r := range scenario.Resistances {
 		for _, ss := range [][]tagger.Strategy{
 			{tagger.Greeting}, {tagger.Praise, tagger.Thanks},
@@ -90,7 +91,7 @@ func TestStrategyContentFree(t *testing.T) {
 		t.Errorf("MoveSocial -0.2: q %v vs %v, o %v vs %v", w.q, wo.q, w.o, wo.o)
 	}
 	// A fitted non-zero null strategy makes its turn content.
-	c = DefaultConfig()
+	c = HandConfig()
 	c.Strategy.Logical = 0.05
 	w, wo = twin(t, c, scenario.EntrenchedBelief, tagger.Tags{}, tagger.LogicalAppeal)
 	if w.o == wo.o {

@@ -87,7 +87,7 @@ them from the raw CSV files first.`,
 		errw := cmd.ErrOrStderr()
 		ps, ok := simfit.ParamSets[fl.bounds]
 		if !ok {
-			return fmt.Errorf("--bounds %q: want wide or narrow", fl.bounds)
+			return fmt.Errorf("--bounds %q: want narrow, wide, traits, core or strategy", fl.bounds)
 		}
 		opt := simfit.Options{Base: &base, Params: ps, Seed: fl.seed, MaxEvals: fl.evals, Folds: fl.folds, Workers: fl.workers,
 			Progress: func(msg string) { fmt.Fprintln(errw, msg) }}
@@ -135,7 +135,7 @@ func init() {
 	f.StringVar(&simFitFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
 	f.StringVar(&simFitFlags.out, "out", "", "write the fitted config file here (default: standard output)")
 	f.StringVar(&simFitFlags.base, "base", sim.HandName, "configuration the fit starts from: "+sim.HandName+" (the hand-set parameters), "+strings.Join(sim.Names, ", "))
-	f.StringVar(&simFitFlags.bounds, "bounds", simfit.DefaultBounds, "fitted parameters and bounds: narrow (each dynamics parameter within half and twice its hand-set value) or wide (simfit.NarrowParams, simfit.WideParams)")
+	f.StringVar(&simFitFlags.bounds, "bounds", simfit.DefaultBounds, "fitted parameters and bounds: narrow (each dynamics parameter within half and twice its hand-set value), wide, traits (trait multipliers and strategy reactions only), core (seven) or strategy (three strategy reactions); simfit.NarrowParams, WideParams, TraitParams, CoreParams, StrategyOnlyParams")
 	f.Uint64Var(&simFitFlags.seed, "seed", 1, "replay seed (same seed, same fit)")
 	f.IntVar(&simFitFlags.folds, "folds", 3, "user-grouped cross-validation folds within the train users (0: none)")
 	f.IntVar(&simFitFlags.evals, "max-evals", simfit.DefaultEvals, "objective evaluations per Nelder-Mead fit")

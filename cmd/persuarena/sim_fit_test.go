@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/simfit"
 )
 
 func execRoot(t *testing.T, args ...string) (string, string, error) {
@@ -40,8 +41,9 @@ func TestSimFitWritesALoadableFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.Provenance
-	if p.Command != "persuarena sim fit p4g --seed 1 --folds 0 --max-evals 1 --base sim" || !strings.HasPrefix(p.Data, "sha256:") ||
-		p.Objective["validation_default"] == 0 || len(f.Params) != 12 {
+	if p.Command != "persuarena sim fit p4g --seed 1 --folds 0 --max-evals 1 --closed-n 160 --bounds strategy --base sim-hand" || !strings.HasPrefix(p.Data, "sha256:") ||
+		p.Objective["validation_default"] == 0 || len(f.Params) != len(simfit.DefaultParams) || f.Base != sim.HandName ||
+		!strings.Contains(p.ClosedLoop, "arena 160, p4g 160") || p.Metrics["closed_default_ece"] == 0 {
 		t.Errorf("provenance %+v params %v", p, f.Params)
 	}
 	pees, err := newPersuadees([]string{"sim", "sim:" + out}, nil)
