@@ -23,6 +23,16 @@ type StreamOptions struct {
 	// of that scenario id and TraceRollout for FindEpisode.
 	TraceScenario string
 	TraceRollout  int
+	// Group, when set, is called with every Figure 7 group as it closes
+	// (singletons included): its arm, step and scored rollouts in input
+	// order, groups in order of first appearance (a report computes
+	// Figure 7(c) from them). It must not keep the slice.
+	Group func(arm Arm, step int, rollouts []*episode.Episode)
+	// Ungrouped accepts a Figure 7 group's rollouts apart (any order, as
+	// DeadGroups does): every group is then held until DeadGroups or
+	// Flush, so memory holds every scored episode. For slices already in
+	// memory.
+	Ungrouped bool
 }
 
 // Stream computes Tables 6, 7 and 9, Figures 5, 6 and 7 and Table 8's
@@ -72,6 +82,8 @@ type Stream struct {
 	byArm      []*trajAcc
 
 	// Figure 7.
+	open       map[groupKey][]*episode.Episode // Ungrouped: every group
+	openOrder  []groupKey
 	dead       []*deadArm
 	block      []*episode.Episode
 	blockKey   groupKey
@@ -286,6 +298,16 @@ func (s *Stream) addTrajectory(ep *episode.Episode, arm int) {
 // one when ep starts another.
 func (s *Stream) addGroup(ep *episode.Episode, a Arm) error {
 	k := groupKey{a, s.step(ep), ep.ScenarioID}
+	if s.o.Ungrouped {
+		if s.open == nil {
+			s.open = map[groupKey][]*episode.Episode{}
+		}
+		if s.open[k] == nil {
+			s.openOrder = append(s.openOrder, k)
+		}
+		s.open[k] = append(s.open[k], ep)
+		return nil
+	}
 	if len(s.block) > 0 && k != s.blockKey {
 		s.closeGroup()
 	}
@@ -301,12 +323,30 @@ func (s *Stream) addGroup(ep *episode.Episode, a Arm) error {
 }
 
 func (s *Stream) closeGroup() {
+	if s.o.Ungrouped {
+		order := s.openOrder
+		s.openOrder = nil
+		for _, k := range order {
+			s.block, s.blockKey = s.open[k], k
+			delete(s.open, k)
+			s.closeBlock()
+		}
+		return
+	}
+	s.closeBlock()
+}
+
+// closeBlock closes the group held in block.
+func (s *Stream) closeBlock() {
 	g, k := s.block, s.blockKey
 	s.block = nil
 	if len(g) == 0 {
 		return
 	}
 	s.closed[k] = true
+	if s.o.Group != nil {
+		s.o.Group(k.arm, k.step, g)
+	}
 	i := s.armIdx[k.arm]
 	for len(s.dead) <= i {
 		s.dead = append(s.dead, &deadArm{points: map[int]*DeadGroupPoint{}})
@@ -352,6 +392,15 @@ func (s *Stream) labels() []string {
 	}
 	return out
 }
+
+// Arms returns the arms of the scored episodes added so far, in order of
+// first appearance, and their labels, as Arms gives them for the scored
+// episodes of a slice.
+func (s *Stream) Arms() ([]Arm, []string) { return slices.Clone(s.arms), s.labels() }
+
+// Flush closes the Figure 7 group in progress (calling Group for it):
+// call it after the last Add when using Group without DeadGroups.
+func (s *Stream) Flush() { s.closeGroup() }
 
 // Episodes counts the episodes added, failed ones included.
 func (s *Stream) Episodes() int { return s.episodes }

@@ -159,4 +159,15 @@ func TestStreamRejectsUngroupedInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "s00") || !strings.Contains(err.Error(), "not grouped") {
 		t.Errorf("err %v, want a misordered-group error naming s00", err)
 	}
+	// Ungrouped holds the groups instead and equals DeadGroups on any
+	// order.
+	shuffled := synthetic()
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	u := streamOf(t, shuffled, StreamOptions{Ungrouped: true})
+	if g, w := dump(u.DeadGroups()), dump(DeadGroups(shuffled, GroupOptions{})); g != w {
+		t.Errorf("ungrouped:\nstream %s\nslice  %s", g, w)
+	}
+	if g, w := dump(u.BeliefTrajectories()), dump(BeliefTrajectories(shuffled)); g != w {
+		t.Errorf("ungrouped beliefs:\nstream %s\nslice  %s", g, w)
+	}
 }
