@@ -340,7 +340,6 @@ func summarizeInMemory(eps []*episode.Episode, o Options) []eval.Summary {
 	return out
 }
 
-
 // topTwoTable summarises TraceOf's top-two share over the fully accepted
 // episodes of each arm: how many have a dense signal, and the mean,
 // median and range of the share.
