@@ -152,7 +152,8 @@ func runAnalyze(ctx context.Context, dbPath string, runIDs []string, o analyzeOp
 		}
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
-	so := analysis.StreamOptions{}
+	// deadgroups: the --dense-mode, --lambda and --separate-threshold flags.
+	so := analysis.StreamOptions{Groups: analysis.GroupOptions{Config: &o.grpo}}
 	if o.scenario != "" {
 		so.TraceScenario, so.TraceRollout = o.scenario, max(o.rollout, 0)
 	}

@@ -68,6 +68,30 @@ func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
 			t.Errorf("%+v: expected a full analysis, got err %v, %d bytes", c.o, gerr, got.Len())
 		}
 	}
+
+	// The deadgroups flags reach Figure 7 (the in-memory code ignored
+	// them): a separation threshold no dense advantage exceeds separates
+	// no group, where the default threshold separates some.
+	separated := func(threshold float64) (n int) {
+		t.Helper()
+		o := analyzeOptions{what: "deadgroups", format: "csv", rollout: -1, grpo: grpo.DefaultConfig()}
+		if threshold > 0 {
+			o.grpo.SeparateThreshold = threshold
+		}
+		var out bytes.Buffer
+		if err := runAnalyze(ctx, path, []string{rs[0].ID}, o, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+			var k int
+			fmt.Sscan(strings.Split(line, ",")[5], &k)
+			n += k
+		}
+		return n
+	}
+	if def, none := separated(0), separated(1e9); def == 0 || none != 0 {
+		t.Errorf("separated groups: %d at the default threshold, %d at 1e9; want > 0 and 0", def, none)
+	}
 }
 
 // runAnalyzeInMemory is runAnalyze as it was before streaming: it loads every
