@@ -49,10 +49,46 @@ func (c Config) withDefaults() Config {
 		c.Basis = probe.Default
 	}
 	if c.Goal == nil {
-		g := reward.DefaultGoal
-		c.Goal = &g
+		c.Goal = &defaultGoal
 	}
 	return c
+}
+
+// defaultGoal is the Goal of a Config that sets none (never written).
+var defaultGoal = reward.DefaultGoal
+
+// actStrings[a] is a.Strings() for every ActSet, built once so that a
+// turn's Acts cost no allocation; each slice's capacity is its length, so
+// an append by a caller copies instead of writing into the shared array.
+var actStrings = func() [1 << tagger.NumActs][]string {
+	var t [1 << tagger.NumActs][]string
+	for a := range t {
+		s := tagger.ActSet(a).Strings()
+		t[a] = s[:len(s):len(s)]
+	}
+	return t
+}()
+
+// actsOf returns the names of a's acts (Turn.Acts), shared and read-only.
+func actsOf(a tagger.ActSet) []string {
+	if int(a) < len(actStrings) {
+		return actStrings[a]
+	}
+	return a.Strings()
+}
+
+// chunk hands out sub-slices of n elements of larger backing arrays, so an
+// episode's probe readings and beliefs take a few allocations instead of
+// one per read-out. Each slice's capacity is its length.
+type chunk[T any] struct{ buf []T }
+
+func (c *chunk[T]) take(n, batch int) []T {
+	if cap(c.buf)-len(c.buf) < n {
+		c.buf = make([]T, 0, max(n, batch*n))
+	}
+	l := len(c.buf)
+	c.buf = c.buf[:l+n]
+	return c.buf[l : l+n : l+n]
 }
 
 // ErrTruncated is returned (wrapped) by a PersuadeeSession or
@@ -102,9 +138,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 	ep := &Episode{
 		ScenarioID: sc.ID, Seed: seed, Persuader: per.Name(), Persuadee: pee.Name(),
 		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
-		Turns: []Turn{},
+		Turns: make([]Turn, 0, min(cfg.Tmax, 16)),
 	}
-	var transcript []Message
+	transcript := make([]Message, 0, 2*min(cfg.Tmax, 16))
 	fail := func(err error) (*Episode, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -133,13 +169,46 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		return fail(fmt.Errorf("persuadee start: %w", err))
 	}
 	prober, _ := es.(Prober)
+	direct, _ := es.(ProbabilityProber)
+	selfTag, _ := es.(UtteranceTagger)
 
 	// A prober that counts engine usage (LLM persuadees) reports it through
 	// TakeProbeUsage; it is recorded per turn, and for t = 0 in
 	// Episode.InitialProbeUsage.
 	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
-	var probeUsage Usage
+	var (
+		probeUsage Usage
+		readings   chunk[probe.Reading]
+		floats     chunk[float64]
+		pYes       []float64 // reused by the direct path
+	)
+	// batch sizes the chunks for a whole episode of read-outs.
+	batch := min(cfg.Tmax, 16) + 1
+	belief := func(rs []probe.Reading) *float64 {
+		b, ok := probe.Belief(rs)
+		if !ok {
+			return nil
+		}
+		bp := &floats.take(1, 2*batch)[0]
+		*bp = b
+		return bp
+	}
 	readProbes := func() ([]probe.Reading, *float64, float64, error) {
+		if direct != nil {
+			// The simulator: P(Yes) straight from its state, read as the
+			// Answer FromProbability(p) would be (probe.ReadProbability).
+			t0 := time.Now()
+			pYes = direct.ProbeProbabilities(pYes[:0], cfg.Basis)
+			ms := msSince(t0)
+			if len(pYes) != len(cfg.Basis) {
+				return nil, nil, ms, fmt.Errorf("probe: got %d answers for %d probes", len(pYes), len(cfg.Basis))
+			}
+			rs := readings.take(len(pYes), batch)
+			for k, p := range pYes {
+				rs[k] = probe.ReadProbability(cfg.Basis[k].ID, p)
+			}
+			return rs, belief(rs), ms, nil
+		}
 		if prober == nil {
 			return nil, nil, 0, nil
 		}
@@ -155,15 +224,11 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		if len(ans) != len(cfg.Basis) {
 			return nil, nil, ms, fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
 		}
-		rs := make([]probe.Reading, len(ans))
+		rs := readings.take(len(ans), batch)
 		for k, a := range ans {
 			rs[k] = probe.Read(cfg.Basis[k].ID, a)
 		}
-		var bp *float64
-		if b, ok := probe.Belief(rs); ok {
-			bp = &b
-		}
-		return rs, bp, ms, nil
+		return rs, belief(rs), ms, nil
 	}
 
 	rs, b0, ms0, err := readProbes()
@@ -186,8 +251,13 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
 		}
 		turn.Persuader, turn.PersuaderUsage = u.Text, u.Usage
-		tags := tagger.Tag(u.Text)
-		turn.Acts = tags.Acts.Strings()
+		var tags tagger.Tags
+		if selfTag != nil {
+			tags = selfTag.TagUtterance(u.Text)
+		} else {
+			tags = tagger.Tag(u.Text)
+		}
+		turn.Acts = actsOf(tags.Acts)
 		transcript = append(transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
 
 		t0 = time.Now()
@@ -209,7 +279,8 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		}
 		if turn.Belief != nil && prev != nil {
 			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
-				turn.Dense = &d
+				turn.Dense = &floats.take(1, 2*batch)[0]
+				*turn.Dense = d
 			}
 		}
 		prev = turn.Belief

@@ -110,10 +110,39 @@ func (cs *ConcernSet) AppendMentions(dst []bool, text string) []bool {
 	if cs.live == 0 {
 		return dst
 	}
-	hit := dst[base:]
-	left := cs.live
 	sc := getScratch(false)
 	sc.tokenize(text)
+	cs.scan(sc, dst[base:])
+	putScratch(sc)
+	return dst
+}
+
+// TagMentions returns Tag(text) and cs.AppendMentions(dst, text), exactly,
+// from one tokenisation of text (the simulator reads every persuader
+// utterance both ways). It allocates nothing when dst has room for Len
+// more entries.
+func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
+	base := len(dst)
+	for range cs.n {
+		dst = append(dst, false)
+	}
+	sc := getScratch(true)
+	sc.tokenize(text)
+	sc.match()
+	t := sc.resolve()
+	if cs.live > 0 {
+		// The word table lookup of Tag sets only the tokens' entries and
+		// flags, which mention matching never reads.
+		cs.scan(sc, dst[base:])
+	}
+	putScratch(sc)
+	return t, dst
+}
+
+// scan sets hit[c] for every concern c one of whose keywords matches the
+// tokenized text in sc.
+func (cs *ConcernSet) scan(sc *scratch, hit []bool) {
+	left := cs.live
 	for i := 0; i < len(sc.toks) && left > 0; i++ {
 		t := sc.toks[i]
 		c := sc.buf[t.s]
@@ -125,8 +154,6 @@ func (cs *ConcernSet) AppendMentions(dst []bool, text string) []bool {
 			left--
 		}
 	}
-	putScratch(sc)
-	return dst
 }
 
 // matchWords reports whether the keyword words kw (lower-case) match the
