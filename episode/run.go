@@ -128,6 +128,16 @@ func Mix(z uint64) uint64 {
 // cfg.Judge and cfg.ActJudge, when set, with the public scenario and the
 // visible transcript.
 //
+// Concurrency: the read-out after each reply (and the one at t = 0) of a
+// Prober that is not a ProbabilityProber runs in its own goroutine while
+// the persuader writes its next utterance, which never depends on probes;
+// the persuadee's next Reply starts only once it has finished, so a
+// persuadee session is never used by two goroutines at once. With an
+// engine of latency L per request an LLM-vs-LLM turn then takes about 2L
+// instead of 3L (BenchmarkLLMTurnLatency in package llmagent). Outcomes
+// are those of reading in sequence: a read-out's error is reported before
+// the next utterance's result, which is then discarded.
+//
 // Errors: a cancelled ctx returns ctx.Err() and no episode (the caller
 // re-runs it on resume). A role error wrapping ErrTruncated ends the episode
 // as truncated; any other role error returns an episode with Terminal
@@ -177,10 +187,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 	// Episode.InitialProbeUsage.
 	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
 	var (
-		probeUsage Usage
-		readings   chunk[probe.Reading]
-		floats     chunk[float64]
-		pYes       []float64 // reused by the direct path
+		readings chunk[probe.Reading]
+		floats   chunk[float64]
+		pYes     []float64 // reused by the direct path
 	)
 	// batch sizes the chunks for a whole episode of read-outs.
 	batch := min(cfg.Tmax, 16) + 1
@@ -193,60 +202,119 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		*bp = b
 		return bp
 	}
-	readProbes := func() ([]probe.Reading, *float64, float64, error) {
-		if direct != nil {
+	// A read-out is started right after a reply and settled later: an
+	// engine-backed prober runs in its own goroutine while the persuader
+	// writes its next utterance (it never sees the probes), so probe
+	// latency leaves the turn's critical path; the simulator's direct path
+	// and a session without a prober are read at once. The persuadee's
+	// next Reply waits for the read-out to settle, so a session is still
+	// used by one goroutine at a time, and a read-out's error is reported
+	// before anything that happened after it, as if read in sequence.
+	type readOut struct {
+		rs    []probe.Reading
+		b     *float64
+		ms    float64
+		usage Usage
+		err   error
+	}
+	var inflight chan readOut // the read-out in flight, or nil
+	var ready readOut         // the settled read-out when inflight is nil
+	startProbes := func() {
+		switch {
+		case direct != nil:
 			// The simulator: P(Yes) straight from its state, read as the
 			// Answer FromProbability(p) would be (probe.ReadProbability).
 			t0 := time.Now()
 			pYes = direct.ProbeProbabilities(pYes[:0], cfg.Basis)
-			ms := msSince(t0)
+			ready = readOut{ms: msSince(t0)}
 			if len(pYes) != len(cfg.Basis) {
-				return nil, nil, ms, fmt.Errorf("probe: got %d answers for %d probes", len(pYes), len(cfg.Basis))
+				ready.err = fmt.Errorf("probe: got %d answers for %d probes", len(pYes), len(cfg.Basis))
+				return
 			}
-			rs := readings.take(len(pYes), batch)
+			ready.rs = readings.take(len(pYes), batch)
 			for k, p := range pYes {
-				rs[k] = probe.ReadProbability(cfg.Basis[k].ID, p)
+				ready.rs[k] = probe.ReadProbability(cfg.Basis[k].ID, p)
 			}
-			return rs, belief(rs), ms, nil
+			ready.b = belief(ready.rs)
+		case prober == nil:
+			ready = readOut{}
+		default:
+			tr := transcript[:len(transcript):len(transcript)] // the main loop appends meanwhile
+			ch := make(chan readOut, 1)
+			inflight = ch
+			go func() {
+				t0 := time.Now()
+				ans, err := prober.Probe(ctx, tr, cfg.Basis)
+				o := readOut{ms: msSince(t0)}
+				if usageOf != nil {
+					o.usage = usageOf.TakeProbeUsage()
+				}
+				switch {
+				case err != nil:
+					o.err = fmt.Errorf("probe: %w", err)
+				case len(ans) != len(cfg.Basis):
+					o.err = fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
+				default:
+					o.rs = make([]probe.Reading, len(ans))
+					for k, a := range ans {
+						o.rs[k] = probe.Read(cfg.Basis[k].ID, a)
+					}
+					if b, ok := probe.Belief(o.rs); ok {
+						o.b = &b
+					}
+				}
+				ch <- o
+			}()
 		}
-		if prober == nil {
-			return nil, nil, 0, nil
+	}
+	settle := func() readOut {
+		if inflight != nil {
+			ready, inflight = <-inflight, nil
 		}
-		t0 := time.Now()
-		ans, err := prober.Probe(ctx, transcript, cfg.Basis)
-		ms := msSince(t0)
-		if usageOf != nil {
-			probeUsage = usageOf.TakeProbeUsage()
+		return ready
+	}
+	// record completes turn (whose reply came last) with its read-out and
+	// appends it to the episode.
+	var prev *float64
+	record := func(turn Turn, o readOut) error {
+		turn.Probes, turn.Belief, turn.ProbeMS, turn.ProbeUsage = o.rs, o.b, o.ms, o.usage
+		if o.err != nil {
+			return fmt.Errorf("turn %d: %w", turn.T, o.err)
 		}
-		if err != nil {
-			return nil, nil, ms, fmt.Errorf("probe: %w", err)
+		if turn.Belief != nil && prev != nil {
+			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
+				turn.Dense = &floats.take(1, 2*batch)[0]
+				*turn.Dense = d
+			}
 		}
-		if len(ans) != len(cfg.Basis) {
-			return nil, nil, ms, fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
-		}
-		rs := readings.take(len(ans), batch)
-		for k, a := range ans {
-			rs[k] = probe.Read(cfg.Basis[k].ID, a)
-		}
-		return rs, belief(rs), ms, nil
+		prev = turn.Belief
+		ep.Turns = append(ep.Turns, turn)
+		return nil
 	}
 
-	rs, b0, ms0, err := readProbes()
-	ep.InitialProbeUsage, ep.InitialProbeMS = probeUsage, ms0
-	if err != nil {
-		return fail(err)
-	}
-	ep.Initial, ep.B0 = rs, b0
-	prev := b0
+	startProbes() // t = 0, overlapping the persuader's first utterance
 	ep.Terminal = decision.TermPending
+	var last Turn // the turn whose read-out is in flight (T = 0: the initial one)
 	for t := 1; t <= cfg.Tmax; t++ {
 		if err := ctx.Err(); err != nil {
+			settle()
 			return nil, err
 		}
 		turn := Turn{T: t}
 		t0 := time.Now()
 		u, err := ps.Say(ctx, transcript)
 		turn.PersuaderMS = msSince(t0)
+		o := settle()
+		if last.T == 0 {
+			ep.InitialProbeUsage, ep.InitialProbeMS = o.usage, o.ms
+			if o.err != nil {
+				return fail(o.err)
+			}
+			ep.Initial, ep.B0 = o.rs, o.b
+			prev = o.b
+		} else if err := record(last, o); err != nil {
+			return fail(err)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
 		}
@@ -272,23 +340,18 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		turn.Persuadee, turn.Decision, turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
 		transcript = append(transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
 
-		turn.Probes, turn.Belief, turn.ProbeMS, err = readProbes()
-		turn.ProbeUsage = probeUsage
-		if err != nil {
-			return fail(fmt.Errorf("turn %d: %w", t, err))
-		}
-		if turn.Belief != nil && prev != nil {
-			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
-				turn.Dense = &floats.take(1, 2*batch)[0]
-				*turn.Dense = d
+		startProbes()
+		if r.Decision.Terminal() || t == cfg.Tmax {
+			// nothing left to overlap the last read-out with
+			if err := record(turn, settle()); err != nil {
+				return fail(err)
 			}
-		}
-		prev = turn.Belief
-		ep.Turns = append(ep.Turns, turn)
-		if r.Decision.Terminal() {
-			ep.Terminal = decision.FromDecision(r.Decision)
+			if r.Decision.Terminal() {
+				ep.Terminal = decision.FromDecision(r.Decision)
+			}
 			break
 		}
+		last = turn
 	}
 	ep.RGoal = cfg.Goal.Goal(ep.Terminal)
 	return judge(ctx, cfg, sc, ep, transcript)
