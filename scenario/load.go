@@ -533,13 +533,14 @@ func resolve(refs []string, builtins bool) ([]Scenario, error) {
 	l := newLoader()
 	for _, ref := range refs {
 		if builtins && slices.Contains(scenarios.Names, ref) {
-			b, err := scenarios.Open(ref)
+			r, err := scenarios.Reader(ref) // decompressed while read
 			if err != nil {
 				return nil, err
 			}
 			l.trusted = true
-			err = l.read("builtin:"+ref, bytes.NewReader(b))
+			err = l.read("builtin:"+ref, r)
 			l.trusted = false
+			r.Close()
 			if err != nil {
 				return nil, err
 			}

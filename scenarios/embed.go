@@ -58,3 +58,79 @@ func Open(name string) ([]byte, error) {
 	}
 	return raw, nil
 }
+
+// Reader returns the JSONL of the built-in set name as a stream that its
+// own goroutine decompresses ahead of the caller, in chunks of up to 256
+// KiB, so that on two or more cores decompressing overlaps the caller's
+// decoding. Errors are Open's; a decompression error is returned by Read.
+// Close stops the goroutine (always call it).
+func Reader(name string) (io.ReadCloser, error) {
+	if !slices.Contains(Names, name) {
+		return nil, fmt.Errorf("unknown built-in scenario set %q (known: %v)", name, Names)
+	}
+	gz, err := files.ReadFile(name + ".jsonl.gz")
+	if err != nil {
+		return nil, fmt.Errorf("built-in scenario set %s: %w", name, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("built-in scenario set %s: %w", name, err)
+	}
+	r := &chunkReader{chunks: make(chan []byte, 4), done: make(chan struct{})}
+	go func() {
+		defer close(r.chunks)
+		for {
+			buf := make([]byte, 256<<10)
+			n, err := io.ReadFull(zr, buf)
+			if n > 0 {
+				select {
+				case r.chunks <- buf[:n]:
+				case <-r.done:
+					return
+				}
+			}
+			switch {
+			case err == io.EOF || err == io.ErrUnexpectedEOF:
+				return
+			case err != nil:
+				r.err = fmt.Errorf("built-in scenario set %s: %w", name, err)
+				return
+			}
+		}
+	}()
+	return r, nil
+}
+
+// chunkReader reads the chunks its producer sends; err (set by the
+// producer before it closes chunks) is returned once they are consumed.
+type chunkReader struct {
+	chunks chan []byte
+	done   chan struct{}
+	cur    []byte
+	err    error
+	closed bool
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.cur) == 0 {
+		c, ok := <-r.chunks
+		if !ok {
+			if r.err != nil {
+				return 0, r.err
+			}
+			return 0, io.EOF
+		}
+		r.cur = c
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+func (r *chunkReader) Close() error {
+	if !r.closed {
+		r.closed = true
+		close(r.done)
+	}
+	return nil
+}

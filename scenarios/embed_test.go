@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"testing"
 )
@@ -45,5 +46,37 @@ func BenchmarkOpen(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// Reader streams exactly Open's bytes, and closing it early is safe.
+func TestReaderMatchesOpen(t *testing.T) {
+	for _, name := range Names {
+		want, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Reader(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: Reader gave %d bytes (err %v), Open %d", name, len(got), err, len(want))
+		}
+		r, err = Reader(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 10)
+		if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head, want[:10]) {
+			t.Fatalf("%s: first bytes %q, %v", name, head, err)
+		}
+		r.Close()
+		r.Close()
+	}
+	if _, err := Reader("nope"); err == nil {
+		t.Error("Reader(nope) did not fail")
 	}
 }
