@@ -30,14 +30,33 @@ const maxPreps = 8192
 
 var (
 	preps     sync.Map // uint64 content hash -> *prep
+	byPtr     sync.Map // *scenario.Scenario -> *prep, checked with matches
 	nPreps    atomic.Int64
+	nPtrs     atomic.Int64
 	prepsSeed = maphash.MakeSeed()
 )
 
 // prepOf returns sc's prep, from the cache when a scenario with the same
-// content (every field prep reads) was prepared before. The hash keys the
-// cache; the full comparison decides a hit.
+// content (every field prep reads) was prepared before. The scenario's
+// address, then a hash of its content, key the cache; the full comparison
+// (cheap for the same scenario: its strings are the very ones stored)
+// decides a hit.
 func prepOf(sc *scenario.Scenario) *prep {
+	if v, ok := byPtr.Load(sc); ok {
+		if p := v.(*prep); p.matches(sc) {
+			return p
+		}
+	}
+	p := prepByContent(sc)
+	if nPtrs.Add(1) > maxPreps {
+		byPtr.Clear() // scenarios made afresh per episode: keep the map bounded
+		nPtrs.Store(1)
+	}
+	byPtr.Store(sc, p)
+	return p
+}
+
+func prepByContent(sc *scenario.Scenario) *prep {
 	h := prepHash(sc)
 	if v, ok := preps.Load(h); ok {
 		if p := v.(*prep); p.matches(sc) {
