@@ -87,7 +87,7 @@ func TestLLMEpisodesGolden(t *testing.T) {
 }
 
 // BenchmarkLLMTurnLatency plays ten-turn LLM-persuader vs LLM-persuadee
-// episodes on the fake vLLM engine adding L = 50 ms to every request and
+// episodes on the fake vLLM engine adding L = 100 ms to every request and
 // reports the turn latency in units of L: (episode wall time - L) / turns,
 // the L taken off being the last turn's read-out, which has nothing to
 // overlap. Each turn makes three requests (the persuader's utterance, the
@@ -95,7 +95,7 @@ func TestLLMEpisodesGolden(t *testing.T) {
 // sequence, 2 when the read-out runs during the persuader's next
 // utterance (target: about 2).
 func BenchmarkLLMTurnLatency(b *testing.B) {
-	const L = 50 * time.Millisecond
+	const L = 100 * time.Millisecond
 	per, pee, _ := duo(b, 0, L)
 	ctx := context.Background()
 	if _, err := episode.Run(ctx, episode.Config{Tmax: 1}, testScenario(), per, pee, 0); err != nil {
