@@ -15,11 +15,13 @@ import (
 
 // goldenEpisodes is the SHA-256 of every episode (JSON, latencies zeroed)
 // that each built-in persuader plays against the default simulator on the
-// first 60 scenarios of each built-in set, two rollouts each: recorded
-// before the simulator's hot-path optimisations (issue 14), so any change
-// to transcripts, probes, beliefs or rewards fails here. An intended
+// first 60 scenarios of each built-in set, two rollouts each, so any change
+// to transcripts, probes, beliefs or rewards fails here. First recorded
+// before the simulator's hot-path optimisations; re-recorded after the P4G
+// strategy reactions (sim.StrategyParams) from the code without those
+// optimisations, and the optimised code gives the same hash. An intended
 // change to the dynamics bumps sim.Version and records a new hash.
-const goldenEpisodes = "836ba7a18e63003cd3208a9f4053a2240000a135bb739706adda5b732cc5126f"
+const goldenEpisodes = "bb8cb9dbba4da8efc5a059e0a0729ddbbe6ec430c52b767e3cc6c85e64fd8108"
 
 func TestGoldenEpisodes(t *testing.T) {
 	ctx := context.Background()

@@ -144,6 +144,7 @@ func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 	sc.tokenize(text)
 	sc.match()
 	t := sc.resolve()
+	t.Strategies = sc.strategies(t.Acts)
 	if cs.live > 0 {
 		// The word table lookup of Tag sets only the tokens' entries and
 		// flags, which mention matching never reads.
