@@ -13,7 +13,9 @@
 // NaN for an undefined mean or share) that a report can plot, plus a
 // Table() rendering for text, CSV and Markdown. Failed episodes
 // (decision.TermFailed) carry no outcome: every analysis drops them and
-// reports how many it dropped. Nothing here reads the store or a file.
+// reports how many it dropped. Stream computes the same results from
+// episodes given one at a time (store.DB.EachEpisode), for runs too large
+// to hold. Nothing here reads the store or a file.
 package analysis
 
 import (

@@ -124,6 +124,28 @@ type Prober interface {
 	Probe(ctx context.Context, transcript []Message, basis probe.Basis) ([]probe.Answer, error)
 }
 
+// ProbabilityProber is implemented by a Prober that knows each probe's
+// P(Yes) directly (the simulator). Run then reads the basis through
+// ProbeProbabilities and probe.ReadProbability instead of Probe and
+// probe.Read: the same Readings as pooling probe.FromProbability(p), bit
+// for bit, without building or parsing token log-probs.
+// ProbeProbabilities appends one P(Yes) in [0, 1] per probe of basis, in
+// basis order, to dst and returns it; like Probe it reads the state only
+// and never changes it. It never fails.
+type ProbabilityProber interface {
+	ProbeProbabilities(dst []float64, basis probe.Basis) []float64
+}
+
+// UtteranceTagger is implemented by a PersuadeeSession that reads the
+// persuader's utterances through package tagger and tags them together
+// with its own reading of the same tokens (the simulator tokenises each
+// utterance once for acts and concern mentions). Run calls
+// TagUtterance(text) in place of tagger.Tag(text) for each persuader
+// utterance, just before Reply; it must return exactly tagger.Tag(text).
+type UtteranceTagger interface {
+	TagUtterance(text string) tagger.Tags
+}
+
 // Judge rates a finished episode's persuasion strategy (issue 3 §5,
 // SPEC §1). It sees only the public scenario and the visible transcript.
 // Strategy returns R_strategy in [-1, 1] and the engine usage of this

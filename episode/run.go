@@ -49,10 +49,46 @@ func (c Config) withDefaults() Config {
 		c.Basis = probe.Default
 	}
 	if c.Goal == nil {
-		g := reward.DefaultGoal
-		c.Goal = &g
+		c.Goal = &defaultGoal
 	}
 	return c
+}
+
+// defaultGoal is the Goal of a Config that sets none (never written).
+var defaultGoal = reward.DefaultGoal
+
+// actStrings[a] is a.Strings() for every ActSet, built once so that a
+// turn's Acts cost no allocation; each slice's capacity is its length, so
+// an append by a caller copies instead of writing into the shared array.
+var actStrings = func() [1 << tagger.NumActs][]string {
+	var t [1 << tagger.NumActs][]string
+	for a := range t {
+		s := tagger.ActSet(a).Strings()
+		t[a] = s[:len(s):len(s)]
+	}
+	return t
+}()
+
+// actsOf returns the names of a's acts (Turn.Acts), shared and read-only.
+func actsOf(a tagger.ActSet) []string {
+	if int(a) < len(actStrings) {
+		return actStrings[a]
+	}
+	return a.Strings()
+}
+
+// chunk hands out sub-slices of n elements of larger backing arrays, so an
+// episode's probe readings and beliefs take a few allocations instead of
+// one per read-out. Each slice's capacity is its length.
+type chunk[T any] struct{ buf []T }
+
+func (c *chunk[T]) take(n, batch int) []T {
+	if cap(c.buf)-len(c.buf) < n {
+		c.buf = make([]T, 0, max(n, batch*n))
+	}
+	l := len(c.buf)
+	c.buf = c.buf[:l+n]
+	return c.buf[l : l+n : l+n]
 }
 
 // ErrTruncated is returned (wrapped) by a PersuadeeSession or
@@ -92,6 +128,16 @@ func Mix(z uint64) uint64 {
 // cfg.Judge and cfg.ActJudge, when set, with the public scenario and the
 // visible transcript.
 //
+// Concurrency: the read-out after each reply (and the one at t = 0) of a
+// Prober that is not a ProbabilityProber runs in its own goroutine while
+// the persuader writes its next utterance, which never depends on probes;
+// the persuadee's next Reply starts only once it has finished, so a
+// persuadee session is never used by two goroutines at once. With an
+// engine of latency L per request an LLM-vs-LLM turn then takes about 2L
+// instead of 3L (BenchmarkLLMTurnLatency in package llmagent). Outcomes
+// are those of reading in sequence: a read-out's error is reported before
+// the next utterance's result, which is then discarded.
+//
 // Errors: a cancelled ctx returns ctx.Err() and no episode (the caller
 // re-runs it on resume). A role error wrapping ErrTruncated ends the episode
 // as truncated; any other role error returns an episode with Terminal
@@ -102,9 +148,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 	ep := &Episode{
 		ScenarioID: sc.ID, Seed: seed, Persuader: per.Name(), Persuadee: pee.Name(),
 		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
-		Turns: []Turn{},
+		Turns: make([]Turn, 0, min(cfg.Tmax, 16)),
 	}
-	var transcript []Message
+	transcript := make([]Message, 0, 2*min(cfg.Tmax, 16))
 	fail := func(err error) (*Episode, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -133,61 +179,153 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		return fail(fmt.Errorf("persuadee start: %w", err))
 	}
 	prober, _ := es.(Prober)
+	direct, _ := es.(ProbabilityProber)
+	selfTag, _ := es.(UtteranceTagger)
 
 	// A prober that counts engine usage (LLM persuadees) reports it through
 	// TakeProbeUsage; it is recorded per turn, and for t = 0 in
 	// Episode.InitialProbeUsage.
 	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
-	var probeUsage Usage
-	readProbes := func() ([]probe.Reading, *float64, float64, error) {
-		if prober == nil {
-			return nil, nil, 0, nil
+	var (
+		readings chunk[probe.Reading]
+		floats   chunk[float64]
+		pYes     []float64 // reused by the direct path
+	)
+	// batch sizes the chunks for a whole episode of read-outs.
+	batch := min(cfg.Tmax, 16) + 1
+	belief := func(rs []probe.Reading) *float64 {
+		b, ok := probe.Belief(rs)
+		if !ok {
+			return nil
 		}
-		t0 := time.Now()
-		ans, err := prober.Probe(ctx, transcript, cfg.Basis)
-		ms := msSince(t0)
-		if usageOf != nil {
-			probeUsage = usageOf.TakeProbeUsage()
+		bp := &floats.take(1, 2*batch)[0]
+		*bp = b
+		return bp
+	}
+	// A read-out is started right after a reply and settled later: an
+	// engine-backed prober runs in its own goroutine while the persuader
+	// writes its next utterance (it never sees the probes), so probe
+	// latency leaves the turn's critical path; the simulator's direct path
+	// and a session without a prober are read at once. The persuadee's
+	// next Reply waits for the read-out to settle, so a session is still
+	// used by one goroutine at a time, and a read-out's error is reported
+	// before anything that happened after it, as if read in sequence.
+	type readOut struct {
+		rs    []probe.Reading
+		b     *float64
+		ms    float64
+		usage Usage
+		err   error
+	}
+	var inflight chan readOut // the read-out in flight, or nil
+	var ready readOut         // the settled read-out when inflight is nil
+	startProbes := func() {
+		switch {
+		case direct != nil:
+			// The simulator: P(Yes) straight from its state, read as the
+			// Answer FromProbability(p) would be (probe.ReadProbability).
+			t0 := time.Now()
+			pYes = direct.ProbeProbabilities(pYes[:0], cfg.Basis)
+			ready = readOut{ms: msSince(t0)}
+			if len(pYes) != len(cfg.Basis) {
+				ready.err = fmt.Errorf("probe: got %d answers for %d probes", len(pYes), len(cfg.Basis))
+				return
+			}
+			ready.rs = readings.take(len(pYes), batch)
+			for k, p := range pYes {
+				ready.rs[k] = probe.ReadProbability(cfg.Basis[k].ID, p)
+			}
+			ready.b = belief(ready.rs)
+		case prober == nil:
+			ready = readOut{}
+		default:
+			tr := transcript[:len(transcript):len(transcript)] // the main loop appends meanwhile
+			ch := make(chan readOut, 1)
+			inflight = ch
+			go func() {
+				t0 := time.Now()
+				ans, err := prober.Probe(ctx, tr, cfg.Basis)
+				o := readOut{ms: msSince(t0)}
+				if usageOf != nil {
+					o.usage = usageOf.TakeProbeUsage()
+				}
+				switch {
+				case err != nil:
+					o.err = fmt.Errorf("probe: %w", err)
+				case len(ans) != len(cfg.Basis):
+					o.err = fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
+				default:
+					o.rs = make([]probe.Reading, len(ans))
+					for k, a := range ans {
+						o.rs[k] = probe.Read(cfg.Basis[k].ID, a)
+					}
+					if b, ok := probe.Belief(o.rs); ok {
+						o.b = &b
+					}
+				}
+				ch <- o
+			}()
 		}
-		if err != nil {
-			return nil, nil, ms, fmt.Errorf("probe: %w", err)
+	}
+	settle := func() readOut {
+		if inflight != nil {
+			ready, inflight = <-inflight, nil
 		}
-		if len(ans) != len(cfg.Basis) {
-			return nil, nil, ms, fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
+		return ready
+	}
+	// record completes turn (whose reply came last) with its read-out and
+	// appends it to the episode.
+	var prev *float64
+	record := func(turn Turn, o readOut) error {
+		turn.Probes, turn.Belief, turn.ProbeMS, turn.ProbeUsage = o.rs, o.b, o.ms, o.usage
+		if o.err != nil {
+			return fmt.Errorf("turn %d: %w", turn.T, o.err)
 		}
-		rs := make([]probe.Reading, len(ans))
-		for k, a := range ans {
-			rs[k] = probe.Read(cfg.Basis[k].ID, a)
+		if turn.Belief != nil && prev != nil {
+			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
+				turn.Dense = &floats.take(1, 2*batch)[0]
+				*turn.Dense = d
+			}
 		}
-		var bp *float64
-		if b, ok := probe.Belief(rs); ok {
-			bp = &b
-		}
-		return rs, bp, ms, nil
+		prev = turn.Belief
+		ep.Turns = append(ep.Turns, turn)
+		return nil
 	}
 
-	rs, b0, ms0, err := readProbes()
-	ep.InitialProbeUsage, ep.InitialProbeMS = probeUsage, ms0
-	if err != nil {
-		return fail(err)
-	}
-	ep.Initial, ep.B0 = rs, b0
-	prev := b0
+	startProbes() // t = 0, overlapping the persuader's first utterance
 	ep.Terminal = decision.TermPending
+	var last Turn // the turn whose read-out is in flight (T = 0: the initial one)
 	for t := 1; t <= cfg.Tmax; t++ {
 		if err := ctx.Err(); err != nil {
+			settle()
 			return nil, err
 		}
 		turn := Turn{T: t}
 		t0 := time.Now()
 		u, err := ps.Say(ctx, transcript)
 		turn.PersuaderMS = msSince(t0)
+		o := settle()
+		if last.T == 0 {
+			ep.InitialProbeUsage, ep.InitialProbeMS = o.usage, o.ms
+			if o.err != nil {
+				return fail(o.err)
+			}
+			ep.Initial, ep.B0 = o.rs, o.b
+			prev = o.b
+		} else if err := record(last, o); err != nil {
+			return fail(err)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
 		}
 		turn.Persuader, turn.PersuaderUsage = u.Text, u.Usage
-		tags := tagger.Tag(u.Text)
-		turn.Acts = tags.Acts.Strings()
+		var tags tagger.Tags
+		if selfTag != nil {
+			tags = selfTag.TagUtterance(u.Text)
+		} else {
+			tags = tagger.Tag(u.Text)
+		}
+		turn.Acts = actsOf(tags.Acts)
 		transcript = append(transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
 
 		t0 = time.Now()
@@ -202,22 +340,18 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 		turn.Persuadee, turn.Decision, turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
 		transcript = append(transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
 
-		turn.Probes, turn.Belief, turn.ProbeMS, err = readProbes()
-		turn.ProbeUsage = probeUsage
-		if err != nil {
-			return fail(fmt.Errorf("turn %d: %w", t, err))
-		}
-		if turn.Belief != nil && prev != nil {
-			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
-				turn.Dense = &d
+		startProbes()
+		if r.Decision.Terminal() || t == cfg.Tmax {
+			// nothing left to overlap the last read-out with
+			if err := record(turn, settle()); err != nil {
+				return fail(err)
 			}
-		}
-		prev = turn.Belief
-		ep.Turns = append(ep.Turns, turn)
-		if r.Decision.Terminal() {
-			ep.Terminal = decision.FromDecision(r.Decision)
+			if r.Decision.Terminal() {
+				ep.Terminal = decision.FromDecision(r.Decision)
+			}
 			break
 		}
+		last = turn
 	}
 	ep.RGoal = cfg.Goal.Goal(ep.Terminal)
 	return judge(ctx, cfg, sc, ep, transcript)

@@ -7,7 +7,9 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/probe"
@@ -278,4 +280,151 @@ func TestRunJudgeSkipsFailed(t *testing.T) {
 	if err != nil || ep.Terminal != decision.TermTruncated || ep.RStrategy == nil || ep.OutcomeReward(1) != 0 {
 		t.Fatalf("truncated: %+v, %v", ep, err)
 	}
+}
+
+// overlapPersuader's Say of turn t >= 2 waits until the read-out after
+// reply t-1 has started, and lets it finish; overlapProber's read-out after
+// reply t (t < Tmax) waits for that Say: both only finish when they run
+// at the same time. The persuadee records any Reply that starts while a
+// read-out runs.
+type overlapRoles struct {
+	started, sayDone chan int
+	probing          atomic.Bool
+	replyDuringProbe atomic.Bool
+	tmax             int
+}
+
+func (o *overlapRoles) Name() string { return "overlap" }
+func (o *overlapRoles) Start(context.Context, scenario.Public, uint64) (PersuaderSession, error) {
+	return overlapSay{o}, nil
+}
+
+type overlapSay struct{ o *overlapRoles }
+
+func (s overlapSay) Say(_ context.Context, tr []Message) (Utterance, error) {
+	t := len(tr)/2 + 1
+	if t >= 2 {
+		select {
+		case got := <-s.o.started:
+			if got != t-1 {
+				return Utterance{}, fmt.Errorf("turn %d: read-out of turn %d running", t, got)
+			}
+		case <-time.After(5 * time.Second):
+			return Utterance{}, fmt.Errorf("turn %d: the read-out of turn %d never ran during the utterance", t, t-1)
+		}
+		s.o.sayDone <- t
+	}
+	return Utterance{Text: fmt.Sprintf("utterance %d", t)}, nil
+}
+
+type overlapPersuadee struct{ o *overlapRoles }
+
+func (p overlapPersuadee) Name() string { return "overlap-pee" }
+func (p overlapPersuadee) Start(context.Context, *scenario.Scenario, uint64) (PersuadeeSession, error) {
+	return overlapSession{p.o}, nil
+}
+
+type overlapSession struct{ o *overlapRoles }
+
+func (s overlapSession) Reply(_ context.Context, tr []Message) (Reply, error) {
+	if s.o.probing.Load() {
+		s.o.replyDuringProbe.Store(true)
+	}
+	return Reply{Text: fmt.Sprintf("reply %d", len(tr)/2+1), Decision: decision.Continue}, nil
+}
+
+func (s overlapSession) Probe(_ context.Context, tr []Message, b probe.Basis) ([]probe.Answer, error) {
+	s.o.probing.Store(true)
+	defer s.o.probing.Store(false)
+	t := len(tr) / 2
+	if t >= 1 && t < s.o.tmax {
+		s.o.started <- t
+		select {
+		case <-s.o.sayDone:
+		case <-time.After(5 * time.Second):
+			return nil, fmt.Errorf("read-out %d: the next utterance never ran", t)
+		}
+	}
+	out := make([]probe.Answer, len(b))
+	for i := range out {
+		out[i] = probe.FromProbability(0.1 * float64(t+1))
+	}
+	return out, nil
+}
+
+// The read-out after reply t runs while the persuader writes utterance
+// t+1, never while the persuadee replies, and each turn still gets its own
+// read-out: B_t = 0.1 (t+1).
+func TestProbesOverlapNextUtterance(t *testing.T) {
+	o := &overlapRoles{started: make(chan int, 1), sayDone: make(chan int, 1), tmax: 4}
+	ep, err := Run(context.Background(), Config{Tmax: o.tmax}, sc, o, overlapPersuadee{o}, 1)
+	if err != nil || ep.Error != "" {
+		t.Fatalf("Run: %v, %q", err, ep.Error)
+	}
+	if o.replyDuringProbe.Load() {
+		t.Fatal("a Reply ran during a read-out")
+	}
+	if len(ep.Turns) != 4 || ep.B0 == nil || math.Abs(*ep.B0-0.1) > 1e-12 {
+		t.Fatalf("turns %d, B0 %v", len(ep.Turns), ep.B0)
+	}
+	for i, tr := range ep.Turns {
+		if want := 0.1 * float64(i+2); tr.Belief == nil || math.Abs(*tr.Belief-want) > 1e-12 || tr.Persuader != fmt.Sprintf("utterance %d", i+1) {
+			t.Fatalf("turn %d: belief %v (want %v), persuader %q", tr.T, tr.Belief, want, tr.Persuader)
+		}
+	}
+}
+
+// A read-out error is reported before the persuader's next turn, even
+// though that turn already ran: the episode fails at the turn whose
+// read-out failed, with that turn left out, as when read in sequence.
+func TestOverlappedProbeErrorFirst(t *testing.T) {
+	pee := &failingProber{failAt: 2}
+	per := &failingPersuader{failAt: 3}
+	ep, err := Run(context.Background(), Config{}, sc, per, pee, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.Terminal != decision.TermFailed || !strings.HasPrefix(ep.Error, "turn 2: probe: boom") || len(ep.Turns) != 1 {
+		t.Fatalf("terminal %s, error %q, %d turns; want failed at turn 2's read-out with 1 turn", ep.Terminal, ep.Error, len(ep.Turns))
+	}
+}
+
+type failingPersuader struct{ failAt int }
+
+func (f *failingPersuader) Name() string { return "failing" }
+func (f *failingPersuader) Start(context.Context, scenario.Public, uint64) (PersuaderSession, error) {
+	return failingSay{f}, nil
+}
+
+type failingSay struct{ f *failingPersuader }
+
+func (s failingSay) Say(_ context.Context, tr []Message) (Utterance, error) {
+	if len(tr)/2+1 == s.f.failAt {
+		return Utterance{}, errors.New("persuader down")
+	}
+	return Utterance{Text: "hello"}, nil
+}
+
+type failingProber struct{ failAt int }
+
+func (f *failingProber) Name() string { return "failing-pee" }
+func (f *failingProber) Start(context.Context, *scenario.Scenario, uint64) (PersuadeeSession, error) {
+	return failingProbeSession{f}, nil
+}
+
+type failingProbeSession struct{ f *failingProber }
+
+func (s failingProbeSession) Reply(context.Context, []Message) (Reply, error) {
+	return Reply{Text: "hm", Decision: decision.Continue}, nil
+}
+
+func (s failingProbeSession) Probe(_ context.Context, tr []Message, b probe.Basis) ([]probe.Answer, error) {
+	if len(tr)/2 == s.f.failAt {
+		return nil, errors.New("boom")
+	}
+	out := make([]probe.Answer, len(b))
+	for i := range out {
+		out[i] = probe.FromProbability(0.5)
+	}
+	return out, nil
 }

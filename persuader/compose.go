@@ -20,7 +20,7 @@ type base struct {
 // newBase builds the shared session state; echo says whether the session
 // echoes the persuadee (and so needs the fill's stop words).
 func newBase(pub scenario.Public, seed uint64, echo bool) base {
-	b := base{f: newSlotFill(pub), seed: seed}
+	b := base{f: slotFillOf(pub), seed: seed}
 	if echo {
 		b.f.stop = stopWords(pub)
 	}

@@ -23,6 +23,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
@@ -89,6 +91,34 @@ func newSlotFill(pub scenario.Public) fill {
 		f.proposal = safeProposal
 	}
 	f.proposal3 = thirdPerson(f.proposal)
+	return f
+}
+
+// slotKey is what newSlotFill reads of a public scenario.
+type slotKey struct{ proposal, persuadee string }
+
+// slotFills caches newSlotFill by its inputs (slotKey -> fill, all
+// strings, shared read-only), so starting an episode on a scenario seen
+// before costs one map lookup; it is emptied past maxSlotFills entries.
+var (
+	slotFills  sync.Map
+	nSlotFills atomic.Int64
+)
+
+const maxSlotFills = 8192
+
+// slotFillOf returns newSlotFill(pub), cached.
+func slotFillOf(pub scenario.Public) fill {
+	k := slotKey{pub.Proposal, pub.Persuadee.Name}
+	if v, ok := slotFills.Load(k); ok {
+		return v.(fill)
+	}
+	f := newSlotFill(pub)
+	if nSlotFills.Add(1) > maxSlotFills {
+		slotFills.Clear()
+		nSlotFills.Store(1)
+	}
+	slotFills.Store(k, f)
 	return f
 }
 

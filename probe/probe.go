@@ -193,6 +193,18 @@ func Belief(rs []Reading) (b float64, ok bool) {
 	return b / float64(n), true
 }
 
+// ReadProbability returns the Reading of probe id whose answer puts
+// P(Yes) = p on "Yes" and 1 - p on "No": exactly Read(id,
+// FromProbability(p)), bit for bit (the same clamping to [1e-12, 1 -
+// 1e-12] and the same log/exp round trip), without building the Answer or
+// pooling its tokens. The simulator reads its probes through it. p is a
+// probability; NaN gives a Reading with OK false, as Read does.
+func ReadProbability(id string, p float64) Reading {
+	p = math.Min(math.Max(p, 1e-12), 1-1e-12)
+	p, err := Share(prob(math.Log(p)), prob(math.Log1p(-p)))
+	return Reading{Probe: id, P: p, OK: err == nil}
+}
+
 // FromProbability builds the Answer a model with P(Yes) = p (and P(No) =
 // 1 - p) would return. The simulator uses it so that its read-out flows
 // through the same pooling path as an engine's; p is clamped to

@@ -134,3 +134,30 @@ func TestLoadBasis(t *testing.T) {
 		t.Errorf("missing question error = %v", err)
 	}
 }
+
+// ReadProbability must give Read(id, FromProbability(p)) bit for bit: the
+// simulator's transcripts and beliefs depend on it.
+func TestReadProbabilityMatchesRead(t *testing.T) {
+	ps := []float64{0, 1e-300, 1e-13, 1e-12, 0.1, 0.25, 1.0 / 3, 0.5, 0.7, 0.999999, 1 - 1e-12, 1, 2, -1, math.NaN(), math.Inf(1)}
+	for i := range 20000 {
+		ps = append(ps, float64(i)/19999, math.Float64frombits(0x3fe0000000000000+uint64(i)*7919))
+	}
+	for _, p := range ps {
+		got, want := ReadProbability("pe", p), Read("pe", FromProbability(p))
+		if got.Probe != want.Probe || got.OK != want.OK || math.Float64bits(got.P) != math.Float64bits(want.P) {
+			t.Fatalf("ReadProbability(%v) = %+v, Read(FromProbability) = %+v", p, got, want)
+		}
+	}
+	// Hand values: 0.25 survives the round trip (exp(log 0.25) = 0.25,
+	// 0.25 + exp(log1p(-0.25)) = 1); p = 0 is clamped to 1e-12; NaN is
+	// unreadable.
+	if r := ReadProbability("ca", 0.25); !r.OK || r.P != 0.25 || r.Probe != "ca" {
+		t.Fatalf("ReadProbability(0.25) = %+v, want {ca 0.25 true}", r)
+	}
+	if r := ReadProbability("ca", 0); !r.OK || math.Abs(r.P-1e-12) > 1e-24 {
+		t.Fatalf("ReadProbability(0) = %+v, want P = 1e-12", r)
+	}
+	if r := ReadProbability("ca", math.NaN()); r.OK {
+		t.Fatalf("ReadProbability(NaN) = %+v, want unreadable", r)
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -116,36 +115,124 @@ type Report struct {
 	Comparisons []analysis.Comparison
 }
 
-// Build computes every table and figure of the report over eps (the
-// runs' episodes, as analysis.Concat joins them).
-//
-// Errors: eps is empty; a figure fails to build for a reason other than
-// missing data (ErrNoData); the GRPO configuration is invalid.
-func Build(eps []*episode.Episode, o Options) (*Report, error) {
-	if len(eps) == 0 {
-		return nil, errors.New("report: no episodes")
+// Source gives BuildStream the reported episodes without holding them.
+type Source struct {
+	// Each calls fn with every episode of the report, one at a time, in
+	// the order analysis.Concat joins the runs' episodes (Build's eps
+	// order), stopping at fn's first error and returning it. fn keeps at
+	// most one Figure 7 group and the Table 8 candidate.
+	Each func(fn func(*episode.Episode) error) error
+	// Outcomes returns the outcomes of one arm (persuader as Each names
+	// it), failed episodes included, and the run they come from; an empty
+	// slice when the arm has no episodes. It is called only when the
+	// report holds exactly two persuaders (the paired comparison).
+	Outcomes func(persuader, persuadee string) (runID string, os []episode.Outcome, err error)
+	// Ungrouped says that a Figure 7 group's rollouts may come apart
+	// (analysis.StreamOptions.Ungrouped): SliceSource sets it; a store
+	// source in store order does not need it.
+	Ungrouped bool
+}
+
+// SliceSource is the Source of episodes held in memory.
+func SliceSource(eps []*episode.Episode) Source {
+	return Source{
+		Each: func(fn func(*episode.Episode) error) error {
+			for _, ep := range eps {
+				if err := fn(ep); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Outcomes: func(per, pee string) (string, []episode.Outcome, error) {
+			var run string
+			var os []episode.Outcome
+			for _, ep := range eps {
+				if ep.Persuader == per && ep.Persuadee == pee {
+					if len(os) == 0 {
+						run = ep.RunID
+					}
+					os = append(os, ep.Outcome())
+				}
+			}
+			return run, os, nil
+		},
+		Ungrouped: true,
 	}
+}
+
+// Build computes every table and figure of the report over eps (the
+// runs' episodes, as analysis.Concat joins them): BuildStream over
+// SliceSource(eps).
+//
+// Errors: BuildStream's.
+func Build(eps []*episode.Episode, o Options) (*Report, error) {
+	return BuildStream(SliceSource(eps), o)
+}
+
+// BuildStream computes every table and figure of the report from src in
+// one pass over its episodes (analysis.Stream and eval.Accumulator: memory
+// for counts and sums, one Figure 7 group and one episode, plus 8 bytes
+// per fully accepted episode for the top-two share's median), then, for
+// exactly two persuaders, their outcomes per persuadee. The result equals
+// what the in-memory computation over the same episodes gave, byte for
+// byte once written.
+//
+// Errors: src holds no episodes; src's errors; episodes not grouped for
+// Figure 7 (analysis.Stream); a figure fails to build for a reason other
+// than missing data (ErrNoData); the GRPO configuration is invalid.
+func BuildStream(src Source, o Options) (*Report, error) {
 	step := func(s string) {
 		if o.Progress != nil {
 			o.Progress(s)
 		}
 	}
-	r := &Report{Title: o.Title, Generator: o.Generator, Generated: o.Generated, Runs: o.Runs, Episodes: len(eps)}
+	r := &Report{Title: o.Title, Generator: o.Generator, Generated: o.Generated, Runs: o.Runs}
 	if r.Title == "" {
 		r.Title = "PersuArena report"
 	}
-	for _, ep := range eps {
+	cfg := grpo.DefaultConfig()
+	if o.GRPO != nil {
+		cfg = *o.GRPO
+	}
+	step("summary (Tables 5 and 9)") // one pass computes every table
+	sum := newSummaryAcc(o)
+	adv := newAdvantageAcc(o.Groups, cfg)
+	top := map[analysis.Arm]*topTwoAcc{}
+	st := analysis.NewStream(analysis.StreamOptions{Groups: o.Groups, Group: adv.add, Ungrouped: src.Ungrouped})
+	err := src.Each(func(ep *episode.Episode) error {
+		r.Episodes++
 		if !slices.Contains(r.Persuaders, ep.Persuader) {
 			r.Persuaders = append(r.Persuaders, ep.Persuader)
 		}
 		if !slices.Contains(r.Persuadees, ep.Persuadee) {
 			r.Persuadees = append(r.Persuadees, ep.Persuadee)
 		}
+		sum.add(ep)
+		if ep.Terminal == decision.TermAccept {
+			a := analysis.ArmOf(ep)
+			if top[a] == nil {
+				top[a] = &topTwoAcc{}
+			}
+			top[a].accepted++
+			if s := analysis.TraceOf(ep).TopTwoShare; !math.IsNaN(s) {
+				top[a].shares = append(top[a].shares, s)
+			}
+		}
+		return st.Add(ep)
+	})
+	if err != nil {
+		return nil, err
 	}
-	_, r.Failed = analysis.Scored(eps)
-
-	step("summary (Tables 5 and 9)")
-	r.Summary = summarize(eps, o)
+	if r.Episodes == 0 {
+		return nil, errors.New("report: no episodes")
+	}
+	st.Flush()
+	if adv.err != nil {
+		return nil, adv.err
+	}
+	r.Failed = st.Failed()
+	r.Summary = sum.summaries()
 	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (seed 000 Tables 5 and 9)",
 		Intro: "Terminal shares, mean R_goal and turns (seed 000 Table 5) and final-belief conversion (Table 9), per scenario set.",
 		Table: summaryTable(r.Summary)})
@@ -168,13 +255,13 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 	step("Table 6")
 	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (seed 000 Table 6)",
 		Intro: "Full-acceptance rate per hidden resistance type (EB, IT, AR, AA) and domain family, with n per cell.",
-		Table: analysis.AcceptanceByProfile(eps).Table()})
+		Table: st.AcceptanceByProfile().Table()})
 	step("Table 7")
 	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (seed 000 Table 7)",
 		Intro: "Full-acceptance rate per persuader (rows) and persuadee (columns).",
-		Table: analysis.AcceptanceGrid(eps).Table()})
+		Table: st.AcceptanceGrid().Table()})
 	step("Table 8")
-	if ep, err := analysis.LargestDenseAccepted(eps, ""); err != nil {
+	if ep, err := st.LargestDenseAccepted(); err != nil {
 		r.Skipped = append(r.Skipped, "table 8: "+err.Error())
 	} else {
 		tr := analysis.TraceOf(ep)
@@ -188,34 +275,27 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (seed 000 Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
 		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
 			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
-			Table: topTwoTable(eps)})
+			Table: topTwoTable(st, top)})
 	}
 	step("Table 9")
 	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (seed 000 Table 9)",
 		Intro: "Mean final belief B_T, share moved (B_T > 0.5) and share of moved episodes closed, pooled over sets.",
-		Table: analysis.ConversionOf(eps).Table()})
+		Table: st.ConversionOf().Table()})
 
 	step("Figure 5")
-	acts := analysis.ActsByTurn(eps)
+	acts := st.ActsByTurn()
 	if err := fig(Figure5(acts)); err != nil {
 		return nil, err
 	}
 	step("Figure 6")
-	traj := analysis.BeliefTrajectories(eps)
+	traj := st.BeliefTrajectories()
 	if err := fig(Figure6(traj)); err != nil {
 		return nil, err
 	}
 	step("Figure 7")
-	dead := analysis.DeadGroups(eps, o.Groups)
-	cfg := grpo.DefaultConfig()
-	if o.GRPO != nil {
-		cfg = *o.GRPO
-	}
-	adv, err := Advantages(eps, o.Groups, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := fig(Figure7(dead, adv)); err != nil {
+	dead := st.DeadGroups()
+	terms := adv.terms(st.Arms())
+	if err := fig(Figure7(dead, terms)); err != nil {
 		return nil, err
 	}
 	hasSteps := false
@@ -233,16 +313,22 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 		Section{ID: "figure5-data", Heading: "Figure 5 data", Table: acts.Table(), Figure: "figure5", Caption: true},
 		Section{ID: "figure6-data", Heading: "Figure 6 data", Table: traj.Table(), Figure: "figure6", Caption: true},
 		Section{ID: "figure7-data", Heading: "Figure 7 data", Table: dead.Table(), Figure: "figure7", Caption: true})
-	if len(adv.Overall) > 0 {
-		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: adv.Table(), Figure: "figure7", Caption: true})
+	if len(terms.Overall) > 0 {
+		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: terms.Table(), Figure: "figure7", Caption: true})
 	}
 
 	if len(r.Persuaders) == 2 {
 		step("paired comparison")
 		for _, pee := range r.Persuadees {
-			a, errA := analysis.Pick("", eps, r.Persuaders[0], pee)
-			b, errB := analysis.Pick("", eps, r.Persuaders[1], pee)
-			if errA != nil || errB != nil {
+			runA, a, err := src.Outcomes(r.Persuaders[0], pee)
+			if err != nil {
+				return nil, err
+			}
+			runB, b, err := src.Outcomes(r.Persuaders[1], pee)
+			if err != nil {
+				return nil, err
+			}
+			if len(a) == 0 || len(b) == 0 {
 				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: only one persuader played it", pee))
 				continue
 			}
@@ -250,7 +336,7 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 			// rather than refuse as persuarena compare does: a report
 			// should show what it can, and the table says how many keys
 			// were left out.
-			c, err := analysis.Compare(a, b, analysis.CompareOptions{Intersection: true, Seed: o.CompareSeed, Resamples: o.Resamples})
+			c, err := analysis.CompareOutcomes(runA, a, runB, b, analysis.CompareOptions{Intersection: true, Seed: o.CompareSeed, Resamples: o.Resamples})
 			if err != nil {
 				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: %v", pee, err))
 				continue
@@ -268,62 +354,6 @@ func Build(eps []*episode.Episode, o Options) (*Report, error) {
 		}
 	}
 	return r, nil
-}
-
-// summarize applies eval.Summarize to every persuader × persuadee × set
-// group, persuadees outermost (as eval prints), then persuaders in episode
-// order, then sets in o.Sets order (others sorted). Groups without
-// episodes are left out.
-//
-// Choice: an episode whose set is unknown goes to set "all", so that a
-// run without a stored scenario list still gets a summary.
-func summarize(eps []*episode.Episode, o Options) []eval.Summary {
-	setOf := func(id string) string {
-		if o.SetOf != nil {
-			if s := o.SetOf(id); s != "" {
-				return s
-			}
-		}
-		return "all"
-	}
-	groups := eval.Group(eps, setOf)
-	var pers, pees, sets []string
-	for _, ep := range eps {
-		if !slices.Contains(pers, ep.Persuader) {
-			pers = append(pers, ep.Persuader)
-		}
-		if !slices.Contains(pees, ep.Persuadee) {
-			pees = append(pees, ep.Persuadee)
-		}
-	}
-	present := map[string]bool{}
-	for k := range groups {
-		present[k.Set] = true
-	}
-	for _, s := range o.Sets {
-		if present[s] && !slices.Contains(sets, s) {
-			sets = append(sets, s)
-		}
-	}
-	var rest []string
-	for s := range present {
-		if !slices.Contains(sets, s) {
-			rest = append(rest, s)
-		}
-	}
-	sort.Strings(rest)
-	sets = append(sets, rest...)
-	var out []eval.Summary
-	for _, pee := range pees {
-		for _, per := range pers {
-			for _, s := range sets {
-				if g := groups[eval.GroupKey{Persuader: per, Persuadee: pee, Set: s}]; len(g) > 0 {
-					out = append(out, eval.Summarize(per, pee, s, g))
-				}
-			}
-		}
-	}
-	return out
 }
 
 // summaryTable renders eval summaries with eval's columns.
@@ -434,44 +464,4 @@ func redactedConfig(raw json.RawMessage) string {
 	walk("", v)
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
-}
-
-// topTwoTable summarises TraceOf's top-two share over the fully accepted
-// episodes of each arm: how many have a dense signal, and the mean,
-// median and range of the share.
-func topTwoTable(eps []*episode.Episode) analysis.Table {
-	t := analysis.Table{Title: "Share of Σ|r_dense| carried by the two largest turns, fully accepted episodes",
-		Header: []string{"persuader", "accepted", "with dense", "mean%", "median%", "min%", "max%"},
-		Notes:  []string{"with dense: accepted episodes whose Σ|r_dense| > 0 (the share is undefined otherwise)"}}
-	scored, _ := analysis.Scored(eps)
-	arms, labels := analysis.Arms(scored)
-	for i, a := range arms {
-		var shares []float64
-		accepted := 0
-		for _, ep := range scored {
-			if analysis.ArmOf(ep) != a || ep.Terminal != decision.TermAccept {
-				continue
-			}
-			accepted++
-			if s := analysis.TraceOf(ep).TopTwoShare; !math.IsNaN(s) {
-				shares = append(shares, s)
-			}
-		}
-		row := []string{labels[i], strconv.Itoa(accepted), strconv.Itoa(len(shares)), "-", "-", "-", "-"}
-		if len(shares) > 0 {
-			slices.Sort(shares)
-			sum := 0.0
-			for _, x := range shares {
-				sum += x
-			}
-			n := len(shares)
-			med := shares[n/2]
-			if n%2 == 0 {
-				med = (shares[n/2-1] + shares[n/2]) / 2
-			}
-			row = []string{labels[i], strconv.Itoa(accepted), strconv.Itoa(n), pct(sum / float64(n)), pct(med), pct(shares[0]), pct(shares[n-1])}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
 }

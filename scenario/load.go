@@ -124,6 +124,13 @@ type loader struct {
 	// package's tests validate in full, because the schema pass costs most
 	// of a command's start-up (performance issue).
 	trusted bool
+	// split, when set with trusted, keeps only that split's lines: a line
+	// without the canonical `"split":"NAME"` member is skipped before
+	// decoding (the embedded sets are canonical, see Marshal; a test checks
+	// every line has it), and a decoded scenario of another split is
+	// dropped.
+	split   Split
+	skipped int // lines skipped for split
 }
 
 func newLoader() *loader { return &loader{seen: map[string]loc{}} }
@@ -134,7 +141,7 @@ func (l *loader) read(name string, r io.Reader) error {
 	// bufio.Reader rather than Scanner: scenario lines with full P4G
 	// transcripts can exceed Scanner's 64 KiB default token limit.
 	br := bufio.NewReader(r)
-	before := len(l.out) + len(l.problems)
+	before := len(l.out) + len(l.problems) + l.skipped
 	for n := 1; ; n++ {
 		line, long, err := readLine(br, MaxLineBytes)
 		switch {
@@ -151,7 +158,7 @@ func (l *loader) read(name string, r io.Reader) error {
 			l.line(name, n, line)
 		}
 		if err == io.EOF {
-			if len(l.out)+len(l.problems) == before {
+			if len(l.out)+len(l.problems)+l.skipped == before {
 				l.problems = append(l.problems, Problem{File: name, Field: "(file)", Msg: "no scenarios (the file is empty or blank)"})
 			}
 			return nil
@@ -209,7 +216,15 @@ func (l *loader) line(name string, n int, raw []byte) {
 		probs = append(probs, Problem{File: name, Line: n, Field: field, Msg: msg})
 	}
 	if l.trusted {
+		if l.split != "" && !bytes.Contains(raw, []byte(`"split":"`+string(l.split)+`"`)) {
+			l.skipped++
+			return
+		}
 		s, fps := decodeChecked(raw)
+		if l.split != "" && len(fps) == 0 && s.Split != l.split {
+			l.skipped++
+			return
+		}
 		for _, fp := range fps {
 			add(fp.Field, fp.Problem)
 		}
@@ -527,19 +542,42 @@ func ResolveAll(refs ...string) ([]Scenario, error) {
 	return resolve(refs, true)
 }
 
+// ResolveSplit is ResolveAll(refs...) filtered to split (Filter), but the
+// built-in sets' lines of other splits are skipped before JSON decoding,
+// so loading one split of the built-in sets costs a fraction of loading
+// them whole (the default eval reads only held-out scenarios). Files are
+// loaded and checked whole, then filtered. Ids are checked for duplicates
+// among the kept scenarios of the built-in sets (their tests check the
+// whole sets). An empty split means all. Errors are ResolveAll's.
+func ResolveSplit(split Split, refs ...string) ([]Scenario, error) {
+	ss, err := resolveWith(refs, true, split)
+	if err != nil {
+		return nil, err
+	}
+	return Filter(ss, split), nil
+}
+
 // resolve loads refs in order; built-in set names are recognised only when
 // builtins is set.
 func resolve(refs []string, builtins bool) ([]Scenario, error) {
+	return resolveWith(refs, builtins, "")
+}
+
+// resolveWith is resolve keeping only split's lines of the built-in sets
+// (all when split is "").
+func resolveWith(refs []string, builtins bool, split Split) ([]Scenario, error) {
 	l := newLoader()
+	l.split = split
 	for _, ref := range refs {
 		if builtins && slices.Contains(scenarios.Names, ref) {
-			b, err := scenarios.Open(ref)
+			r, err := scenarios.Reader(ref) // decompressed while read
 			if err != nil {
 				return nil, err
 			}
 			l.trusted = true
-			err = l.read("builtin:"+ref, bytes.NewReader(b))
+			err = l.read("builtin:"+ref, r)
 			l.trusted = false
+			r.Close()
 			if err != nil {
 				return nil, err
 			}

@@ -443,3 +443,44 @@ func TestReadJSONLBadBytes(t *testing.T) {
 		fmt.Sprintf("big.jsonl:2: (line): longer than %d bytes (MaxLineBytes); one scenario per line", MaxLineBytes),
 		fmt.Sprintf("big.jsonl:4: (line): longer than %d bytes (MaxLineBytes); one scenario per line", MaxLineBytes))
 }
+
+// ResolveSplit gives exactly Filter(ResolveAll(...), split) for every
+// split of the built-in sets (so the pre-decoding line filter drops no
+// scenario of the split), and every embedded line names its split in the
+// canonical form the filter looks for.
+func TestResolveSplitMatchesFilter(t *testing.T) {
+	all, err := ResolveAll("p4g", "arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range append([]Split{""}, Splits...) {
+		got, err := ResolveSplit(sp, "p4g", "arena")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Filter(all, sp)
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("split %q: ResolveSplit gave %d scenarios, Filter %d (or they differ)", sp, len(got), len(want))
+		}
+	}
+	for _, name := range scenarios.Names {
+		raw, err := scenarios.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+			if n := bytes.Count(line, []byte(`"split":"`)); n != 1 {
+				t.Fatalf("%s:%d: %d canonical split members, want 1", name, i+1, n)
+			}
+		}
+	}
+}
+
+func BenchmarkResolveHeldout(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ResolveSplit(Heldout, "p4g", "arena"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

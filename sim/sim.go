@@ -121,6 +121,10 @@ type session struct {
 	// from txt for each reply.
 	word    *rand.Rand
 	wordSrc *rand.PCG
+	// rngs and srcs hold the three streams and their sources inside the
+	// session, so starting an episode allocates none of them.
+	rngs [3]rand.Rand
+	srcs [3]rand.PCG
 
 	// trait-derived multipliers (1 when traits are absent)
 	recv, evW, rapW, planW, reactW, noiseSD, accept float64
@@ -137,8 +141,12 @@ type session struct {
 
 	ev      events
 	touched []bool // reused Mentions buffer
+	// tagged is the persuader utterance TagUtterance last read; touched
+	// holds its mentions until Reply consumes them (taggedOK).
+	tagged   string
+	taggedOK bool
 	// concerns are the hidden concerns' keywords, compiled once per
-	// session since every turn is checked against them.
+	// scenario content (prepOf) since every turn is checked against them.
 	concerns *tagger.ConcernSet
 	last     string
 	// opener is the opening template of the reply being composed;
@@ -183,10 +191,13 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	s.tp, _ = p.cfg.Type(sc.Hidden.Resistance)
 	// Two independent streams: dynamics and wording, so rewording the
 	// template bank never changes outcomes.
-	s.dyn = rand.New(rand.NewPCG(seed, 0x73696d2d64796e)) // "sim-dyn"
-	s.txt = rand.New(rand.NewPCG(seed, 0x73696d2d747874)) // "sim-txt"
-	s.wordSrc = rand.NewPCG(0, 0)
-	s.word = rand.New(s.wordSrc)
+	s.srcs[0].Seed(seed, 0x73696d2d64796e) // "sim-dyn"
+	s.srcs[1].Seed(seed, 0x73696d2d747874) // "sim-txt"
+	s.wordSrc = &s.srcs[2]
+	for i := range s.rngs {
+		s.rngs[i] = *rand.New(&s.srcs[i])
+	}
+	s.dyn, s.txt, s.word = &s.rngs[0], &s.rngs[1], &s.rngs[2]
 	s.applyTraits(sc.Hidden.Traits)
 
 	s.o0 = clamp(sc.Hidden.InitialStance, -1, 1)
@@ -201,12 +212,13 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	s.q = p.cfg.Q0
 	s.state = make([]concernState, len(sc.Hidden.Concerns))
 	s.touched = make([]bool, 0, len(sc.Hidden.Concerns))
-	s.concerns = tagger.Compile(sc.Hidden.Concerns)
+	pr := prepOf(sc)
+	s.concerns = pr.concerns
 	s.ev.voiced = make([]voicing, 0, p.cfg.MaxVoice+1)
 	s.ev.condition = -1
 	s.term = -1
 	s.buf = make([]byte, 0, 512)
-	s.fill = newFill(sc)
+	s.fill = pr.fill
 	return s, nil
 }
 
@@ -243,6 +255,17 @@ func (s *session) applyTraits(t map[string]float64) {
 	s.accept = c.Accept + c.TraitNeuroticAccept*neuro
 }
 
+// TagUtterance returns tagger.Tag(text) (episode.UtteranceTagger) and
+// reads text's concern mentions from the same tokens, for the Reply that
+// follows: one tokenisation per persuader utterance. It changes no latent
+// state; a Reply to a different text computes its mentions anew.
+func (s *session) TagUtterance(text string) tagger.Tags {
+	var tg tagger.Tags
+	tg, s.touched = s.concerns.TagMentions(s.touched[:0], text)
+	s.tagged, s.taggedOK = text, true
+	return tg
+}
+
 // Reply reads the persuader's latest utterance (the last message of
 // transcript) through the tagger only (tagger.Mentions, through a
 // ConcernSet compiled at Start, and the message's tagger.Tags, which
@@ -258,7 +281,10 @@ func (s *session) Reply(_ context.Context, transcript []episode.Message) (episod
 		return episode.Reply{}, errors.New("sim: episode already ended with a terminal decision")
 	}
 	last := transcript[len(transcript)-1]
-	s.touched = s.concerns.AppendMentions(s.touched[:0], last.Text)
+	if !s.taggedOK || last.Text != s.tagged {
+		s.touched = s.concerns.AppendMentions(s.touched[:0], last.Text)
+	}
+	s.taggedOK, s.tagged = false, ""
 	d := s.observe(last.TagsOf(), s.touched)
 	return episode.Reply{Text: s.render(), Decision: d}, nil
 }
@@ -564,15 +590,7 @@ func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basi
 	out := make([]probe.Answer, len(basis))
 	top := make([]probe.TokenLogprob, 2*len(basis)) // one backing array for all answers
 	for k, pr := range basis {
-		p := (ca + pe + ac) / 3
-		switch pr.ID {
-		case "ca":
-			p = ca
-		case "pe":
-			p = pe
-		case "ac":
-			p = ac
-		}
+		p := probeP(pr.ID, ca, pe, ac)
 		// as probe.FromProbability(p), without its per-answer allocation
 		p = math.Min(math.Max(p, 1e-12), 1-1e-12)
 		top[2*k] = probe.TokenLogprob{Token: "Yes", ID: -1, Logprob: math.Log(p)}
@@ -580,6 +598,32 @@ func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basi
 		out[k] = probe.Answer{Top: top[2*k : 2*k+2 : 2*k+2]}
 	}
 	return out, nil
+}
+
+// ProbeProbabilities appends P(Yes) of each probe of basis to dst
+// (episode.ProbabilityProber): the p that Probe encodes as Yes/No
+// log-probs, so reading these through probe.ReadProbability gives exactly
+// the Readings of Probe's answers. Like Probe it reads the state only.
+func (s *session) ProbeProbabilities(dst []float64, basis probe.Basis) []float64 {
+	ca, pe, ac := s.probs()
+	for _, pr := range basis {
+		dst = append(dst, probeP(pr.ID, ca, pe, ac))
+	}
+	return dst
+}
+
+// probeP is the P(Yes) of probe id given the CA, PE and AC probabilities:
+// the mean of the three for an id outside the default basis.
+func probeP(id string, ca, pe, ac float64) float64 {
+	switch id {
+	case "ca":
+		return ca
+	case "pe":
+		return pe
+	case "ac":
+		return ac
+	}
+	return (ca + pe + ac) / 3
 }
 
 // probs returns P(Yes) of the CA, PE and AC probes.

@@ -472,46 +472,119 @@ func (db *DB) Episodes(ctx context.Context, runID string, filters ...Filter) ([]
 	return out, nil
 }
 
-func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []any) ([]*episode.Episode, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT e.id, e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
+// selectEpisodeCols and selectTurnCols are the columns scanEpisode and
+// scanTurn read, in order.
+const (
+	selectEpisodeCols = `e.id, e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
 		e.split, e.family, e.domain, e.resistance, e.terminal, e.r_goal, e.b0, e.n_turns, e.error,
 		e.r_strategy, e.acts_by, e.judge_error, e.judge_ms,
 		e.judge_prompt_tokens, e.judge_completion_tokens, e.judge_cached_tokens, e.judge_requests,
 		e.initial_probe_ms, e.initial_probe_prompt_tokens, e.initial_probe_completion_tokens,
-		e.initial_probe_cached_tokens, e.initial_probe_requests
-		FROM episodes e WHERE `+where+` ORDER BY e.persuader, e.persuadee, e.scenario_id, e.rollout`, args...)
+		e.initial_probe_cached_tokens, e.initial_probe_requests`
+	selectTurnCols = `t.episode_id, t.t, t.persuader_text, t.persuadee_text, t.decision, t.acts,
+		t.belief, t.dense, t.persuader_ms, t.persuadee_ms, t.probe_ms,
+		t.persuader_prompt_tokens, t.persuader_completion_tokens, t.persuader_cached_tokens, t.persuader_requests,
+		t.persuadee_prompt_tokens, t.persuadee_completion_tokens, t.persuadee_cached_tokens, t.persuadee_requests,
+		t.probe_prompt_tokens, t.probe_completion_tokens, t.probe_cached_tokens, t.probe_requests`
+	episodeOrder = `e.persuader, e.persuadee, e.scenario_id, e.rollout`
+)
+
+// scanEpisode reads one row of selectEpisodeCols (Turns empty, capacity n_turns).
+func scanEpisode(rows *sql.Rows, runID string) (int64, *episode.Episode, error) {
+	var (
+		id, seed                            int64
+		nTurns                              int
+		split, family, resistance, terminal string
+		b0, rStrategy                       sql.NullFloat64
+		ep                                  = &episode.Episode{RunID: runID}
+		ju, iu                              = &ep.JudgeUsage, &ep.InitialProbeUsage
+	)
+	if err := rows.Scan(&id, &ep.Persuader, &ep.Persuadee, &ep.ScenarioID, &ep.Rollout, &seed,
+		&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error,
+		&rStrategy, &ep.ActsBy, &ep.JudgeError, &ep.JudgeMS,
+		&ju.PromptTokens, &ju.CompletionTokens, &ju.CachedTokens, &ju.Requests,
+		&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests); err != nil {
+		return 0, nil, err
+	}
+	ep.Seed = uint64(seed)
+	ep.Split, ep.Family, ep.Resistance = scenario.Split(split), scenario.Family(family), scenario.Resistance(resistance)
+	ep.Terminal = decision.Terminal(terminal)
+	if b0.Valid {
+		ep.B0 = &b0.Float64
+	}
+	if rStrategy.Valid {
+		ep.RStrategy = &rStrategy.Float64
+	}
+	ep.Turns = make([]episode.Turn, 0, nTurns)
+	return id, ep, nil
+}
+
+// scanTurn reads one row of selectTurnCols: the episode id and the turn.
+func scanTurn(rows *sql.Rows) (int64, episode.Turn, error) {
+	var (
+		id            int64
+		tu            episode.Turn
+		dec, acts     string
+		belief, dense sql.NullFloat64
+	)
+	pu, eu, ru := &tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage
+	if err := rows.Scan(&id, &tu.T, &tu.Persuader, &tu.Persuadee, &dec, &acts,
+		&belief, &dense, &tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS,
+		&pu.PromptTokens, &pu.CompletionTokens, &pu.CachedTokens, &pu.Requests,
+		&eu.PromptTokens, &eu.CompletionTokens, &eu.CachedTokens, &eu.Requests,
+		&ru.PromptTokens, &ru.CompletionTokens, &ru.CachedTokens, &ru.Requests); err != nil {
+		return 0, tu, err
+	}
+	tu.Decision = decision.Decision(dec)
+	if err := json.Unmarshal([]byte(acts), &tu.Acts); err != nil {
+		return id, tu, fmt.Errorf("turn t=%d: acts: %w", tu.T, err)
+	}
+	if tu.Acts == nil { // stored "null" by hand
+		tu.Acts = []string{}
+	}
+	if belief.Valid {
+		v := belief.Float64
+		tu.Belief = &v
+	}
+	if dense.Valid {
+		v := dense.Float64
+		tu.Dense = &v
+	}
+	return id, tu, nil
+}
+
+// addReading files reading r of turn t into ep (t = 0: the initial
+// read-out); *cur is the index of the turn reached so far, since readings
+// come in (t, k) order.
+func addReading(ep *episode.Episode, t int, r probe.Reading, cur *int) error {
+	if t == 0 {
+		ep.Initial = append(ep.Initial, r)
+		return nil
+	}
+	for *cur < len(ep.Turns) && ep.Turns[*cur].T < t {
+		*cur++
+	}
+	if *cur == len(ep.Turns) || ep.Turns[*cur].T != t {
+		return fmt.Errorf("episode %s: probe reading for missing turn t=%d", KeyOf(ep), t)
+	}
+	ep.Turns[*cur].Probes = append(ep.Turns[*cur].Probes, r)
+	return nil
+}
+
+func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []any) ([]*episode.Episode, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+`
+		FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
 	if err != nil {
 		return nil, err
 	}
 	out := []*episode.Episode{}
 	byID := map[int64]*episode.Episode{}
 	for rows.Next() {
-		var (
-			id, seed                            int64
-			nTurns                              int
-			split, family, resistance, terminal string
-			b0, rStrategy                       sql.NullFloat64
-			ep                                  = &episode.Episode{RunID: runID}
-			ju, iu                              = &ep.JudgeUsage, &ep.InitialProbeUsage
-		)
-		if err := rows.Scan(&id, &ep.Persuader, &ep.Persuadee, &ep.ScenarioID, &ep.Rollout, &seed,
-			&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error,
-			&rStrategy, &ep.ActsBy, &ep.JudgeError, &ep.JudgeMS,
-			&ju.PromptTokens, &ju.CompletionTokens, &ju.CachedTokens, &ju.Requests,
-			&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests); err != nil {
+		id, ep, err := scanEpisode(rows, runID)
+		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		ep.Seed = uint64(seed)
-		ep.Split, ep.Family, ep.Resistance = scenario.Split(split), scenario.Family(family), scenario.Resistance(resistance)
-		ep.Terminal = decision.Terminal(terminal)
-		if b0.Valid {
-			ep.B0 = &b0.Float64
-		}
-		if rStrategy.Valid {
-			ep.RStrategy = &rStrategy.Float64
-		}
-		ep.Turns = make([]episode.Turn, 0, nTurns)
 		out = append(out, ep)
 		byID[id] = ep
 	}
@@ -524,51 +597,24 @@ func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []a
 	}
 
 	// Turns of all selected episodes, one query.
-	rows, err = tx.QueryContext(ctx, `SELECT t.episode_id, t.t, t.persuader_text, t.persuadee_text, t.decision, t.acts,
-		t.belief, t.dense, t.persuader_ms, t.persuadee_ms, t.probe_ms,
-		t.persuader_prompt_tokens, t.persuader_completion_tokens, t.persuader_cached_tokens, t.persuader_requests,
-		t.persuadee_prompt_tokens, t.persuadee_completion_tokens, t.persuadee_cached_tokens, t.persuadee_requests,
-		t.probe_prompt_tokens, t.probe_completion_tokens, t.probe_cached_tokens, t.probe_requests
+	rows, err = tx.QueryContext(ctx, `SELECT `+selectTurnCols+`
 		FROM turns t JOIN episodes e ON e.id = t.episode_id WHERE `+where+` ORDER BY t.episode_id, t.t`, args...)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
-		var (
-			id            int64
-			tu            episode.Turn
-			dec, acts     string
-			belief, dense sql.NullFloat64
-		)
-		pu, eu, ru := &tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage
-		if err := rows.Scan(&id, &tu.T, &tu.Persuader, &tu.Persuadee, &dec, &acts,
-			&belief, &dense, &tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS,
-			&pu.PromptTokens, &pu.CompletionTokens, &pu.CachedTokens, &pu.Requests,
-			&eu.PromptTokens, &eu.CompletionTokens, &eu.CachedTokens, &eu.Requests,
-			&ru.PromptTokens, &ru.CompletionTokens, &ru.CachedTokens, &ru.Requests); err != nil {
+		id, tu, err := scanTurn(rows)
+		ep := byID[id]
+		if err != nil {
 			rows.Close()
+			if ep != nil {
+				return nil, fmt.Errorf("episode %s %w", KeyOf(ep), err)
+			}
 			return nil, err
 		}
-		ep := byID[id]
 		if ep == nil { // cannot happen: same WHERE, same snapshot
 			rows.Close()
 			return nil, fmt.Errorf("turn t=%d of unknown episode %d", tu.T, id)
-		}
-		tu.Decision = decision.Decision(dec)
-		if err := json.Unmarshal([]byte(acts), &tu.Acts); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("episode %s turn t=%d: acts: %w", KeyOf(ep), tu.T, err)
-		}
-		if tu.Acts == nil { // stored "null" by hand
-			tu.Acts = []string{}
-		}
-		if belief.Valid {
-			v := belief.Float64
-			tu.Belief = &v
-		}
-		if dense.Valid {
-			v := dense.Float64
-			tu.Dense = &v
 		}
 		ep.Turns = append(ep.Turns, tu)
 	}
@@ -605,19 +651,119 @@ func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []a
 		if id != curID {
 			curID, cur = id, 0
 		}
-		if t == 0 {
-			ep.Initial = append(ep.Initial, r)
-			continue
+		if err := addReading(ep, t, r, &cur); err != nil {
+			return nil, err
 		}
-		for cur < len(ep.Turns) && ep.Turns[cur].T < t {
-			cur++
-		}
-		if cur == len(ep.Turns) || ep.Turns[cur].T != t {
-			return nil, fmt.Errorf("episode %s: probe reading for missing turn t=%d", KeyOf(ep), t)
-		}
-		ep.Turns[cur].Probes = append(ep.Turns[cur].Probes, r)
 	}
 	return out, rows.Err()
+}
+
+// EachEpisode calls fn with every episode of the run that matches every
+// filter, fully reconstructed as Episodes returns it (same fields, same
+// normalisations) and in Episodes' order (persuader, persuadee, scenario
+// ID, rollout), but one episode at a time: three cursors (episodes, turns,
+// readings) walk the run in that order in one snapshot, so memory holds
+// one episode, not the run. fn may keep the episode it is given (each call
+// gets a fresh one). An error from fn stops the scan and is returned.
+//
+// Errors: ErrNotFound when the run does not exist; a turn or reading
+// that belongs to no episode of the scan (a corrupt store).
+func (db *DB) EachEpisode(ctx context.Context, runID string, fn func(*episode.Episode) error, filters ...Filter) error {
+	conds, args := []string{"e.run_id = ?"}, []any{runID}
+	for _, f := range filters {
+		conds, args = f.where(conds, args)
+	}
+	where := strings.Join(conds, " AND ")
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		if err := runExists(ctx, tx, runID); err != nil {
+			return err
+		}
+		eps, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+` FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
+		if err != nil {
+			return err
+		}
+		defer eps.Close()
+		// The child rows are read in the episodes' order through the
+		// episodes index (no sort of the turns table), so each cursor
+		// moves forward only.
+		turns, err := tx.QueryContext(ctx, `SELECT `+selectTurnCols+` FROM episodes e JOIN turns t ON t.episode_id = e.id
+			WHERE `+where+` ORDER BY `+episodeOrder+`, t.t`, args...)
+		if err != nil {
+			return err
+		}
+		defer turns.Close()
+		reads, err := tx.QueryContext(ctx, `SELECT r.episode_id, r.t, r.probe, r.p, r.ok FROM episodes e
+			JOIN probe_readings r ON r.episode_id = e.id WHERE `+where+` ORDER BY `+episodeOrder+`, r.t, r.k`, args...)
+		if err != nil {
+			return err
+		}
+		defer reads.Close()
+		var (
+			tID, rID     int64 = -1, -1
+			tu           episode.Turn
+			rt           int
+			rr           probe.Reading
+			tMore, rMore = true, true
+		)
+		nextTurn := func() error {
+			if tMore = turns.Next(); !tMore {
+				return turns.Err()
+			}
+			var err error
+			tID, tu, err = scanTurn(turns)
+			return err
+		}
+		nextReading := func() error {
+			if rMore = reads.Next(); !rMore {
+				return reads.Err()
+			}
+			return reads.Scan(&rID, &rt, &rr.Probe, &rr.P, &rr.OK)
+		}
+		if err := nextTurn(); err != nil {
+			return err
+		}
+		if err := nextReading(); err != nil {
+			return err
+		}
+		for eps.Next() {
+			id, ep, err := scanEpisode(eps, runID)
+			if err != nil {
+				return err
+			}
+			for tMore && tID == id {
+				ep.Turns = append(ep.Turns, tu)
+				if err := nextTurn(); err != nil {
+					return fmt.Errorf("episode %s %w", KeyOf(ep), err)
+				}
+			}
+			cur := 0
+			for rMore && rID == id {
+				if err := addReading(ep, rt, rr, &cur); err != nil {
+					return err
+				}
+				if err := nextReading(); err != nil {
+					return err
+				}
+			}
+			if err := fn(ep); err != nil {
+				return err
+			}
+		}
+		if err := eps.Err(); err != nil {
+			return err
+		}
+		if tMore {
+			return fmt.Errorf("turn t=%d of unknown episode %d", tu.T, tID)
+		}
+		if rMore {
+			return fmt.Errorf("probe reading t=%d of unknown episode %d", rt, rID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: episodes of run %s: %w", runID, err)
+	}
+	return nil
 }
 
 // ExportJSONL writes the run's episodes to w, one JSON object per line in

@@ -981,3 +981,53 @@ func TestArmsAndFilteredOutcomes(t *testing.T) {
 		t.Fatalf("missing run: %v", err)
 	}
 }
+
+// TestEachEpisode: EachEpisode yields exactly Episodes' episodes, in its
+// order, with and without filters, including episodes without turns or
+// readings and a second run's episodes interleaved in storage; an error
+// from fn stops the scan.
+func TestEachEpisode(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	mustRun(t, db, "r1")
+	mustRun(t, db, "r2")
+	keys := []EpisodeKey{{"script", "sim", "b", 1}, {"planner", "sim", "z", 0}, {"script", "sim", "b", 0},
+		{"script", "sim-hard", "a", 3}, {"planner", "sim", "a", 2}, {"script", "sim", "c", 0}}
+	for i, k := range keys {
+		ep := sampleEpisode("r1", k.ScenarioID, k.Rollout)
+		ep.Persuader, ep.Persuadee = k.Persuader, k.Persuadee
+		switch i % 3 {
+		case 1:
+			ep.Terminal, ep.Turns = decision.TermReject, ep.Turns[:1]
+		case 2:
+			ep.Terminal, ep.Error, ep.Turns, ep.Initial, ep.B0 = decision.TermFailed, "down", nil, nil, nil
+		}
+		for _, run := range []string{"r1", "r2"} {
+			ep.RunID = run
+			if err := db.SaveEpisode(ctx, run, ep); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, fs := range [][]Filter{nil, {{Persuader: "script"}}, {{Persuader: "script", Persuadee: "sim"}}, {{Terminal: decision.TermFailed}}} {
+		want, err := db.Episodes(ctx, "r1", fs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []*episode.Episode
+		if err := db.EachEpisode(ctx, "r1", func(ep *episode.Episode) error { got = append(got, ep); return nil }, fs...); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("filters %+v:\n got %+v\nwant %+v", fs, got, want)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := db.EachEpisode(ctx, "r1", func(*episode.Episode) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("callback error: %v after %d", err, n)
+	}
+	if err := db.EachEpisode(ctx, "nope", func(*episode.Episode) error { return nil }); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
+	}
+}

@@ -27,6 +27,20 @@ type ConcernSet struct {
 type ckw struct {
 	concern int32
 	w0, w1  int32
+	// b1 is the first word's second byte, 0 for a one-byte word: a text
+	// word can only match when its own second byte (0 when it has one
+	// byte) is the same, since inflection keeps the first two bytes (an
+	// inflected match needs both words of 3 bytes or more, sharing all but
+	// the shorter's last byte).
+	b1 byte
+}
+
+// second returns the second byte of w, or 0 when w has fewer than 2.
+func second[T string | []byte](w T) byte {
+	if len(w) < 2 {
+		return 0
+	}
+	return w[1]
 }
 
 // Compile splits the keywords of concerns into words by the tokenizer's
@@ -53,7 +67,7 @@ func Compile(concerns []scenario.Concern) *ConcernSet {
 				pos = e
 			}
 			if w1 := int32(len(cs.words)); w1 > w0 {
-				cs.kws = append(cs.kws, ckw{concern: int32(ci), w0: w0, w1: w1})
+				cs.kws = append(cs.kws, ckw{concern: int32(ci), w0: w0, w1: w1, b1: second(cs.words[w0])})
 				hasKw[ci] = true
 			}
 		}
@@ -110,23 +124,52 @@ func (cs *ConcernSet) AppendMentions(dst []bool, text string) []bool {
 	if cs.live == 0 {
 		return dst
 	}
-	hit := dst[base:]
-	left := cs.live
 	sc := getScratch(false)
 	sc.tokenize(text)
+	cs.scan(sc, dst[base:])
+	putScratch(sc)
+	return dst
+}
+
+// TagMentions returns Tag(text) and cs.AppendMentions(dst, text), exactly,
+// from one tokenisation of text (the simulator reads every persuader
+// utterance both ways). It allocates nothing when dst has room for Len
+// more entries.
+func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
+	base := len(dst)
+	for range cs.n {
+		dst = append(dst, false)
+	}
+	sc := getScratch(true)
+	sc.tokenize(text)
+	sc.match()
+	t := sc.resolve()
+	t.Strategies = sc.strategies(t.Acts)
+	if cs.live > 0 {
+		// The word table lookup of Tag sets only the tokens' entries and
+		// flags, which mention matching never reads.
+		cs.scan(sc, dst[base:])
+	}
+	putScratch(sc)
+	return t, dst
+}
+
+// scan sets hit[c] for every concern c one of whose keywords matches the
+// tokenized text in sc.
+func (cs *ConcernSet) scan(sc *scratch, hit []bool) {
+	left := cs.live
 	for i := 0; i < len(sc.toks) && left > 0; i++ {
 		t := sc.toks[i]
 		c := sc.buf[t.s]
+		b1 := second(sc.buf[t.s:t.e])
 		for _, k := range cs.kws[cs.off[c]:cs.off[int(c)+1]] {
-			if hit[k.concern] || !sc.matchWords(i, cs.words[k.w0:k.w1]) {
+			if k.b1 != b1 || hit[k.concern] || !sc.matchWords(i, cs.words[k.w0:k.w1]) {
 				continue
 			}
 			hit[k.concern] = true
 			left--
 		}
 	}
-	putScratch(sc)
-	return dst
 }
 
 // matchWords reports whether the keyword words kw (lower-case) match the

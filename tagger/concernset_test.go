@@ -18,6 +18,7 @@ import (
 // simulator on the arena and p4g held-out scenarios: once against the
 // scenario's own hidden concerns and once against every keyword of both
 // sets as a concern of its own (so each keyword's match is compared).
+// TagMentions must give the same mentions and Tag's result.
 func TestConcernSetMatchesMentions(t *testing.T) {
 	type item struct {
 		sc   *scenario.Scenario
@@ -77,9 +78,15 @@ func TestConcernSetMatchesMentions(t *testing.T) {
 		if got := cs.AppendMentions(nil, it.text); !slices.Equal(got, want) {
 			t.Errorf("%s: %q: ConcernSet %v, Mentions %v", it.sc.ID, it.text, got, want)
 		}
+		if tg, got := cs.TagMentions(nil, it.text); !slices.Equal(got, want) || tg != tagger.Tag(it.text) {
+			t.Errorf("%s: %q: TagMentions %v %v, Tag and Mentions %v %v", it.sc.ID, it.text, tg, got, tagger.Tag(it.text), want)
+		}
 		want = tagger.Mentions(it.text, each)
 		if got := eachSet.AppendMentions(make([]bool, 0, len(each)), it.text); !slices.Equal(got, want) {
 			t.Errorf("%q: per-keyword ConcernSet differs from Mentions", it.text)
+		}
+		if tg, got := eachSet.TagMentions(make([]bool, 0, len(each)), it.text); !slices.Equal(got, want) || tg != tagger.Tag(it.text) {
+			t.Errorf("%q: per-keyword TagMentions differs from Tag and Mentions", it.text)
 		}
 		for _, h := range want {
 			if h {

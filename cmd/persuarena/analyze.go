@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -134,45 +135,45 @@ func runAnalyze(ctx context.Context, dbPath string, runIDs []string, o analyzeOp
 		return err
 	}
 	defer db.Close()
-	var runs []analysis.RunEpisodes
-	for i, id := range runIDs {
-		if contains(runIDs[:i], id) {
-			return fmt.Errorf("run %s given twice", id)
-		}
-		eps, err := loadRunEpisodes(ctx, db, id)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
+	arms, err := planArms(ctx, db, runIDs)
+	if err != nil {
+		return err
 	}
-	all := analysis.Concat(runs)
-	eps := analysis.Filter(all, o.persuader)
-	if len(eps) == 0 {
+	kept := filterArms(arms, o.persuader)
+	if len(kept) == 0 {
 		if o.persuader != "" {
-			arms, _ := analysis.Arms(all)
 			var names []string
 			for _, a := range arms {
-				if !contains(names, a.Persuader) {
-					names = append(names, a.Persuader)
+				if !contains(names, a.name) {
+					names = append(names, a.name)
 				}
 			}
 			return fmt.Errorf("no episodes of persuader %q (the runs hold %s)", o.persuader, strings.Join(names, ", "))
 		}
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
+	// deadgroups: the --dense-mode, --lambda and --separate-threshold flags.
+	so := analysis.StreamOptions{Groups: analysis.GroupOptions{Config: &o.grpo}}
+	if o.scenario != "" {
+		so.TraceScenario, so.TraceRollout = o.scenario, max(o.rollout, 0)
+	}
+	st := analysis.NewStream(so)
+	if err := eachArmEpisode(ctx, db, kept, st.Add); err != nil {
+		return err
+	}
 	for i, w := range whats {
 		var t analysis.Table
 		switch w {
 		case "table6":
-			t = analysis.AcceptanceByProfile(eps).Table()
+			t = st.AcceptanceByProfile().Table()
 		case "table7":
-			t = analysis.AcceptanceGrid(eps).Table()
+			t = st.AcceptanceGrid().Table()
 		case "table8":
 			var ep *episode.Episode
 			if o.scenario != "" {
-				ep, err = analysis.FindEpisode(eps, "", o.scenario, max(o.rollout, 0))
+				ep, err = st.FindEpisode()
 			} else {
-				ep, err = analysis.LargestDenseAccepted(eps, "")
+				ep, err = st.LargestDenseAccepted()
 			}
 			if err != nil {
 				if o.what == "all" {
@@ -183,18 +184,117 @@ func runAnalyze(ctx context.Context, dbPath string, runIDs []string, o analyzeOp
 			}
 			t = analysis.TraceOf(ep).Table()
 		case "table9":
-			t = analysis.ConversionOf(eps).Table()
+			t = st.ConversionOf().Table()
 		case "acts":
-			t = analysis.ActsByTurn(eps).Table()
+			t = st.ActsByTurn().Table()
 		case "beliefs":
-			t = analysis.BeliefTrajectories(eps).Table()
+			t = st.BeliefTrajectories().Table()
 		case "deadgroups":
-			t = analysis.DeadGroups(eps, analysis.GroupOptions{}).Table()
+			t = st.DeadGroups().Table()
 		}
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
 		if err := t.Write(out, o.format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runArm is one (persuader, persuadee) arm of a stored run, with the
+// persuader name the analyses show (analysis.Concat's renaming).
+type runArm struct {
+	run  string
+	arm  store.Arm
+	name string
+}
+
+// planArms lists the arms of runIDs in the order analysis.Concat over
+// loadRunEpisodes would give their episodes: runs in order; in a run, by
+// the position of the persuader and then the persuadee in the run's
+// configured lists (unlisted names last), ties by name as the store sorts
+// them. A persuader name found in more than one run is named
+// "RUN_ID:name". It reads only the runs' metadata and distinct arms.
+// Errors: a run given twice; a run that does not exist.
+func planArms(ctx context.Context, db *store.DB, runIDs []string) ([]runArm, error) {
+	var out []runArm
+	inRuns := map[string]map[string]bool{}
+	for i, id := range runIDs {
+		if contains(runIDs[:i], id) {
+			return nil, fmt.Errorf("run %s given twice", id)
+		}
+		run, err := db.GetRun(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+		arms, err := db.Arms(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		var cfg struct {
+			Persuaders []string `json:"persuaders"`
+			Persuadees []string `json:"persuadees"`
+		}
+		if len(run.Config) > 0 && json.Unmarshal(run.Config, &cfg) == nil {
+			pos := func(list []string, name string) int {
+				if i := slices.Index(list, name); i >= 0 {
+					return i
+				}
+				return len(list)
+			}
+			slices.SortStableFunc(arms, func(a, b store.Arm) int {
+				if c := pos(cfg.Persuaders, a.Persuader) - pos(cfg.Persuaders, b.Persuader); c != 0 {
+					return c
+				}
+				return pos(cfg.Persuadees, a.Persuadee) - pos(cfg.Persuadees, b.Persuadee)
+			})
+		}
+		for _, a := range arms {
+			if inRuns[a.Persuader] == nil {
+				inRuns[a.Persuader] = map[string]bool{}
+			}
+			inRuns[a.Persuader][id] = true
+			out = append(out, runArm{run: id, arm: a, name: a.Persuader})
+		}
+	}
+	for i, a := range out {
+		if len(inRuns[a.arm.Persuader]) > 1 {
+			out[i].name = a.run + ":" + a.arm.Persuader
+		}
+	}
+	return out, nil
+}
+
+// filterArms keeps the arms whose shown persuader name is persuader (all
+// of them when it is empty).
+func filterArms(arms []runArm, persuader string) []runArm {
+	if persuader == "" {
+		return arms
+	}
+	var out []runArm
+	for _, a := range arms {
+		if a.name == persuader {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// eachArmEpisode streams the episodes of arms, in order, to fn one at a
+// time (store.DB.EachEpisode), the persuader renamed as the arm shows it:
+// the episodes analysis.Concat of loadRunEpisodes would hold, in its order,
+// without holding them.
+func eachArmEpisode(ctx context.Context, db *store.DB, arms []runArm, fn func(*episode.Episode) error) error {
+	for _, a := range arms {
+		err := db.EachEpisode(ctx, a.run, func(ep *episode.Episode) error {
+			if ep.Persuader != a.arm.Persuader || ep.Persuadee != a.arm.Persuadee {
+				return nil // an empty name in the filter matches every name
+			}
+			ep.Persuader = a.name
+			return fn(ep)
+		}, store.Filter{Persuader: a.arm.Persuader, Persuadee: a.arm.Persuadee})
+		if err != nil {
 			return err
 		}
 	}

@@ -188,16 +188,18 @@ plays the stored failures again.`,
 // loadSets resolves scenario set references and filters them by split.
 func loadSets(refs []string, split string) ([]eval.Set, error) {
 	var sets []eval.Set
+	if split != "all" && !isSplit(split) {
+		return nil, fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
+	}
+	sp := scenario.Split(split)
+	if split == "all" {
+		sp = ""
+	}
 	for _, ref := range refs {
-		ss, err := scenario.Resolve(ref)
+		// only the split's lines of a built-in set are decoded
+		ss, err := scenario.ResolveSplit(sp, ref)
 		if err != nil {
 			return nil, err
-		}
-		if split != "all" {
-			if !isSplit(split) {
-				return nil, fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
-			}
-			ss = scenario.Filter(ss, scenario.Split(split))
 		}
 		if len(ss) == 0 {
 			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/report"
@@ -76,7 +77,6 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 	}
 	defer db.Close()
 	var (
-		runs  []analysis.RunEpisodes
 		infos []report.RunInfo
 		sets  []string
 	)
@@ -86,23 +86,28 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 		training []report.TrainingRun
 		gcfg     *grpo.Config
 	)
-	for i, id := range runIDs {
-		if contains(runIDs[:i], id) {
-			return fmt.Errorf("run %s given twice", id)
-		}
-		fmt.Fprintf(errOut, "report: loading run %s\n", id)
+	arms, err := planArms(ctx, db, runIDs)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, id := range runIDs {
 		run, err := db.GetRun(ctx, id)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", id, err)
 		}
-		eps, err := loadRunEpisodes(ctx, db, id)
+		counts, err := db.TerminalCounts(ctx, id)
 		if err != nil {
 			return err
 		}
-		_, failed := analysis.Scored(eps)
+		n, failed := 0, 0
+		for _, c := range counts {
+			n += c.Episodes
+			failed += c.Terminals[decision.TermFailed]
+		}
+		total += n
 		infos = append(infos, report.RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
-			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: len(eps), Failed: failed})
-		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
+			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: n, Failed: failed})
 		for _, name := range runSets(run, setOf, errOut) {
 			if !contains(sets, name) {
 				sets = append(sets, name)
@@ -122,8 +127,7 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 			training = append(training, report.TrainingRun{RunID: id, Steps: steps})
 		}
 	}
-	eps := analysis.Concat(runs)
-	if len(eps) == 0 {
+	if total == 0 {
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
 	ro := report.Options{Title: o.title, Runs: infos, Sets: sets, CompareSeed: o.seed, Resamples: o.resamples,
@@ -152,7 +156,33 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 	if o.timestamp {
 		ro.Generated = time.Now().UTC().Format(time.RFC3339)
 	}
-	r, err := report.Build(eps, ro)
+	// One pass over the runs' episodes, one at a time, in the order the
+	// in-memory report read them (planArms); the paired comparison reads
+	// its two arms' outcome rows only.
+	src := report.Source{
+		Each: func(fn func(*episode.Episode) error) error {
+			fmt.Fprintf(errOut, "report: reading %d episode(s) of run(s) %s\n", total, strings.Join(runIDs, ", "))
+			return eachArmEpisode(ctx, db, arms, fn)
+		},
+		Outcomes: func(per, pee string) (string, []episode.Outcome, error) {
+			for _, a := range arms {
+				if a.name != per || a.arm.Persuadee != pee {
+					continue
+				}
+				var os []episode.Outcome
+				err := db.EachOutcome(ctx, a.run, func(o episode.Outcome) error {
+					if o.Persuader == a.arm.Persuader && o.Persuadee == pee {
+						o.Persuader = a.name
+						os = append(os, o)
+					}
+					return nil
+				}, store.Filter{Persuader: a.arm.Persuader, Persuadee: pee})
+				return a.run, os, err
+			}
+			return "", nil, nil
+		},
+	}
+	r, err := report.BuildStream(src, ro)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/report"
+)
+
+// TestReportStreamedEqualsInMemory: report, which streams the runs'
+// episodes (report.BuildStream over planArms and store.EachEpisode, the
+// comparison from outcome rows), writes the same files byte for byte as
+// the in-memory report (runReportInMemory, the code before streaming, kept
+// as the reference): one run of two persuaders (paired comparison) and
+// two runs combined (renamed persuaders, no comparison).
+func TestReportStreamedEqualsInMemory(t *testing.T) {
+	ctx := context.Background()
+	db := analysisStore(t)
+	for _, runs := range [][]string{{"r1"}, {"r1", "r2"}, {"r2", "nope"}} {
+		dirA, dirB := t.TempDir(), t.TempDir()
+		o := reportOptions{seed: 3, resamples: 200, title: "T"}
+		o.out = dirA
+		errA := runReport(ctx, db, runs, o, io.Discard, io.Discard)
+		o.out = dirB
+		errB := runReportInMemory(ctx, db, runs, o, io.Discard, io.Discard)
+		if fmt.Sprint(errA) != fmt.Sprint(errB) {
+			t.Fatalf("%v: err %v, want %v", runs, errA, errB)
+		}
+		if errA != nil {
+			continue
+		}
+		names, _ := os.ReadDir(dirB)
+		if len(names) < 5 {
+			t.Fatalf("%v: %d files", runs, len(names))
+		}
+		for _, n := range names {
+			a, _ := os.ReadFile(filepath.Join(dirA, n.Name()))
+			b, _ := os.ReadFile(filepath.Join(dirB, n.Name()))
+			if !bytes.Equal(a, b) {
+				t.Errorf("%v: %s differs (%d vs %d bytes)", runs, n.Name(), len(a), len(b))
+			}
+		}
+		html, _ := os.ReadFile(filepath.Join(dirA, "index.html"))
+		if cmp := strings.Contains(string(html), "Paired comparison"); cmp != (len(runs) == 1) {
+			t.Errorf("%v: paired comparison shown %v", runs, cmp)
+		}
+	}
+}
+
+func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o reportOptions, out, errOut io.Writer) error {
+	if o.out == "" {
+		return fmt.Errorf("--out is required")
+	}
+	if o.resamples < 1 {
+		return fmt.Errorf("--resamples must be >= 1, got %d", o.resamples)
+	}
+	db, err := openExistingDB(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var (
+		runs  []analysis.RunEpisodes
+		infos []report.RunInfo
+		sets  []string
+	)
+	setOf := map[string]string{}
+	groupSize := map[string]int{} // train runs: rollouts per scenario a step
+	var (
+		training []report.TrainingRun
+		gcfg     *grpo.Config
+	)
+	for i, id := range runIDs {
+		if contains(runIDs[:i], id) {
+			return fmt.Errorf("run %s given twice", id)
+		}
+		fmt.Fprintf(errOut, "report: loading run %s\n", id)
+		run, err := db.GetRun(ctx, id)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", id, err)
+		}
+		eps, err := loadRunEpisodes(ctx, db, id)
+		if err != nil {
+			return err
+		}
+		_, failed := analysis.Scored(eps)
+		infos = append(infos, report.RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
+			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: len(eps), Failed: failed})
+		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
+		for _, name := range runSets(run, setOf, errOut) {
+			if !contains(sets, name) {
+				sets = append(sets, name)
+			}
+		}
+		if cfg, ok := trainGRPO(run); ok {
+			groupSize[id] = cfg.G
+			if gcfg == nil {
+				gcfg = &cfg
+			} else if gcfg.Lambda != cfg.Lambda {
+				fmt.Fprintf(errOut, "report: run %s trains with λ = %g; Figure 7 uses the first training run's λ = %g\n", id, cfg.Lambda, gcfg.Lambda)
+			}
+			steps, err := db.Metrics(ctx, id)
+			if err != nil {
+				return err
+			}
+			training = append(training, report.TrainingRun{RunID: id, Steps: steps})
+		}
+	}
+	eps := analysis.Concat(runs)
+	if len(eps) == 0 {
+		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
+	}
+	ro := report.Options{Title: o.title, Runs: infos, Sets: sets, CompareSeed: o.seed, Resamples: o.resamples,
+		Generator: "persuarena " + version(),
+		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
+		Training:  training, GRPO: gcfg}
+	if len(groupSize) > 0 {
+		// The trainer stores rollout i of step s (0-based) as rollout
+		// s·G + i: Figure 7 groups a train run's rollouts by that step
+		// (1-based); other runs' episodes sit at step 0.
+		ro.Groups.Step = func(ep *episode.Episode) int {
+			if g := groupSize[ep.RunID]; g > 0 {
+				return ep.Rollout/g + 1
+			}
+			return 0
+		}
+	}
+	if len(setOf) > 0 {
+		ro.SetOf = func(id string) string {
+			if s, ok := setOf[id]; ok {
+				return s
+			}
+			return "unknown"
+		}
+	}
+	if o.timestamp {
+		ro.Generated = time.Now().UTC().Format(time.RFC3339)
+	}
+	r, err := report.Build(eps, ro)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "report: writing %s\n", o.out)
+	names, err := r.WriteDir(o.out)
+	if err != nil {
+		return err
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintln(errOut, "report: not shown:", s)
+	}
+	for _, n := range names {
+		fmt.Fprintln(out, filepath.Join(o.out, n))
+	}
+	return nil
+}
