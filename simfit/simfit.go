@@ -2,9 +2,11 @@
 // persuadees: PersuasionForGood (Wang et al., ACL 2019) dialogues are
 // replayed open-loop (package fidelity) and a named subset of sim.Config
 // is chosen to make the replayed final beliefs predict the real donations
-// and the replayed per-turn reactions predict the annotated ones. It is
-// the library behind `persuarena sim fit p4g`; docs/simulator.md
-// ("Fitting to P4G") documents the objective and the shipped fit.
+// and the replayed per-turn reactions predict the annotated ones, under
+// closed-loop limits (ClosedLoop, Limits) that keep the simulator usable
+// as a training target. It is the library behind `persuarena sim fit
+// p4g`; docs/simulator.md ("Fitting to P4G") documents the objective and
+// the shipped fit, which is the default simulator (sim.Fitted).
 package simfit
 
 import (
