@@ -517,6 +517,11 @@ func fitOnce(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps [
 		z0[i] = unbounded(p, v)
 	}
 	var ferr error
+	// best is the best point evaluated (the first of equals), kept because a
+	// run stopped at the evaluation cap during Nelder-Mead's initialisation
+	// does not report it in res.X.
+	var best []float64
+	bestJ := math.Inf(1)
 	prob := optimize.Problem{Func: func(z []float64) float64 {
 		if ferr != nil {
 			return math.Inf(1)
@@ -525,6 +530,9 @@ func fitOnce(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps [
 		if err != nil {
 			ferr = err
 			return math.Inf(1)
+		}
+		if j < bestJ {
+			best, bestJ = append(best[:0], z...), j
 		}
 		return j
 	}}
@@ -536,8 +544,13 @@ func fitOnce(ctx context.Context, ss []*scenario.Scenario, base sim.Config, ps [
 	if res == nil {
 		return nil, 0, fmt.Errorf("simfit: Nelder-Mead: %w", err)
 	}
-	// Stopping at the evaluation cap or by convergence both leave the best
-	// point found in res.X.
+	// res.X is Nelder-Mead's result. Choice: only when it is worse than a
+	// point already evaluated by more than the converger's tolerance (1e-6;
+	// a cap reached during initialisation reports an unevaluated point) is
+	// that point used instead.
+	if best != nil && !(res.F <= bestJ+1e-6) {
+		return best, res.FuncEvaluations, nil
+	}
 	return res.X, res.FuncEvaluations, nil
 }
 

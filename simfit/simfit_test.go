@@ -133,3 +133,24 @@ func roundTrip(f *sim.File) (sim.Config, error) {
 	c, _, err := sim.LoadFile(p)
 	return c, err
 }
+
+// TestFitAtTheCapKeepsTheStart: a fit stopped by its evaluation cap before
+// Nelder-Mead's first iteration returns the best point it evaluated, the
+// start (the hand-set values), not an unevaluated one.
+func TestFitAtTheCapKeepsTheStart(t *testing.T) {
+	fit, _ := trainSubset(t, 20)
+	r, err := Fit(context.Background(), fit, nil, Options{Seed: 1, MaxEvals: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand := sim.HandConfig()
+	for _, p := range DefaultParams {
+		v, _ := hand.Param(p.Name)
+		if math.Abs(r.Values[p.Name]-v) > 1e-9 {
+			t.Errorf("%s = %v after one evaluation, want the start %v", p.Name, r.Values[p.Name], v)
+		}
+	}
+	if r.Train.J != r.TrainDefault.J {
+		t.Errorf("train J %v, start %v", r.Train.J, r.TrainDefault.J)
+	}
+}
