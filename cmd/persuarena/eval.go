@@ -163,7 +163,7 @@ plays the stored failures again.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.Persuaders, "persuader", []string{"pushy", "informer", "script", "random"}, "persuaders to evaluate: built-in names (pushy, informer, script, random), planner:CHECKPOINT, or llm:NAME (a role of --config)")
-	f.StringSliceVar(&cfg.Persuadees, "persuadee", []string{"sim"}, "persuadees: sim (the seeded simulator; also sim-soft, sim-hard, sim:FILE a simulator config file) or llm:NAME (a role of --config); several give the Table 7 grid")
+	f.StringSliceVar(&cfg.Persuadees, "persuadee", []string{"sim"}, "persuadees: sim (the seeded simulator, its shipped P4G fit; also sim-soft, sim-hard, sim-hand its hand-set parameters, sim:FILE a simulator config file) or llm:NAME (a role of --config); several give the Table 7 grid")
 	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"p4g", "arena"}, "scenario sets: built-in names (p4g, arena) or JSONL files")
 	f.StringVar(&cfg.Split, "split", "heldout", "split to use: train, val, heldout or all")
 	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")

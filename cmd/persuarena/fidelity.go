@@ -116,7 +116,7 @@ func fidelityPersuadee(name, config string) (episode.Persuadee, error) {
 func init() {
 	f := fidelityP4GCmd.Flags()
 	f.StringVar(&fidelityP4GFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
-	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim:FILE (a simulator config file) or llm:NAME (with --config)")
+	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim-hand (the hand-set parameters), sim:FILE (a simulator config file) or llm:NAME (with --config)")
 	f.StringVar(&fidelityP4GFlags.split, "split", "", "replay only this split (train, val or heldout); default all")
 	f.Uint64Var(&fidelityP4GFlags.seed, "seed", 1, "run seed (persuadee sessions and bootstrap)")
 	f.IntVar(&fidelityP4GFlags.resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")

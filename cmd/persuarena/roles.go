@@ -65,10 +65,11 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 		}
 		seen[n] = true
 		switch {
-		case slices.Contains(sim.Names, n) || sim.IsFileRef(n):
+		case slices.Contains(sim.Names, n) || n == sim.HandName || sim.IsFileRef(n):
 			// The simulator and its soft and hard settings
 			// (docs/simulator.md; MASP's soft and hard users, docs/masp.md),
-			// or a config file sim:FILE (sim.LoadFile).
+			// its hand-set parameters (sim-hand), or a config file sim:FILE
+			// (sim.LoadFile).
 			c, err := sim.ByName(n)
 			if err != nil {
 				return nil, err
@@ -81,7 +82,7 @@ func newPersuadees(names []string, roles *llmRoles) ([]episode.Persuadee, error)
 			}
 			out = append(out, p)
 		default:
-			return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard, sim:FILE, llm:NAME with --config)", n)
+			return nil, fmt.Errorf("unknown persuadee %q (known: sim, sim-soft, sim-hard, sim-hand, sim:FILE, llm:NAME with --config)", n)
 		}
 	}
 	return out, nil

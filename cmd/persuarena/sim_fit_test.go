@@ -46,8 +46,8 @@ func TestSimFitWritesALoadableFile(t *testing.T) {
 		!strings.Contains(p.ClosedLoop, "arena 160, p4g 160") || p.Metrics["closed_default_ece"] == 0 {
 		t.Errorf("provenance %+v params %v", p, f.Params)
 	}
-	pees, err := newPersuadees([]string{"sim", "sim:" + out}, nil)
-	if err != nil || len(pees) != 2 || pees[1].Name() != "sim:"+out {
+	pees, err := newPersuadees([]string{"sim", "sim:" + out, sim.HandName}, nil)
+	if err != nil || len(pees) != 3 || pees[1].Name() != "sim:"+out || pees[2].Name() != sim.HandName {
 		t.Fatalf("newPersuadees: %v %v", pees, err)
 	}
 	if c.Name != "sim:"+out {
