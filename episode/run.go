@@ -39,6 +39,15 @@ type Config struct {
 	// (Message.Tags). When any utterance's tagging fails, every turn keeps
 	// the rule tags and the error goes to Episode.JudgeError.
 	ActJudge ActJudge
+	// SequentialProbes, when set, waits for each engine-backed probe
+	// read-out before the persuader's next utterance is asked for, as
+	// before the read-out overlapped it. Same transcripts and numbers on
+	// engines that are batch-invariant; set it where an engine's
+	// concurrent requests change each other's numerics (llama.cpp with
+	// several slots, for example) and a run must be reproducible at the
+	// cost of one probe round trip per turn. Simulator probes are never
+	// concurrent.
+	SequentialProbes bool
 }
 
 func (c Config) withDefaults() Config {
@@ -265,6 +274,9 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 				}
 				ch <- o
 			}()
+			if cfg.SequentialProbes {
+				ready, inflight = <-ch, nil
+			}
 		}
 	}
 	settle := func() readOut {

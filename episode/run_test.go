@@ -428,3 +428,69 @@ func (s failingProbeSession) Probe(_ context.Context, tr []Message, b probe.Basi
 	}
 	return out, nil
 }
+
+// seqRoles counts persuader utterances and records whether one was asked
+// for while a probe read-out was still running.
+type seqRoles struct {
+	said    atomic.Int64
+	overlap atomic.Bool
+}
+
+func (o *seqRoles) Name() string { return "seq" }
+func (o *seqRoles) Start(context.Context, scenario.Public, uint64) (PersuaderSession, error) {
+	return seqSay{o}, nil
+}
+
+type seqSay struct{ o *seqRoles }
+
+func (s seqSay) Say(_ context.Context, tr []Message) (Utterance, error) {
+	s.o.said.Add(1)
+	return Utterance{Text: fmt.Sprintf("utterance %d", len(tr)/2+1)}, nil
+}
+
+type seqPersuadee struct{ o *seqRoles }
+
+func (p seqPersuadee) Name() string { return "seq-pee" }
+func (p seqPersuadee) Start(context.Context, *scenario.Scenario, uint64) (PersuadeeSession, error) {
+	return seqSession{p.o}, nil
+}
+
+type seqSession struct{ o *seqRoles }
+
+func (s seqSession) Reply(context.Context, []Message) (Reply, error) {
+	return Reply{Text: "reply", Decision: decision.Continue}, nil
+}
+
+// Probe of turn t (a slow engine) waits up to 300 ms for utterance t+1 to
+// be asked for before it returns; the last read-out has none to wait for.
+func (s seqSession) Probe(_ context.Context, tr []Message, b probe.Basis) ([]probe.Answer, error) {
+	t := int64(len(tr) / 2)
+	if t < 2 {
+		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if s.o.said.Load() > t {
+				s.o.overlap.Store(true)
+				break
+			}
+		}
+	}
+	out := make([]probe.Answer, len(b))
+	for i := range out {
+		out[i] = probe.FromProbability(0.5)
+	}
+	return out, nil
+}
+
+// With SequentialProbes no utterance is asked for while a read-out runs;
+// without it the next utterance runs during the read-out.
+func TestSequentialProbes(t *testing.T) {
+	for _, seq := range []bool{true, false} {
+		o := &seqRoles{}
+		ep, err := Run(context.Background(), Config{Tmax: 2, SequentialProbes: seq}, sc, o, seqPersuadee{o}, 1)
+		if err != nil || ep.Error != "" || len(ep.Turns) != 2 {
+			t.Fatalf("seq %v: Run: %v, %q, %d turns", seq, err, ep.Error, len(ep.Turns))
+		}
+		if got := o.overlap.Load(); got == seq {
+			t.Errorf("SequentialProbes %v: an utterance ran during a read-out: %v", seq, got)
+		}
+	}
+}

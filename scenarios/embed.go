@@ -89,8 +89,16 @@ func Reader(name string) (io.ReadCloser, error) {
 					return
 				}
 			}
+			if err == io.ErrUnexpectedEOF {
+				// A short last chunk, or a truncated stream (gzip reports
+				// that with the same error): only the first reads EOF next.
+				var one [1]byte
+				if _, err = zr.Read(one[:]); err == nil {
+					err = io.ErrUnexpectedEOF
+				}
+			}
 			switch {
-			case err == io.EOF || err == io.ErrUnexpectedEOF:
+			case err == io.EOF:
 				return
 			case err != nil:
 				r.err = fmt.Errorf("built-in scenario set %s: %w", name, err)

@@ -478,6 +478,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if err != nil {
 		delete(s.http, opts.EpisodeID)
+		s.freedLocked() // a waiting reset may take the slot at once
 	} else {
 		ep.last = s.now()
 	}

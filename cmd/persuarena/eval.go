@@ -45,6 +45,9 @@ type evalConfig struct {
 	Judge        string `json:"judge,omitempty"`
 	JudgeSamples int    `json:"judge_samples,omitempty"`
 	JudgeActs    bool   `json:"judge_acts,omitempty"`
+	// SequentialProbes turns off the overlap of a turn's probe read-out
+	// with the persuader's next utterance (episode.Config.SequentialProbes).
+	SequentialProbes bool `json:"sequential_probes,omitempty"`
 	// Metrics ("masp" or "") and MASPT (--masp-t; 0 means min(8, Tmax))
 	// choose extra report tables; they are not stored, so a resumed run
 	// may ask for other tables.
@@ -168,6 +171,7 @@ plays the stored failures again.`,
 	f.StringVar(&cfg.Split, "split", "heldout", "split to use: train, val, heldout or all")
 	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
 	f.IntVar(&cfg.Rollouts, "rollouts", 1, "rollouts per scenario")
+	f.BoolVar(&cfg.SequentialProbes, "sequential-probes", false, "read each turn's probes before asking the persuader for its next utterance (slower; for engines whose concurrent requests change each other's numerics)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "run seed; each episode's seed derives from (seed, scenario id, rollout)")
 	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
 	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent episodes")
@@ -259,7 +263,7 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	if err != nil {
 		return err
 	}
-	epCfg := episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis}
+	epCfg := episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis, SequentialProbes: cfg.SequentialProbes}
 	if cfg.Judge != "" {
 		j, err := roles.judge(cfg.Judge, cfg.JudgeSamples)
 		if err != nil {

@@ -1,8 +1,7 @@
 // Package ggufgen writes GGUF model files from the format's specification
 // (GGUF v3: header, metadata, tensor infos, aligned data), and builds the
 // tiny Qwen3-architecture model that scripts/real-engine serves with
-// llama.cpp's llama-server so CI runs the LLM path against a real engine
-// (issue 13).
+// llama.cpp's llama-server so CI runs the LLM path against a real engine.
 //
 // # The model
 //

@@ -1,6 +1,6 @@
 // Package realengine holds the checks that scripts/real-engine runs against
 // a real inference engine: llama.cpp's llama-server serving the tiny
-// generated Qwen3 model of internal/ggufgen (issue 13). The tests start
+// generated Qwen3 model of internal/ggufgen. The tests start
 // their own servers on loopback and need three variables, which the
 // script sets:
 //
