@@ -72,7 +72,7 @@ func ActPolarity(acts []string) Polarity {
 
 // SimPolarity maps a simulated reply to a polarity: a decision of accept
 // or conditional is Positive and reject Negative; otherwise the sign of the
-// dense reward r_t = B_t - B_{t-1} (SPEC §2), with |r_t| <= DenseNeutral
+// dense reward r_t = B_t - B_{t-1} (Probe-RPO), with |r_t| <= DenseNeutral
 // (or r_t unknown) Neutral.
 func SimPolarity(d decision.Decision, dense *float64) Polarity {
 	switch d {

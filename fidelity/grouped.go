@@ -378,7 +378,7 @@ type TraitCalibration struct {
 }
 
 // CalibrationTraits are the traits of the calibration tables (Choice: the
-// ones SPEC §8 finds go with giving, or that the simulator's dynamics
+// ones the P4G data shows going with giving, or that the simulator's dynamics
 // read): agreeableness, care, benevolence, rational decision style,
 // loyalty, purity, age, conservatism (coded ideology) and religiosity.
 var CalibrationTraits = []string{"agreeable", "care", "benevolence", "rational", "loyalty", "purity", "age", p4g.TraitIdeology, p4g.TraitReligiosity}

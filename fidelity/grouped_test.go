@@ -129,7 +129,7 @@ func seq(n int) []int {
 func TestTypeAndTraitCalibrationOnP4G(t *testing.T) {
 	trs, _ := p4gTraces(t)
 	tc := typeCalibration(trs)
-	// SPEC §8: EB 42.7 % < AR 50.7 % < IT 58.6 % ~ AA 58.5 %.
+	// Real P4G donor rates: EB 42.7 % < AR 50.7 % < IT 58.6 % ~ AA 58.5 %.
 	want := map[string]float64{"EB": 0.427, "AR": 0.507, "IT": 0.586, "AA": 0.585}
 	for _, r := range tc.Rows {
 		if math.Abs(r.RealRate-want[r.Group]) > 0.0005 {

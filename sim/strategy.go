@@ -23,41 +23,41 @@ import (
 //     in the outcome.
 //
 // A strategy counts once per turn, however many phrases raise it. The
-// defaults follow SPEC §8's measured effects in the 300 annotated P4G
-// dialogues; those SPEC §8 reports as null default to 0 (no reaction
+// defaults follow the effects measured in PersuasionForGood's 300
+// annotated dialogues (docs/simulator.md); those measured as null default to 0 (no reaction
 // beyond the acts the same words carry) and stay fields so that a fit
 // (`persuarena sim fit`) can move them.
 type StrategyParams struct {
 	// DonationInfo is the openness gain of a turn with donation
 	// information (how much, from what, where it goes), in [-0.2, 0.2];
-	// default 0.03. SPEC §8: donation information goes with giving, odds
+	// default 0.03. Measured on P4G: donation information goes with giving, odds
 	// ratio 1.32 per SD of its count (p .025). Choice: 0.03, the size of a
 	// plan-detail gain (GainPlan of EB, IT and AR), until fitted.
 	DonationInfo float64
 	// Credibility is the openness gain of a credibility appeal, in
-	// [-0.2, 0.2]; default 0. SPEC §8: odds ratio 0.78 per SD, probably
+	// [-0.2, 0.2]; default 0. Measured on P4G: odds ratio 0.78 per SD, probably
 	// reverse causation (persuaders cite the organisation to the
 	// unconvinced), so no effect is assumed.
 	Credibility float64
 	// Logical, Emotion, PersonalStory and FootInTheDoor are the openness
 	// gains of a logical appeal, an emotional appeal, a personal story and
-	// a foot-in-the-door request, each in [-0.2, 0.2]; default 0 (SPEC §8:
-	// null on the outcome).
+	// a foot-in-the-door request, each in [-0.2, 0.2]; default 0
+	// (measured on P4G: null on the outcome).
 	Logical, Emotion, PersonalStory, FootInTheDoor float64
 	// Inquiry is the openness gain of a turn with a source-, task- or
-	// personal-related inquiry, in [-0.2, 0.2]; default 0 (SPEC §8:
-	// null). An open question about concerns is also a diagnostic act and
+	// personal-related inquiry, in [-0.2, 0.2]; default 0
+	// (measured on P4G: null). An open question about concerns is also a diagnostic act and
 	// gets that act's reactions.
 	Inquiry float64
 	// MoveSelfModel is the move score of a self-modelling turn (the
 	// persuader's own donation as an example), in [-1, 1]; default 0.12.
-	// SPEC §8: self-modelling raises positive persuadee reactions in the
+	// Measured on P4G: self-modelling raises positive persuadee reactions in the
 	// turn by 0.12 (p .001) without changing the outcome. Choice: the
 	// measured difference in the share of positive reactions is used as
 	// the move score, on the same [-1, 1] scale as the acts' Move fields.
 	MoveSelfModel float64
 	// MoveAskAmount is the move score of an amount request ("how much
-	// would you like to give?"), in [-1, 1]; default -0.34. SPEC §8:
+	// would you like to give?"), in [-1, 1]; default -0.34. Measured on P4G:
 	// asking for an amount lowers positive reactions in the turn by 0.34
 	// (p .001) without changing the outcome, so it has no openness
 	// channel. The request is also a commitment act and gets that act's
@@ -72,7 +72,7 @@ type StrategyParams struct {
 }
 
 // DefaultStrategyParams returns the default reactions documented on
-// StrategyParams (SPEC §8).
+// StrategyParams (measured on P4G; docs/simulator.md).
 func DefaultStrategyParams() StrategyParams {
 	return StrategyParams{DonationInfo: 0.03, MoveSelfModel: 0.12, MoveAskAmount: -0.34}
 }
