@@ -2,12 +2,10 @@ package analysis
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 )
 
@@ -72,53 +70,7 @@ type ProfileAcceptance struct {
 // AcceptanceByProfile computes Table 6 over eps (SPEC §2, seed 000 Table
 // 6). Rates are over scored (non-failed) episodes.
 func AcceptanceByProfile(eps []*episode.Episode) ProfileAcceptance {
-	eps, failed := Scored(eps)
-	arms, labels, groups := byArm(eps)
-	out := ProfileAcceptance{Arms: arms, Labels: labels, Failed: failed}
-	row := func(dim, value string, match func(*episode.Episode) bool) {
-		r := ProfileRow{Dimension: dim, Value: value}
-		for _, g := range groups {
-			var sub []*episode.Episode
-			for _, ep := range g {
-				if match(ep) {
-					sub = append(sub, ep)
-				}
-			}
-			r.Cells = append(r.Cells, acceptRate(sub))
-		}
-		out.Rows = append(out.Rows, r)
-	}
-	row("all", "all", func(*episode.Episode) bool { return true })
-	dims := []struct {
-		name  string
-		known []string
-		get   func(*episode.Episode) string
-	}{
-		{"resistance", strs(scenario.Resistances), func(ep *episode.Episode) string { return string(ep.Resistance) }},
-		{"family", strs(scenario.Families), func(ep *episode.Episode) string { return string(ep.Family) }},
-	}
-	for _, d := range dims {
-		present := map[string]bool{}
-		for _, ep := range eps {
-			present[label(d.get(ep))] = true
-		}
-		var values []string
-		for _, v := range d.known {
-			if present[v] {
-				values = append(values, v)
-				delete(present, v)
-			}
-		}
-		var rest []string
-		for v := range present {
-			rest = append(rest, v)
-		}
-		slices.Sort(rest)
-		for _, v := range append(values, rest...) {
-			row(d.name, v, func(ep *episode.Episode) bool { return label(d.get(ep)) == v })
-		}
-	}
-	return out
+	return sliceStream(eps, StreamOptions{Ungrouped: true}).AcceptanceByProfile()
 }
 
 func strs[T ~string](xs []T) []string {
@@ -168,29 +120,7 @@ type Grid struct {
 // AcceptanceGrid computes Table 7 over eps (seed 000 Table 7), persuaders
 // and persuadees in order of first appearance.
 func AcceptanceGrid(eps []*episode.Episode) Grid {
-	eps, failed := Scored(eps)
-	g := Grid{Failed: failed}
-	for _, ep := range eps {
-		if !slices.Contains(g.Persuaders, ep.Persuader) {
-			g.Persuaders = append(g.Persuaders, ep.Persuader)
-		}
-		if !slices.Contains(g.Persuadees, ep.Persuadee) {
-			g.Persuadees = append(g.Persuadees, ep.Persuadee)
-		}
-	}
-	g.Cells = make([][]Rate, len(g.Persuaders))
-	for i, per := range g.Persuaders {
-		for _, pee := range g.Persuadees {
-			var sub []*episode.Episode
-			for _, ep := range eps {
-				if ep.Persuader == per && ep.Persuadee == pee {
-					sub = append(sub, ep)
-				}
-			}
-			g.Cells[i] = append(g.Cells[i], acceptRate(sub))
-		}
-	}
-	return g
+	return sliceStream(eps, StreamOptions{Ungrouped: true}).AcceptanceGrid()
 }
 
 // Table renders Table 7: one row per persuader, two columns per persuadee

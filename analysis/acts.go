@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/tagger"
 )
 
 // ActPoint is the act mix of one persuader turn.
@@ -45,50 +44,7 @@ type ActCurves struct {
 // the tagged acts stored with each turn; act names the tagger does not know
 // are ignored.
 func ActsByTurn(eps []*episode.Episode) ActCurves {
-	eps, failed := Scored(eps)
-	c := ActCurves{Failed: failed}
-	for _, a := range tagger.Acts {
-		c.Acts = append(c.Acts, a.String())
-	}
-	arms, labels, groups := byArm(eps)
-	for i, a := range arms {
-		s := ActSeries{Arm: a, Label: labels[i]}
-		byT := map[int]*ActPoint{}
-		tmax := 0
-		for _, ep := range groups[i] {
-			for _, t := range ep.Turns {
-				p := byT[t.T]
-				if p == nil {
-					p = &ActPoint{T: t.T, Count: make([]int, len(tagger.Acts))}
-					byT[t.T] = p
-				}
-				p.N++
-				var set tagger.ActSet
-				for _, name := range t.Acts {
-					if act, ok := tagger.ParseAct(name); ok {
-						set = set.With(act)
-					}
-				}
-				for k, act := range tagger.Acts {
-					if set.Has(act) {
-						p.Count[k]++
-					}
-				}
-				tmax = max(tmax, t.T)
-			}
-		}
-		for t := 1; t <= tmax; t++ {
-			if p := byT[t]; p != nil {
-				p.Share = make([]float64, len(p.Count))
-				for k, n := range p.Count {
-					p.Share[k] = float64(n) / float64(p.N)
-				}
-				s.Points = append(s.Points, *p)
-			}
-		}
-		c.Series = append(c.Series, s)
-	}
-	return c
+	return sliceStream(eps, StreamOptions{Ungrouped: true}).ActsByTurn()
 }
 
 // Table renders Figure 5's data: one row per arm and turn with n and the

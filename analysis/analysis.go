@@ -224,21 +224,6 @@ func Filter(eps []*episode.Episode, persuader string) []*episode.Episode {
 	return out
 }
 
-// byArm groups eps by arm, in the order of arms.
-func byArm(eps []*episode.Episode) (arms []Arm, labels []string, groups [][]*episode.Episode) {
-	arms, labels = Arms(eps)
-	idx := map[Arm]int{}
-	for i, a := range arms {
-		idx[a] = i
-	}
-	groups = make([][]*episode.Episode, len(arms))
-	for _, ep := range eps {
-		i := idx[ArmOf(ep)]
-		groups[i] = append(groups[i], ep)
-	}
-	return arms, labels, groups
-}
-
 func failedNote(failed int) []string {
 	if failed == 0 {
 		return nil

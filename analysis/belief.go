@@ -23,12 +23,7 @@ type Conversion struct {
 // ConversionOf computes Table 9 per arm (SPEC §2, seed 000 Table 9) with
 // eval.Summarize; failed episodes are counted in each row's Failed.
 func ConversionOf(eps []*episode.Episode) Conversion {
-	arms, _, groups := byArm(eps)
-	c := Conversion{Arms: arms}
-	for i, a := range arms {
-		c.Rows = append(c.Rows, eval.Summarize(a.Persuader, a.Persuadee, "", groups[i]))
-	}
-	return c
+	return sliceStream(eps, StreamOptions{Ungrouped: true}).ConversionOf()
 }
 
 // Table renders Table 9's columns.
@@ -96,34 +91,7 @@ type Trajectories struct {
 // 6). Unreadable probes and missing beliefs are left out of the means
 // (never read as 0); each point carries its counts.
 func BeliefTrajectories(eps []*episode.Episode) Trajectories {
-	eps, failed := Scored(eps)
-	tr := Trajectories{Failed: failed}
-	for _, ep := range eps {
-		for _, id := range probeIDs(ep) {
-			if !slices.Contains(tr.Probes, id) {
-				tr.Probes = append(tr.Probes, id)
-			}
-		}
-	}
-	for _, term := range append(slices.Clone(decision.Terminals), decision.TermTruncated) {
-		var sub []*episode.Episode
-		for _, ep := range eps {
-			if ep.Terminal == term {
-				sub = append(sub, ep)
-			}
-		}
-		if len(sub) > 0 {
-			tr.ByTerminal = append(tr.ByTerminal, trajectory(string(term), sub, tr.Probes))
-			tr.ByTerminal[len(tr.ByTerminal)-1].Terminal = term
-		}
-	}
-	arms, labels, groups := byArm(eps)
-	for i, a := range arms {
-		c := trajectory(labels[i], groups[i], tr.Probes)
-		c.Arm = a
-		tr.ByArm = append(tr.ByArm, c)
-	}
-	return tr
+	return sliceStream(eps, StreamOptions{Ungrouped: true}).BeliefTrajectories()
 }
 
 func trajectory(label string, eps []*episode.Episode, ids []string) Trajectory {

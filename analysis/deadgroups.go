@@ -2,13 +2,12 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/persuarena/persuarena/grpo"
 	"math"
-	"slices"
 	"strconv"
 
+	"github.com/persuarena/persuarena/grpo"
+
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/reward"
 )
 
 // GroupOptions configures DeadGroups.
@@ -70,88 +69,7 @@ type DeadGroupStats struct {
 // (SPEC §2). A group is the scored rollouts of one scenario for one arm at
 // one step; failed rollouts are dropped before grouping.
 func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
-	eps, failed := Scored(eps)
-	st := DeadGroupStats{Failed: failed}
-	step := o.Step
-	if step == nil {
-		step = func(*episode.Episode) int { return 0 }
-	}
-	outcome := o.Outcome
-	if outcome == nil {
-		outcome = func(ep *episode.Episode) float64 { return ep.OutcomeReward(reward.DefaultStrategyWeight) }
-	}
-	cfg := grpo.DefaultConfig()
-	if o.Config != nil {
-		cfg = *o.Config
-	}
-	type key struct {
-		arm      Arm
-		step     int
-		scenario string
-	}
-	groups := map[key][]*episode.Episode{}
-	var order []key
-	for _, ep := range eps {
-		k := key{ArmOf(ep), step(ep), ep.ScenarioID}
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], ep)
-	}
-	arms, labels := Arms(eps)
-	for i, a := range arms {
-		var steps []int
-		for _, k := range order {
-			if k.arm == a && !slices.Contains(steps, k.step) {
-				steps = append(steps, k.step)
-			}
-		}
-		slices.Sort(steps)
-		all := DeadGroupPoint{Arm: a, Label: labels[i], Step: -1}
-		for _, s := range steps {
-			p := DeadGroupPoint{Arm: a, Label: labels[i], Step: s}
-			for _, k := range order {
-				if k.arm != a || k.step != s {
-					continue
-				}
-				g := groups[k]
-				if len(g) < 2 {
-					st.Singletons++
-					continue
-				}
-				p.Groups++
-				// Dead and separated are grpo's definitions (one function
-				// each, shared with the trainer and the export).
-				gs := groupStats(g, outcome, cfg)
-				if gs.Dead {
-					p.Dead++
-					if gs.Separated {
-						p.Separated++
-					}
-					if gs.Mixed {
-						p.Mixed++
-						if gs.ShortestTop {
-							p.ShortestTop++
-						}
-					}
-					if !math.IsNaN(gs.LengthCorr) {
-						p.corrSum += gs.LengthCorr
-						p.corrN++
-					}
-				}
-			}
-			all.Groups += p.Groups
-			all.Dead += p.Dead
-			all.Separated += p.Separated
-			all.Mixed += p.Mixed
-			all.ShortestTop += p.ShortestTop
-			all.corrSum += p.corrSum
-			all.corrN += p.corrN
-			st.Points = append(st.Points, p.withShares())
-		}
-		st.Overall = append(st.Overall, all.withShares())
-	}
-	return st
+	return sliceStream(eps, StreamOptions{Groups: o, Ungrouped: true}).DeadGroups()
 }
 
 func (p DeadGroupPoint) withShares() DeadGroupPoint {

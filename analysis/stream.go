@@ -42,11 +42,12 @@ type StreamOptions struct {
 // of episodes (it keeps one Figure 7 group's rollouts at a time, the Table
 // 8 candidate, and one key per closed group to detect misordered input).
 //
-// Fed the episodes of a slice in order, each result equals the slice
-// function's (AcceptanceByProfile, AcceptanceGrid, ConversionOf,
-// ActsByTurn, BeliefTrajectories, DeadGroups, LargestDenseAccepted,
-// FindEpisode) exactly, floating-point sums included, since every sum is
-// taken in the same order. DeadGroups additionally needs each group's
+// The slice functions (AcceptanceByProfile, AcceptanceGrid, ConversionOf,
+// ActsByTurn, BeliefTrajectories, DeadGroups) are one Stream over the
+// slice, so each analysis has one implementation; the tests hold it to the
+// earlier in-memory implementations exactly, floating-point sums included
+// (every sum is taken in the same order), as they do LargestDenseAccepted
+// and FindEpisode. DeadGroups additionally needs each group's
 // rollouts together: Add returns an error when a group (arm, step,
 // scenario) reappears after another group started; store.DB.EachEpisode's
 // order (persuader, persuadee, scenario, rollout) satisfies this for eval
@@ -577,4 +578,18 @@ func (s *Stream) LargestDenseAccepted() (*episode.Episode, error) {
 // episodes added so far, with its errors.
 func (s *Stream) FindEpisode() (*episode.Episode, error) {
 	return FindEpisode(s.found, "", s.o.TraceScenario, s.o.TraceRollout)
+}
+
+// sliceStream feeds eps, in order, to a new Stream with options o; the
+// slice functions (AcceptanceByProfile, DeadGroups, ...) are this Stream's
+// results, so each analysis has one implementation. o.Ungrouped must be
+// set, since a slice's Figure 7 groups need not be contiguous; Add then
+// never fails.
+func sliceStream(eps []*episode.Episode, o StreamOptions) *Stream {
+	s := NewStream(o)
+	for _, ep := range eps {
+		_ = s.Add(ep) // Ungrouped: no grouping error to report
+	}
+	s.Flush()
+	return s
 }

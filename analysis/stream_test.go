@@ -94,13 +94,13 @@ func TestStreamEqualsSlices(t *testing.T) {
 					t.Errorf("%s %+v %s:\nstream %s\nslice  %s", name, o.TraceScenario, what, g, w)
 				}
 			}
-			check("table6", s.AcceptanceByProfile(), AcceptanceByProfile(eps))
-			check("table7", s.AcceptanceGrid(), AcceptanceGrid(eps))
-			check("table9", s.ConversionOf(), ConversionOf(eps))
-			check("acts", s.ActsByTurn(), ActsByTurn(eps))
-			check("beliefs", s.BeliefTrajectories(), BeliefTrajectories(eps))
-			check("deadgroups", s.DeadGroups(), DeadGroups(eps, o.Groups))
-			check("tables", s.DeadGroups().Table(), DeadGroups(eps, o.Groups).Table())
+			check("table6", s.AcceptanceByProfile(), refAcceptanceByProfile(eps))
+			check("table7", s.AcceptanceGrid(), refAcceptanceGrid(eps))
+			check("table9", s.ConversionOf(), refConversionOf(eps))
+			check("acts", s.ActsByTurn(), refActsByTurn(eps))
+			check("beliefs", s.BeliefTrajectories(), refBeliefTrajectories(eps))
+			check("deadgroups", s.DeadGroups(), refDeadGroups(eps, o.Groups))
+			check("tables", s.DeadGroups().Table(), refDeadGroups(eps, o.Groups).Table())
 			ep, err := s.LargestDenseAccepted()
 			wep, werr := LargestDenseAccepted(eps, "")
 			check("table8", fmt.Sprint(ep, err), fmt.Sprint(wep, werr))
@@ -132,10 +132,10 @@ func TestStreamEmptyAndFailed(t *testing.T) {
 		}
 	}
 	s := streamOf(t, eps, StreamOptions{})
-	if g, w := dump(s.AcceptanceByProfile()), dump(AcceptanceByProfile(eps)); g != w {
+	if g, w := dump(s.AcceptanceByProfile()), dump(refAcceptanceByProfile(eps)); g != w {
 		t.Errorf("table6: %s, want %s", g, w)
 	}
-	if g, w := dump(s.BeliefTrajectories()), dump(BeliefTrajectories(eps)); g != w {
+	if g, w := dump(s.BeliefTrajectories()), dump(refBeliefTrajectories(eps)); g != w {
 		t.Errorf("beliefs: %s, want %s", g, w)
 	}
 	if _, err := s.LargestDenseAccepted(); err == nil {
@@ -164,10 +164,10 @@ func TestStreamRejectsUngroupedInput(t *testing.T) {
 	shuffled := synthetic()
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	u := streamOf(t, shuffled, StreamOptions{Ungrouped: true})
-	if g, w := dump(u.DeadGroups()), dump(DeadGroups(shuffled, GroupOptions{})); g != w {
+	if g, w := dump(u.DeadGroups()), dump(refDeadGroups(shuffled, GroupOptions{})); g != w {
 		t.Errorf("ungrouped:\nstream %s\nslice  %s", g, w)
 	}
-	if g, w := dump(u.BeliefTrajectories()), dump(BeliefTrajectories(shuffled)); g != w {
+	if g, w := dump(u.BeliefTrajectories()), dump(refBeliefTrajectories(shuffled)); g != w {
 		t.Errorf("ungrouped beliefs:\nstream %s\nslice  %s", g, w)
 	}
 }
