@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -89,7 +90,7 @@ var WideParams = []Param{
 // can be weakened or strengthened by the fit but never switched off or
 // blown up; the trait multipliers only say how much a person's survey
 // scales a gain, so they keep their sign-free range.
-var NarrowParams = []Param{
+var NarrowParams = slices.Concat([]Param{
 	{"Accept", 0.15, 0.6},
 	{"NoiseSD", 0.02, 0.08},
 	{"IdleCost", 0.005, 0.02},
@@ -102,13 +103,7 @@ var NarrowParams = []Param{
 	{"IT.BadMove", 0.075, 0.3},
 	{"AR.BadMove", 0.025, 0.1},
 	{"AA.BadMove", 0.015, 0.06},
-	{"Strategy.DonationInfo", 0.015, 0.06},
-	{"Strategy.Credibility", -0.03, 0.03},
-	{"Strategy.Emotion", -0.03, 0.03},
-	{"Strategy.Logical", -0.03, 0.03},
-	{"Strategy.MoveSelfModel", 0.06, 0.24},
-	{"Strategy.MoveAskAmount", -0.68, -0.17},
-}
+}, narrowReactions)
 
 // TraitParams are the nine trait multipliers (each in [-0.5, 1]) and the
 // six strategy reactions of NarrowParams, with every dynamics parameter
@@ -118,7 +113,7 @@ var NarrowParams = []Param{
 // gain or the noise, so it moves P4G persuadees (who have surveys) and
 // leaves the arena scenarios (most without traits) as they are; the
 // strategy reactions are the ones measured on P4G.
-var TraitParams = []Param{
+var TraitParams = slices.Concat([]Param{
 	{"TraitAgree", -0.5, 1},
 	{"TraitOpen", -0.5, 1},
 	{"TraitRational", -0.5, 1},
@@ -128,13 +123,7 @@ var TraitParams = []Param{
 	{"TraitConform", -0.5, 1},
 	{"TraitNeuroticNoise", 0, 1},
 	{"TraitNeuroticAccept", -0.2, 0.2},
-	{"Strategy.DonationInfo", 0.015, 0.06},
-	{"Strategy.Credibility", -0.03, 0.03},
-	{"Strategy.Emotion", -0.03, 0.03},
-	{"Strategy.Logical", -0.03, 0.03},
-	{"Strategy.MoveSelfModel", 0.06, 0.24},
-	{"Strategy.MoveAskAmount", -0.68, -0.17},
-}
+}, narrowReactions)
 
 // CoreParams are seven parameters of NarrowParams, with their bounds: the
 // threshold, the gain of addressing concerns, the two trait multipliers
@@ -143,21 +132,30 @@ var TraitParams = []Param{
 //
 // Choice: fewer parameters, fitted on the same data, vary less between
 // folds (the eighteen of NarrowParams overfit one fold).
-var CoreParams = []Param{
+var CoreParams = slices.Concat([]Param{
 	{"Accept", 0.15, 0.6},
 	{"AddressTotal", 0.6, 2.4},
 	{"TraitAgree", -0.5, 1},
 	{"TraitRational", -0.5, 1},
-	{"Strategy.DonationInfo", 0.015, 0.06},
-	{"Strategy.MoveSelfModel", 0.06, 0.24},
-	{"Strategy.MoveAskAmount", -0.68, -0.17},
-}
+}, StrategyOnlyParams)
 
 // StrategyOnlyParams are the three strategy reactions measured on P4G
 // (donation information, self-modelling, amount requests), with the
 // narrow bounds; everything else stays hand-set.
 var StrategyOnlyParams = []Param{
 	{"Strategy.DonationInfo", 0.015, 0.06},
+	{"Strategy.MoveSelfModel", 0.06, 0.24},
+	{"Strategy.MoveAskAmount", -0.68, -0.17},
+}
+
+// narrowReactions are the six strategy reactions of NarrowParams and
+// TraitParams: the three measured on P4G between half and twice their
+// hand-set values, the null ones within ±0.03.
+var narrowReactions = []Param{
+	{"Strategy.DonationInfo", 0.015, 0.06},
+	{"Strategy.Credibility", -0.03, 0.03},
+	{"Strategy.Emotion", -0.03, 0.03},
+	{"Strategy.Logical", -0.03, 0.03},
 	{"Strategy.MoveSelfModel", 0.06, 0.24},
 	{"Strategy.MoveAskAmount", -0.68, -0.17},
 }
