@@ -160,9 +160,10 @@ func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 
 	step("summary (Tables 5 and 9)")
 	r.Summary = summarizeInMemory(eps, o)
-	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (seed 000 Tables 5 and 9)",
-		Intro: "Terminal shares, mean R_goal and turns (seed 000 Table 5) and final-belief conversion (Table 9), per scenario set.",
+	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (Probe-RPO paper, Tables 5 and 9)",
+		Intro: "Terminal shares, mean R_goal and turns (Probe-RPO paper, Table 5) and final-belief conversion (Table 9), per scenario set.",
 		Table: summaryTable(r.Summary)})
+	r.Tables = append(r.Tables, terminalCISection(r.Summary))
 	fig := func(f *Figure, err error) error {
 		if errors.Is(err, ErrNoData) {
 			r.Skipped = append(r.Skipped, strings.TrimPrefix(err.Error(), "report: "))
@@ -180,11 +181,11 @@ func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 	}
 
 	step("Table 6")
-	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (seed 000 Table 6)",
+	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (Probe-RPO paper, Table 6)",
 		Intro: "Full-acceptance rate per hidden resistance type (EB, IT, AR, AA) and domain family, with n per cell.",
 		Table: analysis.AcceptanceByProfile(eps).Table()})
 	step("Table 7")
-	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (seed 000 Table 7)",
+	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (Probe-RPO paper, Table 7)",
 		Intro: "Full-acceptance rate per persuader (rows) and persuadee (columns).",
 		Table: analysis.AcceptanceGrid(eps).Table()})
 	step("Table 8")
@@ -197,15 +198,15 @@ func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 			intro += " Run " + ep.RunID + "."
 		}
 		if !math.IsNaN(tr.TopTwoShare) {
-			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (seed 000's example: 95.9%%).", pct(tr.TopTwoShare))
+			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (the Probe-RPO paper's example: 95.9%%).", pct(tr.TopTwoShare))
 		}
-		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (seed 000 Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
+		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (Probe-RPO paper, Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
 		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
 			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
 			Table: topTwoTableInMemory(eps)})
 	}
 	step("Table 9")
-	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (seed 000 Table 9)",
+	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (Probe-RPO paper, Table 9)",
 		Intro: "Mean final belief B_T, share moved (B_T > 0.5) and share of moved episodes closed, pooled over sets.",
 		Table: analysis.ConversionOf(eps).Table()})
 
@@ -251,35 +252,8 @@ func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: adv.Table(), Figure: "figure7", Caption: true})
 	}
 
-	if len(r.Persuaders) == 2 {
-		step("paired comparison")
-		for _, pee := range r.Persuadees {
-			a, errA := analysis.Pick("", eps, r.Persuaders[0], pee)
-			b, errB := analysis.Pick("", eps, r.Persuaders[1], pee)
-			if errA != nil || errB != nil {
-				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: only one persuader played it", pee))
-				continue
-			}
-			// Choice: compare on the shared (scenario, rollout) keys
-			// rather than refuse as persuarena compare does: a report
-			// should show what it can, and the table says how many keys
-			// were left out.
-			c, err := analysis.Compare(a, b, analysis.CompareOptions{Intersection: true, Seed: o.CompareSeed, Resamples: o.Resamples})
-			if err != nil {
-				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: %v", pee, err))
-				continue
-			}
-			r.Comparisons = append(r.Comparisons, c)
-			t := c.Table()
-			id := "compare"
-			if len(r.Persuadees) > 1 {
-				id += "-" + strconv.Itoa(len(r.Comparisons))
-			}
-			r.Tables = append(r.Tables, Section{ID: id,
-				Heading: fmt.Sprintf("Paired comparison: %s − %s against %s (seed 000 Table 5)", r.Persuaders[0], r.Persuaders[1], pee),
-				Intro:   "Episodes paired on (scenario, rollout): Δ full acceptance, win/loss and McNemar's exact test, the Wilcoxon signed-rank test on R_goal, and paired bootstrap intervals (seed 000 Table 5).",
-				Table:   t})
-		}
+	if err := r.compare(o, SliceSource(eps).Outcomes, step); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

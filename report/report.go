@@ -1,8 +1,9 @@
 // Package report turns stored runs into figures and a self-contained HTML
-// report (SPEC §2, issue 5): seed 000's Figures 5-7 and a terminal-state
+// report: the Probe-RPO paper's Figures 5-7 and a terminal-state
 // bar chart drawn with gonum/plot as SVG and PNG, and an index.html that
 // holds the run metadata, the Table 5/9 summary, Tables 6-9, the figures
-// (inline SVG) and, for two persuaders, the paired comparison. The numbers
+// (inline SVG) and the paired comparison of every persuader against a
+// baseline. The numbers
 // come from packages analysis and eval; this package only lays them out.
 // The report loads nothing from the network, and the same episodes and
 // options give the same bytes.
@@ -24,6 +25,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -59,13 +61,17 @@ type Options struct {
 	// (store.DB.Metrics); runs with steps get the training-curves figure.
 	Training []TrainingRun
 	// GRPO is the advantage configuration for Figure 7(c); nil means
-	// grpo.DefaultConfig() (λ = 0.5, as seed 000).
+	// grpo.DefaultConfig() (λ = 0.5, as the Probe-RPO paper).
 	GRPO *grpo.Config
 	// CompareSeed and Resamples set the paired bootstrap of the comparison
 	// section (analysis.CompareOptions); Resamples 0 means
 	// analysis.DefaultResamples.
 	CompareSeed uint64
 	Resamples   int
+	// Baseline is the persuader every other persuader is compared against
+	// (paired, per persuadee); empty means the first persuader in episode
+	// order. A name not among the report's persuaders is an error.
+	Baseline string
 	// Generator names what built the report (e.g. "persuarena v1.2
 	// (abc123)"); Generated is an optional "generated at" line. Both are
 	// left out when empty, so that by default two reports of the same
@@ -110,8 +116,12 @@ type Report struct {
 	// Skipped lists what could not be shown and why (e.g. Figure 7
 	// without groups, Table 8 without an accepted episode).
 	Skipped []string
-	// Comparisons holds the paired comparison of the two persuaders per
-	// persuadee when exactly two persuaders are present.
+	// Baseline is the persuader the comparisons are against (Options.Baseline
+	// or the first persuader); empty with fewer than two persuaders.
+	Baseline string
+	// Comparisons holds the paired comparisons (A = each other persuader,
+	// B = Baseline) per persuadee, persuadees outermost, when at least two
+	// persuaders are present.
 	Comparisons []analysis.Comparison
 }
 
@@ -125,7 +135,7 @@ type Source struct {
 	// Outcomes returns the outcomes of one arm (persuader as Each names
 	// it), failed episodes included, and the run they come from; an empty
 	// slice when the arm has no episodes. It is called only when the
-	// report holds exactly two persuaders (the paired comparison).
+	// report holds two or more persuaders (the paired comparisons).
 	Outcomes func(persuader, persuadee string) (runID string, os []episode.Outcome, err error)
 	// Ungrouped says that a Figure 7 group's rollouts may come apart
 	// (analysis.StreamOptions.Ungrouped): SliceSource sets it; a store
@@ -233,9 +243,10 @@ func BuildStream(src Source, o Options) (*Report, error) {
 	}
 	r.Failed = st.Failed()
 	r.Summary = sum.summaries()
-	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (seed 000 Tables 5 and 9)",
-		Intro: "Terminal shares, mean R_goal and turns (seed 000 Table 5) and final-belief conversion (Table 9), per scenario set.",
+	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (Probe-RPO paper, Tables 5 and 9)",
+		Intro: "Terminal shares, mean R_goal and turns (Probe-RPO paper, Table 5) and final-belief conversion (Table 9), per scenario set.",
 		Table: summaryTable(r.Summary)})
+	r.Tables = append(r.Tables, terminalCISection(r.Summary))
 	fig := func(f *Figure, err error) error {
 		if errors.Is(err, ErrNoData) {
 			r.Skipped = append(r.Skipped, strings.TrimPrefix(err.Error(), "report: "))
@@ -253,11 +264,11 @@ func BuildStream(src Source, o Options) (*Report, error) {
 	}
 
 	step("Table 6")
-	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (seed 000 Table 6)",
+	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (Probe-RPO paper, Table 6)",
 		Intro: "Full-acceptance rate per hidden resistance type (EB, IT, AR, AA) and domain family, with n per cell.",
 		Table: st.AcceptanceByProfile().Table()})
 	step("Table 7")
-	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (seed 000 Table 7)",
+	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (Probe-RPO paper, Table 7)",
 		Intro: "Full-acceptance rate per persuader (rows) and persuadee (columns).",
 		Table: st.AcceptanceGrid().Table()})
 	step("Table 8")
@@ -270,15 +281,15 @@ func BuildStream(src Source, o Options) (*Report, error) {
 			intro += " Run " + ep.RunID + "."
 		}
 		if !math.IsNaN(tr.TopTwoShare) {
-			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (seed 000's example: 95.9%%).", pct(tr.TopTwoShare))
+			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (the Probe-RPO paper's example: 95.9%%).", pct(tr.TopTwoShare))
 		}
-		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (seed 000 Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
+		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (Probe-RPO paper, Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
 		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
 			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
 			Table: topTwoTable(st, top)})
 	}
 	step("Table 9")
-	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (seed 000 Table 9)",
+	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (Probe-RPO paper, Table 9)",
 		Intro: "Mean final belief B_T, share moved (B_T > 0.5) and share of moved episodes closed, pooled over sets.",
 		Table: st.ConversionOf().Table()})
 
@@ -317,19 +328,45 @@ func BuildStream(src Source, o Options) (*Report, error) {
 		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: terms.Table(), Figure: "figure7", Caption: true})
 	}
 
-	if len(r.Persuaders) == 2 {
-		step("paired comparison")
-		for _, pee := range r.Persuadees {
-			runA, a, err := src.Outcomes(r.Persuaders[0], pee)
-			if err != nil {
-				return nil, err
+	if err := r.compare(o, src.Outcomes, step); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// compare adds the paired comparison of every persuader against the
+// baseline (o.Baseline, else the first persuader), per persuadee, with
+// outcomes from outcomes (Source.Outcomes). Fewer than two persuaders add
+// nothing. Errors: o.Baseline names no persuader of r; outcomes' errors.
+func (r *Report) compare(o Options, outcomes func(per, pee string) (string, []episode.Outcome, error), step func(string)) error {
+	if len(r.Persuaders) < 2 {
+		return nil
+	}
+	base := o.Baseline
+	if base == "" {
+		base = r.Persuaders[0]
+	}
+	if !slices.Contains(r.Persuaders, base) {
+		return fmt.Errorf("report: baseline %q is not a persuader of the report (have %s)", base, strings.Join(r.Persuaders, ", "))
+	}
+	r.Baseline = base
+	step("paired comparisons against " + base)
+	many := len(r.Persuadees) > 1 || len(r.Persuaders) > 2
+	for _, pee := range r.Persuadees {
+		runB, b, err := outcomes(base, pee)
+		if err != nil {
+			return err
+		}
+		for _, per := range r.Persuaders {
+			if per == base {
+				continue
 			}
-			runB, b, err := src.Outcomes(r.Persuaders[1], pee)
+			runA, a, err := outcomes(per, pee)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if len(a) == 0 || len(b) == 0 {
-				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: only one persuader played it", pee))
+				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison %s − %s against %s: only one of them played it", per, base, pee))
 				continue
 			}
 			// Choice: compare on the shared (scenario, rollout) keys
@@ -338,27 +375,49 @@ func BuildStream(src Source, o Options) (*Report, error) {
 			// were left out.
 			c, err := analysis.CompareOutcomes(runA, a, runB, b, analysis.CompareOptions{Intersection: true, Seed: o.CompareSeed, Resamples: o.Resamples})
 			if err != nil {
-				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison against %s: %v", pee, err))
+				r.Skipped = append(r.Skipped, fmt.Sprintf("comparison %s − %s against %s: %v", per, base, pee, err))
 				continue
 			}
 			r.Comparisons = append(r.Comparisons, c)
-			t := c.Table()
 			id := "compare"
-			if len(r.Persuadees) > 1 {
+			if many {
 				id += "-" + strconv.Itoa(len(r.Comparisons))
 			}
 			r.Tables = append(r.Tables, Section{ID: id,
-				Heading: fmt.Sprintf("Paired comparison: %s − %s against %s (seed 000 Table 5)", r.Persuaders[0], r.Persuaders[1], pee),
-				Intro:   "Episodes paired on (scenario, rollout): Δ full acceptance, win/loss and McNemar's exact test, the Wilcoxon signed-rank test on R_goal, and paired bootstrap intervals (seed 000 Table 5).",
-				Table:   t})
+				Heading: fmt.Sprintf("Paired comparison: %s − %s against %s (Probe-RPO paper, Table 5)", per, base, pee),
+				Intro:   "Episodes paired on (scenario, rollout): Δ full acceptance, win/loss and McNemar's exact test, the Wilcoxon signed-rank test on R_goal, and paired bootstrap intervals (Probe-RPO paper, Table 5). B is the baseline " + base + ".",
+				Table:   c.Table()})
 		}
 	}
-	return r, nil
+	return nil
+}
+
+// terminalCISection is the summary's terminal shares with 95% Wilson score
+// intervals (stats.Wilson), one row per persuader × persuadee × set.
+func terminalCISection(ss []eval.Summary) Section {
+	t := analysis.Table{Title: "Terminal shares (%) with 95% Wilson intervals",
+		Header: []string{"persuader", "persuadee", "set", "n", "accept", "conditional", "pending", "reject", "truncated"},
+		Notes:  []string{"share [lo, hi] over scored episodes; Wilson score interval at z = 1.96 (Wilson 1927; Newcombe 1998, method 3)"}}
+	ci := func(share float64, n int) string {
+		if n == 0 || share != share {
+			return "-"
+		}
+		k := int(math.Round(share * float64(n)))
+		lo, hi := stats.Wilson(k, n, stats.Z95)
+		return pct(share) + " [" + pct(lo) + ", " + pct(hi) + "]"
+	}
+	for _, s := range ss {
+		t.Rows = append(t.Rows, []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N),
+			ci(s.Accept, s.N), ci(s.Conditional, s.N), ci(s.Pending, s.N), ci(s.Reject, s.N), ci(s.Truncated, s.N)})
+	}
+	return Section{ID: "terminal-ci", Heading: "Terminal shares with 95% confidence intervals",
+		Intro: "The summary's terminal shares with Wilson score intervals, which stay inside [0, 1] and keep their coverage for small n and shares near 0 or 1.",
+		Table: t}
 }
 
 // summaryTable renders eval summaries with eval's columns.
 func summaryTable(ss []eval.Summary) analysis.Table {
-	t := analysis.Table{Title: "Outcomes per persuader, persuadee and set (seed 000 Tables 5 and 9)",
+	t := analysis.Table{Title: "Outcomes per persuader, persuadee and set (Probe-RPO paper, Tables 5 and 9)",
 		Header: []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"},
 		Notes:  []string{"shares over scored episodes; failed episodes are counted apart; B_T: mean final belief; moved: B_T > 0.5; closed|moved: moved episodes ending in full acceptance"}}
 	trunc := false
@@ -376,9 +435,9 @@ func summaryTable(ss []eval.Summary) analysis.Table {
 
 // Table renders Figure 7(c)'s data: one row per arm and step.
 func (a AdvantageTerms) Table() analysis.Table {
-	t := analysis.Table{Title: "Mean absolute advantage terms (seed 000 Figure 7c)",
+	t := analysis.Table{Title: "Mean absolute advantage terms (Probe-RPO paper, Figure 7c)",
 		Header: []string{"persuader", "step", "groups", "turns", "|A_out|", "|λ·A_dense|"},
-		Notes:  []string{fmt.Sprintf("λ = %g; means over every rollout turn of the groups (package grpo, seed 000 Eq. 3)", a.Lambda)}}
+		Notes:  []string{fmt.Sprintf("λ = %g; means over every rollout turn of the groups (package grpo, Probe-RPO paper, Eq. 3)", a.Lambda)}}
 	for _, o := range a.Overall {
 		n := 0
 		for _, p := range a.Points {

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/png"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -414,7 +416,10 @@ func TestReportHTML(t *testing.T) {
 		// beta s2 (1.0 - 0.5 = 0.5) over alpha s3 (0.9 - 0.4 =
 		// 0.49999999999999994 in float64).
 		"Probe trace: beta vs sim, scenario s2 rollout 0, accept",
-		"Paired comparison: alpha − beta against sim",
+		"Paired comparison: beta − alpha against sim",
+		// Wilson 2/4 at z = 1.96: centre 0.5, half 1.95996/1.96036 ·
+		// sqrt(1/16 + 3.84146/64) = 0.34996, so [15.0, 85.0].
+		"<td>50.0 [15.0, 85.0]</td>",
 		`&#34;api_key&#34;: &#34;[redacted]&#34;`,
 		"<li>figure 7: nothing to plot: no scenario has 2 or more scored rollouts",
 	} {
@@ -444,11 +449,13 @@ func TestReportHTML(t *testing.T) {
 			}
 		}
 	}
-	// Pairs by hand: s1 alpha accept / beta conditional (win), s2 reject /
-	// accept (loss), s3 accept / reject (win), s4 pending / pending; s5 is
-	// beta's only (failed).
-	if len(r.Comparisons) != 1 || r.Comparisons[0].N != 4 || r.Comparisons[0].Wins != 2 || r.Comparisons[0].Losses != 1 {
-		t.Errorf("comparison = %+v, want 4 pairs, 2 wins, 1 loss", r.Comparisons)
+	// Pairs by hand: s1 alpha accept / beta conditional, s2 reject /
+	// accept, s3 accept / reject, s4 pending / pending; s5 is beta's only
+	// (failed). Against the default baseline alpha (the first persuader),
+	// beta − alpha has 1 win (s2) and 2 losses (s1, s3).
+	if len(r.Comparisons) != 1 || r.Baseline != "alpha" || r.Comparisons[0].N != 4 || r.Comparisons[0].Wins != 1 || r.Comparisons[0].Losses != 2 ||
+		r.Comparisons[0].A.Persuader != "beta" || r.Comparisons[0].B.Persuader != "alpha" {
+		t.Errorf("comparison = %+v, want beta − alpha, 4 pairs, 1 win, 2 losses", r.Comparisons)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "tables.md"))
 	if !bytes.HasPrefix(md, []byte("# Hand-built <run>\n")) || !bytes.Contains(md, []byte("| alpha | sim | all | 4 | 50.0 |")) {
@@ -642,5 +649,65 @@ func TestTrainingFigure(t *testing.T) {
 	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
 	if svgs, ids := checkHTML(t, page, dir); svgs != 4 || !ids["training"] {
 		t.Errorf("report with training metrics embeds %d figures (want 4 with the training curves)", svgs)
+	}
+}
+
+// TestBaselineComparisons checks --baseline: every other persuader is
+// compared against the chosen one, per persuadee, and an unknown name is an
+// error. With baseline beta the hand-built pairs (see TestReportHTML) give
+// alpha − beta 2 wins (s1, s3) and 1 loss (s2).
+func TestBaselineComparisons(t *testing.T) {
+	eps, _ := handBuilt(t)
+	r, err := Build(eps, Options{Baseline: "beta", Resamples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Comparisons) != 1 || r.Comparisons[0].A.Persuader != "alpha" || r.Comparisons[0].B.Persuader != "beta" ||
+		r.Comparisons[0].Wins != 2 || r.Comparisons[0].Losses != 1 {
+		t.Errorf("comparisons = %+v, want alpha − beta with 2 wins, 1 loss", r.Comparisons)
+	}
+	three := slices.Clone(eps)
+	for _, ep := range eps {
+		if ep.Persuader == "alpha" {
+			cp := *ep
+			cp.Persuader = "gamma"
+			three = append(three, &cp)
+		}
+	}
+	r, err = Build(three, Options{Resamples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.Comparisons {
+		got = append(got, c.A.Persuader+"-"+c.B.Persuader)
+	}
+	// gamma is alpha's copy: no discordant pair.
+	if fmt.Sprint(got) != "[beta-alpha gamma-alpha]" || r.Comparisons[1].Wins != 0 || r.Comparisons[1].Losses != 0 {
+		t.Errorf("comparisons %v (%+v), want [beta-alpha gamma-alpha] with gamma tied", got, r.Comparisons)
+	}
+	if _, err := Build(eps, Options{Baseline: "nobody"}); err == nil || !strings.Contains(err.Error(), `baseline "nobody"`) {
+		t.Errorf("unknown baseline: err = %v", err)
+	}
+}
+
+// TestVersionOf checks the version string for a release, a checkout with
+// and without local changes, and no build information.
+func TestVersionOf(t *testing.T) {
+	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "20f0f33a1b2c3d4e5f60718293a4b5c6d7e8f901"}}
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: rev}, true, "v1.2.0"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, true, "devel-20f0f33a1b2c"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(slices.Clone(rev), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, true, "devel-20f0f33a1b2c-modified"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "devel"},
+		{nil, false, "unknown"},
+	} {
+		if got := VersionOf(c.bi, c.ok); got != c.want {
+			t.Errorf("VersionOf(%+v) = %q, want %q", c.bi, got, c.want)
+		}
 	}
 }

@@ -26,6 +26,7 @@ type reportOptions struct {
 	seed       uint64
 	resamples  int
 	timestamp  bool
+	baseline   string
 }
 
 func init() {
@@ -41,8 +42,9 @@ SVG, no scripts, nothing loaded from the network) with the runs' metadata and
 configurations, the Table 5/9 outcome summary per persuader, persuadee and
 scenario set, seed 000's Tables 6-9, Figures 5 (persuasion acts by turn),
 6 (probe states and belief by turn) and 7 (dead GRPO groups; needs
---rollouts >= 2), a terminal-state bar chart and, when the runs hold exactly
-two persuaders, their paired comparison. Each figure is also saved as SVG and
+--rollouts >= 2), a terminal-state bar chart, the terminal shares with 95%
+Wilson intervals and, when the runs hold two or more persuaders, the paired
+comparison of each against the baseline (--baseline, default the first). Each figure is also saved as SVG and
 PNG, and every table in Markdown (tables.md), for papers.
 
 Several runs are combined as "analyze" combines them. The same runs give the
@@ -58,6 +60,7 @@ docs/report.md.`,
 	f.StringVar(&o.title, "title", "", `report title (default "PersuArena report")`)
 	f.Uint64Var(&o.seed, "seed", 1, "bootstrap seed of the paired comparison")
 	f.IntVar(&o.resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples of the comparison")
+	f.StringVar(&o.baseline, "baseline", "", "persuader every other persuader is compared against (default: the first in the runs)")
 	f.BoolVar(&o.timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")
 	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
 	cmd.MarkFlagRequired("out")
@@ -131,9 +134,9 @@ func runReport(ctx context.Context, dbPath string, runIDs []string, o reportOpti
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
 	ro := report.Options{Title: o.title, Runs: infos, Sets: sets, CompareSeed: o.seed, Resamples: o.resamples,
-		Generator: "persuarena " + version(),
-		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
-		Training:  training, GRPO: gcfg}
+		Baseline: o.baseline, Generator: "persuarena " + report.Version(),
+		Progress: func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
+		Training: training, GRPO: gcfg}
 	if len(groupSize) > 0 {
 		// The trainer stores rollout i of step s (0-based) as rollout
 		// s·G + i: Figure 7 groups a train run's rollouts by that step

@@ -1,0 +1,43 @@
+package report
+
+import "runtime/debug"
+
+// Version names the running binary for a report's Generator line and stored
+// runs: VersionOf(debug.ReadBuildInfo()).
+func Version() string { return VersionOf(debug.ReadBuildInfo()) }
+
+// VersionOf returns the module version recorded in bi (e.g. "v1.2.0") when
+// there is one; otherwise, for a build from a checkout ("(devel)"), the VCS
+// revision shortened to 12 characters with "-modified" appended when the
+// work tree had uncommitted changes (e.g. "devel-20f0f33a1b2c-modified");
+// "devel" when the build recorded no revision, and "unknown" without build
+// information (ok false).
+func VersionOf(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	v := "devel-" + rev
+	if modified {
+		v += "-modified"
+	}
+	return v
+}
