@@ -1,0 +1,30 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/persuader"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/sim"
+)
+
+// New returns the LLM-free persuadee; episode.Run plays it against a
+// persuader on one embedded scenario. The seed fixes the transcript.
+func ExampleNew() {
+	all, err := scenario.Resolve("arena")
+	if err != nil {
+		panic(err)
+	}
+	per, err := persuader.New("script")
+	if err != nil {
+		panic(err)
+	}
+	ep, err := episode.Run(context.Background(), episode.Config{}, &all[0], per, sim.New(sim.Config{}), 1)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: %d turns, %s, R_goal %+g\n", ep.Persuadee, len(ep.Turns), ep.Terminal, ep.RGoal)
+	// Output: sim: 6 turns, accept, R_goal +3
+}
