@@ -90,7 +90,7 @@ func FromLatent(l sim.Latent, goal string) State {
 	case decision.Conditional:
 		s.Confidence = math.Max(s.Confidence, 0.6)
 	}
-	g := VerbPhrase(goal)
+	g := goalPhrase(goal)
 	var openDesc, addrIDs []string
 	for _, c := range l.Concerns {
 		switch c.State {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
@@ -482,26 +481,12 @@ var (
 	_ sim.LatentReader  = (*UserSession)(nil)
 )
 
-// firstPerson turns a proposal addressed to the persuadee ("Donate part
-// of your task payment to Save the Children: any amount ...") into the
-// persuadee's own verb phrase ("donate part of my task payment to Save
-// the Children"): bdi.MainClause with second-person possessives made
-// first-person.
+// firstPerson is the proposal in the persuadee's own words
+// (scenario.ProposalPhrase, PersonFirst: "donate part of my task payment
+// to Save the Children"), "go ahead with it" when nothing is left.
 func firstPerson(p string) string {
-	p = bdi.MainClause(p)
-	if p == "" {
-		return "go ahead with it"
+	if p = scenario.ProposalPhrase(p, scenario.PersonFirst); p != "" {
+		return p
 	}
-	ws := strings.Fields(p)
-	for i, w := range ws {
-		switch w {
-		case "your":
-			ws[i] = "my"
-		case "yours":
-			ws[i] = "mine"
-		case "yourself":
-			ws[i] = "myself"
-		}
-	}
-	return strings.Join(ws, " ")
+	return "go ahead with it"
 }
