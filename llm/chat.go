@@ -10,7 +10,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
 )
 
 // CallError is returned by Chat and Complete when a call fails; Usage

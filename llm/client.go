@@ -19,7 +19,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
 )
 
 // Backoff parameters: attempt i (0-based) waits a uniformly random time in

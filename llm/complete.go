@@ -8,7 +8,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
 )
 
 // llamaDefaultPredict replaces llama-server's unbounded n_predict default

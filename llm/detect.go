@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // Capabilities is what a backend was found to support (Detect).
