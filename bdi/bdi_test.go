@@ -162,11 +162,11 @@ func TestTargets(t *testing.T) {
 	if _, err := Target("chess"); err == nil {
 		t.Error("unknown task accepted")
 	}
-	if got := goalPhrase("Donate part of your task payment to Save the Children: any amount from $0 up to your full $2."); got != "donate part of their task payment to Save the Children" {
-		t.Errorf("goalPhrase %q", got)
+	if got := GoalPhrase("Donate part of your task payment to Save the Children: any amount from $0 up to your full $2."); got != "donate part of their task payment to Save the Children" {
+		t.Errorf("GoalPhrase %q", got)
 	}
-	if got := goalPhrase(" .!"); got != "go ahead with the proposal" {
-		t.Errorf("goalPhrase of punctuation = %q", got)
+	if got := GoalPhrase(" .!"); got != "go ahead with the proposal" {
+		t.Errorf("GoalPhrase of punctuation = %q", got)
 	}
 	if tk, err := ParseTask("CraigslistBargain"); err != nil || tk != CB {
 		t.Errorf("ParseTask %v %v", tk, err)

@@ -91,7 +91,7 @@ func Target(t Task) (State, error) {
 // 003; the persuasion template with the scenario's proposal is the closest.
 // proposal is a verb phrase such as "get the flu shot this week".
 func ProposalTarget(proposal string) State {
-	p := goalPhrase(proposal)
+	p := GoalPhrase(proposal)
 	return State{
 		Belief:      "The user believes it is worthwhile to " + p + " and that their doubts have been answered.",
 		Desire:      "The user wants what the proposal offers.",
@@ -100,10 +100,11 @@ func ProposalTarget(proposal string) State {
 	}
 }
 
-// goalPhrase is the proposal said of the user (scenario.ProposalPhrase,
-// PersonThird: "donate part of their task payment to Save the
-// Children"), "go ahead with the proposal" when nothing is left.
-func goalPhrase(p string) string {
+// GoalPhrase is a scenario proposal said of the user, as the BDI texts
+// use it (scenario.ProposalPhrase, PersonThird: "donate part of their
+// task payment to Save the Children"); "go ahead with the proposal" when
+// nothing is left.
+func GoalPhrase(p string) string {
 	if p = scenario.ProposalPhrase(p, scenario.PersonThird); p != "" {
 		return p
 	}

@@ -20,6 +20,7 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -159,6 +160,14 @@ type CompletionResponse struct {
 	// LatencyMS is the wall time of the call in milliseconds.
 	LatencyMS float64
 }
+
+// Chatter is the part of *Client that sends chat requests: what the LLM
+// teacher and the MASP judges need. Errors: as Client.Chat.
+type Chatter interface {
+	Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
+}
+
+var _ Chatter = (*Client)(nil)
 
 // Usage counts engine tokens for one call or a sum of calls; package
 // llmagent converts it to the dialogue's episode.Usage (same fields).
