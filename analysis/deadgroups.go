@@ -72,29 +72,26 @@ func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 	return sliceStream(eps, StreamOptions{Groups: o, Ungrouped: true}).DeadGroups()
 }
 
+// deadPoint is the point of arm a (labelled label) at step (-1: all
+// steps) with the counts of c.
+func deadPoint(a Arm, label string, step int, c grpo.DeadTally) DeadGroupPoint {
+	p := DeadGroupPoint{Arm: a, Label: label, Step: step, Groups: c.Groups, Dead: c.Dead, Separated: c.Separated,
+		Mixed: c.Mixed, ShortestTop: c.ShortestTop, corrSum: c.CorrSum, corrN: c.CorrN}
+	return p.withShares()
+}
+
+// withShares fills p's shares from its counts (grpo.DeadTally's).
 func (p DeadGroupPoint) withShares() DeadGroupPoint {
-	p.DeadShare = mean(float64(p.Dead), p.Groups)
-	p.SeparatedShare = mean(float64(p.Separated), p.Dead)
-	p.ShortestTopShare = mean(float64(p.ShortestTop), p.Mixed)
-	p.LengthCorr = mean(p.corrSum, p.corrN)
+	c := grpo.DeadTally{Groups: p.Groups, Dead: p.Dead, Mixed: p.Mixed, Separated: p.Separated,
+		ShortestTop: p.ShortestTop, CorrSum: p.corrSum, CorrN: p.corrN}
+	p.DeadShare, p.SeparatedShare = c.DeadShare(), c.SeparatedShare()
+	p.ShortestTopShare, p.LengthCorr = c.ShortestTopShare(), c.LengthCorr()
 	return p
 }
 
 // groupStats runs grpo.AnalyzeParts on one group with cfg.
 func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64, cfg grpo.Config) grpo.GroupStats {
-	rOut := make([]float64, len(g))
-	dense := make([][]float64, len(g))
-	for i, ep := range g {
-		rOut[i] = outcome(ep)
-		row := make([]float64, len(ep.Turns))
-		for t, tr := range ep.Turns {
-			row[t] = math.NaN()
-			if tr.Dense != nil {
-				row[t] = *tr.Dense
-			}
-		}
-		dense[i] = row
-	}
+	rOut, dense := grpo.Inputs(g, outcome)
 	parts, err := grpo.AnalyzeParts(rOut, dense, cfg)
 	if err != nil { // only for infinite rewards or a bad cfg (checked by callers)
 		return grpo.GroupStats{LengthCorr: math.NaN()}

@@ -83,12 +83,11 @@ type Stream struct {
 	byArm      []*trajAcc
 
 	// Figure 7.
-	open       map[groupKey][]*episode.Episode // Ungrouped: every group
-	openOrder  []groupKey
+	open       grpo.Groups[*episode.Episode] // Ungrouped: every group
 	dead       []*deadArm
 	block      []*episode.Episode
-	blockKey   groupKey
-	closed     map[groupKey]bool
+	blockKey   grpo.Key
+	closed     map[grpo.Key]bool
 	singletons int
 
 	// Table 8.
@@ -99,12 +98,6 @@ type Stream struct {
 }
 
 type acceptCount struct{ k, n int }
-
-type groupKey struct {
-	arm      Arm
-	step     int
-	scenario string
-}
 
 type actAcc struct {
 	byT  map[int]*ActPoint
@@ -125,7 +118,7 @@ type trajAcc struct {
 }
 
 type deadArm struct {
-	points map[int]*DeadGroupPoint
+	points map[int]*grpo.DeadTally
 }
 
 // NewStream returns an empty Stream.
@@ -133,7 +126,7 @@ func NewStream(o StreamOptions) *Stream {
 	s := &Stream{o: o, step: o.Groups.Step, outcome: o.Groups.Outcome, cfg: grpo.DefaultConfig(),
 		conv: map[Arm]*eval.Accumulator{}, armIdx: map[Arm]int{}, pees: map[string]bool{},
 		profile: map[string]map[string][]acceptCount{"all": {}, "resistance": {}, "family": {}}, grid: map[Arm]*acceptCount{},
-		byTerminal: map[decision.Terminal]*trajAcc{}, closed: map[groupKey]bool{}, bestSum: -1}
+		byTerminal: map[decision.Terminal]*trajAcc{}, closed: map[grpo.Key]bool{}, bestSum: -1}
 	if s.step == nil {
 		s.step = func(*episode.Episode) int { return 0 }
 	}
@@ -298,15 +291,9 @@ func (s *Stream) addTrajectory(ep *episode.Episode, arm int) {
 // addGroup files ep into the current Figure 7 group, closing the previous
 // one when ep starts another.
 func (s *Stream) addGroup(ep *episode.Episode, a Arm) error {
-	k := groupKey{a, s.step(ep), ep.ScenarioID}
+	k := grpo.KeyOf(ep, s.step(ep))
 	if s.o.Ungrouped {
-		if s.open == nil {
-			s.open = map[groupKey][]*episode.Episode{}
-		}
-		if s.open[k] == nil {
-			s.openOrder = append(s.openOrder, k)
-		}
-		s.open[k] = append(s.open[k], ep)
+		s.open.Add(k, ep)
 		return nil
 	}
 	if len(s.block) > 0 && k != s.blockKey {
@@ -315,7 +302,7 @@ func (s *Stream) addGroup(ep *episode.Episode, a Arm) error {
 	if len(s.block) == 0 {
 		if s.closed[k] {
 			return fmt.Errorf("analysis: episode %s/%s rollout %d of %s at step %d comes after its Figure 7 group was closed (episodes not grouped by arm, step and scenario)",
-				ep.ScenarioID, a.Persuader, ep.Rollout, a.Persuadee, k.step)
+				ep.ScenarioID, a.Persuader, ep.Rollout, a.Persuadee, k.Step)
 		}
 		s.blockKey = k
 	}
@@ -325,11 +312,10 @@ func (s *Stream) addGroup(ep *episode.Episode, a Arm) error {
 
 func (s *Stream) closeGroup() {
 	if s.o.Ungrouped {
-		order := s.openOrder
-		s.openOrder = nil
-		for _, k := range order {
-			s.block, s.blockKey = s.open[k], k
-			delete(s.open, k)
+		open := s.open
+		s.open.Reset()
+		for _, k := range open.Keys() {
+			s.block, s.blockKey = open.Members(k), k
 			s.closeBlock()
 		}
 		return
@@ -345,40 +331,24 @@ func (s *Stream) closeBlock() {
 		return
 	}
 	s.closed[k] = true
+	arm := Arm{k.Persuader, k.Persuadee}
 	if s.o.Group != nil {
-		s.o.Group(k.arm, k.step, g)
+		s.o.Group(arm, k.Step, g)
 	}
-	i := s.armIdx[k.arm]
+	i := s.armIdx[arm]
 	for len(s.dead) <= i {
-		s.dead = append(s.dead, &deadArm{points: map[int]*DeadGroupPoint{}})
+		s.dead = append(s.dead, &deadArm{points: map[int]*grpo.DeadTally{}})
 	}
-	p := s.dead[i].points[k.step]
+	p := s.dead[i].points[k.Step]
 	if p == nil {
-		p = &DeadGroupPoint{Step: k.step}
-		s.dead[i].points[k.step] = p
+		p = &grpo.DeadTally{}
+		s.dead[i].points[k.Step] = p
 	}
 	if len(g) < 2 {
 		s.singletons++
 		return
 	}
-	p.Groups++
-	gs := groupStats(g, s.outcome, s.cfg)
-	if gs.Dead {
-		p.Dead++
-		if gs.Separated {
-			p.Separated++
-		}
-		if gs.Mixed {
-			p.Mixed++
-			if gs.ShortestTop {
-				p.ShortestTop++
-			}
-		}
-		if !math.IsNaN(gs.LengthCorr) {
-			p.corrSum += gs.LengthCorr
-			p.corrN++
-		}
-	}
+	p.Add(groupStats(g, s.outcome, s.cfg), 0)
 }
 
 // labels are the scored arms' labels (Arms).
@@ -540,7 +510,7 @@ func (s *Stream) DeadGroups() DeadGroupStats {
 	st := DeadGroupStats{Singletons: s.singletons, Failed: s.failed}
 	labels := s.labels()
 	for i, a := range s.arms {
-		all := DeadGroupPoint{Arm: a, Label: labels[i], Step: -1}
+		var all grpo.DeadTally
 		if i < len(s.dead) {
 			var steps []int
 			for step := range s.dead[i].points {
@@ -549,18 +519,11 @@ func (s *Stream) DeadGroups() DeadGroupStats {
 			slices.Sort(steps)
 			for _, step := range steps {
 				p := *s.dead[i].points[step]
-				p.Arm, p.Label = a, labels[i]
-				all.Groups += p.Groups
-				all.Dead += p.Dead
-				all.Separated += p.Separated
-				all.Mixed += p.Mixed
-				all.ShortestTop += p.ShortestTop
-				all.corrSum += p.corrSum
-				all.corrN += p.corrN
-				st.Points = append(st.Points, p.withShares())
+				all.Merge(p)
+				st.Points = append(st.Points, deadPoint(a, labels[i], step, p))
 			}
 		}
-		st.Overall = append(st.Overall, all.withShares())
+		st.Overall = append(st.Overall, deadPoint(a, labels[i], -1, all))
 	}
 	return st
 }

@@ -162,13 +162,11 @@ func TestTargets(t *testing.T) {
 	if _, err := Target("chess"); err == nil {
 		t.Error("unknown task accepted")
 	}
-	if got := VerbPhrase("Donate part of your task payment to Save the Children: any amount from $0 up to your full $2."); got != "donate part of their task payment to Save the Children" {
-		t.Errorf("VerbPhrase %q", got)
+	if got := GoalPhrase("Donate part of your task payment to Save the Children: any amount from $0 up to your full $2."); got != "donate part of their task payment to Save the Children" {
+		t.Errorf("GoalPhrase %q", got)
 	}
-	for in, want := range map[string]string{"  Sign up (optional).": "sign up", "Buy it; now": "buy it", "OK.": "OK", " .!": ""} {
-		if got := MainClause(in); got != want {
-			t.Errorf("MainClause(%q) = %q, want %q", in, got, want)
-		}
+	if got := GoalPhrase(" .!"); got != "go ahead with the proposal" {
+		t.Errorf("GoalPhrase of punctuation = %q", got)
 	}
 	if tk, err := ParseTask("CraigslistBargain"); err != nil || tk != CB {
 		t.Errorf("ParseTask %v %v", tk, err)

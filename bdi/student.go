@@ -344,3 +344,5 @@ func (st *Student) Scalars(history []episode.Message) (rho, c, v float64) {
 	}
 	return out[0], out[1], out[2]
 }
+
+func clamp(x, lo, hi float64) float64 { return math.Min(math.Max(x, lo), hi) }

@@ -3,6 +3,8 @@ package bdi
 import (
 	"fmt"
 	"strings"
+
+	"github.com/persuarena/persuarena/scenario"
 )
 
 // Task names a MASP benchmark task (seed 003 §4, Appendix C).
@@ -89,7 +91,7 @@ func Target(t Task) (State, error) {
 // 003; the persuasion template with the scenario's proposal is the closest.
 // proposal is a verb phrase such as "get the flu shot this week".
 func ProposalTarget(proposal string) State {
-	p := VerbPhrase(proposal)
+	p := GoalPhrase(proposal)
 	return State{
 		Belief:      "The user believes it is worthwhile to " + p + " and that their doubts have been answered.",
 		Desire:      "The user wants what the proposal offers.",
@@ -98,50 +100,13 @@ func ProposalTarget(proposal string) State {
 	}
 }
 
-// MainClause is the main clause of a scenario proposal ("Donate part of
-// your task payment to Save the Children: any amount ..." -> "donate
-// part of your task payment to Save the Children"): the text up to the
-// first ": ", "; ", " (" or ". ", end punctuation (.!?,;: and spaces)
-// dropped, an initial capital lowered when a lower-case letter follows;
-// "" for an empty proposal. VerbPhrase and package selfplay's user build
-// on it.
-func MainClause(p string) string {
-	p = strings.TrimSpace(p)
-	for _, sep := range []string{": ", "; ", " (", ". "} {
-		if i := strings.Index(p, sep); i > 0 {
-			p = p[:i]
-		}
+// GoalPhrase is a scenario proposal said of the user, as the BDI texts
+// use it (scenario.ProposalPhrase, PersonThird: "donate part of their
+// task payment to Save the Children"); "go ahead with the proposal" when
+// nothing is left.
+func GoalPhrase(p string) string {
+	if p = scenario.ProposalPhrase(p, scenario.PersonThird); p != "" {
+		return p
 	}
-	p = strings.TrimRight(p, ".!?,;: ")
-	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
-		p = string(p[0]+'a'-'A') + p[1:]
-	}
-	return p
-}
-
-// VerbPhrase turns a scenario proposal ("Donate part of your task payment
-// to Save the Children: any amount ...") into a third-person verb phrase
-// ("donate part of their task payment to Save the Children"): the main
-// clause (up to ": ", "; ", " (" or ". "), end punctuation dropped, an
-// initial capital lowered, second-person possessives made third-person.
-// An empty proposal gives "go ahead with the proposal".
-func VerbPhrase(p string) string {
-	p = MainClause(p)
-	if p == "" {
-		return "go ahead with the proposal"
-	}
-	ws := strings.Fields(p)
-	for i, w := range ws {
-		switch w {
-		case "your":
-			ws[i] = "their"
-		case "yours":
-			ws[i] = "theirs"
-		case "yourself":
-			ws[i] = "themselves"
-		case "you":
-			ws[i] = "they"
-		}
-	}
-	return strings.Join(ws, " ")
+	return "go ahead with the proposal"
 }

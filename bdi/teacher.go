@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/llm"
-	"github.com/persuarena/persuarena/sim"
 )
 
 // Teacher labels the user's BDI state from the task, the user's profile,
@@ -30,144 +26,6 @@ type Teacher interface {
 // stayed invalid after one repair): record the turn as missing, never as a
 // default state.
 var ErrMissing = errors.New("bdi: state missing")
-
-// SimTeacher maps the simulator's latent state to BDI (SPEC §3: "for sim
-// the teacher may read the simulator's latent state"). It reads Reader at
-// call time, so Label labels the current state: call it right after each
-// persuadee reply; profile and history are not used, goal (the scenario
-// proposal) fills the texts.
-//
-// With openness o in [-1, 1], reactance r >= 0, rapport u in [0, 1], and
-// open = voiced-but-unaddressed concerns / voiced-or-addressed concerns (0
-// when none was voiced):
-//
-//	receptivity rho = clamp01((1 + o) / (1 + a)) / (1 + r), a = Latent.AcceptAt
-//	confidence  c   = clamp01(|o| (1 - open / 2)), raised to >= 0.8 after an
-//	                   accept or reject and >= 0.6 after a conditional
-//	valence     v   = clamp(0.4 (2u - 1) + 0.3 o - 0.5 min(r, 1), -1, 1)
-//
-// Choice: receptivity is openness rescaled so that 0 is o = -1 and 1 is
-// the persuadee's own acceptance threshold (ready to say yes, the P4G
-// target's 1.0), damped by irritation; confidence is the strength of the
-// stance, lowered while voiced doubts are unresolved and raised by a
-// decision (the target's 0.8 after an accept); valence is mostly felt
-// understanding (rapport), then leaning, minus irritation, so a warm,
-// accepting persuadee sits near the target's 0.5. The texts
-// are chosen from the concern states, openness relative to the persuadee's
-// own thresholds (Latent.AcceptAt, ConditionalAt, Guarded) and the latest
-// decision; docs/masp.md lists them.
-type SimTeacher struct {
-	Reader sim.LatentReader
-}
-
-// Label returns the current state of the simulator session (see
-// SimTeacher). It returns an error only when Reader is nil.
-func (t SimTeacher) Label(_ context.Context, _ Task, _, goal string, _ []episode.Message) (State, error) {
-	if t.Reader == nil {
-		return State{}, errors.New("bdi: SimTeacher has no latent reader")
-	}
-	l := t.Reader.Latent()
-	return FromLatent(l, goal), nil
-}
-
-// FromLatent is SimTeacher's mapping of a latent snapshot to a state (see
-// SimTeacher); goal is the scenario proposal.
-func FromLatent(l sim.Latent, goal string) State {
-	o, r, u := l.Openness, math.Max(l.Reactance, 0), l.Rapport
-	voiced, addressed := l.Count(sim.ConcernVoiced), l.Count(sim.ConcernAddressed)
-	open := 0.0
-	if voiced+addressed > 0 {
-		open = float64(voiced) / float64(voiced+addressed)
-	}
-	s := State{
-		Receptivity: clamp((1+o)/(1+l.AcceptAt), 0, 1) / (1 + r),
-		Confidence:  clamp(math.Abs(o)*(1-open/2), 0, 1),
-		Valence:     clamp(0.4*(2*u-1)+0.3*o-0.5*math.Min(r, 1), -1, 1),
-	}
-	switch l.Decision {
-	case decision.Accept, decision.Reject:
-		s.Confidence = math.Max(s.Confidence, 0.8)
-	case decision.Conditional:
-		s.Confidence = math.Max(s.Confidence, 0.6)
-	}
-	g := VerbPhrase(goal)
-	var openDesc, addrIDs []string
-	for _, c := range l.Concerns {
-		switch c.State {
-		case sim.ConcernVoiced:
-			openDesc = append(openDesc, strings.TrimSpace(c.Description))
-		case sim.ConcernAddressed:
-			addrIDs = append(addrIDs, strings.ReplaceAll(c.ID, "_", " "))
-		}
-	}
-	switch {
-	case len(openDesc) > 0:
-		s.Belief = "The user still has doubts: " + strings.Join(openDesc, " ")
-	case len(addrIDs) > 0 && o >= l.ConditionalAt:
-		s.Belief = "The user feels their worries about " + strings.Join(addrIDs, ", ") + " have been answered and believes it is worthwhile to " + g + "."
-	case o >= l.AcceptAt:
-		s.Belief = "The user believes it is worthwhile to " + g + "."
-	case o < 0:
-		s.Belief = "The user is not convinced that it is a good idea to " + g + "."
-	default:
-		s.Belief = "The user is unsure whether it is worth it to " + g + "."
-	}
-	switch {
-	case r >= l.Guarded:
-		s.Desire = "The user wants to decide freely without being pressured."
-	case o >= l.AcceptAt:
-		s.Desire = "The user wants to help and to " + g + "."
-	case o >= l.ConditionalAt:
-		s.Desire = "The user would like to help but wants their remaining doubts settled first."
-	default:
-		s.Desire = "The user wants to keep things as they are and not be talked into anything."
-	}
-	switch {
-	case l.Decision == decision.Accept:
-		s.Intention = "The user intends to " + g + " now."
-	case l.Decision == decision.Conditional:
-		cond := "their remaining doubt is settled"
-		if len(openDesc) > 0 {
-			cond = "this is settled: " + openDesc[0]
-		}
-		s.Intention = "The user intends to go ahead only if " + cond
-	case l.Decision == decision.Reject:
-		s.Intention = "The user intends to decline."
-	case o >= l.AcceptAt:
-		s.Intention = "The user is ready to agree if asked."
-	case o >= l.ConditionalAt:
-		s.Intention = "The user is considering it and wants more concrete information."
-	default:
-		s.Intention = "The user intends to decline or keep resisting."
-	}
-	return s
-}
-
-func clamp(x, lo, hi float64) float64 { return math.Min(math.Max(x, lo), hi) }
-
-// Chatter is the part of *llm.Client an LLMTeacher needs.
-type Chatter interface {
-	Chat(ctx context.Context, r llm.ChatRequest) (*llm.ChatResponse, error)
-}
-
-// LLMTeacher is the LLM labeller (seed 003 Appendix B.1, the offline
-// oracle belief updater): it asks the engine for the six fields as one JSON
-// object, validates it (ParseState), asks once for a repair when it is
-// invalid, and returns an error wrapping ErrMissing when the repair is
-// invalid too. The prompt is the project's own wording of the paper's
-// inputs: task description, role mapping, goal, profile (when given) and
-// history. Safe for concurrent use when Engine is.
-type LLMTeacher struct {
-	Engine Chatter
-	// Sampling for the labelling requests; the paper uses temperature 0.2
-	// and at most 320 tokens (Appendix B.1), the defaults when zero.
-	Sampling llm.Sampling
-	// Thinking is passed through to the engine (nil: engine default).
-	Thinking *bool
-	// Schema, when true, also sends StateSchema as a structured-output
-	// constraint.
-	Schema bool
-}
 
 // StateSchema is the JSON schema of a State answer.
 var StateSchema = json.RawMessage(`{"type":"object","properties":{` +
@@ -192,78 +50,6 @@ func TaskDescription(t Task) string {
 		return "An empathetic chat: the User (speaker) tells a personal experience and the Assistant (listener) responds with empathy."
 	}
 	return "A goal-directed dialogue between an Assistant and a User."
-}
-
-const teacherSystem = `You track the hidden mental state of the User in a dialogue. Read the task, the User's profile and the conversation, then describe the User's current state as one JSON object with exactly these fields:
-- "belief": one sentence on what the User currently thinks is true about the topic;
-- "desire": one sentence on what the User wants;
-- "intention": one sentence on what the User is about to do;
-- "receptivity": number in [0, 1], how open the User is to the Assistant's proposals (0 closed, 1 fully open);
-- "confidence": number in [0, 1], how firmly the User holds their current stance;
-- "valence": number in [-1, 1], the User's emotional tone (-1 very negative, 1 very positive).
-Base every field on what the User has actually said. Answer with the JSON object only.`
-
-// Label asks the engine for the state (see LLMTeacher). Errors: an engine
-// error (returned as is), or ErrMissing (wrapped, with the last parse
-// problem) after a failed repair.
-func (t *LLMTeacher) Label(ctx context.Context, task Task, profile, goal string, history []episode.Message) (State, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Task: %s\nGoal of the Assistant: %s\n", TaskDescription(task), strings.TrimSpace(goal))
-	if strings.TrimSpace(profile) != "" {
-		fmt.Fprintf(&b, "User profile: %s\n", strings.TrimSpace(profile))
-	}
-	b.WriteString("Conversation so far:\n")
-	if len(history) == 0 {
-		b.WriteString("(nothing yet)\n")
-	}
-	for _, m := range history {
-		who := "User"
-		if m.Speaker == episode.PersuaderSpeaker {
-			who = "Assistant"
-		}
-		fmt.Fprintf(&b, "%s: %s\n", who, strings.TrimSpace(m.Text))
-	}
-	b.WriteString("Describe the User's current mental state as the JSON object.")
-	msgs := []llm.Message{{Role: "system", Content: teacherSystem}, {Role: "user", Content: b.String()}}
-	out, err := t.ask(ctx, msgs)
-	if err != nil {
-		return State{}, err
-	}
-	s, perr := ParseState(out)
-	if perr == nil {
-		return s, nil
-	}
-	msgs = append(msgs, llm.Message{Role: "assistant", Content: out},
-		llm.Message{Role: "user", Content: "That answer is not valid (" + perr.Error() + "). Reply with only the corrected JSON object with the six fields."})
-	out, err = t.ask(ctx, msgs)
-	if err != nil {
-		return State{}, err
-	}
-	s, perr = ParseState(out)
-	if perr != nil {
-		return State{}, fmt.Errorf("%w after one repair: %v", ErrMissing, perr)
-	}
-	return s, nil
-}
-
-func (t *LLMTeacher) ask(ctx context.Context, msgs []llm.Message) (string, error) {
-	sm := t.Sampling
-	if sm.Temperature == nil {
-		temp := 0.2
-		sm.Temperature = &temp
-	}
-	if sm.MaxTokens <= 0 {
-		sm.MaxTokens = 320
-	}
-	req := llm.ChatRequest{Messages: msgs, Sampling: sm, Thinking: t.Thinking}
-	if t.Schema {
-		req.JSONSchema = StateSchema
-	}
-	resp, err := t.Engine.Chat(ctx, req)
-	if err != nil {
-		return "", err
-	}
-	return resp.Content, nil
 }
 
 var (

@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
@@ -181,48 +180,29 @@ func Build(eps []*episode.Episode, opt Options) ([]Episode, error) {
 		return nil, err
 	}
 	cfg := opt.Config
-	type key struct {
-		persuader, persuadee, scenario string
-		block                          int
-	}
-	var order []key
-	groups := map[key][]int{}
+	var groups grpo.Groups[int]
 	for i, ep := range eps {
 		if ep == nil {
 			return nil, fmt.Errorf("export: episode %d is nil", i)
 		}
-		k := key{ep.Persuader, ep.Persuadee, ep.ScenarioID, 0}
+		k := grpo.KeyOf(ep, 0)
 		if opt.GroupSize > 0 {
-			k.block = ep.Rollout / opt.GroupSize
+			k.Block = ep.Rollout / opt.GroupSize
 		}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], i)
+		groups.Add(k, i)
 	}
 	out := make([]Episode, len(eps))
-	for _, k := range order {
-		idx := groups[k]
-		name := k.persuader + "/" + k.persuadee + "/" + k.scenario
+	for _, k := range groups.Keys() {
+		idx := groups.Members(k)
+		name := k.Persuader + "/" + k.Persuadee + "/" + k.Scenario
 		if opt.GroupSize > 0 {
-			name += "#" + strconv.Itoa(k.block)
+			name += "#" + strconv.Itoa(k.Block)
 		}
-		rOut := make([]float64, len(idx))
-		dense := make([][]float64, len(idx))
+		g := make([]*episode.Episode, len(idx))
 		for j, i := range idx {
-			ep := eps[i]
-			rOut[j] = math.NaN()
-			if ep.Terminal != decision.TermFailed {
-				rOut[j] = ep.OutcomeReward(cfg.StrategyWeight)
-			}
-			dense[j] = make([]float64, len(ep.Turns))
-			for t, tu := range ep.Turns {
-				dense[j][t] = math.NaN()
-				if tu.Dense != nil {
-					dense[j][t] = *tu.Dense
-				}
-			}
+			g[j] = eps[i]
 		}
+		rOut, dense := grpo.Inputs(g, func(ep *episode.Episode) float64 { return grpo.Outcome(ep, cfg.StrategyWeight) })
 		parts, err := grpo.AnalyzeParts(rOut, dense, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("export: group %s: %w", name, err)

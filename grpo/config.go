@@ -5,6 +5,11 @@
 // (seed 000 Figure 7), and the per-turn PPO-clipped objective with a k3 KL
 // penalty and an entropy bonus (seed 000 Table 3).
 //
+// Key, Groups, Inputs and DeadTally are the one definition of a GRPO
+// group (the rollouts of one scenario by one persuader against one
+// persuadee at one step) and of its per-group statistics, shared by the
+// trainer, the trajectory export, the Figure 7 analyses and the report.
+//
 // Each equation lives in exactly one function here. The trainer's
 // autodiff graph, the trajectory exporter and the analyses call these or
 // are tested against them, so the math has one reference.

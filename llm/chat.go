@@ -10,15 +10,13 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
-	"github.com/persuarena/persuarena/episode"
 )
 
 // CallError is returned by Chat and Complete when a call fails; Usage
 // counts the HTTP requests (and tokens, if any answer was read) spent on
 // it, so failed calls are still accounted. errors.Is / As see through it.
 type CallError struct {
-	Usage episode.Usage
+	Usage Usage
 	Err   error
 }
 
@@ -30,12 +28,12 @@ func (e *CallError) Unwrap() error { return e.Err }
 
 // UsageOf returns the usage carried by a CallError in err's chain (zero
 // otherwise).
-func UsageOf(err error) episode.Usage {
+func UsageOf(err error) Usage {
 	var ce *CallError
 	if errors.As(err, &ce) {
 		return ce.Usage
 	}
-	return episode.Usage{}
+	return Usage{}
 }
 
 // maxTop returns the top-logprobs cap for chat (completions when comp):
@@ -162,7 +160,7 @@ func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []op
 // Chat sends one chat completion and returns its first choice. With
 // r.Logprobs, Top holds the candidates of every generated position, and a
 // response without log-probs is ErrLogprobsUnavailable. A context-length
-// 400 is ErrContextLength (also episode.ErrTruncated) and is not retried;
+// 400 is ErrContextLength and is not retried;
 // 429, 5xx, connection errors, timeouts and malformed bodies are retried
 // (Backend.MaxRetries); other 4xx are returned as *HTTPError. On failure
 // the error is a *CallError carrying the usage spent.
@@ -173,7 +171,7 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
 		return nil, err
 	}
 	var out *ChatResponse
-	var u episode.Usage
+	var u Usage
 	err = c.call(ctx, &u, func(actx context.Context) error {
 		raw, err := c.sendOA("/v1/chat/completions", func(o ...option.RequestOption) error {
 			_, err := c.oa.Chat.Completions.New(actx, p, append(opts, o...)...)

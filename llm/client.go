@@ -19,8 +19,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
-	"github.com/persuarena/persuarena/episode"
 )
 
 // Backoff parameters: attempt i (0-based) waits a uniformly random time in
@@ -199,7 +197,7 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
-// transient marks an error as episode.ErrTransient without changing its
+// transient marks an error as ErrTransient without changing its
 // message or hiding what it wraps.
 // after, when set, is how long the fault is known to last (an open
 // circuit's remaining cooldown).
@@ -209,15 +207,15 @@ type transient struct {
 }
 
 func (t transient) Unwrap() error        { return t.error }
-func (t transient) Is(target error) bool { return target == episode.ErrTransient }
+func (t transient) Is(target error) bool { return target == ErrTransient }
 
 // RetryAfter reports how long the fault is known to last (0: unknown); see
-// episode.Episode.RetryAfter.
+// ErrTransient.
 func (t transient) RetryAfter() time.Duration { return t.after }
 
 // call runs fn with the retry loop, breaker, semaphore and per-attempt
 // timeout. Every attempt that reaches fn counts in u.Requests.
-func (c *Client) call(ctx context.Context, u *episode.Usage, fn func(ctx context.Context) error) error {
+func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context) error) error {
 	for try := 0; ; try++ {
 		probe, err := c.br.allow(c.now())
 		if err != nil {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/persuarena/persuarena/episode"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -130,15 +128,15 @@ func TestLogprobValues(t *testing.T) {
 
 func TestErrorChains(t *testing.T) {
 	he := &HTTPError{Status: 400, Body: "too long", Path: "/v1/chat/completions"}
-	err := &CallError{Usage: episode.Usage{Requests: 1}, Err: fmt.Errorf("backend %q: %w", "b", &attemptError{err: fmt.Errorf("%w: %w", ErrContextLength, he), status: 400})}
+	err := &CallError{Usage: Usage{Requests: 1}, Err: fmt.Errorf("backend %q: %w", "b", &attemptError{err: fmt.Errorf("%w: %w", ErrContextLength, he), status: 400})}
 	var got *HTTPError
-	if !errors.Is(err, ErrContextLength) || !errors.Is(err, episode.ErrTruncated) || !errors.As(err, &got) || got.Status != 400 {
+	if !errors.Is(err, ErrContextLength) || !errors.As(err, &got) || got.Status != 400 {
 		t.Fatalf("chain broken: %v", err)
 	}
 	if UsageOf(err).Requests != 1 || UsageOf(errors.New("x")).Requests != 0 {
 		t.Fatal("UsageOf")
 	}
-	if errors.Is(ErrLogprobsUnavailable, episode.ErrTruncated) {
+	if errors.Is(ErrLogprobsUnavailable, ErrContextLength) {
 		t.Fatal("only context-length errors are truncations")
 	}
 }

@@ -8,8 +8,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
-	"github.com/persuarena/persuarena/episode"
 )
 
 // llamaDefaultPredict replaces llama-server's unbounded n_predict default
@@ -37,7 +35,7 @@ func (c *Client) Complete(ctx context.Context, r CompletionRequest) (*Completion
 	}
 	var (
 		out *CompletionResponse
-		u   episode.Usage
+		u   Usage
 		err error
 	)
 	switch {
@@ -71,7 +69,7 @@ func (c *Client) Complete(ctx context.Context, r CompletionRequest) (*Completion
 }
 
 // completeOA sends prompts to /v1/completions through openai-go.
-func (c *Client) completeOA(ctx context.Context, u *episode.Usage, r CompletionRequest, prompts []string, want bool) (*CompletionResponse, error) {
+func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, prompts []string, want bool) (*CompletionResponse, error) {
 	p := openai.CompletionNewParams{Model: openai.CompletionNewParamsModel(c.b.Model)}
 	if len(prompts) == 1 {
 		p.Prompt = openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompts[0])}
@@ -108,7 +106,7 @@ func (c *Client) completeOA(ctx context.Context, u *episode.Usage, r CompletionR
 	}
 	opts := extraOpts(extra)
 	var choices []CompletionChoice
-	var usage episode.Usage
+	var usage Usage
 	err := c.call(ctx, u, func(actx context.Context) error {
 		raw, err := c.sendOA("/v1/completions", func(o ...option.RequestOption) error {
 			_, err := c.oa.Completions.New(actx, p, append(opts, o...)...)
@@ -134,7 +132,7 @@ func (c *Client) completeOA(ctx context.Context, u *episode.Usage, r CompletionR
 }
 
 // completeLlama sends prompts to llama-server's native /completion.
-func (c *Client) completeLlama(ctx context.Context, u *episode.Usage, r CompletionRequest, want bool) (*CompletionResponse, error) {
+func (c *Client) completeLlama(ctx context.Context, u *Usage, r CompletionRequest, want bool) (*CompletionResponse, error) {
 	body := map[string]any{"cache_prompt": true, "n_predict": llamaDefaultPredict}
 	if len(r.Prompts) == 1 {
 		body["prompt"] = r.Prompts[0]

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/persuarena/persuarena/episode"
 )
 
 // Capabilities is what a backend was found to support (Detect).
@@ -268,7 +266,7 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 			r.TokenIDs = []int{probeID}
 			r.TokenText = map[int]string{probeID: "Yes"}
 		}
-		var u episode.Usage
+		var u Usage
 		var resp *CompletionResponse
 		var err error
 		if c.prof.Engine == LlamaCpp {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
@@ -120,14 +119,14 @@ func TestChatEngines(t *testing.T) {
 		if !near(y, 0.65) || !near(no, 0.25) {
 			t.Fatalf("%s: pool %v %v", tc.engine, y, no)
 		}
-		if r.Usage != (episode.Usage{PromptTokens: n, CompletionTokens: 7, Requests: 1}) {
+		if r.Usage != (llm.Usage{PromptTokens: n, CompletionTokens: 7, Requests: 1}) {
 			t.Fatalf("%s: usage %+v, want prompt %d", tc.engine, r.Usage, n)
 		}
 		r, err = c.Chat(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := episode.Usage{PromptTokens: n, CompletionTokens: 7, Requests: 1}
+		want := llm.Usage{PromptTokens: n, CompletionTokens: 7, Requests: 1}
 		if tc.reportsHit {
 			want.CachedTokens = wantCached
 		}
@@ -352,7 +351,7 @@ func TestFaults(t *testing.T) {
 			srv, c, s := setup(e, nil)
 			srv.Fail(fakeengine.Fault{ContextLength: true})
 			_, err := c.Chat(ctx, req)
-			if !errors.Is(err, llm.ErrContextLength) || !errors.Is(err, episode.ErrTruncated) {
+			if !errors.Is(err, llm.ErrContextLength) {
 				t.Fatalf("%s: %v", e, err)
 			}
 			if llm.UsageOf(err).Requests != 1 || srv.Stats().Total != 1 || len(s.got()) != 0 {
@@ -362,7 +361,7 @@ func TestFaults(t *testing.T) {
 		// A real overflow, not an injected one.
 		_, c, _ := setup(llm.VLLM, nil, fakeengine.WithContextWindow(32))
 		long := []llm.Message{{Role: "user", Content: strings.Repeat("more words ", 40)}}
-		if _, err := c.Chat(ctx, llm.ChatRequest{Messages: long}); !errors.Is(err, episode.ErrTruncated) {
+		if _, err := c.Chat(ctx, llm.ChatRequest{Messages: long}); !errors.Is(err, llm.ErrContextLength) {
 			t.Fatalf("overflow: %v", err)
 		}
 		_, lc, _ := setup(llm.LlamaCpp, nil, fakeengine.WithContextWindow(32))
@@ -381,7 +380,7 @@ func TestFaults(t *testing.T) {
 		b := srv.Backend("b")
 		b.Model = "other"
 		c2 := newClient(t, b, &sleeper{})
-		if _, err := c2.Chat(ctx, req); !errors.As(err, &he) || he.Status != 404 || srv.Stats().Total != 2 || errors.Is(err, episode.ErrTransient) {
+		if _, err := c2.Chat(ctx, req); !errors.As(err, &he) || he.Status != 404 || srv.Stats().Total != 2 || errors.Is(err, llm.ErrTransient) {
 			t.Fatalf("unknown model (a 4xx is the request's fault, not transient): %v", err)
 		}
 	})
@@ -398,7 +397,7 @@ func TestFaults(t *testing.T) {
 		}
 		// A fault that outlived the retries is transient: a runner may
 		// replay the episode.
-		if !errors.Is(err, episode.ErrTransient) {
+		if !errors.Is(err, llm.ErrTransient) {
 			t.Fatalf("connection refused is not marked transient: %v", err)
 		}
 	})
@@ -435,7 +434,7 @@ func TestFaults(t *testing.T) {
 		}
 		// The open circuit names the fault that opened it and is transient.
 		var ra interface{ RetryAfter() time.Duration }
-		if !strings.Contains(err.Error(), "503") || !errors.Is(err, episode.ErrTransient) ||
+		if !strings.Contains(err.Error(), "503") || !errors.Is(err, llm.ErrTransient) ||
 			!errors.As(err, &ra) || ra.RetryAfter() != 30*time.Second {
 			t.Fatalf("open circuit (want transient, naming the 503, retry after the 30 s cooldown): %v", err)
 		}

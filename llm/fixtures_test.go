@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 )
 
@@ -30,7 +29,7 @@ func TestParseVLLMChatLogprobs(t *testing.T) {
 	if r.Content != "Yes." || r.Reasoning != "" || r.FinishReason != "stop" || cached {
 		t.Fatalf("got %+v cached=%v", r, cached)
 	}
-	if r.Usage != (episode.Usage{PromptTokens: 57, CompletionTokens: 2}) {
+	if r.Usage != (Usage{PromptTokens: 57, CompletionTokens: 2}) {
 		t.Fatalf("usage %+v", r.Usage)
 	}
 	if len(r.Top) != 2 || len(r.Top[0]) != 5 || len(r.Top[1]) != 1 {
@@ -120,7 +119,7 @@ func TestParseVLLMCompletionsBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cached || u != (episode.Usage{PromptTokens: 300, CompletionTokens: 3}) {
+	if cached || u != (Usage{PromptTokens: 300, CompletionTokens: 3}) {
 		t.Fatalf("usage %+v %v", u, cached)
 	}
 	want := []float64{0.61 / 1.01, 0.2 / 1.0, -1} // " Yes" adds 0.01 to choice 0
@@ -182,7 +181,7 @@ func TestParseLlamaCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cached || u != (episode.Usage{PromptTokens: 58, CompletionTokens: 1, CachedTokens: 48}) {
+	if !cached || u != (Usage{PromptTokens: 58, CompletionTokens: 1, CachedTokens: 48}) {
 		t.Fatalf("usage %+v", u)
 	}
 	if chs[0].Text != "Yes" || chs[0].FinishReason != "length" || chs[0].Top[0][2].ID != 7414 {

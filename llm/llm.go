@@ -20,12 +20,12 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 )
 
@@ -108,7 +108,7 @@ type ChatResponse struct {
 	Top [][]probe.TokenLogprob
 	// Usage counts tokens and HTTP requests actually sent, retries
 	// included (Requests >= 1).
-	Usage episode.Usage
+	Usage Usage
 	// LatencyMS is the wall time of the call in milliseconds, retries and
 	// backoff included.
 	LatencyMS float64
@@ -156,18 +156,51 @@ type CompletionChoice struct {
 type CompletionResponse struct {
 	Choices []CompletionChoice
 	// Usage sums all prompts; Requests counts HTTP requests sent.
-	Usage episode.Usage
+	Usage Usage
 	// LatencyMS is the wall time of the call in milliseconds.
 	LatencyMS float64
 }
 
+// Chatter is the part of *Client that sends chat requests: what the LLM
+// teacher and the MASP judges need. Errors: as Client.Chat.
+type Chatter interface {
+	Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
+}
+
+var _ Chatter = (*Client)(nil)
+
+// Usage counts engine tokens for one call or a sum of calls; package
+// llmagent converts it to the dialogue's episode.Usage (same fields).
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// CachedTokens is the part of PromptTokens served from the engine's
+	// prefix cache, when the engine reports it.
+	CachedTokens int `json:"cached_tokens"`
+	// Requests is the number of HTTP requests sent, retries included.
+	Requests int `json:"requests"`
+}
+
+// Add returns u + v, field by field.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens,
+		u.CachedTokens + v.CachedTokens, u.Requests + v.Requests}
+}
+
+// ErrTransient marks (errors.Is) an engine error that may not recur: 5xx
+// or 429 until the retries ran out, a timeout, a refused connection, an
+// open circuit breaker. Such an error also has a RetryAfter() time.Duration
+// method (0: unknown). Package llmagent turns it into the dialogue's
+// transient role error, which eval may replay.
+var ErrTransient = errors.New("llm: transient engine fault")
+
 // Errors; test with errors.Is.
 var (
 	// ErrContextLength is an HTTP 400 saying the prompt does not fit the
-	// model's context window. It is never retried, and errors.Is(err,
-	// episode.ErrTruncated) is also true so the episode ends as truncated,
-	// never as a rejection (SPEC §7).
-	ErrContextLength error = &chainedError{"llm: prompt exceeds the model's context window", episode.ErrTruncated}
+	// model's context window. It is never retried; package llmagent turns
+	// it into the dialogue's truncation error, so the episode ends as
+	// truncated, never as a rejection (docs/engines.md).
+	ErrContextLength error = errors.New("llm: prompt exceeds the model's context window")
 	// ErrLogprobsUnavailable means log-probs were requested but the response
 	// carried none (structured output, speculative decoding, older Ollama,
 	// proxies). Never guessed from the text (SPEC §7); not retried.
@@ -184,15 +217,6 @@ var (
 	// requests are idempotent).
 	ErrMalformed = errors.New("llm: malformed response")
 )
-
-// chainedError is a sentinel that also matches its parent under errors.Is.
-type chainedError struct {
-	msg    string
-	parent error
-}
-
-func (e *chainedError) Error() string { return e.msg }
-func (e *chainedError) Unwrap() error { return e.parent }
 
 // HTTPError is a non-2xx answer. Body is the response body, truncated to
 // 2 KiB, with the API key redacted should the server echo it; request

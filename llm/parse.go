@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 )
 
@@ -147,10 +146,10 @@ type llamaTimings struct {
 	PromptN *int `json:"prompt_n"`
 }
 
-// usage converts to episode.Usage (Requests left 0); cached reports
+// usage converts to Usage (Requests left 0); cached reports
 // whether the engine reported cached tokens at all.
-func (u *apiUsage) usage(t *llamaTimings) (episode.Usage, bool) {
-	var out episode.Usage
+func (u *apiUsage) usage(t *llamaTimings) (Usage, bool) {
+	var out Usage
 	cached := false
 	if u != nil {
 		out.PromptTokens, out.CompletionTokens = u.PromptTokens, u.CompletionTokens
@@ -315,13 +314,13 @@ type completionBody struct {
 
 // parseCompletions reads a /v1/completions body holding n choices (one per
 // prompt, n = 1 per prompt) in index order.
-func parseCompletions(raw []byte, n int, wantLogprobs bool, names map[int]string) ([]CompletionChoice, episode.Usage, bool, error) {
+func parseCompletions(raw []byte, n int, wantLogprobs bool, names map[int]string) ([]CompletionChoice, Usage, bool, error) {
 	var body completionBody
 	if err := json.Unmarshal(sanitizeJSON(raw), &body); err != nil {
-		return nil, episode.Usage{}, false, fmt.Errorf("%w: completion: %v", ErrMalformed, err)
+		return nil, Usage{}, false, fmt.Errorf("%w: completion: %v", ErrMalformed, err)
 	}
 	if len(body.Choices) != n {
-		return nil, episode.Usage{}, false, fmt.Errorf("%w: completion: %d choices for %d prompts", ErrMalformed, len(body.Choices), n)
+		return nil, Usage{}, false, fmt.Errorf("%w: completion: %d choices for %d prompts", ErrMalformed, len(body.Choices), n)
 	}
 	u, cached := body.Usage.usage(nil)
 	out := make([]CompletionChoice, n)
@@ -422,22 +421,22 @@ type llamaCompletion struct {
 
 // parseLlamaCompletion reads llama-server's native /completion answer: one
 // object for one prompt, an array for a prompt list.
-func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionChoice, episode.Usage, bool, error) {
+func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionChoice, Usage, bool, error) {
 	raw = sanitizeJSON(bytes.TrimSpace(raw))
 	var items []llamaCompletion
 	if len(raw) > 0 && raw[0] == '[' {
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, episode.Usage{}, false, fmt.Errorf("%w: /completion: %v", ErrMalformed, err)
+			return nil, Usage{}, false, fmt.Errorf("%w: /completion: %v", ErrMalformed, err)
 		}
 	} else {
 		var one llamaCompletion
 		if err := json.Unmarshal(raw, &one); err != nil {
-			return nil, episode.Usage{}, false, fmt.Errorf("%w: /completion: %v", ErrMalformed, err)
+			return nil, Usage{}, false, fmt.Errorf("%w: /completion: %v", ErrMalformed, err)
 		}
 		items = []llamaCompletion{one}
 	}
 	if len(items) != n {
-		return nil, episode.Usage{}, false, fmt.Errorf("%w: /completion: %d results for %d prompts", ErrMalformed, len(items), n)
+		return nil, Usage{}, false, fmt.Errorf("%w: /completion: %d results for %d prompts", ErrMalformed, len(items), n)
 	}
 	// Results carry an index when several prompts were sent; order by it.
 	if items[0].Index != nil {
@@ -448,7 +447,7 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 			return *a.Index - *b.Index
 		})
 	}
-	var u episode.Usage
+	var u Usage
 	cached := false
 	out := make([]CompletionChoice, n)
 	for i, it := range items {

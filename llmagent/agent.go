@@ -11,8 +11,11 @@ package llmagent
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 )
 
@@ -33,6 +36,84 @@ func renderProbe(ctx context.Context, e engine, msgs []llm.Message) (string, err
 }
 
 var _ engine = (*llm.Client)(nil)
+
+// roleEngine is an engine whose errors speak the dialogue's vocabulary
+// (roleError): the roles wrap every engine they are given in it, so that
+// package llm need not know package episode.
+type roleEngine struct{ e engine }
+
+// asRole wraps e in a roleEngine (once); nil stays nil.
+func asRole(e engine) engine {
+	if _, ok := e.(roleEngine); ok || e == nil {
+		return e
+	}
+	return roleEngine{e}
+}
+
+func (r roleEngine) Backend() llm.Backend { return r.e.Backend() }
+
+func (r roleEngine) Detect(ctx context.Context) (llm.Capabilities, error) {
+	c, err := r.e.Detect(ctx)
+	return c, roleError(err)
+}
+
+func (r roleEngine) Chat(ctx context.Context, q llm.ChatRequest) (*llm.ChatResponse, error) {
+	resp, err := r.e.Chat(ctx, q)
+	return resp, roleError(err)
+}
+
+func (r roleEngine) Complete(ctx context.Context, q llm.CompletionRequest) (*llm.CompletionResponse, error) {
+	resp, err := r.e.Complete(ctx, q)
+	return resp, roleError(err)
+}
+
+func (r roleEngine) Tokenize(ctx context.Context, text string) ([]int, error) {
+	ids, err := r.e.Tokenize(ctx, text)
+	return ids, roleError(err)
+}
+
+func (r roleEngine) RenderChat(ctx context.Context, q llm.TemplateRequest) (string, error) {
+	s, err := r.e.RenderChat(ctx, q)
+	return s, roleError(err)
+}
+
+// roleError returns err (nil for nil) with the engine's sentinels also
+// matching the dialogue's under errors.Is: llm.ErrContextLength as
+// episode.ErrTruncated (the episode ends truncated, docs/engines.md) and
+// llm.ErrTransient as episode.ErrTransient (eval may replay it). The
+// message, the wrapped chain (errors.As, llm.UsageOf, RetryAfter) are
+// unchanged.
+func roleError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return engineError{err}
+}
+
+type engineError struct{ err error }
+
+func (e engineError) Error() string { return e.err.Error() }
+func (e engineError) Unwrap() error { return e.err }
+
+func (e engineError) Is(target error) bool {
+	switch target {
+	case episode.ErrTruncated:
+		return errors.Is(e.err, llm.ErrContextLength)
+	case episode.ErrTransient:
+		return errors.Is(e.err, llm.ErrTransient)
+	}
+	return false
+}
+
+// RetryAfter is the transient fault's known duration (0: unknown or not
+// transient), for episode.Episode.RetryAfter.
+func (e engineError) RetryAfter() time.Duration {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(e.err, &ra) {
+		return ra.RetryAfter()
+	}
+	return 0
+}
 
 // lastJSONObject decodes the last balanced {...} in text, reasoning blocks
 // removed, that is a JSON object (code fences and surrounding prose

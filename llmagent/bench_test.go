@@ -33,10 +33,10 @@ func (c *canned) Detect(context.Context) (llm.Capabilities, error) {
 }
 func (c *canned) Chat(_ context.Context, r llm.ChatRequest) (*llm.ChatResponse, error) {
 	return &llm.ChatResponse{Content: "<think>Hmm.</think>I see what you mean, but I'm still unsure about the time it takes.\n**DECISION:** continue",
-		Usage: episode.Usage{Requests: 1}}, nil
+		Usage: llm.Usage{Requests: 1}}, nil
 }
 func (c *canned) Complete(_ context.Context, r llm.CompletionRequest) (*llm.CompletionResponse, error) {
-	out := &llm.CompletionResponse{Usage: episode.Usage{Requests: 1}}
+	out := &llm.CompletionResponse{Usage: llm.Usage{Requests: 1}}
 	for i := range r.Prompts {
 		out.Choices = append(out.Choices, llm.CompletionChoice{Index: i, Top: [][]probe.TokenLogprob{c.top}})
 	}

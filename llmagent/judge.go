@@ -44,7 +44,7 @@ type Judge struct {
 // NewJudge returns an LLM judge speaking through c with role's sampling.
 // For Samples > 1 the role's temperature should be above 0.
 func NewJudge(name string, c *llm.Client, role llm.Role, samples int) *Judge {
-	return &Judge{name: name, eng: c, role: role, Samples: samples}
+	return &Judge{name: name, eng: asRole(c), role: role, Samples: samples}
 }
 
 // Name identifies the judge, e.g. "llm:judge".
@@ -105,7 +105,7 @@ func (j *Judge) ask(ctx context.Context, prompt []string, schema json.RawMessage
 				errs[k] = err
 				return
 			}
-			texts[k], usages[k] = resp.Content, resp.Usage
+			texts[k], usages[k] = resp.Content, episode.Usage(resp.Usage)
 		}()
 	}
 	wg.Wait()

@@ -98,7 +98,7 @@ func newPersuadee(name string, e engine, role llm.Role, opts PersuadeeOptions) *
 	if opts.Variant == VariantDefault {
 		opts.Variant, _ = ParseVariant(role.Variant)
 	}
-	return &Persuadee{name: name, eng: e, role: role, opts: opts}
+	return &Persuadee{name: name, eng: asRole(e), role: role, opts: opts}
 }
 
 // Variant returns the persuadee's conduct variant.
@@ -362,7 +362,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 	if err != nil {
 		return episode.Reply{}, s.wrap("reply", turn, err)
 	}
-	usage := resp.Usage
+	usage := episode.Usage(resp.Usage)
 	raw := resp.Content
 	visible := decision.StripDecision(raw)
 	d, ok := decision.Continue, true
@@ -379,7 +379,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 			if err != nil {
 				return episode.Reply{}, s.wrap("reply (repair)", turn, err)
 			}
-			usage = usage.Add(resp.Usage)
+			usage = usage.Add(episode.Usage(resp.Usage))
 			visible = decision.StripDecision(resp.Content)
 			d, ok = decision.Parse(resp.Content)
 		} else {
@@ -396,7 +396,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 			if err != nil {
 				return episode.Reply{}, s.wrap("decision (repair)", turn, err)
 			}
-			usage = usage.Add(resp.Usage)
+			usage = usage.Add(episode.Usage(resp.Usage))
 			d, ok = decision.Parse(resp.Content)
 			if bare := strings.TrimSpace(decision.StripThink(resp.Content)); !ok && !s.structured && len(strings.Fields(bare)) <= 2 {
 				// A bare value ("accept", "**reject**") answers the repair
@@ -526,10 +526,10 @@ func (s *session) probeChat(ctx context.Context, msgs []llm.Message, basis probe
 			resp, err := s.p.eng.Chat(ctx, llm.ChatRequest{Messages: fork, Sampling: probeSampling(eng, false),
 				Logprobs: true, TopLogprobs: top, Thinking: ptr(false)})
 			if err != nil {
-				errs[k], usages[k] = err, llm.UsageOf(err)
+				errs[k], usages[k] = err, episode.Usage(llm.UsageOf(err))
 				return
 			}
-			usages[k] = resp.Usage
+			usages[k] = episode.Usage(resp.Usage)
 			if len(resp.Top) == 0 {
 				errs[k] = llm.ErrLogprobsUnavailable
 				return
@@ -580,10 +580,10 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 	}
 	resp, err := p.eng.Complete(ctx, req)
 	if err != nil {
-		s.probeUsage = s.probeUsage.Add(llm.UsageOf(err))
+		s.probeUsage = s.probeUsage.Add(episode.Usage(llm.UsageOf(err)))
 		return nil, err
 	}
-	s.probeUsage = s.probeUsage.Add(resp.Usage)
+	s.probeUsage = s.probeUsage.Add(episode.Usage(resp.Usage))
 	if len(resp.Choices) != len(prompts) {
 		return nil, fmt.Errorf("%w: %d completion choices for %d probe prompts", llm.ErrMalformed, len(resp.Choices), len(prompts))
 	}

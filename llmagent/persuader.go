@@ -26,7 +26,7 @@ type Persuader struct {
 // NewPersuader returns an LLM persuader named name (e.g. "llm:haiku")
 // speaking through c with role's sampling and thinking settings.
 func NewPersuader(name string, c *llm.Client, role llm.Role) *Persuader {
-	return &Persuader{name: name, eng: c, role: role}
+	return &Persuader{name: name, eng: asRole(c), role: role}
 }
 
 // Name implements episode.Persuader.
@@ -84,7 +84,7 @@ func (s *persuaderSession) Say(ctx context.Context, transcript []episode.Message
 		if err != nil {
 			return episode.Utterance{}, fmt.Errorf("llm persuader %s: scenario %s turn %d: %w", s.p.name, s.pub.ID, turn, err)
 		}
-		usage = usage.Add(resp.Usage)
+		usage = usage.Add(episode.Usage(resp.Usage))
 		if text := cleanUtterance(resp.Content, s.pub); text != "" {
 			return episode.Utterance{Text: text, Usage: usage}, nil
 		}

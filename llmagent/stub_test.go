@@ -73,8 +73,8 @@ func (s *stub) firstToken(prompt string) []probe.TokenLogprob {
 	return top
 }
 
-func usageOf(prompt string) episode.Usage {
-	return episode.Usage{Requests: 1, PromptTokens: len(fakeengine.Tokenize(prompt)), CompletionTokens: 1}
+func usageOf(prompt string) llm.Usage {
+	return llm.Usage{Requests: 1, PromptTokens: len(fakeengine.Tokenize(prompt)), CompletionTokens: 1}
 }
 
 func (s *stub) Chat(_ context.Context, r llm.ChatRequest) (*llm.ChatResponse, error) {
@@ -106,7 +106,7 @@ func (s *stub) Complete(_ context.Context, r llm.CompletionRequest) (*llm.Comple
 	s.completes++
 	s.compReqs = append(s.compReqs, r)
 	s.mu.Unlock()
-	out := &llm.CompletionResponse{Usage: episode.Usage{Requests: 1}}
+	out := &llm.CompletionResponse{Usage: llm.Usage{Requests: 1}}
 	for i, p := range r.Prompts {
 		out.Usage.PromptTokens += len(fakeengine.Tokenize(p))
 		out.Usage.CompletionTokens++

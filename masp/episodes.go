@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
@@ -248,55 +247,14 @@ func EpisodeResults(ctx context.Context, eps []*episode.Episode, persuaders, per
 	slices.SortFunc(ks, func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.scenario, b.scenario), cmp.Compare(a.rollout, b.rollout))
 	})
-	res = &Results{Persuaders: pers, Users: users, Dialogues: make([][][]*Dialogue, len(pers))}
-	type job struct{ p, u, i int }
-	var jobs []job
-	for p := range pers {
-		res.Dialogues[p] = make([][]*Dialogue, len(users))
-		for u := range users {
-			res.Dialogues[p][u] = make([]*Dialogue, len(ks))
-			for i := range ks {
-				jobs = append(jobs, job{p, u, i})
-			}
-		}
-	}
+	res = &Results{Persuaders: pers, Users: users}
 	for _, k := range ks {
 		res.Cases = append(res.Cases, fmt.Sprintf("%s#%d", k.scenario, k.rollout))
 	}
-	ch := make(chan job)
-	errs := make([]error, max(o.Workers, 1))
-	var wg sync.WaitGroup
-	for w := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				if errs[w] != nil {
-					continue
-				}
-				d, err := EpisodeDialogue(ctx, byCell[cell{j.p, j.u}][ks[j.i]], o)
-				if err != nil {
-					errs[w] = err
-					continue
-				}
-				res.Dialogues[j.p][j.u][j.i] = d
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, dropped, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	err = res.fill(ctx, len(pers), len(users), len(ks), o.Workers, func(ctx context.Context, p, u, i int) (*Dialogue, error) {
+		return EpisodeDialogue(ctx, byCell[cell{p, u}][ks[i]], o)
+	}, nil)
+	if err != nil {
 		return nil, dropped, err
 	}
 	return res, dropped, nil

@@ -111,64 +111,16 @@ func Evaluate(ctx context.Context, cfg EvalConfig, cases []*Case, pers []episode
 		seen["c:"+id] = true
 		res.Cases = append(res.Cases, id)
 	}
-	res.Dialogues = make([][][]*Dialogue, len(pers))
-	type job struct{ p, u, i int }
-	var jobs []job
-	for p := range pers {
-		res.Dialogues[p] = make([][]*Dialogue, len(users))
-		for u := range users {
-			res.Dialogues[p][u] = make([]*Dialogue, len(cases))
-			for i := range cases {
-				jobs = append(jobs, job{p, u, i})
-			}
+	err := res.fill(ctx, len(pers), len(users), len(cases), cfg.Workers, func(ctx context.Context, p, ui, i int) (*Dialogue, error) {
+		u := users[ui]
+		pc := Config{T: cfg.T, Success: u.Success, Rationality: u.Rationality, Mind: cfg.Mind}
+		d, err := Play(ctx, pc, cases[i], pers[p], u.Persuadee, episode.Seed(cfg.Seed, res.Cases[i], 0))
+		if err == nil {
+			d.User = u.name()
 		}
-	}
-	workers := max(cfg.Workers, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan job)
-	var mu sync.Mutex
-	var firstErr error
-	done := 0
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				u := users[j.u]
-				pc := Config{T: cfg.T, Success: u.Success, Rationality: u.Rationality, Mind: cfg.Mind}
-				d, err := Play(ctx, pc, cases[j.i], pers[j.p], u.Persuadee, episode.Seed(cfg.Seed, res.Cases[j.i], 0))
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-				} else {
-					d.User = u.name()
-					res.Dialogues[j.p][j.u][j.i] = d
-					done++
-					if progress != nil {
-						progress(done, len(jobs))
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+		return d, err
+	}, progress)
+	if err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -409,4 +361,67 @@ func (rep *Report) WriteText(w io.Writer, curves bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fill allocates r.Dialogues as np persuaders × nu users × nc cases and
+// fills every cell [p][u][i] with play, on max(workers, 1) goroutines in
+// persuader, user, case order. The first error cancels the cells not yet
+// started and is returned; else ctx's error, if any. progress, when not
+// nil, is called after each filled cell with (cells done, cells in all),
+// one call at a time.
+func (r *Results) fill(ctx context.Context, np, nu, nc, workers int, play func(ctx context.Context, p, u, i int) (*Dialogue, error), progress func(done, total int)) error {
+	type job struct{ p, u, i int }
+	var jobs []job
+	r.Dialogues = make([][][]*Dialogue, np)
+	for p := range np {
+		r.Dialogues[p] = make([][]*Dialogue, nu)
+		for u := range nu {
+			r.Dialogues[p][u] = make([]*Dialogue, nc)
+			for i := range nc {
+				jobs = append(jobs, job{p, u, i})
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan job)
+	var mu sync.Mutex
+	var firstErr error
+	done := 0
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				d, err := play(ctx, j.p, j.u, j.i)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+				} else {
+					r.Dialogues[j.p][j.u][j.i] = d
+					done++
+					if progress != nil {
+						progress(done, len(jobs))
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
 }

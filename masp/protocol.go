@@ -366,7 +366,7 @@ func newMindRun(ctx context.Context, m *Mind, c *Case, es episode.PersuadeeSessi
 		r.teacher = m.Teacher(es)
 	default:
 		if lr, ok := es.(sim.LatentReader); ok {
-			r.teacher = bdi.SimTeacher{Reader: lr}
+			r.teacher = SimTeacher{Reader: lr}
 		}
 	}
 	tgt, err := c.target()

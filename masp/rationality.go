@@ -68,7 +68,7 @@ func ParseRationality(s string) int {
 // latest exchange, and whether replying this way was rational. The answer
 // is read with ParseRationality; an engine error gives 0.
 type LLMRationalityJudge struct {
-	Engine bdi.Chatter
+	Engine llm.Chatter
 	// Sampling for the judge; zero means temperature 0 and 16 tokens (the
 	// released judge uses temperature 0 and 8 tokens).
 	Sampling llm.Sampling

@@ -391,7 +391,7 @@ func (j SimSuccessJudge) Success(_ context.Context, ex *Exchange) (Verdict, erro
 // labels. A sample whose call fails counts as unreadable; if every call
 // fails, Success returns the last error.
 type LLMSuccessJudge struct {
-	Engine bdi.Chatter
+	Engine llm.Chatter
 	// Samples per verdict; <= 0 means 3.
 	Samples int
 	// Sampling; zero means temperature 1.0 and 48 tokens. Sampling.Seed,

@@ -90,7 +90,10 @@ func newSlotFill(pub scenario.Public) fill {
 	if f.proposal == "" {
 		f.proposal = safeProposal
 	}
-	f.proposal3 = thirdPerson(f.proposal)
+	f.proposal3 = cleanSlot(scenario.ProposalPhrase(pub.Proposal, scenario.PersonThird))
+	if f.proposal3 == "" {
+		f.proposal3 = safeProposal
+	}
 	return f
 }
 
@@ -135,56 +138,12 @@ func stopWords(pub scenario.Public) map[string]bool {
 	return stop
 }
 
-// verbPhrase turns an imperative proposal ("Donate part of your task
-// payment to Save the Children: any amount from $0 up to $2.") into a verb
-// phrase that reads after "to" ("donate part of your task payment to Save
-// the Children").
-//
-// Choice: it keeps the main clause (up to ": ", "; ", " - ", " (" or ". "),
-// drops end punctuation and lower-cases an initial capital followed by a
-// lower-case letter. A proposal that opens like a noun phrase (a, an, the,
-// this, that, my, our) becomes "go ahead with ...".
+// verbPhrase is the proposal in the persuader's words
+// (scenario.ProposalPhrase, PersonSecond) with cleanSlot applied, so that
+// it reads after "to" and never changes how the template around it is
+// tagged; "" when nothing is left.
 func verbPhrase(p string) string {
-	p = strings.TrimSpace(p)
-	for _, sep := range []string{": ", "; ", " - ", " (", ". "} {
-		if i := strings.Index(p, sep); i > 0 {
-			p = p[:i]
-		}
-	}
-	p = cleanSlot(strings.TrimRight(p, ".!?,;: "))
-	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
-		p = string(p[0]+'a'-'A') + p[1:]
-	}
-	if p == "" {
-		return ""
-	}
-	first := strings.ToLower(strings.Fields(p)[0])
-	switch first {
-	case "a", "an", "the", "this", "that", "my", "our":
-		p = "go ahead with " + p
-	case "to":
-		p = strings.TrimSpace(p[2:])
-	}
-	return p
-}
-
-// thirdPerson turns second-person possessives and objects of a verb
-// phrase into the third person ("your payment" -> "their payment").
-func thirdPerson(p string) string {
-	w := strings.Fields(p)
-	for i, x := range w {
-		switch x {
-		case "your":
-			w[i] = "their"
-		case "yours":
-			w[i] = "theirs"
-		case "yourself":
-			w[i] = "themselves"
-		case "you":
-			w[i] = "them"
-		}
-	}
-	return strings.Join(w, " ")
+	return cleanSlot(scenario.ProposalPhrase(p, scenario.PersonSecond))
 }
 
 // cleanSlot replaces characters that end sentences or clauses for the

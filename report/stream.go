@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -130,17 +129,12 @@ func topTwoTable(st *analysis.Stream, top map[analysis.Arm]*topTwoAcc) analysis.
 type advantageAcc struct {
 	outcome func(*episode.Episode) float64
 	cfg     grpo.Config
-	points  map[analysis.Arm]map[int]*advSums
+	points  map[analysis.Arm]map[int]*grpo.DeadTally
 	err     error
 }
 
-type advSums struct {
-	groups, turns int
-	out, dense    float64
-}
-
 func newAdvantageAcc(o analysis.GroupOptions, cfg grpo.Config) *advantageAcc {
-	a := &advantageAcc{outcome: o.Outcome, cfg: cfg, points: map[analysis.Arm]map[int]*advSums{}}
+	a := &advantageAcc{outcome: o.Outcome, cfg: cfg, points: map[analysis.Arm]map[int]*grpo.DeadTally{}}
 	if a.outcome == nil {
 		a.outcome = func(ep *episode.Episode) float64 { return ep.OutcomeReward(reward.DefaultStrategyWeight) }
 	}
@@ -149,39 +143,27 @@ func newAdvantageAcc(o analysis.GroupOptions, cfg grpo.Config) *advantageAcc {
 
 func (a *advantageAcc) add(arm analysis.Arm, step int, g []*episode.Episode) {
 	if a.points[arm] == nil {
-		a.points[arm] = map[int]*advSums{}
+		a.points[arm] = map[int]*grpo.DeadTally{}
 	}
 	p := a.points[arm][step]
 	if p == nil {
-		p = &advSums{}
+		p = &grpo.DeadTally{}
 		a.points[arm][step] = p
 	}
 	if len(g) < 2 || a.err != nil {
 		return
 	}
-	rOut := make([]float64, len(g))
-	dense := make([][]float64, len(g))
-	turns := 0
-	for j, ep := range g {
-		rOut[j] = a.outcome(ep)
-		dense[j] = make([]float64, len(ep.Turns))
-		for t, tu := range ep.Turns {
-			dense[j][t] = math.NaN()
-			if tu.Dense != nil {
-				dense[j][t] = *tu.Dense
-			}
-		}
-		turns += len(ep.Turns)
-	}
+	rOut, dense := grpo.Inputs(g, a.outcome)
 	_, st, err := grpo.Analyze(rOut, dense, a.cfg)
 	if err != nil {
 		a.err = err
 		return
 	}
-	p.groups++
-	p.turns += turns
-	p.out += st.MeanAbsOut * float64(turns)
-	p.dense += st.MeanAbsDense * float64(turns)
+	turns := 0
+	for _, ep := range g {
+		turns += len(ep.Turns)
+	}
+	p.Add(st, turns)
 }
 
 // terms returns Figure 7(c)'s data for arms (with their labels), as
@@ -194,24 +176,24 @@ func (a *advantageAcc) terms(arms []analysis.Arm, labels []string) AdvantageTerm
 			steps = append(steps, s)
 		}
 		slices.Sort(steps)
-		all := AdvantagePoint{Arm: arm, Label: labels[i], Step: -1}
-		var allOut, allDense float64
+		var all grpo.DeadTally
 		for _, s := range steps {
-			q := a.points[arm][s]
-			p := AdvantagePoint{Arm: arm, Label: labels[i], Step: s, Groups: q.groups, Turns: q.turns}
-			all.Groups += p.Groups
-			all.Turns += p.Turns
-			allOut += q.out
-			allDense += q.dense
-			p.MeanAbsOut, p.MeanAbsDense = ratio(q.out, p.Turns), ratio(q.dense, p.Turns)
-			if p.Groups > 0 {
-				out.Points = append(out.Points, p)
+			c := *a.points[arm][s]
+			all.Merge(c)
+			if c.Groups > 0 {
+				out.Points = append(out.Points, advantagePoint(arm, labels[i], s, c))
 			}
 		}
-		all.MeanAbsOut, all.MeanAbsDense = ratio(allOut, all.Turns), ratio(allDense, all.Turns)
 		if all.Groups > 0 {
-			out.Overall = append(out.Overall, all)
+			out.Overall = append(out.Overall, advantagePoint(arm, labels[i], -1, all))
 		}
 	}
 	return out
+}
+
+// advantagePoint is the point of arm a (labelled label) at step (-1:
+// all steps) with c's groups, turns and mean terms.
+func advantagePoint(a analysis.Arm, label string, step int, c grpo.DeadTally) AdvantagePoint {
+	return AdvantagePoint{Arm: a, Label: label, Step: step, Groups: c.Groups, Turns: c.Turns,
+		MeanAbsOut: c.MeanAbsOut(), MeanAbsDense: c.MeanAbsDense()}
 }

@@ -503,16 +503,27 @@ type rollout struct {
 	usr []UserDecision
 }
 
+// decider is a persuader session that records the decisions it took, in
+// turn order (a planner session does); self-play trains on them.
+type decider interface {
+	Decisions() []planner.Decision
+}
+
+var _ decider = (*planner.Session)(nil)
+
+// recPersuader keeps the session its persuader started when that session
+// is a decider (checked at run time); any other session plays without
+// recorded decisions.
 type recPersuader struct {
 	p    episode.Persuader
-	sess *planner.Session
+	sess decider
 }
 
 func (r *recPersuader) Name() string { return r.p.Name() }
 func (r *recPersuader) Start(ctx context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
 	s, err := r.p.Start(ctx, pub, seed)
-	if ps, ok := s.(*planner.Session); ok {
-		r.sess = ps
+	if d, ok := s.(decider); ok && err == nil {
+		r.sess = d
 	}
 	return s, err
 }

@@ -7,12 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
-	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
@@ -108,7 +107,7 @@ const NumFeatures = 36
 // FeatureNames names the user policy's features, in order. Every entry is
 // in [0, 1] except the three deltas and "receptivity_gain" ([-1, 1]).
 //
-// BDI state (bdi.FromLatent of the user's mind, the SimTeacher mapping,
+// BDI state (masp.FromLatent of the user's mind, the masp.SimTeacher mapping,
 // before the user's own decision): receptivity, confidence, valence
 // rescaled to (v+1)/2, their changes since the previous reply (valence
 // change halved), receptivity minus its initial value; the intention the
@@ -141,7 +140,7 @@ var FeatureNames = [NumFeatures]string{
 // configuration) started on the scenario with the episode's persuadee
 // seed, whose latent state moves with the persuader's acts exactly as the
 // simulator's does. Each turn the mind reads the persuader's message; its
-// latent state, mapped to BDI by bdi.FromLatent (the SimTeacher mapping),
+// latent state, mapped to BDI by masp.FromLatent (the masp.SimTeacher mapping),
 // together with the persuader's tagged acts and the mind's own inclination
 // gives the feature vector (FeatureNames); the policy network chooses a
 // reaction class; templates write the reply, and the class gives the
@@ -271,11 +270,11 @@ type UserSession struct {
 }
 
 // scalars returns (receptivity, confidence, valence) of l mapped by
-// bdi.FromLatent as if no decision had been taken (the state the user
+// masp.FromLatent as if no decision had been taken (the state the user
 // decides from).
 func scalars(l sim.Latent, goal string) [3]float64 {
 	l.Decision = decision.Continue
-	s := bdi.FromLatent(l, goal)
+	s := masp.FromLatent(l, goal)
 	return [3]float64{s.Receptivity, s.Confidence, s.Valence}
 }
 
@@ -443,7 +442,7 @@ func (s *UserSession) MindDecision() decision.Decision {
 func (s *UserSession) Decisions() []UserDecision { return s.dec }
 
 // Probe answers the probe basis from the user's BDI scalars (receptivity
-// ρ, confidence c, valence v of bdi.FromLatent on Latent, with ρ_0 the
+// ρ, confidence c, valence v of masp.FromLatent on Latent, with ρ_0 the
 // initial receptivity), as P(Yes):
 //
 //	ca (felt understood)          (1 + v) / 2
@@ -451,12 +450,12 @@ func (s *UserSession) Decisions() []UserDecision { return s.dec }
 //	ac (more open than before)    clamp01(0.5 + ρ - ρ_0)
 //
 // and any other probe id the mean of the three. Choice: valence is felt
-// understanding in the SimTeacher mapping; receptivity is readiness to
+// understanding in the masp.SimTeacher mapping; receptivity is readiness to
 // agree, pulled towards an undecided 0.5 when held with little
 // confidence; the shift probe compares with the start, as the
 // simulator's does. It reads the state only and never fails (episode.Prober).
 func (s *UserSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
-	st := bdi.FromLatent(s.Latent(), s.sc.Proposal)
+	st := masp.FromLatent(s.Latent(), s.sc.Proposal)
 	ca := (1 + st.Valence) / 2
 	pe := 0.5 + (st.Receptivity-0.5)*(0.5+0.5*st.Confidence)
 	ac := clamp(0.5+st.Receptivity-s.rho0, 0, 1)
@@ -482,26 +481,12 @@ var (
 	_ sim.LatentReader  = (*UserSession)(nil)
 )
 
-// firstPerson turns a proposal addressed to the persuadee ("Donate part
-// of your task payment to Save the Children: any amount ...") into the
-// persuadee's own verb phrase ("donate part of my task payment to Save
-// the Children"): bdi.MainClause with second-person possessives made
-// first-person.
+// firstPerson is the proposal in the persuadee's own words
+// (scenario.ProposalPhrase, PersonFirst: "donate part of my task payment
+// to Save the Children"), "go ahead with it" when nothing is left.
 func firstPerson(p string) string {
-	p = bdi.MainClause(p)
-	if p == "" {
-		return "go ahead with it"
+	if p = scenario.ProposalPhrase(p, scenario.PersonFirst); p != "" {
+		return p
 	}
-	ws := strings.Fields(p)
-	for i, w := range ws {
-		switch w {
-		case "your":
-			ws[i] = "my"
-		case "yours":
-			ws[i] = "mine"
-		case "yourself":
-			ws[i] = "myself"
-		}
-	}
-	return strings.Join(ws, " ")
+	return "go ahead with it"
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/masp"
@@ -176,7 +175,7 @@ func TestUserLatentAndProbe(t *testing.T) {
 	}
 	check := func() {
 		t.Helper()
-		st := bdi.FromLatent(s.Latent(), scs[0].Proposal)
+		st := masp.FromLatent(s.Latent(), scs[0].Proposal)
 		as, err := s.Probe(context.Background(), nil, probe.Default)
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +204,7 @@ func TestUserLatentAndProbe(t *testing.T) {
 	if !strings.Contains(r.Text, "donate part of my task payment to Save the Children") {
 		t.Errorf("accept reply %q does not name the proposal in the first person", r.Text)
 	}
-	st := bdi.FromLatent(s.Latent(), scs[0].Proposal)
+	st := masp.FromLatent(s.Latent(), scs[0].Proposal)
 	if st.Confidence < 0.8 || !strings.Contains(st.Intention, "now") {
 		t.Errorf("the teacher does not read the user's accept: %+v", st)
 	}

@@ -366,7 +366,7 @@ func gist(c scenario.Concern, voice string) string {
 }
 
 func newFill(sc *scenario.Scenario) fill {
-	f := fill{proposal: verbPhrase(sc.Proposal)}
+	f := fill{proposal: scenario.ProposalPhrase(sc.Proposal, scenario.PersonFirst)}
 	if a := scenario.AddressName(sc.Persuader.Name); a != "" {
 		f.addr = a + ", " // first name, or title and surname
 	}
@@ -387,35 +387,6 @@ func newFill(sc *scenario.Scenario) fill {
 		f.gists[i] = gist(*c, f.concerns[i])
 	}
 	return f
-}
-
-// verbPhrase turns an imperative proposal ("Donate part of your payment:
-// any amount.") into a phrase that follows "I'll" ("donate part of my
-// payment"): it keeps the main clause (up to ": " or "; "), drops the end
-// punctuation, lower-cases the verb and turns "your" into "my".
-func verbPhrase(p string) string {
-	p = strings.TrimSpace(p)
-	for _, sep := range []string{": ", "; ", " - ", " (", ". "} {
-		if i := strings.Index(p, sep); i > 0 {
-			p = p[:i]
-		}
-	}
-	p = strings.TrimRight(p, ".!,")
-	if len(p) >= 2 && p[0] >= 'A' && p[0] <= 'Z' && p[1] >= 'a' && p[1] <= 'z' {
-		p = string(p[0]+'a'-'A') + p[1:]
-	}
-	w := strings.Fields(p)
-	for i, x := range w {
-		switch x {
-		case "your":
-			w[i] = "my"
-		case "yours":
-			w[i] = "mine"
-		case "yourself":
-			w[i] = "myself"
-		}
-	}
-	return strings.Join(w, " ")
 }
 
 // pick chooses a template of reaction r for the session's type, skipping

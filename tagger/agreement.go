@@ -98,32 +98,12 @@ func Agreement(units []LabelledUnit) AgreementReport {
 			rep.PressureUnits++
 		}
 		for a := Act(0); a < NumActs; a++ {
-			pred, gold := tg.Acts.Has(a), u.Gold.Has(a)
 			s := &rep.Acts[a]
-			switch {
-			case pred && gold:
-				s.TP++
-			case pred:
-				s.FP++
-			case gold:
-				s.FN++
-			default:
-				s.TN++
-			}
+			confuse(&s.TP, &s.FP, &s.FN, &s.TN, tg.Acts.Has(a), u.Gold.Has(a))
 		}
 		for st := Strategy(0); st < NumStrategies; st++ {
-			pred, gold := tg.Strategies.Has(st), u.GoldStrategies.Has(st)
 			s := &rep.Strategies[st]
-			switch {
-			case pred && gold:
-				s.TP++
-			case pred:
-				s.FP++
-			case gold:
-				s.FN++
-			default:
-				s.TN++
-			}
+			confuse(&s.TP, &s.FP, &s.FN, &s.TN, tg.Strategies.Has(st), u.GoldStrategies.Has(st))
 		}
 		seen := map[string]bool{}
 		for _, l := range u.Labels {
@@ -151,25 +131,40 @@ func Agreement(units []LabelledUnit) AgreementReport {
 	for a := Act(0); a < NumActs; a++ {
 		s := &rep.Acts[a]
 		s.Act = a
-		s.Precision = ratio(s.TP, s.TP+s.FP)
-		s.Recall = ratio(s.TP, s.TP+s.FN)
-		s.F1 = ratio(2*s.TP, 2*s.TP+s.FP+s.FN)
-		s.Kappa = kappa(s.TP, s.FP, s.FN, s.TN)
+		s.Precision, s.Recall, s.F1, s.Kappa = scores(s.TP, s.FP, s.FN, s.TN)
 	}
 	for st := Strategy(0); st < NumStrategies; st++ {
 		s := &rep.Strategies[st]
 		s.Strategy = st
 		s.Support = s.TP + s.FN
-		s.Precision = ratio(s.TP, s.TP+s.FP)
-		s.Recall = ratio(s.TP, s.TP+s.FN)
-		s.F1 = ratio(2*s.TP, 2*s.TP+s.FP+s.FN)
-		s.Kappa = kappa(s.TP, s.FP, s.FN, s.TN)
+		s.Precision, s.Recall, s.F1, s.Kappa = scores(s.TP, s.FP, s.FN, s.TN)
 	}
 	for _, b := range byLabel {
 		rep.Labels = append(rep.Labels, *b)
 	}
 	slices.SortFunc(rep.Labels, func(x, y LabelBreakdown) int { return strings.Compare(x.Label, y.Label) })
 	return rep
+}
+
+// confuse counts one unit into a binary confusion table: pred is whether
+// the tagger fired, gold whether the annotators gave the label.
+func confuse(tp, fp, fn, tn *int, pred, gold bool) {
+	switch {
+	case pred && gold:
+		*tp++
+	case pred:
+		*fp++
+	case gold:
+		*fn++
+	default:
+		*tn++
+	}
+}
+
+// scores are a confusion table's precision, recall, F1 (ratio: NaN for a
+// zero denominator) and Cohen's kappa (kappa).
+func scores(tp, fp, fn, tn int) (precision, recall, f1, k float64) {
+	return ratio(tp, tp+fp), ratio(tp, tp+fn), ratio(2*tp, 2*tp+fp+fn), kappa(tp, fp, fn, tn)
 }
 
 func ratio(a, b int) float64 {
@@ -258,24 +253,9 @@ func P4GLabels() []string {
 // ("name:line"). It returns an error naming the file, line and field for a
 // malformed file; no units are returned then.
 func ReadP4G(r io.Reader, name string) ([]LabelledUnit, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	cr, col, err := readCSVHeader(r, name, "B4", "Unit", "er_label_1", "er_label_2")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file, want a header row", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	need := []string{"B4", "Unit", "er_label_1", "er_label_2"}
-	for _, f := range need {
-		if _, ok := col[f]; !ok {
-			return nil, fmt.Errorf("%s:1: header lacks field %q (want %v)", name, f, need)
-		}
+		return nil, err
 	}
 	var units []LabelledUnit
 	for {
@@ -369,4 +349,30 @@ func f3(x float64) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+// readCSVHeader opens r as a CSV file (rows of any length) and reads its
+// header row. It returns the reader and each trimmed column name's index;
+// the error names the file for an empty file or bad CSV, and file:1 for a
+// header that lacks one of need.
+func readCSVHeader(r io.Reader, name string, need ...string) (*csv.Reader, map[string]int, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("%s: empty file, want a header row", name)
+		}
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, f := range need {
+		if _, ok := col[f]; !ok {
+			return nil, nil, fmt.Errorf("%s:1: header lacks field %q (want %v)", name, f, need)
+		}
+	}
+	return cr, col, nil
 }

@@ -1,7 +1,6 @@
 package tagger
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -33,24 +32,10 @@ func P4GHeldOut(user string) bool {
 // the persuader's user id (B3 of the row with B4 = "0"). name is used in
 // errors, which name the file and line.
 func ReadP4GPersuaders(r io.Reader, name string) (map[string]string, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file, want a header row", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
 	need := []string{"B2", "B3", "B4"}
-	for _, f := range need {
-		if _, ok := col[f]; !ok {
-			return nil, fmt.Errorf("%s:1: header lacks field %q (want %v)", name, f, need)
-		}
+	cr, col, err := readCSVHeader(r, name, need...)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]string{}
 	for {

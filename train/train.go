@@ -494,8 +494,7 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 	G := t.cfg.GRPO.G
 	met := Metrics{Step: s, Episodes: len(rolls)}
 	var batch []Sample
-	scored, dead, sep := 0, 0, 0
-	turns := 0
+	scored := 0
 	var lp []float64
 	rOuts := make([][]float64, len(idx))
 	denses := make([][][]float64, len(idx))
@@ -518,51 +517,25 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 			default:
 				met.Pending++
 			}
-			if ep.Terminal == decision.TermFailed {
-				rOut[i] = math.NaN()
-			} else {
-				rOut[i] = ep.OutcomeReward(t.cfg.GRPO.StrategyWeight)
+			rOut[i] = grpo.Outcome(ep, t.cfg.GRPO.StrategyWeight)
+			if !math.IsNaN(rOut[i]) {
 				met.MeanROut += rOut[i]
 				scored++
 			}
-			n := min(len(ep.Turns), len(r.decisions))
-			dense[i] = make([]float64, n)
-			for k := range n {
-				dense[i][k] = math.NaN()
-				if d := ep.Turns[k].Dense; d != nil {
-					dense[i][k] = *d
-				}
-			}
+			dense[i] = grpo.DenseRewards(ep)[:min(len(ep.Turns), len(r.decisions))]
 		}
 		rOuts[gi], denses[gi] = rOut, dense
 	}
 	if t.cfg.ShuffleBeliefs {
 		denses = grpo.ShuffleDense(denses, episode.Mix(t.cfg.GRPO.Seed^episode.Mix(uint64(s)+0x5f1e)))
 	}
-	var corrSum float64
-	corrN, mixed, shortTop := 0, 0, 0
+	var tally grpo.DeadTally
 	for gi := range idx {
 		group := rolls[gi*G : (gi+1)*G]
 		rOut, dense := rOuts[gi], denses[gi]
 		adv, st, err := grpo.Analyze(rOut, dense, t.cfg.GRPO)
 		if err != nil {
 			return met, nil, fmt.Errorf("train: step %d group %s: %w", s, t.o.Scenarios[idx[gi]].ID, err)
-		}
-		if st.Dead {
-			dead++
-			if st.Separated {
-				sep++
-			}
-			if !math.IsNaN(st.LengthCorr) {
-				corrSum += st.LengthCorr
-				corrN++
-			}
-			if st.Mixed {
-				mixed++
-				if st.ShortestTop {
-					shortTop++
-				}
-			}
 		}
 		gt := 0
 		for i, r := range group {
@@ -578,9 +551,7 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 		}
 		// Figure 7c terms: Analyze's per-turn means, weighted by the
 		// group's turns.
-		met.MeanAbsAOut += st.MeanAbsOut * float64(gt)
-		met.MeanAbsLambdaADense += st.MeanAbsDense * float64(gt)
-		turns += gt
+		tally.Add(st, gt)
 	}
 	n := float64(len(rolls))
 	met.Accept /= n
@@ -592,20 +563,13 @@ func (t *Trainer) advantages(s int, idx []int, rolls []rollout) (Metrics, []Samp
 	if scored > 0 {
 		met.MeanROut /= float64(scored)
 	}
-	met.DeadShare = float64(dead) / float64(len(idx))
-	if dead > 0 {
-		met.SeparatedShare = float64(sep) / float64(dead)
+	met.DeadShare = tally.DeadShare()
+	if tally.Dead > 0 {
+		met.SeparatedShare = tally.SeparatedShare()
 	}
-	met.DeadLengthCorr, met.DeadShortestTop = math.NaN(), math.NaN()
-	if corrN > 0 {
-		met.DeadLengthCorr = corrSum / float64(corrN)
-	}
-	if mixed > 0 {
-		met.DeadShortestTop = float64(shortTop) / float64(mixed)
-	}
-	if turns > 0 {
-		met.MeanAbsAOut /= float64(turns)
-		met.MeanAbsLambdaADense /= float64(turns)
+	met.DeadLengthCorr, met.DeadShortestTop = tally.LengthCorr(), tally.ShortestTopShare()
+	if tally.Turns > 0 {
+		met.MeanAbsAOut, met.MeanAbsLambdaADense = tally.MeanAbsOut(), tally.MeanAbsDense()
 	}
 	return met, batch, nil
 }

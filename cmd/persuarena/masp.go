@@ -14,6 +14,7 @@ import (
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/ppdpp"
 	"github.com/persuarena/persuarena/scenario"
@@ -117,7 +118,7 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 					if err != nil {
 						return err
 					}
-					lt := &bdi.LLMTeacher{Engine: c, Sampling: role.Sampling, Thinking: role.Thinking}
+					lt := &llmagent.LLMTeacher{Engine: c, Sampling: role.Sampling, Thinking: role.Thinking}
 					cfg.Mind.Teacher = func(episode.PersuadeeSession) bdi.Teacher { return lt }
 				}
 				if studentFrom != "" {
