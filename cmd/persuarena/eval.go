@@ -19,6 +19,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -37,8 +38,8 @@ type evalConfig struct {
 	// Config is the --config path (persuarena.yaml) resolving llm:NAME
 	// roles, and LLM describes those roles (backend, engine, model; never
 	// keys).
-	Config string        `json:"config,omitempty"`
-	LLM    []llmRoleInfo `json:"llm,omitempty"`
+	Config string          `json:"config,omitempty"`
+	LLM    []roles.LLMInfo `json:"llm,omitempty"`
 	// Judge is the --judge role (llm:NAME) rating every scored episode's
 	// strategy (R_strategy), JudgeSamples its samples per question, and
 	// JudgeActs replaces the rule tagger's acts by the judge's.
@@ -208,10 +209,15 @@ func loadSets(refs []string, split string) ([]eval.Set, error) {
 		if len(ss) == 0 {
 			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
 		}
-		name := strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
-		sets = append(sets, eval.Set{Name: name, Scenarios: ss})
+		sets = append(sets, eval.Set{Name: setName(ref), Scenarios: ss})
 	}
 	return sets, nil
+}
+
+// setName names a scenario set by its reference: a built-in name as is, a
+// file by its base name without ".jsonl".
+func setName(ref string) string {
+	return strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
 }
 
 func isSplit(s string) bool {
@@ -247,15 +253,15 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	if cfg.MASPT < 0 {
 		return fmt.Errorf("--masp-t must be >= 0, got %d", cfg.MASPT)
 	}
-	roles, err := loadLLMRoles(cfg.Config)
+	reg, err := roles.New(cfg.Config)
 	if err != nil {
 		return err
 	}
-	pers, err := newPersuaders(cfg.Persuaders, roles)
+	pers, err := reg.Persuaders(cfg.Persuaders)
 	if err != nil {
 		return err
 	}
-	pees, err := newPersuadees(cfg.Persuadees, roles)
+	pees, err := reg.Persuadees(cfg.Persuadees)
 	if err != nil {
 		return err
 	}
@@ -265,7 +271,7 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	}
 	epCfg := episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis, SequentialProbes: cfg.SequentialProbes}
 	if cfg.Judge != "" {
-		j, err := roles.judge(cfg.Judge, cfg.JudgeSamples)
+		j, err := reg.Judge(cfg.Judge, cfg.JudgeSamples)
 		if err != nil {
 			return err
 		}
@@ -276,14 +282,15 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	} else if cfg.JudgeActs {
 		return errors.New("--judge-acts needs --judge llm:NAME")
 	}
+	if err := reg.Preflight(ctx); err != nil {
+		return err
+	}
 	db, err := open()
 	if err != nil {
 		return err
 	}
 	if runID == "" {
-		if roles != nil {
-			cfg.LLM = roles.info
-		}
+		cfg.LLM = reg.LLM()
 		raw, err := json.Marshal(cfg)
 		if err != nil {
 			return err
@@ -344,7 +351,7 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	// metrics and the persuadee grid read whole episodes.
 	var eps []*episode.Episode
 	var sums []eval.Summary
-	if !roles.used() && cfg.Judge == "" && cfg.Metrics == "" && len(pees) == 1 {
+	if !reg.UsesLLM() && cfg.Judge == "" && cfg.Metrics == "" && len(pees) == 1 {
 		if sums, err = summarizeStored(bg, db, runID, pers, pees, sets); err != nil {
 			return err
 		}
@@ -356,7 +363,7 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 	}
 	var mreps []setMASP
 	if cfg.Metrics == "masp" {
-		if mreps, err = maspOfEpisodes(bg, eps, pers, pees, sets, cfg, roles, workers); err != nil {
+		if mreps, err = maspOfEpisodes(bg, eps, pers, pees, sets, cfg, reg, workers); err != nil {
 			return err
 		}
 	}
@@ -387,13 +394,13 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 			return err
 		}
 	}
-	return writeLLMTables(out, eps, pers, pees, roles)
+	return writeLLMTables(out, eps, pers, pees, reg)
 }
 
 // writeLLMTables prints, after the outcome table, the Table 7 grid when
 // there are several persuadees, and the engine cost table and decision
 // protocol counts when any role is an LLM.
-func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, roles *llmRoles) error {
+func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, reg *roles.Registry) error {
 	if len(pees) > 1 {
 		names := func(n int, f func(int) string) []string {
 			s := make([]string, n)
@@ -415,9 +422,7 @@ func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persua
 			return err
 		}
 	}
-	if roles.used() {
-		roles.writeProtocol(out)
-	}
+	reg.WriteProtocol(out)
 	writeJudgeCounts(out, eps)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/masp"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 )
@@ -41,11 +42,11 @@ func maspT(cfg evalConfig) int {
 // as rationality judge when there is one. The worst case is left out with
 // a single persuadee.
 func maspOfEpisodes(ctx context.Context, eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee,
-	sets []eval.Set, cfg evalConfig, roles *llmRoles, workers int) ([]setMASP, error) {
+	sets []eval.Set, cfg evalConfig, reg *roles.Registry, workers int) ([]setMASP, error) {
 	o := masp.EpisodeOptions{Scenarios: map[string]*scenario.Scenario{}, Workers: workers}
 	rat := "transcript rules"
 	if cfg.Judge != "" {
-		role, c, err := roles.role(cfg.Judge)
+		role, c, err := reg.Role(cfg.Judge)
 		if err != nil {
 			return nil, err
 		}

@@ -77,11 +77,11 @@ func TestEvalMASPMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pers, err := newPersuaders(cfg.Persuaders, nil)
+	pers, err := mustRegistry(t, "").Persuaders(cfg.Persuaders)
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := maspUsers(cfg.Persuadees, masp.DefaultSuccessRule, nil)
+	us, err := mustRegistry(t, "").MASPUsers(cfg.Persuadees, masp.DefaultSuccessRule)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 		{func(c *evalConfig) { c.Rollouts = 0 }, "--rollouts must be >= 1"},
 		{func(c *evalConfig) { c.Scenarios = []string{"missing.jsonl"} }, "missing.jsonl"},
 		{func(c *evalConfig) { c.Judge = "llm:j" }, "needs --config"},
-		{func(c *evalConfig) { c.Judge = "gpt" }, `--judge "gpt": want llm:NAME`},
+		{func(c *evalConfig) { c.Judge = "gpt" }, `--judge: "gpt": want llm:ROLE`},
 		{func(c *evalConfig) { c.JudgeActs = true }, "--judge-acts needs --judge"},
 	} {
 		cfg := testConfig()
@@ -259,8 +259,8 @@ func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, _ := db.ListRuns(ctx)
-	pers, _ := newPersuaders(cfg.Persuaders, nil)
-	pees, _ := newPersuadees(cfg.Persuadees, nil)
+	pers, _ := mustRegistry(t, "").Persuaders(cfg.Persuaders)
+	pees, _ := mustRegistry(t, "").Persuadees(cfg.Persuadees)
 	sets, err := loadSets(cfg.Scenarios, cfg.Split)
 	if err != nil {
 		t.Fatal(err)

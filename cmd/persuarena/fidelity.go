@@ -1,14 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/spf13/cobra"
 )
 
@@ -68,7 +69,7 @@ them from the raw CSV files.`,
 			}
 			ss = scenario.Filter(ss, sp)
 		}
-		pee, err := fidelityPersuadee(fl.persuadee, fl.config)
+		pee, err := fidelityPersuadee(cmd.Context(), fl.persuadee, fl.config)
 		if err != nil {
 			return err
 		}
@@ -98,19 +99,16 @@ them from the raw CSV files.`,
 // fidelityPersuadee resolves --persuadee: "sim" is the embedded simulator,
 // "sim-soft" and "sim-hard" its variants, sim:FILE a simulator config
 // file, llm:NAME a role of the config.
-func fidelityPersuadee(name, config string) (episode.Persuadee, error) {
-	if isLLMRef(name) {
-		roles, err := loadLLMRoles(config)
-		if err != nil {
-			return nil, err
-		}
-		return roles.persuadee(name)
-	}
-	cfg, err := sim.ByName(name)
+func fidelityPersuadee(ctx context.Context, name, config string) (episode.Persuadee, error) {
+	reg, err := roles.New(config)
 	if err != nil {
-		return nil, fmt.Errorf("--persuadee: %w, or llm:NAME", err)
+		return nil, err
 	}
-	return sim.New(cfg), nil
+	p, err := reg.Persuadee(name)
+	if err != nil {
+		return nil, fmt.Errorf("--persuadee: %w", err)
+	}
+	return p, reg.Preflight(ctx)
 }
 
 func init() {

@@ -389,18 +389,14 @@ func TestEvalLLMRolesGrid(t *testing.T) {
 }
 
 func TestLLMRoleErrors(t *testing.T) {
-	if _, err := newPersuadees([]string{"llm:q"}, nil); err == nil || !strings.Contains(err.Error(), "needs --config") {
+	if _, err := mustRegistry(t, "").Persuadees([]string{"llm:q"}); err == nil || !strings.Contains(err.Error(), "needs --config") {
 		t.Errorf("llm:q without config: %v", err)
 	}
 	cfgPath, _ := startFakeEngine(t, llm.VLLM)
-	roles, err := loadLLMRoles(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newPersuaders([]string{"llm:nosuch"}, roles); err == nil || !strings.Contains(err.Error(), `no role or backend "nosuch"`) {
+	if _, err := mustRegistry(t, cfgPath).Persuaders([]string{"llm:nosuch"}); err == nil || !strings.Contains(err.Error(), `no role or backend "nosuch"`) {
 		t.Errorf("unknown role: %v", err)
 	}
-	if _, err := fidelityPersuadee("llm:q", cfgPath); err != nil {
+	if _, err := fidelityPersuadee(context.Background(), "llm:q", cfgPath); err != nil {
 		t.Errorf("fidelity llm persuadee: %v", err)
 	}
 }
@@ -409,7 +405,7 @@ func TestLLMRoleErrors(t *testing.T) {
 // LLM persuadee (a few annotated dialogues).
 func TestFidelityLLM(t *testing.T) {
 	cfgPath, _ := startFakeEngine(t, llm.VLLM)
-	pee, err := fidelityPersuadee("llm:q", cfgPath)
+	pee, err := fidelityPersuadee(context.Background(), "llm:q", cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

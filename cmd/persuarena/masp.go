@@ -16,8 +16,8 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/ppdpp"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/stats"
 )
 
@@ -85,21 +85,21 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 			if err != nil {
 				return err
 			}
-			roles, err := loadLLMRoles(config)
+			reg, err := roles.New(config)
 			if err != nil {
 				return err
 			}
-			pers, err := newPersuaders(persuaders, roles)
+			pers, err := reg.Persuaders(persuaders)
 			if err != nil {
 				return err
 			}
 			rule := masp.DefaultSuccessRule
 			rule.StrictP4G = strictP4G
-			us, err := maspUsers(users, rule, roles)
+			us, err := reg.MASPUsers(users, rule)
 			if err != nil {
 				return err
 			}
-			if err := maspLLMJudges(us, roles, judge, succJudge, judgeSamples, rule); err != nil {
+			if err := maspLLMJudges(us, reg, judge, succJudge, judgeSamples, rule); err != nil {
 				return err
 			}
 			if resamples <= 0 {
@@ -110,10 +110,7 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 			if !noBDI {
 				cfg.Mind = &masp.Mind{Encoder: bdi.NewMemo(bdi.NewHashedTFIDF(0))}
 				if teacher != "" {
-					if !isLLMRef(teacher) {
-						return fmt.Errorf("--teacher %q: want llm:ROLE", teacher)
-					}
-					role, c, err := roles.role(teacher)
+					role, c, err := reg.Role(teacher)
 					if err != nil {
 						return err
 					}
@@ -180,14 +177,9 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 }
 
 // maspLLMJudges replaces the users' judges with LLM judges when asked.
-func maspLLMJudges(us []masp.User, roles *llmRoles, judge, succ string, samples int, rule masp.SuccessRule) error {
-	for _, ref := range []string{judge, succ} {
-		if ref != "" && !isLLMRef(ref) {
-			return fmt.Errorf("judge %q: want llm:ROLE", ref)
-		}
-	}
+func maspLLMJudges(us []masp.User, reg *roles.Registry, judge, succ string, samples int, rule masp.SuccessRule) error {
 	if judge != "" {
-		role, c, err := roles.role(judge)
+		role, c, err := reg.Role(judge)
 		if err != nil {
 			return err
 		}
@@ -197,7 +189,7 @@ func maspLLMJudges(us []masp.User, roles *llmRoles, judge, succ string, samples 
 		}
 	}
 	if succ != "" {
-		role, c, err := roles.role(succ)
+		role, c, err := reg.Role(succ)
 		if err != nil {
 			return err
 		}
@@ -255,11 +247,15 @@ the student on it with "persuarena masp eval --student FILE".`,
 			if err != nil {
 				return err
 			}
-			pers, err := newPersuaders(persuaders, nil)
+			reg, err := roles.New("")
 			if err != nil {
 				return err
 			}
-			us, err := maspUsers(users, masp.DefaultSuccessRule, nil)
+			pers, err := reg.Persuaders(persuaders)
+			if err != nil {
+				return err
+			}
+			us, err := reg.MASPUsers(users, masp.DefaultSuccessRule)
 			if err != nil {
 				return err
 			}
@@ -337,30 +333,6 @@ func maspCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
 		return ppdpp.LoadCases(t, from)
 	}
 	return nil, fmt.Errorf("masp eval has no protocol for task %q", t)
-}
-
-// maspUsers resolves user names: simulator variants (sim, sim-soft,
-// sim-hard) with the rule-based judges, and llm:NAME persuadees of the
-// --config file, whose success is read from their decisions and whose
-// rationality is unjudged (0) unless --judge is given.
-func maspUsers(names []string, rule masp.SuccessRule, roles *llmRoles) ([]masp.User, error) {
-	var out []masp.User
-	for _, n := range names {
-		if isLLMRef(n) {
-			p, err := roles.persuadee(n)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, masp.User{Name: n, Persuadee: p, Success: masp.SimSuccessJudge{Rule: rule}})
-			continue
-		}
-		c, err := sim.ByName(n)
-		if err != nil {
-			return nil, fmt.Errorf("user: %w, or llm:NAME with --config", err)
-		}
-		out = append(out, masp.User{Name: n, Persuadee: sim.New(c), Success: masp.SimSuccessJudge{Rule: rule}, Rationality: masp.SimRationalityJudge{}})
-	}
-	return out, nil
 }
 
 // writeDialogues writes every dialogue as one JSON line, atomically.

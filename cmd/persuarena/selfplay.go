@@ -16,9 +16,9 @@ import (
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/planner"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/selfplay"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
 )
@@ -169,7 +169,7 @@ func runSelfplay(ctx context.Context, cfg selfplay.Config, meta selfplayMeta, di
 			return fmt.Errorf("%s already holds a self-play run: continue it with --resume or choose another --checkpoint-dir", dir)
 		}
 		if meta.InitPlanner != "" {
-			path, ok := strings.CutPrefix(meta.InitPlanner, plannerPrefix)
+			path, ok := roles.PlannerPath(meta.InitPlanner)
 			if !ok {
 				return fmt.Errorf("--init-planner %q: want planner:PATH", meta.InitPlanner)
 			}
@@ -287,7 +287,11 @@ Nothing is stored in the run database.`,
 			if out == "" {
 				return errors.New("selfplay warmstart needs --out")
 			}
-			sc, err := sim.ByName(persuadee)
+			if !roles.IsSim(persuadee) {
+				return fmt.Errorf("--persuadee %q: want a simulator (%s)", persuadee, "sim, sim-soft, sim-hard, sim-hand, sim:FILE")
+			}
+			reg, _ := roles.New("")
+			pee, err := reg.Persuadee(persuadee)
 			if err != nil {
 				return fmt.Errorf("--persuadee: %w", err)
 			}
@@ -299,7 +303,7 @@ Nothing is stored in the run database.`,
 			for _, s := range sets {
 				scs = append(scs, s.Scenarios...)
 			}
-			o := train.Options{Scenarios: scs, Persuadee: sim.New(sc), Workers: workers, Checkpoint: out, Log: cmd.ErrOrStderr()}
+			o := train.Options{Scenarios: scs, Persuadee: pee, Workers: workers, Checkpoint: out, Log: cmd.ErrOrStderr()}
 			var tr *train.Trainer
 			if resume {
 				if tr, err = train.Resume(out, o); err != nil {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/server"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -32,6 +32,10 @@ type serveConfig struct {
 	MaxMessageBytes int         `json:"max_message_bytes"`
 	Seed            uint64      `json:"seed"`
 	Basis           probe.Basis `json:"basis"`
+	// Config is the --config path resolving an llm:ROLE persuadee, and
+	// LLM describes that role (never keys).
+	Config string          `json:"config,omitempty"`
+	LLM    []roles.LLMInfo `json:"llm,omitempty"`
 }
 
 func init() {
@@ -41,6 +45,7 @@ func init() {
 		probes  string
 		dbPath  string
 		verbose bool
+		config  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -74,45 +79,27 @@ be analysed like an eval run.`,
 				basis = b
 			}
 			cfg.Basis = basis
-			pee, err := servePersuadee(cfg.Persuadee)
-			if err != nil {
-				return err
-			}
-			var sets []server.Set
-			for _, ref := range cfg.Scenarios {
-				ss, err := scenario.Resolve(ref)
-				if err != nil {
-					return err
-				}
-				sets = append(sets, server.Set{Name: strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl"), Scenarios: ss})
-			}
-			split := cfg.Split
-			if split == "all" {
-				split = ""
-			}
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelInfo
 			}
-			scfg := server.Config{
-				Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: cfg.Tmax, Basis: basis,
-					Reward: server.RewardMode(cfg.Reward), MaxMessageBytes: cfg.MaxMessageBytes, Seed: cfg.Seed},
-				MaxSessions: cfg.MaxSessions, IdleTimeout: idle, Version: version(),
-				Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: level})),
-			}
+			logger := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: level}))
 			// The sink is bound to the run database below, after every
 			// input has been validated (server.New) and the address
 			// taken: a rejected command creates no file.
 			var save func(*episode.Episode) error
-			scfg.Env.Sink = func(ep *episode.Episode) error {
+			srv, err := newServeServer(ctx, &cfg, config, idle, logger, func(ep *episode.Episode) error {
 				if save == nil {
 					return nil
 				}
 				return save(ep)
-			}
-			srv, err := server.New(scfg)
+			})
 			if err != nil {
 				return err
+			}
+			split := cfg.Split
+			if split == "all" {
+				split = ""
 			}
 			ln, err := net.Listen("tcp", cfg.Addr)
 			if err != nil {
@@ -147,7 +134,7 @@ be analysed like an eval run.`,
 				save = func(ep *episode.Episode) error {
 					err := db.SaveEpisode(context.Background(), runID, ep)
 					if err != nil {
-						scfg.Logger.Error("store episode", "run", runID, "scenario", ep.ScenarioID, "err", err)
+						logger.Error("store episode", "run", runID, "scenario", ep.ScenarioID, "err", err)
 					}
 					return err
 				}
@@ -176,7 +163,8 @@ be analysed like an eval run.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8000", "listen address (host:port); keep it on loopback unless the network is trusted")
-	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: sim, sim-soft or sim-hard (the seeded simulator and its variants) or sim:FILE (a simulator config file)")
+	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
+	f.StringVar(&config, "config", "", "persuarena.yaml naming the backend and role of an llm:ROLE persuadee (docs/llm-roles.md)")
 	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"arena"}, "scenario sets clients may choose (reset's \"set\"): built-in names (p4g, arena) or JSONL files; the first is the default")
 	f.StringVar(&cfg.Split, "split", "train", "default split resets draw from: train, val, heldout or all")
 	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
@@ -191,12 +179,39 @@ be analysed like an eval run.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// servePersuadee resolves --persuadee: the simulator "sim" and its
-// variants "sim-soft" and "sim-hard" (sim.Variant).
-func servePersuadee(name string) (episode.Persuadee, error) {
-	c, err := sim.ByName(name)
+// newServeServer builds serve's environment server: the persuadee through
+// the role registry (any persuadee kind, llm:ROLE of config included, its
+// backend preflighted), the scenario sets, and cfg's limits; every
+// finished episode goes to sink. It records the LLM role in cfg.LLM.
+// Errors: the registry's, scenario loading's and server.New's.
+func newServeServer(ctx context.Context, cfg *serveConfig, config string, idle time.Duration, logger *slog.Logger, sink func(*episode.Episode) error) (*server.Server, error) {
+	reg, err := roles.New(config)
 	if err != nil {
 		return nil, err
 	}
-	return sim.New(c), nil
+	pee, err := reg.Persuadee(cfg.Persuadee)
+	if err != nil {
+		return nil, fmt.Errorf("--persuadee: %w", err)
+	}
+	if err := reg.Preflight(ctx); err != nil {
+		return nil, err
+	}
+	cfg.LLM = reg.LLM()
+	var sets []server.Set
+	for _, ref := range cfg.Scenarios {
+		ss, err := scenario.Resolve(ref)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, server.Set{Name: setName(ref), Scenarios: ss})
+	}
+	split := cfg.Split
+	if split == "all" {
+		split = ""
+	}
+	return server.New(server.Config{
+		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: cfg.Tmax, Basis: cfg.Basis,
+			Reward: server.RewardMode(cfg.Reward), MaxMessageBytes: cfg.MaxMessageBytes, Seed: cfg.Seed, Sink: sink},
+		MaxSessions: cfg.MaxSessions, IdleTimeout: idle, Version: version(), Logger: logger,
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/study"
 	"github.com/persuarena/persuarena/train"
@@ -67,11 +68,12 @@ command resumes. --doc FILE --section NAME writes the tables into FILE between
 			}
 			o.Train = train.DefaultConfig()
 			o.Train.MaxSteps = maxSteps
-			pees, err := newPersuadees([]string{persuadee}, nil)
+			reg, _ := roles.New("")
+			pee, err := reg.Persuadee(persuadee)
 			if err != nil {
 				return err
 			}
-			o.Persuadee = pees[0]
+			o.Persuadee = pee
 			trainSets, err := loadSets(sets, string(scenario.Train))
 			if err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
@@ -214,11 +215,11 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 			}
 		}
 	}
-	roles, err := loadLLMRoles(rc.Config)
+	reg, err := roles.New(rc.Config)
 	if err != nil {
 		return err
 	}
-	pees, err := newPersuadees([]string{rc.Persuadee}, roles)
+	pees, err := reg.Persuadees([]string{rc.Persuadee})
 	if err != nil {
 		return err
 	}
@@ -232,7 +233,7 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 	}
 	var judge episode.Judge
 	if rc.Judge != "" {
-		j, err := roles.judge(rc.Judge, rc.JudgeSamples)
+		j, err := reg.Judge(rc.Judge, rc.JudgeSamples)
 		if err != nil {
 			return err
 		}
