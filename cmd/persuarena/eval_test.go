@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/decision"
-	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
@@ -88,7 +87,8 @@ func TestEvalInterruptResume(t *testing.T) {
 	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &fresh, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	if out.String() != fresh.String() {
+	if dropRunColumn(out.String()) != dropRunColumn(fresh.String()) || !strings.HasPrefix(out.String(), "run,persuader,") ||
+		!strings.Contains(out.String(), "\n"+runID+",script,") {
 		t.Fatalf("resumed summary differs from an uninterrupted run:\n%s\nvs\n%s", out.String(), fresh.String())
 	}
 }
@@ -244,44 +244,12 @@ func TestEvalRetryFailed(t *testing.T) {
 	}
 }
 
-// TestSummarizeStoredMatchesEpisodes: the streamed outcome table equals the
-// one computed from whole episodes.
-func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
+// dropRunColumn removes eval CSV's first column (the run id).
+func dropRunColumn(csv string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(csv, "\n") {
+		_, rest, _ := strings.Cut(line, ",")
+		b.WriteString(rest + "\n")
 	}
-	defer db.Close()
-	cfg := evalConfig{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g", "arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
-	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
-		t.Fatal(err)
-	}
-	rs, _ := db.ListRuns(ctx)
-	pers, _ := mustRegistry(t, "").Persuaders(cfg.Persuaders)
-	pees, _ := mustRegistry(t, "").Persuadees(cfg.Persuadees)
-	sets, err := loadSets(cfg.Scenarios, cfg.Split)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps, err := db.Episodes(ctx, rs[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := summarize(eps, pers, pees, sets)
-	got, err := summarizeStored(ctx, db, rs[0].ID, pers, pees, sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a, b bytes.Buffer
-	if err := eval.WriteCSV(&a, want); err != nil {
-		t.Fatal(err)
-	}
-	if err := eval.WriteCSV(&b, got); err != nil {
-		t.Fatal(err)
-	}
-	if len(want) != 4 || want[0].N != 120 || a.String() != b.String() {
-		t.Fatalf("streamed table differs:\n%s\nvs\n%s", b.String(), a.String())
-	}
+	return b.String()
 }

@@ -45,6 +45,9 @@ them from the raw CSV files.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		fl := fidelityP4GFlags
+		if err := atLeast(1, "workers", fl.workers, "resamples", fl.resamples); err != nil {
+			return err
+		}
 		if fl.format != "table" && fl.format != "json" {
 			return fmt.Errorf("--format %q: want table or json", fl.format)
 		}
@@ -116,9 +119,9 @@ func init() {
 	f.StringVar(&fidelityP4GFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
 	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim-hand (the hand-set parameters), sim:FILE (a simulator config file) or llm:NAME (with --config)")
 	f.StringVar(&fidelityP4GFlags.split, "split", "", "replay only this split (train, val or heldout); default all")
-	f.Uint64Var(&fidelityP4GFlags.seed, "seed", 1, "run seed (persuadee sessions and bootstrap)")
+	seedFlag(f, &fidelityP4GFlags.seed, "persuadee sessions and bootstrap")
 	f.IntVar(&fidelityP4GFlags.resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")
-	f.IntVar(&fidelityP4GFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
+	workersFlag(f, &fidelityP4GFlags.workers)
 	f.StringVar(&fidelityP4GFlags.format, "format", "table", "output format: table or json")
 	fidelityCmd.PersistentFlags().StringVar(&fidelityP4GFlags.config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
 	fidelityCmd.AddCommand(fidelityP4GCmd)

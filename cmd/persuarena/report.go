@@ -59,7 +59,7 @@ docs/report.md.`,
 	f.Uint64Var(&o.seed, "seed", 1, "bootstrap seed of the paired comparison")
 	f.IntVar(&o.resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples of the comparison")
 	f.BoolVar(&o.timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(f, &dbPath)
 	cmd.MarkFlagRequired("out")
 	rootCmd.AddCommand(cmd)
 }

@@ -31,7 +31,7 @@ querying it directly with sqlite3.`,
 }
 
 func init() {
-	runsCmd.PersistentFlags().StringVar(&runsDB, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(runsCmd.PersistentFlags(), &runsDB)
 
 	list := &cobra.Command{
 		Use:   "list",

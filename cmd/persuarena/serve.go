@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/server"
 	"github.com/persuarena/persuarena/store"
@@ -69,6 +69,9 @@ be analysed like an eval run.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			errOut := cmd.ErrOrStderr()
+			if err := atLeast(1, "tmax", cfg.Tmax); err != nil {
+				return err
+			}
 			cfg.IdleTimeout = idle.String()
 			basis := probe.Default
 			if probes != "" {
@@ -118,14 +121,7 @@ be analysed like an eval run.`,
 					return err
 				}
 				defer db.Close()
-				raw, err := json.Marshal(cfg)
-				if err != nil {
-					return err
-				}
-				now := time.Now()
-				runID = store.NewRunID(now, cfg.Seed)
-				if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "serve", Seed: cfg.Seed,
-					Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+				if runID, err = runs.New(db).Create(ctx, "serve", cfg.Seed, cfg); err != nil {
 					return err
 				}
 				// Episodes end on session goroutines; saving must not depend
@@ -165,14 +161,14 @@ be analysed like an eval run.`,
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8000", "listen address (host:port); keep it on loopback unless the network is trusted")
 	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
 	f.StringVar(&config, "config", "", "persuarena.yaml naming the backend and role of an llm:ROLE persuadee (docs/llm-roles.md)")
-	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"arena"}, "scenario sets clients may choose (reset's \"set\"): built-in names (p4g, arena) or JSONL files; the first is the default")
+	scenariosFlag(f, &cfg.Scenarios, "scenario sets clients may choose (reset's \"set\"; the first is the default)")
 	f.StringVar(&cfg.Split, "split", "train", "default split resets draw from: train, val, heldout or all")
-	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
+	tmaxFlag(f, &cfg.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
 	f.StringVar(&cfg.Reward, "reward", "dense", "default reward mode: dense (r_t = B_t - B_{t-1}), outcome (R_out at the end) or both")
 	f.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket connections plus unfinished HTTP episodes)")
 	f.DurationVar(&idle, "idle-timeout", server.DefaultIdleTimeout, "close sessions after this long without a message")
 	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "maximum bytes of one persuader message")
-	f.Uint64Var(&cfg.Seed, "seed", 0, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
+	seedFlag(f, &cfg.Seed, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
 	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
 	f.StringVar(&dbPath, "db", "", "store finished episodes in this run database (SQLite), in a run of kind \"serve\"")
 	f.BoolVar(&verbose, "verbose", false, "log every reset, finished episode, close and idle timeout")
