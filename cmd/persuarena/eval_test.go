@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,4 +253,50 @@ func dropRunColumn(csv string) string {
 		b.WriteString(rest + "\n")
 	}
 	return b.String()
+}
+
+// runs show --episode prints the transcript; runs rm deletes the run.
+func TestRunsShowEpisodeAndRm(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "r.db")
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 1)},
+		Split: "all", Tmax: 3, Rollouts: 1, Seed: 2, Basis: probe.Default}
+	if err := runEval(ctx, have(db), "", cfg, 1, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := db.ListRuns(ctx)
+	eps, _ := db.Episodes(ctx, rs[0].ID)
+	db.Close()
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		rootCmd.SetOut(&out)
+		rootCmd.SetErr(&bytes.Buffer{})
+		rootCmd.SetArgs(args)
+		err := rootCmd.ExecuteContext(ctx)
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+		rootCmd.SetArgs(nil)
+		return out.String(), err
+	}
+	key := store.KeyOf(eps[0]).String()
+	out, err := run("runs", "show", rs[0].ID, "--db", dbPath, "--episode", key)
+	t1 := eps[0].Turns[0]
+	if err != nil || !strings.Contains(out, "episode "+key) || !strings.Contains(out, "turn 1  acts: "+strings.Join(t1.Acts, ", ")) ||
+		!strings.Contains(out, "  persuader: "+t1.Persuader) || !strings.Contains(out, fmt.Sprintf("dense r_t %+.3f", *t1.Dense)) ||
+		!strings.Contains(out, "end: "+string(eps[0].Terminal)) {
+		t.Fatalf("transcript (%v):\n%s", err, out)
+	}
+	if _, err := run("runs", "show", rs[0].ID, "--db", dbPath, "--episode", "script/sim/nosuch#0"); err == nil || !strings.Contains(err.Error(), "no episode") {
+		t.Errorf("missing episode: %v", err)
+	}
+	if out, err := run("runs", "rm", rs[0].ID, "--db", dbPath); err != nil || out != "removed run "+rs[0].ID+"\n" {
+		t.Fatalf("rm: %v %q", err, out)
+	}
+	if _, err := run("runs", "show", rs[0].ID, "--db", dbPath, "--episode", ""); err == nil {
+		t.Error("show after rm found the run")
+	}
 }
