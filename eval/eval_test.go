@@ -271,7 +271,7 @@ func TestTableJudgeColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := strings.Fields(strings.SplitN(b.String(), "\n", 2)[0])
-	if got := strings.Join(head, " "); got != "persuader persuadee set n acc% cond% pend% rej% R_goal turns B_T moved% closed|moved% failed" {
+	if got := strings.Join(head, " "); got != "persuader persuadee set n acc% cond% pend% rej% trunc% R_goal turns B_T moved% closed|moved% failed" {
 		t.Errorf("judge-less header %q", got)
 	}
 	judgedS := Summarize("script", "sim", "arena", []*episode.Episode{{Terminal: decision.TermReject, RGoal: -3, RStrategy: f(0.75)}})
@@ -280,14 +280,14 @@ func TestTableJudgeColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
-	if got := strings.Join(strings.Fields(lines[0]), " "); got != "persuader persuadee set n acc% cond% pend% rej% R_goal R_strategy R_out turns B_T moved% closed|moved% failed" {
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != "persuader persuadee set n acc% cond% pend% rej% trunc% R_goal R_strategy R_out turns B_T moved% closed|moved% failed" {
 		t.Errorf("judge header %q", got)
 	}
 	// The unjudged group shows "-" for R_strategy and R_out = R_goal.
-	if got := strings.Fields(lines[1])[8:11]; strings.Join(got, " ") != "+3.00 - +3.00" {
+	if got := strings.Fields(lines[1])[9:12]; strings.Join(got, " ") != "+3.00 - +3.00" {
 		t.Errorf("unjudged row %v", got)
 	}
-	if got := strings.Fields(lines[2])[8:11]; strings.Join(got, " ") != "-3.00 +0.75 -2.25" {
+	if got := strings.Fields(lines[2])[9:12]; strings.Join(got, " ") != "-3.00 +0.75 -2.25" {
 		t.Errorf("judged row %v", got)
 	}
 	b.Reset()

@@ -188,7 +188,7 @@ func num(x float64, prec int, sign bool) string {
 	return s
 }
 
-var header = []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"}
+var header = []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "trunc%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"}
 
 // judgeHeader are the columns added after R_goal when a judge ran.
 var judgeHeader = []string{"R_strategy", "R_out"}
@@ -207,14 +207,14 @@ func headerOf(judge bool) []string {
 	if !judge {
 		return header
 	}
-	h := slices.Clone(header[:9])
+	h := slices.Clone(header[:10])
 	h = append(h, judgeHeader...)
-	return append(h, header[9:]...)
+	return append(h, header[10:]...)
 }
 
 func (s Summary) row(judge bool) []string {
 	r := []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N), pct(s.Accept), pct(s.Conditional),
-		pct(s.Pending), pct(s.Reject), num(s.MeanRGoal, 2, true)}
+		pct(s.Pending), pct(s.Reject), pct(s.Truncated), num(s.MeanRGoal, 2, true)}
 	if judge {
 		r = append(r, num(s.MeanRStrategy, 2, true), num(s.MeanROut, 2, true))
 	}

@@ -278,7 +278,7 @@ func WriteJSONL(w io.Writer, eps []Episode) error {
 //
 // Errors: store.ErrNotFound for an unknown run; ErrOptions; Build's and
 // the writer's errors.
-func Run(ctx context.Context, db *store.DB, runID string, f Format, w io.Writer, opt Options) error {
+func Run(ctx context.Context, db store.Store, runID string, f Format, w io.Writer, opt Options) error {
 	if _, err := ParseFormat(string(f)); err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func Metadata(runID string, opt Options) map[string]string {
 // RunFile is Run writing to path atomically: into a temporary file in the
 // same directory, synced, then renamed over path. On any error path is
 // left untouched and the temporary file removed.
-func RunFile(ctx context.Context, db *store.DB, runID string, f Format, path string, opt Options) (err error) {
+func RunFile(ctx context.Context, db store.Store, runID string, f Format, path string, opt Options) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -218,3 +218,19 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	})
 	return ids, err
 }
+
+// Preflight checks that the backend answers before a run starts: Health
+// (llama-server's /health; nil elsewhere) and then Models (GET /v1/models),
+// with the client's retries. The error names the backend and its base URL
+// and wraps the underlying transport or HTTP error (e.g. "connection
+// refused"), so a run can fail fast instead of storing every episode as
+// failed behind an open circuit breaker.
+func (c *Client) Preflight(ctx context.Context) error {
+	if err := c.Health(ctx); err != nil {
+		return fmt.Errorf("llm: preflight of backend %q at %s: %w", c.b.Name, c.b.BaseURL, err)
+	}
+	if _, err := c.Models(ctx); err != nil {
+		return fmt.Errorf("llm: preflight of backend %q at %s: %w", c.b.Name, c.b.BaseURL, err)
+	}
+	return nil
+}

@@ -2,11 +2,14 @@ package planner
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // CheckpointFormat names the file format in every checkpoint.
@@ -24,6 +27,11 @@ type Checkpoint struct {
 	// Format is CheckpointFormat and Version CheckpointVersion.
 	Format  string `json:"format"`
 	Version int    `json:"version"`
+	// Name is the checkpoint's arm name without the "planner:" prefix and
+	// hash (ArmName); Save fills it with the file's base name (without
+	// ".json") when empty. Older checkpoints without it are named after
+	// their file when loaded.
+	Name string `json:"name,omitempty"`
 	// Policy is the trained policy.
 	Policy *Policy `json:"policy"`
 	// Reference is the initial policy (for the KL term); nil in a
@@ -50,6 +58,9 @@ func Save(path string, c *Checkpoint) error {
 		}
 	}
 	c.Format, c.Version = CheckpointFormat, CheckpointVersion
+	if c.Name == "" {
+		c.Name = baseName(path)
+	}
 	data, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("planner: save %s: %w", path, err)
@@ -137,13 +148,48 @@ func Load(path string) (*Checkpoint, error) {
 	return &c, nil
 }
 
+// baseName is path's file name without its ".json" extension.
+func baseName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), ".json")
+}
+
+// Hash is the content hash of the checkpoint's policy: the first 12 hex
+// digits of the SHA-256 of its JSON encoding (weights and feature spec,
+// not the trainer state), so two files holding the same policy hash alike
+// and a retrained policy hashes differently. It is "" for a checkpoint
+// without a policy.
+func (c *Checkpoint) Hash() string {
+	if c.Policy == nil {
+		return ""
+	}
+	data, err := json.Marshal(c.Policy)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:6])
+}
+
+// ArmName is the stable name of the checkpoint's planner in runs and
+// tables: "planner:NAME@HASH", NAME the checkpoint's Name (else the base
+// name of path without ".json") and HASH its Hash. It never holds a
+// directory, so the same checkpoint has the same name wherever it lies.
+func (c *Checkpoint) ArmName(path string) string {
+	name := c.Name
+	if name == "" {
+		name = baseName(path)
+	}
+	return "planner:" + name + "@" + c.Hash()
+}
+
 // LoadPlanner loads the checkpoint at path and returns a sampling planner
-// named "planner:" + path (how persuarena eval names it), with opts
-// applied after the name.
+// named by the checkpoint's ArmName ("planner:NAME@HASH", how persuarena
+// eval names its arm), with opts applied after the name. Errors are
+// Load's.
 func LoadPlanner(path string, opts ...Option) (*Planner, error) {
 	c, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return New(c.Policy, append([]Option{WithName("planner:" + path)}, opts...)...)
+	return New(c.Policy, append([]Option{WithName(c.ArmName(path))}, opts...)...)
 }

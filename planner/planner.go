@@ -89,7 +89,7 @@ func New(policy *Policy, opts ...Option) (*Planner, error) {
 }
 
 // Name returns the planner's name, "planner" unless WithName set another
-// (persuarena eval uses "planner:PATH").
+// (LoadPlanner uses the checkpoint's ArmName, "planner:NAME@HASH").
 func (p *Planner) Name() string { return p.name }
 
 // Policy returns the planner's policy (not a copy).

@@ -246,13 +246,28 @@ func TestCheckpointRoundTripAndErrors(t *testing.T) {
 		t.Error("round trip changed the checkpoint")
 	}
 	pl, err := LoadPlanner(path)
-	if err != nil || pl.Name() != "planner:"+path {
-		t.Errorf("LoadPlanner: %v %v", pl, err)
+	if h := c.Hash(); err != nil || c.Name != "p" || len(h) != 12 || pl.Name() != "planner:p@"+h {
+		t.Errorf("LoadPlanner: %v %v (checkpoint name %q, hash %q)", pl, err, c.Name, h)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("temporary files left: %v", entries)
 	}
+	// The arm name carries no directory: the same file elsewhere keeps
+	// its name; another policy under the same name hashes differently.
+	other := filepath.Join(t.TempDir(), "q.json")
+	if err := Save(other, &Checkpoint{Policy: pol, Name: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if pl2, err := LoadPlanner(other); err != nil || pl2.Name() != pl.Name() {
+		t.Errorf("same policy elsewhere: %v, want %s (%v)", pl2, pl.Name(), err)
+	}
+	pol2 := pol.Clone()
+	pol2.B2[0] += 1
+	if h2 := (&Checkpoint{Policy: pol2}).Hash(); h2 == c.Hash() {
+		t.Errorf("changed policy kept hash %s", h2)
+	}
+	os.Remove(other)
 	bad := map[string]string{
 		"syntax":  "{\n\"format\": \"persuarena-planner\",\n\"version\": 1,,\n}",
 		"format":  `{"format":"other","version":1}`,

@@ -180,7 +180,7 @@ type Options struct {
 	Dir string
 	// Store and RunID, when set, receive each cycle's metrics
 	// (store.SaveMetrics, step = cycle index).
-	Store *store.DB
+	Store store.Store
 	RunID string
 	// Log, when set, receives one line per cycle and phase.
 	Log io.Writer

@@ -159,6 +159,28 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
 	return r, nil
 }
 
+// DeleteRun removes run id with its episodes, turns, probe read-outs and
+// step metrics, in one transaction (the schema's ON DELETE CASCADE with
+// foreign keys on): either all of it goes or nothing does.
+// Errors: ErrNotFound for an unknown run.
+func (db *DB) DeleteRun(ctx context.Context, id string) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err == nil && n == 0 {
+			err = ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete run %s: %w", id, err)
+	}
+	return nil
+}
+
 // SetRunStatus sets a run's status and stamps UpdatedAt with the current
 // time. Errors: ErrInvalid (unknown status), ErrNotFound.
 func (db *DB) SetRunStatus(ctx context.Context, id, status string) error {

@@ -33,7 +33,7 @@ const (
 // returned by the Add, Flush or Close that meets it (a background write's
 // error by the next call); the batch is kept so Flush can retry it.
 type EpisodeWriter struct {
-	db      *DB
+	db      Store
 	runID   string
 	batch   int
 	delay   time.Duration
@@ -50,13 +50,19 @@ type EpisodeWriter struct {
 // DefaultWriterBatch, delay <= 0 DefaultWriterDelay; onSaved (may be nil)
 // is called with the number of episodes after each successful write.
 func (db *DB) NewEpisodeWriter(runID string, batch int, delay time.Duration, onSaved func(n int)) *EpisodeWriter {
+	return NewWriter(db, runID, batch, delay, onSaved)
+}
+
+// NewWriter is NewEpisodeWriter over any Store: a writer batching run
+// runID's episodes into st.SaveEpisodes calls.
+func NewWriter(st Store, runID string, batch int, delay time.Duration, onSaved func(n int)) *EpisodeWriter {
 	if batch <= 0 {
 		batch = DefaultWriterBatch
 	}
 	if delay <= 0 {
 		delay = DefaultWriterDelay
 	}
-	return &EpisodeWriter{db: db, runID: runID, batch: batch, delay: delay, onSaved: onSaved}
+	return &EpisodeWriter{db: st, runID: runID, batch: batch, delay: delay, onSaved: onSaved}
 }
 
 // Add buffers ep and writes the batch when it is full. The episode must

@@ -127,7 +127,7 @@ type Options struct {
 	Workers int
 	// Store and RunID, when set, receive every rollout episode
 	// (SaveEpisode) and each step's metrics (SaveMetrics).
-	Store *store.DB
+	Store store.Store
 	RunID string
 	// Checkpoint is the checkpoint file path ("" = none).
 	Checkpoint string

@@ -73,7 +73,7 @@ then). Failed episodes are left out and counted. See docs/analysis.md.`,
 	f.Var(denseModeFlag{&o.grpo.DenseMode}, "dense-mode", "deadgroups: dense advantage (scaled, pooled, turn, rtg-per-turn, length-only)")
 	f.Float64Var(&o.grpo.Lambda, "lambda", o.grpo.Lambda, "deadgroups: λ weighting the dense term in the separation test")
 	f.Float64Var(&o.grpo.SeparateThreshold, "separate-threshold", o.grpo.SeparateThreshold, "deadgroups: separated when λ·A_dense at turn 1 differs by more than this")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(f, &dbPath)
 	rootCmd.AddCommand(cmd)
 }
 

@@ -68,7 +68,7 @@ sets when they can be resolved.`,
 	f.Uint64Var(&o.seed, "seed", 1, "bootstrap seed (same seed, same intervals)")
 	f.IntVar(&o.resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(f, &dbPath)
 	f.StringVar(&o.metrics, "metrics", "", "extra metrics: masp (paired SR@T, AT, RCSR@T differences; docs/masp.md)")
 	f.IntVar(&o.maspT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, run A's tmax))")
 	rootCmd.AddCommand(cmd)

@@ -6,12 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,44 +15,20 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
-	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 )
 
-// evalConfig is what an eval run stores, so --resume can rebuild it. It
-// never holds secrets: roles are named, not configured, here.
-type evalConfig struct {
-	Persuaders []string    `json:"persuaders"`
-	Persuadees []string    `json:"persuadees"`
-	Scenarios  []string    `json:"scenarios"`
-	Split      string      `json:"split"`
-	Tmax       int         `json:"tmax"`
-	Rollouts   int         `json:"rollouts"`
-	Seed       uint64      `json:"seed"`
-	Basis      probe.Basis `json:"basis"`
-	// Config is the --config path (persuarena.yaml) resolving llm:NAME
-	// roles, and LLM describes those roles (backend, engine, model; never
-	// keys).
-	Config string        `json:"config,omitempty"`
-	LLM    []llmRoleInfo `json:"llm,omitempty"`
-	// Judge is the --judge role (llm:NAME) rating every scored episode's
-	// strategy (R_strategy), JudgeSamples its samples per question, and
-	// JudgeActs replaces the rule tagger's acts by the judge's.
-	Judge        string `json:"judge,omitempty"`
-	JudgeSamples int    `json:"judge_samples,omitempty"`
-	JudgeActs    bool   `json:"judge_acts,omitempty"`
-	// SequentialProbes turns off the overlap of a turn's probe read-out
-	// with the persuader's next utterance (episode.Config.SequentialProbes).
-	SequentialProbes bool `json:"sequential_probes,omitempty"`
-	// Metrics ("masp" or "") and MASPT (--masp-t; 0 means min(8, Tmax))
-	// choose extra report tables; they are not stored, so a resumed run
-	// may ask for other tables.
-	Metrics string `json:"-"`
-	MASPT   int    `json:"-"`
-	// Retries replays an episode that failed with a transient engine
-	// fault (eval.Options.Retries); not stored.
-	Retries int `json:"-"`
-}
+// evalConfig is what an eval run stores (runs.EvalSpec).
+type evalConfig = runs.EvalSpec
+
+// Shared with the other commands: the run service's helpers.
+var (
+	loadSets = runs.LoadSets
+	version  = runs.Version
+	setName  = runs.SetName
+)
 
 func init() {
 	var (
@@ -104,14 +76,14 @@ plays the stored failures again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			// The database is opened only once the run's input is valid, so
-			// a rejected command leaves no file behind.
 			var db *store.DB
 			defer func() {
 				if db != nil {
 					db.Close()
 				}
 			}()
+			// The database is opened only once the run's input is valid, so
+			// a rejected command leaves no file behind.
 			open := func() (*store.DB, error) {
 				if db != nil {
 					return db, nil
@@ -120,62 +92,42 @@ plays the stored failures again.`,
 				db = d
 				return d, err
 			}
-			var runID string
-			var err error
 			if resume != "" {
-				if _, err := os.Stat(dbPath); err != nil {
-					return fmt.Errorf("resume %s: no run database: %w", resume, err)
-				}
-				d, err := open()
-				if err != nil {
-					return err
-				}
-				run, err := d.GetRun(ctx, resume)
+				d, err := openExistingDB(ctx, dbPath)
 				if err != nil {
 					return fmt.Errorf("resume %s: %w", resume, err)
 				}
-				flagConfig := cfg.Config
-				if err := json.Unmarshal(run.Config, &cfg); err != nil {
-					return fmt.Errorf("resume %s: stored config: %w", resume, err)
+				db = d
+				stored, err := runs.New(d).LoadEval(ctx, resume, cfg.Config)
+				if err != nil {
+					return err
 				}
-				if flagConfig != "" {
-					cfg.Config = flagConfig
+				stored.Metrics, stored.MASPT, stored.Retries = cfg.Metrics, cfg.MASPT, cfg.Retries
+				cfg = stored
+			} else if probes != "" {
+				b, err := probe.LoadBasis(probes)
+				if err != nil {
+					return err
 				}
-				runID = run.ID
-				if retryFailed {
-					n, err := d.DeleteFailed(ctx, runID)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %d failed episodes removed, to be played again\n", runID, n)
-				}
+				cfg.Basis = b
 			} else {
-				if retryFailed {
-					return errors.New("--retry-failed needs --resume RUN_ID")
-				}
-				if probes != "" {
-					if cfg.Basis, err = probe.LoadBasis(probes); err != nil {
-						return err
-					}
-				} else {
-					cfg.Basis = probe.Default
-				}
+				cfg.Basis = probe.Default
 			}
-			return runEval(ctx, open, runID, cfg, workers, format, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runEvalOpts(ctx, open, resume, retryFailed, cfg, workers, format, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.Persuaders, "persuader", []string{"pushy", "informer", "script", "random"}, "persuaders to evaluate: built-in names (pushy, informer, script, random), planner:CHECKPOINT, or llm:NAME (a role of --config)")
-	f.StringSliceVar(&cfg.Persuadees, "persuadee", []string{"sim"}, "persuadees: sim (the seeded simulator, its shipped P4G fit; also sim-soft, sim-hard, sim-hand its hand-set parameters, sim:FILE a simulator config file) or llm:NAME (a role of --config); several give the Table 7 grid")
-	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"p4g", "arena"}, "scenario sets: built-in names (p4g, arena) or JSONL files")
+	f.StringSliceVar(&cfg.Persuaders, "persuader", []string{"pushy", "informer", "script", "random"}, "persuaders to evaluate: "+roles.PersuaderKinds)
+	f.StringSliceVar(&cfg.Persuadees, "persuadee", []string{"sim"}, "persuadees: "+roles.PersuadeeKinds+"; several give the Table 7 grid")
+	scenariosFlag(f, &cfg.Scenarios, "scenario sets")
 	f.StringVar(&cfg.Split, "split", "heldout", "split to use: train, val, heldout or all")
-	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
+	tmaxFlag(f, &cfg.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
 	f.IntVar(&cfg.Rollouts, "rollouts", 1, "rollouts per scenario")
 	f.BoolVar(&cfg.SequentialProbes, "sequential-probes", false, "read each turn's probes before asking the persuader for its next utterance (slower; for engines whose concurrent requests change each other's numerics)")
-	f.Uint64Var(&cfg.Seed, "seed", 1, "run seed; each episode's seed derives from (seed, scenario id, rollout)")
+	seedFlag(f, &cfg.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent episodes")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	workersFlag(f, &workers)
+	dbFlag(f, &dbPath)
 	f.StringVar(&format, "format", "table", "output format: table, json or csv")
 	f.StringVar(&resume, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
 	f.BoolVar(&retryFailed, "retry-failed", false, "with --resume: remove the run's failed episodes first, so they are played again")
@@ -189,195 +141,71 @@ plays the stored failures again.`,
 	rootCmd.AddCommand(cmd)
 }
 
-// loadSets resolves scenario set references and filters them by split.
-func loadSets(refs []string, split string) ([]eval.Set, error) {
-	var sets []eval.Set
-	if split != "all" && !isSplit(split) {
-		return nil, fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
-	}
-	sp := scenario.Split(split)
-	if split == "all" {
-		sp = ""
-	}
-	for _, ref := range refs {
-		// only the split's lines of a built-in set are decoded
-		ss, err := scenario.ResolveSplit(sp, ref)
-		if err != nil {
-			return nil, err
-		}
-		if len(ss) == 0 {
-			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
-		}
-		name := strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
-		sets = append(sets, eval.Set{Name: name, Scenarios: ss})
-	}
-	return sets, nil
-}
-
-func isSplit(s string) bool {
-	for _, sp := range scenario.Splits {
-		if string(sp) == s {
-			return true
-		}
-	}
-	return false
-}
-
+// runEval runs "persuarena eval" without --retry-failed.
 func runEval(ctx context.Context, open func() (*store.DB, error), runID string, cfg evalConfig, workers int, format string, out, errOut io.Writer) error {
+	return runEvalOpts(ctx, open, runID, false, cfg, workers, format, out, errOut)
+}
+
+// runEvalOpts plays (or resumes, runID != "") an eval run through the run
+// service and prints its tables in format.
+func runEvalOpts(ctx context.Context, open func() (*store.DB, error), runID string, retryFailed bool, cfg evalConfig, workers int, format string, out, errOut io.Writer) error {
 	switch format {
 	case "table", "json", "csv":
 	default:
 		return fmt.Errorf("unknown --format %q (want table, json or csv)", format)
 	}
-	if cfg.Rollouts < 1 {
-		return fmt.Errorf("--rollouts must be >= 1, got %d", cfg.Rollouts)
+	if retryFailed && runID == "" {
+		return errors.New("--retry-failed needs --resume RUN_ID")
 	}
-	if cfg.Tmax < 1 {
-		return fmt.Errorf("--tmax must be >= 1, got %d", cfg.Tmax)
-	}
-	if workers < 1 {
-		return fmt.Errorf("--workers must be >= 1, got %d", workers)
-	}
-	if cfg.Retries < 0 {
-		return fmt.Errorf("--retries must be >= 0, got %d", cfg.Retries)
-	}
-	if cfg.Metrics != "" && cfg.Metrics != "masp" {
-		return fmt.Errorf("unknown --metrics %q (want masp)", cfg.Metrics)
-	}
-	if cfg.MASPT < 0 {
-		return fmt.Errorf("--masp-t must be >= 0, got %d", cfg.MASPT)
-	}
-	roles, err := loadLLMRoles(cfg.Config)
+	cfg.Workers = workers
+	plan, err := runs.PrepareEval(ctx, cfg)
 	if err != nil {
 		return err
-	}
-	pers, err := newPersuaders(cfg.Persuaders, roles)
-	if err != nil {
-		return err
-	}
-	pees, err := newPersuadees(cfg.Persuadees, roles)
-	if err != nil {
-		return err
-	}
-	sets, err := loadSets(cfg.Scenarios, cfg.Split)
-	if err != nil {
-		return err
-	}
-	epCfg := episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis, SequentialProbes: cfg.SequentialProbes}
-	if cfg.Judge != "" {
-		j, err := roles.judge(cfg.Judge, cfg.JudgeSamples)
-		if err != nil {
-			return err
-		}
-		epCfg.Judge = j.ForEpisodes()
-		if cfg.JudgeActs {
-			epCfg.ActJudge = j.ForEpisodes()
-		}
-	} else if cfg.JudgeActs {
-		return errors.New("--judge-acts needs --judge llm:NAME")
 	}
 	db, err := open()
 	if err != nil {
 		return err
 	}
-	if runID == "" {
-		if roles != nil {
-			cfg.LLM = roles.info
-		}
-		raw, err := json.Marshal(cfg)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UTC()
-		runID = store.NewRunID(now, cfg.Seed)
-		if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "eval", Seed: cfg.Seed,
-			Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
-			return err
-		}
+	var bar *progress
+	res, err := runs.New(db).Eval(ctx, plan, runs.EvalOptions{RunID: runID, RetryFailed: retryFailed, Log: errOut,
+		Progress: func(total int) func(int) { bar = newProgress(errOut, total, "eval"); return bar.Add }})
+	if bar != nil {
+		bar.Wait()
 	}
-	done, err := db.DoneKeys(ctx, runID)
-	if err != nil {
+	if errors.Is(err, context.Canceled) && res != nil {
+		fmt.Fprintf(errOut, "interrupted: finished episodes are stored; continue with: persuarena eval --resume %s --db %s\n", res.RunID, db.Path())
+	}
+	if res == nil || res.Summaries == nil {
 		return err
 	}
-	doneKeys := make(map[eval.Key]bool, len(done))
-	for k := range done {
-		doneKeys[eval.Key{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}] = true
+	if perr := writeEval(out, format, res, plan); perr != nil {
+		return errors.Join(err, perr)
 	}
-	jobs := eval.Plan(pers, pees, sets, cfg.Rollouts, doneKeys)
-	fmt.Fprintf(errOut, "run %s: %d episodes to play (%d already stored)\n", runID, len(jobs), len(done))
-	// Saving uses a context that Ctrl-C does not cancel, so an episode that
-	// finished is never dropped at the interrupt.
-	bg := context.WithoutCancel(ctx)
-	if err := db.SetRunStatus(bg, runID, store.StatusRunning); err != nil {
-		return err
-	}
-	bar := newProgress(errOut, len(jobs), "eval")
-	// Episodes are written in batches; the bar counts stored ones only.
-	w := db.NewEpisodeWriter(runID, 0, 0, bar.Add)
-	execErr := eval.Execute(ctx, jobs, eval.Options{
-		RunID: runID, Seed: cfg.Seed, Workers: workers, Retries: cfg.Retries,
-		Episode: epCfg,
-		Sink:    func(ep *episode.Episode) error { return w.Add(bg, ep) },
-	})
-	if err := w.Close(bg); err != nil {
-		execErr = errors.Join(execErr, err)
-	}
-	bar.Wait()
-	if execErr != nil {
-		status := store.StatusFailed
-		if errors.Is(execErr, context.Canceled) {
-			status = store.StatusInterrupted
-		}
-		if err := db.SetRunStatus(bg, runID, status); err != nil {
-			return errors.Join(execErr, err)
-		}
-		if status == store.StatusInterrupted {
-			fmt.Fprintf(errOut, "interrupted: finished episodes are stored; continue with: persuarena eval --resume %s --db %s\n", runID, db.Path())
-		}
-		return execErr
-	}
-	if err := db.SetRunStatus(bg, runID, store.StatusDone); err != nil {
-		return err
-	}
-	// A run of built-in roles needs only the outcome table: it is computed
-	// from streamed outcomes in constant memory. LLM roles, a judge, MASP
-	// metrics and the persuadee grid read whole episodes.
-	var eps []*episode.Episode
-	var sums []eval.Summary
-	if !roles.used() && cfg.Judge == "" && cfg.Metrics == "" && len(pees) == 1 {
-		if sums, err = summarizeStored(bg, db, runID, pers, pees, sets); err != nil {
-			return err
-		}
-	} else {
-		if eps, err = db.Episodes(bg, runID); err != nil {
-			return err
-		}
-		sums = summarize(eps, pers, pees, sets)
-	}
-	var mreps []setMASP
-	if cfg.Metrics == "masp" {
-		if mreps, err = maspOfEpisodes(bg, eps, pers, pees, sets, cfg, roles, workers); err != nil {
-			return err
-		}
-	}
+	return err
+}
+
+// writeEval prints an eval run's outcome rows (with the run id), its MASP
+// metrics, and for tables the grid, cost and judge tables.
+func writeEval(out io.Writer, format string, res *runs.EvalResult, plan *runs.EvalPlan) error {
+	sums, mreps := res.Summaries, res.MASP
 	switch format {
 	case "json":
-		if mreps != nil {
-			return writeMASPJSON(out, sums, mreps)
-		}
-		return eval.WriteJSON(out, sums)
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(evalJSON{RunID: res.RunID, Outcomes: sums, MASP: mreps})
 	case "csv":
-		if err := eval.WriteCSV(out, sums); err != nil || mreps == nil {
+		if err := eval.WriteRunCSV(out, res.RunID, sums); err != nil || mreps == nil {
 			return err
 		}
 		return writeMASPCSV(out, mreps)
 	}
-	if slices.Contains(cfg.Persuadees, "sim") {
-		fmt.Fprintf(out, "run %s  (persuadee \"sim\" is a seeded simulator, not an LLM)\n", runID)
-	} else if slices.ContainsFunc(cfg.Persuadees, func(n string) bool { return strings.HasPrefix(n, "sim-") }) {
-		fmt.Fprintf(out, "run %s  (persuadees \"sim-*\" are seeded simulators, not LLMs)\n", runID)
+	names := plan.Spec.Persuadees
+	if slices.Contains(names, "sim") {
+		fmt.Fprintf(out, "run %s  (persuadee \"sim\" is a seeded simulator, not an LLM)\n", res.RunID)
+	} else if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "sim-") }) {
+		fmt.Fprintf(out, "run %s  (persuadees \"sim-*\" are seeded simulators, not LLMs)\n", res.RunID)
 	} else {
-		fmt.Fprintf(out, "run %s\n", runID)
+		fmt.Fprintf(out, "run %s\n", res.RunID)
 	}
 	if err := eval.WriteTable(out, sums); err != nil {
 		return err
@@ -387,13 +215,21 @@ func runEval(ctx context.Context, open func() (*store.DB, error), runID string, 
 			return err
 		}
 	}
-	return writeLLMTables(out, eps, pers, pees, roles)
+	return writeLLMTables(out, res.Episodes, plan.Persuaders, plan.Persuadees, plan.Registry)
+}
+
+// evalJSON is eval's JSON output: the run id, the outcome rows and, with
+// --metrics masp, the MASP reports per set.
+type evalJSON struct {
+	RunID    string         `json:"run_id"`
+	Outcomes []eval.Summary `json:"outcomes"`
+	MASP     []runs.SetMASP `json:"masp,omitempty"`
 }
 
 // writeLLMTables prints, after the outcome table, the Table 7 grid when
 // there are several persuadees, and the engine cost table and decision
 // protocol counts when any role is an LLM.
-func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, roles *llmRoles) error {
+func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, reg *roles.Registry) error {
 	if len(pees) > 1 {
 		names := func(n int, f func(int) string) []string {
 			s := make([]string, n)
@@ -415,9 +251,7 @@ func writeLLMTables(out io.Writer, eps []*episode.Episode, pers []episode.Persua
 			return err
 		}
 	}
-	if roles.used() {
-		roles.writeProtocol(out)
-	}
+	reg.WriteProtocol(out)
 	writeJudgeCounts(out, eps)
 	return nil
 }
@@ -449,80 +283,4 @@ func writeJudgeCounts(out io.Writer, eps []*episode.Episode) {
 		fmt.Fprintf(out, "; acts tagged by the judge in %d", acts)
 	}
 	fmt.Fprintln(out)
-}
-
-// summarizeStored is summarize over the run's stored outcomes, streamed.
-func summarizeStored(ctx context.Context, db *store.DB, runID string, pers []episode.Persuader, pees []episode.Persuadee, sets []eval.Set) ([]eval.Summary, error) {
-	setOf := setIndex(sets)
-	acc := map[eval.GroupKey]*eval.Accumulator{}
-	err := db.EachOutcome(ctx, runID, func(o episode.Outcome) error {
-		k := eval.GroupKey{Persuader: o.Persuader, Persuadee: o.Persuadee, Set: setOf[o.ScenarioID]}
-		a := acc[k]
-		if a == nil {
-			a = &eval.Accumulator{}
-			acc[k] = a
-		}
-		a.Add(o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []eval.Summary
-	for _, pee := range pees {
-		for _, per := range pers {
-			for _, s := range sets {
-				g := eval.GroupKey{Persuader: per.Name(), Persuadee: pee.Name(), Set: s.Name}
-				a := acc[g]
-				if a == nil {
-					a = &eval.Accumulator{}
-				}
-				out = append(out, a.Summary(g.Persuader, g.Persuadee, g.Set))
-			}
-		}
-	}
-	return out, nil
-}
-
-// setIndex maps scenario ids to their set names.
-func setIndex(sets []eval.Set) map[string]string {
-	setOf := map[string]string{}
-	for _, s := range sets {
-		for _, sc := range s.Scenarios {
-			setOf[sc.ID] = s.Name
-		}
-	}
-	return setOf
-}
-
-// summarize groups a run's episodes in the planned order.
-func summarize(eps []*episode.Episode, pers []episode.Persuader, pees []episode.Persuadee, sets []eval.Set) []eval.Summary {
-	setOf := setIndex(sets)
-	groups := eval.Group(eps, func(id string) string { return setOf[id] })
-	var out []eval.Summary
-	for _, pee := range pees {
-		for _, per := range pers {
-			for _, s := range sets {
-				g := eval.GroupKey{Persuader: per.Name(), Persuadee: pee.Name(), Set: s.Name}
-				out = append(out, eval.Summarize(g.Persuader, g.Persuadee, g.Set, groups[g]))
-			}
-		}
-	}
-	return out
-}
-
-// version identifies the binary in stored runs: the module version and VCS
-// revision when the build recorded them.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += "+" + s.Value
-		}
-	}
-	return v
 }

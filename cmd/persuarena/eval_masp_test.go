@@ -77,11 +77,11 @@ func TestEvalMASPMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pers, err := newPersuaders(cfg.Persuaders, nil)
+	pers, err := mustRegistry(t, "").Persuaders(cfg.Persuaders)
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := maspUsers(cfg.Persuadees, masp.DefaultSuccessRule, nil)
+	us, err := mustRegistry(t, "").MASPUsers(cfg.Persuadees, masp.DefaultSuccessRule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,15 +115,20 @@ func TestEvalMASPMetrics(t *testing.T) {
 		t.Errorf("csv:\n%s", out.String())
 	}
 
-	// Without --metrics: no MASP table, JSON is the outcome array.
+	// Without --metrics: no MASP table; JSON holds the run id and the
+	// outcome rows.
 	cfg.Metrics = ""
 	out.Reset()
 	if err := runEval(ctx, have(db), "", cfg, 2, "json", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var arr []map[string]any
-	if err := json.Unmarshal(out.Bytes(), &arr); err != nil || len(arr) != 6 {
-		t.Errorf("plain json: %v", err)
+	var plain struct {
+		RunID    string           `json:"run_id"`
+		Outcomes []map[string]any `json:"outcomes"`
+		MASP     any              `json:"masp"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &plain); err != nil || len(plain.Outcomes) != 6 || len(plain.RunID) != len("20060102-150405-abcd") || plain.MASP != nil {
+		t.Errorf("plain json: %v\n%s", err, out.String())
 	}
 	out.Reset()
 	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &bytes.Buffer{}); err != nil || strings.Contains(out.String(), "MASP") {

@@ -73,7 +73,7 @@ the run configuration and engine error messages are never exported.`,
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "jsonl", "output format: jsonl or parquet")
 	fl.StringVar(&out, "out", "", "output file, written atomically (default: standard output for jsonl)")
-	fl.StringVar(&db, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(fl, &db)
 	fl.Float64Var(&lambda, "lambda", 0.5, "λ in A = A_out + λ·A_dense (seed 000 Table 9 best: 0.5; 0 = outcome GRPO)")
 	fl.Var(denseModeFlag{&denseMode}, "dense-mode", "dense advantage: scaled (default), pooled, turn, rtg-per-turn or length-only (docs/grpo.md)")
 	fl.StringVar(&groupBy, "group-by", "scenario", "GRPO group: scenario (one persuader/persuadee pair's rollouts of one scenario)")

@@ -1,14 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/spf13/cobra"
 )
 
@@ -44,6 +45,9 @@ them from the raw CSV files.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		fl := fidelityP4GFlags
+		if err := atLeast(1, "workers", fl.workers, "resamples", fl.resamples); err != nil {
+			return err
+		}
 		if fl.format != "table" && fl.format != "json" {
 			return fmt.Errorf("--format %q: want table or json", fl.format)
 		}
@@ -68,7 +72,7 @@ them from the raw CSV files.`,
 			}
 			ss = scenario.Filter(ss, sp)
 		}
-		pee, err := fidelityPersuadee(fl.persuadee, fl.config)
+		pee, err := fidelityPersuadee(cmd.Context(), fl.persuadee, fl.config)
 		if err != nil {
 			return err
 		}
@@ -98,19 +102,16 @@ them from the raw CSV files.`,
 // fidelityPersuadee resolves --persuadee: "sim" is the embedded simulator,
 // "sim-soft" and "sim-hard" its variants, sim:FILE a simulator config
 // file, llm:NAME a role of the config.
-func fidelityPersuadee(name, config string) (episode.Persuadee, error) {
-	if isLLMRef(name) {
-		roles, err := loadLLMRoles(config)
-		if err != nil {
-			return nil, err
-		}
-		return roles.persuadee(name)
-	}
-	cfg, err := sim.ByName(name)
+func fidelityPersuadee(ctx context.Context, name, config string) (episode.Persuadee, error) {
+	reg, err := roles.New(config)
 	if err != nil {
-		return nil, fmt.Errorf("--persuadee: %w, or llm:NAME", err)
+		return nil, err
 	}
-	return sim.New(cfg), nil
+	p, err := reg.Persuadee(name)
+	if err != nil {
+		return nil, fmt.Errorf("--persuadee: %w", err)
+	}
+	return p, reg.Preflight(ctx)
 }
 
 func init() {
@@ -118,9 +119,9 @@ func init() {
 	f.StringVar(&fidelityP4GFlags.from, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
 	f.StringVar(&fidelityP4GFlags.persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim-hand (the hand-set parameters), sim:FILE (a simulator config file) or llm:NAME (with --config)")
 	f.StringVar(&fidelityP4GFlags.split, "split", "", "replay only this split (train, val or heldout); default all")
-	f.Uint64Var(&fidelityP4GFlags.seed, "seed", 1, "run seed (persuadee sessions and bootstrap)")
+	seedFlag(f, &fidelityP4GFlags.seed, "persuadee sessions and bootstrap")
 	f.IntVar(&fidelityP4GFlags.resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")
-	f.IntVar(&fidelityP4GFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
+	workersFlag(f, &fidelityP4GFlags.workers)
 	f.StringVar(&fidelityP4GFlags.format, "format", "table", "output format: table or json")
 	fidelityCmd.PersistentFlags().StringVar(&fidelityP4GFlags.config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
 	fidelityCmd.AddCommand(fidelityP4GCmd)

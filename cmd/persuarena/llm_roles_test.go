@@ -257,12 +257,12 @@ func TestEvalJudge(t *testing.T) {
 	// Outcome table: two more columns after R_goal, R_out = R_goal + 0.5.
 	lines := strings.Split(got, "\n")
 	head := strings.Join(strings.Fields(lines[1]), " ")
-	if head != "persuader persuadee set n acc% cond% pend% rej% R_goal R_strategy R_out turns B_T moved% closed|moved% failed" {
+	if head != "persuader persuadee set n acc% cond% pend% rej% trunc% R_goal R_strategy R_out turns B_T moved% closed|moved% failed" {
 		t.Fatalf("header %q:\n%s", head, got)
 	}
 	row := strings.Fields(lines[2])
 	mean := sumGoal / 4
-	if row[8] != fmt.Sprintf("%+.2f", mean) || row[9] != "+0.50" || row[10] != fmt.Sprintf("%+.2f", mean+0.5) {
+	if row[9] != fmt.Sprintf("%+.2f", mean) || row[10] != "+0.50" || row[11] != fmt.Sprintf("%+.2f", mean+0.5) {
 		t.Errorf("row %v: want R_goal %+.2f, R_strategy +0.50, R_out %+.2f", row, mean, mean+0.5)
 	}
 	// Cost table: the judge row only (script and sim use no engine), with
@@ -278,7 +278,7 @@ func TestEvalJudge(t *testing.T) {
 	}
 	// The judge-less run's table keeps exactly its columns.
 	ph := strings.Join(strings.Fields(strings.Split(plainOut.String(), "\n")[1]), " ")
-	if ph != "persuader persuadee set n acc% cond% pend% rej% R_goal turns B_T moved% closed|moved% failed" ||
+	if ph != "persuader persuadee set n acc% cond% pend% rej% trunc% R_goal turns B_T moved% closed|moved% failed" ||
 		strings.Contains(plainOut.String(), "R_strategy") || strings.Contains(plainOut.String(), "judge") {
 		t.Errorf("judge-less output changed:\n%s", plainOut.String())
 	}
@@ -389,18 +389,14 @@ func TestEvalLLMRolesGrid(t *testing.T) {
 }
 
 func TestLLMRoleErrors(t *testing.T) {
-	if _, err := newPersuadees([]string{"llm:q"}, nil); err == nil || !strings.Contains(err.Error(), "needs --config") {
+	if _, err := mustRegistry(t, "").Persuadees([]string{"llm:q"}); err == nil || !strings.Contains(err.Error(), "needs --config") {
 		t.Errorf("llm:q without config: %v", err)
 	}
 	cfgPath, _ := startFakeEngine(t, llm.VLLM)
-	roles, err := loadLLMRoles(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newPersuaders([]string{"llm:nosuch"}, roles); err == nil || !strings.Contains(err.Error(), `no role or backend "nosuch"`) {
+	if _, err := mustRegistry(t, cfgPath).Persuaders([]string{"llm:nosuch"}); err == nil || !strings.Contains(err.Error(), `no role or backend "nosuch"`) {
 		t.Errorf("unknown role: %v", err)
 	}
-	if _, err := fidelityPersuadee("llm:q", cfgPath); err != nil {
+	if _, err := fidelityPersuadee(context.Background(), "llm:q", cfgPath); err != nil {
 		t.Errorf("fidelity llm persuadee: %v", err)
 	}
 }
@@ -409,7 +405,7 @@ func TestLLMRoleErrors(t *testing.T) {
 // LLM persuadee (a few annotated dialogues).
 func TestFidelityLLM(t *testing.T) {
 	cfgPath, _ := startFakeEngine(t, llm.VLLM)
-	pee, err := fidelityPersuadee("llm:q", cfgPath)
+	pee, err := fidelityPersuadee(context.Background(), "llm:q", cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

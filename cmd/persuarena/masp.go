@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,9 +16,11 @@ import (
 	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/ppdpp"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/stats"
+	"github.com/persuarena/persuarena/store"
 )
 
 // newMASPCmd returns the "masp" command group (seed 003, SPEC §3); a
@@ -44,10 +45,11 @@ func maspEvalCmd() *cobra.Command {
 		tauQ                     float64
 		strictP4G, curves, noBDI bool
 		studentFrom              string
-		lambda                   float64
+		ridge                    float64
 		config, judge, succJudge string
 		teacher                  string
 		judgeSamples             int
+		dbPath                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -86,35 +88,32 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 			if err != nil {
 				return err
 			}
-			roles, err := loadLLMRoles(config)
+			reg, err := roles.New(config)
 			if err != nil {
 				return err
 			}
-			pers, err := newPersuaders(persuaders, roles)
+			pers, err := reg.Persuaders(persuaders)
 			if err != nil {
 				return err
 			}
 			rule := masp.DefaultSuccessRule
 			rule.StrictP4G = strictP4G
-			us, err := maspUsers(users, rule, roles)
+			us, err := reg.MASPUsers(users, rule)
 			if err != nil {
 				return err
 			}
-			if err := maspLLMJudges(us, roles, judge, succJudge, judgeSamples, rule); err != nil {
+			if err := maspLLMJudges(us, reg, judge, succJudge, judgeSamples, rule); err != nil {
 				return err
 			}
-			if resamples <= 0 {
-				return fmt.Errorf("--resamples %d: want > 0", resamples)
+			if err := atLeast(1, "tmax", T, "workers", workers, "resamples", resamples); err != nil {
+				return err
 			}
 			cfg := masp.EvalConfig{T: T, TauQ: tauQ, Seed: seed, Workers: workers,
 				Bootstrap: stats.BootstrapOptions{Resamples: resamples, Seed: seed}}
 			if !noBDI {
 				cfg.Mind = &masp.Mind{Encoder: bdi.NewMemo(bdi.NewHashedTFIDF(0))}
 				if teacher != "" {
-					if !isLLMRef(teacher) {
-						return fmt.Errorf("--teacher %q: want llm:ROLE", teacher)
-					}
-					role, c, err := roles.role(teacher)
+					role, c, err := reg.Role(teacher)
 					if err != nil {
 						return err
 					}
@@ -122,7 +121,7 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 					cfg.Mind.Teacher = func(episode.PersuadeeSession) bdi.Teacher { return lt }
 				}
 				if studentFrom != "" {
-					st, n, err := fitStudent(cmd.Context(), studentFrom, cfg.Mind.Encoder, lambda)
+					st, n, err := fitStudent(cmd.Context(), studentFrom, cfg.Mind.Encoder, ridge)
 					if err != nil {
 						return err
 					}
@@ -137,8 +136,26 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has no rationality judge (--judge llm:ROLE): its q is 0, so its RCSR is 0\n", u.Name)
 				}
 			}
-			res, err := masp.Evaluate(cmd.Context(), cfg, cases, pers, us, nil)
+			if err := reg.Preflight(cmd.Context()); err != nil {
+				return err
+			}
+			db, err := store.Open(cmd.Context(), dbPath)
 			if err != nil {
+				return err
+			}
+			defer db.Close()
+			svc := runs.New(db)
+			runID, err := svc.Create(cmd.Context(), "masp", seed, maspRunConfig{Task: task, From: from, Split: split, Users: users,
+				Persuaders: persuaders, T: T, Seed: seed, TauQ: tauQ, StrictP4G: strictP4G, NoBDI: noBDI, Student: studentFrom,
+				Ridge: ridge, Config: config, Judge: judge, SuccessJudge: succJudge, Teacher: teacher, JudgeSamples: judgeSamples, LLM: reg.LLM()})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %d dialogues to play\n", runID, len(cases)*len(pers)*len(us))
+			bar := newProgress(cmd.ErrOrStderr(), len(cases)*len(pers)*len(us), "masp eval")
+			res, err := masp.Evaluate(cmd.Context(), cfg, cases, pers, us, func(done, total int) { bar.Increment() })
+			bar.Wait()
+			if err := svc.Finish(cmd.Context(), runID, err); err != nil {
 				return err
 			}
 			if out != "" {
@@ -150,8 +167,8 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "task %s, %d cases (%s), persuaders %s, users %s, seed %d\n",
-				tk, len(cases), caseSource(tk, from, split), strings.Join(res.Persuaders, ","), strings.Join(res.Users, ","), seed)
+			fmt.Fprintf(cmd.OutOrStdout(), "run %s: task %s, %d cases (%s), persuaders %s, users %s, seed %d\n",
+				runID, tk, len(cases), caseSource(tk, from, split), strings.Join(res.Persuaders, ","), strings.Join(res.Users, ","), seed)
 			return rep.WriteText(cmd.OutOrStdout(), curves)
 		},
 	}
@@ -161,17 +178,18 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 	f.StringVar(&split, "split", "heldout", "p4g split: train, val, heldout or all (PPDPP files are one split each)")
 	f.StringSliceVar(&users, "users", []string{"sim-soft", "sim-hard", "sim"}, "users (the ensemble): sim, sim-soft, sim-hard, llm:NAME roles of --config")
 	f.StringSliceVar(&persuaders, "persuader", []string{"script", "informer", "pushy", "random"}, "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
-	f.IntVar(&T, "T", masp.DefaultT, "turn budget T (seed 003: 8)")
-	f.Uint64Var(&seed, "seed", 1, "run seed (episode seeds and bootstrap)")
+	f.IntVar(&T, "tmax", masp.DefaultT, "turn budget T (MASP paper: 8)")
+	seedFlag(f, &seed, "episode seeds and bootstrap")
 	f.IntVar(&resamples, "resamples", 10000, "bootstrap resamples")
 	f.Float64Var(&tauQ, "tau-q", masp.DefaultTauQ, "rationality threshold tau_q of RCSR (seed 003: 0.70)")
 	f.BoolVar(&strictP4G, "strict-p4g", false, "P4G success needs mean > 0.6 (released code) instead of >= 0.6 (paper)")
 	f.BoolVar(&curves, "curves", false, "also print RCSR@t for t = 1..T")
 	f.BoolVar(&noBDI, "no-bdi", false, "skip teacher states and progress")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent dialogues")
+	workersFlag(f, &workers)
 	f.StringVar(&out, "out", "", "also write every dialogue as JSON Lines to this file")
 	f.StringVar(&studentFrom, "student", "", "fit the history-only student mentalizer on this BDI cache (persuarena masp cache) and report its error ||z-hat - z||_A^2")
-	f.Float64Var(&lambda, "lambda", bdi.DefaultLambda, "ridge penalty of the student")
+	f.Float64Var(&ridge, "ridge", bdi.DefaultLambda, "ridge penalty of the student mentalizer's fit")
+	f.StringVar(&dbPath, "db", defaultDB, "run database (SQLite): the run record (kind masp) with its configuration and status")
 	f.StringVar(&config, "config", "", "persuarena.yaml with the LLM backends and roles named by llm:NAME")
 	f.StringVar(&judge, "judge", "", "llm:ROLE: LLM rationality judge for every user (default: rule-based for sim users, none for LLM users)")
 	f.StringVar(&succJudge, "success-judge", "", "llm:ROLE: LLM success judge for every user (default: read the user's decision)")
@@ -180,15 +198,32 @@ that the protocol runs end to end; meaningful numbers need an LLM user.`,
 	return cmd
 }
 
+// maspRunConfig is what a masp eval run stores (never keys).
+type maspRunConfig struct {
+	Task         string          `json:"task"`
+	From         string          `json:"from,omitempty"`
+	Split        string          `json:"split"`
+	Users        []string        `json:"users"`
+	Persuaders   []string        `json:"persuaders"`
+	T            int             `json:"tmax"`
+	Seed         uint64          `json:"seed"`
+	TauQ         float64         `json:"tau_q"`
+	StrictP4G    bool            `json:"strict_p4g,omitempty"`
+	NoBDI        bool            `json:"no_bdi,omitempty"`
+	Student      string          `json:"student,omitempty"`
+	Ridge        float64         `json:"ridge"`
+	Config       string          `json:"config,omitempty"`
+	Judge        string          `json:"judge,omitempty"`
+	SuccessJudge string          `json:"success_judge,omitempty"`
+	Teacher      string          `json:"teacher,omitempty"`
+	JudgeSamples int             `json:"judge_samples"`
+	LLM          []roles.LLMInfo `json:"llm,omitempty"`
+}
+
 // maspLLMJudges replaces the users' judges with LLM judges when asked.
-func maspLLMJudges(us []masp.User, roles *llmRoles, judge, succ string, samples int, rule masp.SuccessRule) error {
-	for _, ref := range []string{judge, succ} {
-		if ref != "" && !isLLMRef(ref) {
-			return fmt.Errorf("judge %q: want llm:ROLE", ref)
-		}
-	}
+func maspLLMJudges(us []masp.User, reg *roles.Registry, judge, succ string, samples int, rule masp.SuccessRule) error {
 	if judge != "" {
-		role, c, err := roles.role(judge)
+		role, c, err := reg.Role(judge)
 		if err != nil {
 			return err
 		}
@@ -198,7 +233,7 @@ func maspLLMJudges(us []masp.User, roles *llmRoles, judge, succ string, samples 
 		}
 	}
 	if succ != "" {
-		role, c, err := roles.role(succ)
+		role, c, err := reg.Role(succ)
 		if err != nil {
 			return err
 		}
@@ -248,6 +283,9 @@ the student on it with "persuarena masp eval --student FILE".`,
 			if out == "" {
 				return fmt.Errorf("masp cache needs --out")
 			}
+			if err := atLeast(1, "tmax", T, "workers", workers); err != nil {
+				return err
+			}
 			tk, err := bdi.ParseTask(task)
 			if err != nil {
 				return err
@@ -256,11 +294,15 @@ the student on it with "persuarena masp eval --student FILE".`,
 			if err != nil {
 				return err
 			}
-			pers, err := newPersuaders(persuaders, nil)
+			reg, err := roles.New("")
 			if err != nil {
 				return err
 			}
-			us, err := maspUsers(users, masp.DefaultSuccessRule, nil)
+			pers, err := reg.Persuaders(persuaders)
+			if err != nil {
+				return err
+			}
+			us, err := reg.MASPUsers(users, masp.DefaultSuccessRule)
 			if err != nil {
 				return err
 			}
@@ -293,9 +335,9 @@ the student on it with "persuarena masp eval --student FILE".`,
 	f.StringVar(&split, "split", "train", "p4g split: train, val, heldout or all")
 	f.StringSliceVar(&users, "users", []string{"sim"}, "simulator users: sim, sim-soft, sim-hard")
 	f.StringSliceVar(&persuaders, "persuader", []string{"script", "random"}, "persuaders that generate the dialogues")
-	f.IntVar(&T, "T", masp.DefaultT, "turn budget")
-	f.Uint64Var(&seed, "seed", 1, "run seed")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent dialogues")
+	f.IntVar(&T, "tmax", masp.DefaultT, "turn budget T")
+	seedFlag(f, &seed, "episode seeds")
+	workersFlag(f, &workers)
 	f.StringVar(&out, "out", "", "BDI cache file to write (JSON Lines)")
 	return cmd
 }
@@ -321,10 +363,10 @@ func maspCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := runs.CheckSplit(split); err != nil {
+			return nil, err
+		}
 		if split != "all" {
-			if !isSplit(split) {
-				return nil, fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
-			}
 			ss = scenario.Filter(ss, scenario.Split(split))
 		}
 		if len(ss) == 0 {
@@ -338,30 +380,6 @@ func maspCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
 		return ppdpp.LoadCases(t, from)
 	}
 	return nil, fmt.Errorf("masp eval has no protocol for task %q", t)
-}
-
-// maspUsers resolves user names: simulator variants (sim, sim-soft,
-// sim-hard) with the rule-based judges, and llm:NAME persuadees of the
-// --config file, whose success is read from their decisions and whose
-// rationality is unjudged (0) unless --judge is given.
-func maspUsers(names []string, rule masp.SuccessRule, roles *llmRoles) ([]masp.User, error) {
-	var out []masp.User
-	for _, n := range names {
-		if isLLMRef(n) {
-			p, err := roles.persuadee(n)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, masp.User{Name: n, Persuadee: p, Success: masp.SimSuccessJudge{Rule: rule}})
-			continue
-		}
-		c, err := sim.ByName(n)
-		if err != nil {
-			return nil, fmt.Errorf("user: %w, or llm:NAME with --config", err)
-		}
-		out = append(out, masp.User{Name: n, Persuadee: sim.New(c), Success: masp.SimSuccessJudge{Rule: rule}, Rationality: masp.SimRationalityJudge{}})
-	}
-	return out, nil
 }
 
 // writeDialogues writes every dialogue as one JSON line, atomically.

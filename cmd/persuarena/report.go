@@ -62,7 +62,7 @@ docs/report.md.`,
 	f.IntVar(&o.resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples of the comparison")
 	f.StringVar(&o.baseline, "baseline", "", "persuader every other persuader is compared against (default: the first in the runs)")
 	f.BoolVar(&o.timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(f, &dbPath)
 	cmd.MarkFlagRequired("out")
 	rootCmd.AddCommand(cmd)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -31,7 +34,7 @@ querying it directly with sqlite3.`,
 }
 
 func init() {
-	runsCmd.PersistentFlags().StringVar(&runsDB, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(runsCmd.PersistentFlags(), &runsDB)
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -51,9 +54,10 @@ func init() {
 		},
 	}
 
+	var episodeKey string
 	show := &cobra.Command{
-		Use:   "show RUN_ID",
-		Short: "Show a run's metadata and its terminal states per persuader/persuadee pair",
+		Use:   "show RUN_ID [--episode PERSUADER/PERSUADEE/SCENARIO#ROLLOUT]",
+		Short: "Show a run's metadata and terminal states per pair, or one episode's transcript",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, err := openRunsDB(cmd)
@@ -61,6 +65,9 @@ func init() {
 				return err
 			}
 			defer db.Close()
+			if episodeKey != "" {
+				return showEpisode(cmd.Context(), db, args[0], episodeKey, cmd.OutOrStdout())
+			}
 			run, err := db.GetRun(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -99,7 +106,27 @@ func init() {
 	export.Flags().BoolVar(&jsonl, "jsonl", false, "write JSON Lines, the episode records as eval stores them")
 	export.Flags().StringVar(&out, "out", "", "output file, written atomically (default: standard output)")
 
-	runsCmd.AddCommand(list, show, export)
+	show.Flags().StringVar(&episodeKey, "episode", "", "print this episode's transcript (key: persuader/persuadee/scenario#rollout)")
+	rm := &cobra.Command{
+		Use:   "rm RUN_ID...",
+		Short: "Delete runs with their episodes, turns, probe read-outs and metrics (one transaction per run)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, err := openRunsDB(cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			for _, id := range args {
+				if err := db.DeleteRun(cmd.Context(), id); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed run %s\n", id)
+			}
+			return nil
+		},
+	}
+	runsCmd.AddCommand(list, show, export, rm)
 	rootCmd.AddCommand(runsCmd)
 }
 
@@ -194,4 +221,82 @@ func known(pc store.PairCounts, cols []decision.Terminal) int {
 		n += pc.Terminals[c]
 	}
 	return n
+}
+
+// parseEpisodeKey reads "persuader/persuadee/scenario#rollout"; the
+// persuadee may hold slashes (sim:FILE), persuader and scenario not.
+func parseEpisodeKey(s string) (store.EpisodeKey, error) {
+	var k store.EpisodeKey
+	head, roll, ok := strings.Cut(s, "#")
+	first, rest, ok2 := strings.Cut(head, "/")
+	i := strings.LastIndex(rest, "/")
+	if !ok || !ok2 || i < 0 {
+		return k, fmt.Errorf("--episode %q: want persuader/persuadee/scenario#rollout", s)
+	}
+	n, err := strconv.Atoi(roll)
+	if err != nil || n < 0 {
+		return k, fmt.Errorf("--episode %q: rollout %q is not a number >= 0", s, roll)
+	}
+	return store.EpisodeKey{Persuader: first, Persuadee: rest[:i], ScenarioID: rest[i+1:], Rollout: n}, nil
+}
+
+// showEpisode prints one episode as a readable transcript: per turn the
+// persuader's acts, both utterances, the persuadee's decision, the probe
+// read-outs, the belief B_t and the dense reward r_t.
+func showEpisode(ctx context.Context, db *store.DB, runID, key string, w io.Writer) error {
+	k, err := parseEpisodeKey(key)
+	if err != nil {
+		return err
+	}
+	eps, err := db.Episodes(ctx, runID, store.Filter{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID})
+	if err != nil {
+		return err
+	}
+	for _, ep := range eps {
+		if ep.Rollout == k.Rollout {
+			writeTranscript(w, ep)
+			return nil
+		}
+	}
+	return fmt.Errorf("run %s has no episode %s", runID, k)
+}
+
+func writeTranscript(w io.Writer, ep *episode.Episode) {
+	num := func(p *float64, format string) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	probes := func(rs []probe.Reading) string {
+		var parts []string
+		for _, r := range rs {
+			v := "-"
+			if r.OK {
+				v = fmt.Sprintf("%.3f", r.P)
+			}
+			parts = append(parts, r.Probe+" "+v)
+		}
+		return strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "episode %s of run %s (seed %d; %s, %s, %s)\n", store.KeyOf(ep), ep.RunID, ep.Seed, ep.Split, ep.Domain, ep.Resistance)
+	fmt.Fprintf(w, "start: probes %s; belief B_0 %s\n", probes(ep.Initial), num(ep.B0, "%.3f"))
+	for _, t := range ep.Turns {
+		acts := strings.Join(t.Acts, ", ")
+		if acts == "" {
+			acts = "-"
+		}
+		fmt.Fprintf(w, "\nturn %d  acts: %s\n", t.T, acts)
+		fmt.Fprintf(w, "  persuader: %s\n", t.Persuader)
+		fmt.Fprintf(w, "  persuadee: %s\n", t.Persuadee)
+		fmt.Fprintf(w, "  decision %s; probes %s; belief B_t %s; dense r_t %s\n", t.Decision, probes(t.Probes), num(t.Belief, "%.3f"), num(t.Dense, "%+.3f"))
+	}
+	fmt.Fprintf(w, "\nend: %s, R_goal %+.2f", ep.Terminal, ep.RGoal)
+	if ep.RStrategy != nil {
+		fmt.Fprintf(w, ", R_strategy %+.2f", *ep.RStrategy)
+	}
+	if ep.Error != "" {
+		fmt.Fprintf(w, "; error: %s", ep.Error)
+	}
+	fmt.Fprintln(w)
 }

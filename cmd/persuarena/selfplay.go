@@ -8,17 +8,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/planner"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/selfplay"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
 )
@@ -85,6 +84,9 @@ metrics to the run database ("persuarena train metrics RUN_ID" prints them).
 (e.g. soft users only) to start from.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := atLeast(1, "tmax", cfg.T, "workers", workers); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("user-lr") {
 				cfg.User.LearningRate = userLR
 			}
@@ -100,14 +102,14 @@ metrics to the run database ("persuarena train metrics RUN_ID" prints them).
 	}
 	f := cmd.Flags()
 	f.IntVar(&cfg.Cycles, "cycles", cfg.Cycles, "outer self-play cycles K (with --resume: extend the run to this many)")
-	f.StringSliceVar(&meta.Scenarios, "scenarios", []string{"p4g"}, "training scenario sets: built-in names (p4g, arena) or JSONL files")
+	scenariosFlag(f, &meta.Scenarios, "training scenario sets")
 	f.StringVar(&meta.Split, "split", "train", "split to train on: train, val, heldout or all")
 	f.IntVar(&cfg.G, "g", cfg.G, "dialogues per scenario (the group)")
 	f.IntVar(&cfg.ScenariosPerStep, "scenarios-per-step", cfg.ScenariosPerStep, "scenarios (groups) per update step")
 	f.IntVar(&cfg.SystemSteps, "system-steps", cfg.SystemSteps, "planner update steps per cycle")
 	f.IntVar(&cfg.UserSteps, "user-steps", cfg.UserSteps, "user update steps per cycle")
 	f.IntVar(&cfg.Updates, "updates", cfg.Updates, "Adam updates per step on its batch")
-	f.IntVar(&cfg.T, "T", cfg.T, "turn budget per dialogue (seed 003: 8)")
+	tmaxFlag(f, &cfg.T, cfg.T, "MASP paper: 8")
 	f.Float64Var(&cfg.System.LearningRate, "lr", cfg.System.LearningRate, "planner learning rate")
 	f.Float64Var(&cfg.System.KLBeta, "kl", cfg.System.KLBeta, "planner KL β to its reference (seed 003 released code: 0.05)")
 	f.Float64Var(&userLR, "user-lr", cfg.User.LearningRate, "user policy learning rate")
@@ -120,13 +122,13 @@ metrics to the run database ("persuarena train metrics RUN_ID" prints them).
 	f.Float64Var(&cfg.Weights.Rat, "w-rat", cfg.Weights.Rat, "w_rat, weight of the rationality signal q in r_U")
 	f.Float64Var(&cfg.Weights.Gamma, "gamma", cfg.Weights.Gamma, "discount γ of the returns-to-go")
 	f.BoolVar(&cfg.WithheldYes, "withheld-yes", cfg.WithheldYes, "judge a user reply that withholds the yes its mind has reached NOT_RATIONAL (docs/masp.md)")
-	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "run seed: user weights, scenario choice, every dialogue")
+	seedFlag(f, &cfg.Seed, "user weights, scenario choice, every dialogue")
 	f.StringVar(&meta.InitPlanner, "init-planner", "", "planner:PATH: start the planner (and its KL reference) from this checkpoint (default: a fresh uniform planner)")
 	f.StringVar(&meta.Student, "student", "", "BDI cache (persuarena masp cache) of real dialogues for the student (default: generated from script and random against sim)")
 	f.StringVar(&dir, "checkpoint-dir", "selfplay", "directory of the checkpoints (selfplay.json, planner.json, user.json)")
 	f.BoolVar(&resume, "resume", false, "continue the run saved in --checkpoint-dir (its stored configuration and scenarios are used; --cycles may extend it)")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent dialogues (results do not depend on it)")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite) for the per-cycle metrics; empty: none")
+	workersFlag(f, &workers)
+	dbFlag(f, &dbPath)
 	cmd.AddCommand(selfplayWarmstartCmd())
 	return cmd
 }
@@ -169,7 +171,7 @@ func runSelfplay(ctx context.Context, cfg selfplay.Config, meta selfplayMeta, di
 			return fmt.Errorf("%s already holds a self-play run: continue it with --resume or choose another --checkpoint-dir", dir)
 		}
 		if meta.InitPlanner != "" {
-			path, ok := strings.CutPrefix(meta.InitPlanner, plannerPrefix)
+			path, ok := roles.PlannerPath(meta.InitPlanner)
 			if !ok {
 				return fmt.Errorf("--init-planner %q: want planner:PATH", meta.InitPlanner)
 			}
@@ -197,14 +199,7 @@ func runSelfplay(ctx context.Context, cfg selfplay.Config, meta selfplayMeta, di
 				return fmt.Errorf("resume %s: run %s: %w", dir, runID, err)
 			}
 		} else {
-			raw, err := json.Marshal(selfplayRunConfig{SelfPlay: cfg, selfplayMeta: meta, CheckpointDir: dir})
-			if err != nil {
-				return err
-			}
-			now := time.Now().UTC()
-			runID = store.NewRunID(now, cfg.Seed)
-			if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "selfplay", Seed: cfg.Seed,
-				Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+			if runID, err = runs.New(db).Create(ctx, "selfplay", cfg.Seed, selfplayRunConfig{SelfPlay: cfg, selfplayMeta: meta, CheckpointDir: dir}); err != nil {
 				return err
 			}
 		}
@@ -234,16 +229,12 @@ func runSelfplay(ctx context.Context, cfg selfplay.Config, meta selfplayMeta, di
 	} else {
 		fmt.Fprintf(errOut, "run %s: cycles %d..%d, checkpoints in %s\n", r.RunID(), r.CyclesDone()+1, r.Config().Cycles, dir)
 	}
-	if _, err := r.Run(ctx); err != nil {
-		status := store.StatusFailed
-		if errors.Is(err, context.Canceled) {
-			status = store.StatusInterrupted
-			fmt.Fprintf(errOut, "interrupted after cycle %d; continue with: persuarena selfplay --resume --checkpoint-dir %s\n", r.CyclesDone(), dir)
-		}
-		return errors.Join(err, setStatus(db, r.RunID(), status))
+	_, err = r.Run(ctx)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(errOut, "interrupted after cycle %d; continue with: persuarena selfplay --resume --checkpoint-dir %s\n", r.CyclesDone(), dir)
 	}
-	if err := setStatus(db, r.RunID(), store.StatusDone); err != nil {
-		return err
+	if serr := setStatus(db, r.RunID(), runs.Status(err)); serr != nil || err != nil {
+		return errors.Join(err, serr)
 	}
 	base := "script"
 	if meta.InitPlanner != "" {
@@ -287,7 +278,14 @@ Nothing is stored in the run database.`,
 			if out == "" {
 				return errors.New("selfplay warmstart needs --out")
 			}
-			sc, err := sim.ByName(persuadee)
+			if err := atLeast(1, "tmax", cfg.Tmax, "workers", workers); err != nil {
+				return err
+			}
+			if !roles.IsSim(persuadee) {
+				return fmt.Errorf("--persuadee %q: want a simulator (%s)", persuadee, "sim, sim-soft, sim-hard, sim-hand, sim:FILE")
+			}
+			reg, _ := roles.New("")
+			pee, err := reg.Persuadee(persuadee)
 			if err != nil {
 				return fmt.Errorf("--persuadee: %w", err)
 			}
@@ -299,7 +297,7 @@ Nothing is stored in the run database.`,
 			for _, s := range sets {
 				scs = append(scs, s.Scenarios...)
 			}
-			o := train.Options{Scenarios: scs, Persuadee: sim.New(sc), Workers: workers, Checkpoint: out, Log: cmd.ErrOrStderr()}
+			o := train.Options{Scenarios: scs, Persuadee: pee, Workers: workers, Checkpoint: out, Log: cmd.ErrOrStderr()}
 			var tr *train.Trainer
 			if resume {
 				if tr, err = train.Resume(out, o); err != nil {
@@ -327,7 +325,7 @@ Nothing is stored in the run database.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&persuadee, "persuadee", "sim-soft", "simulator variant to train against: sim-soft, sim, sim-hard or sim:FILE (a simulator config file)")
-	f.StringSliceVar(&scenarios, "scenarios", []string{"p4g"}, "training scenario sets")
+	scenariosFlag(f, &scenarios, "training scenario sets")
 	f.StringVar(&split, "split", "train", "split to train on")
 	f.StringVar(&out, "out", "", "planner checkpoint to write (atomically)")
 	f.IntVar(&steps, "steps", 0, "steps (0: epochs x floor(scenarios / scenarios-per-step))")
@@ -336,10 +334,10 @@ Nothing is stored in the run database.`,
 	f.IntVar(&cfg.GRPO.ScenariosPerStep, "scenarios-per-step", cfg.GRPO.ScenariosPerStep, "scenarios per step")
 	f.Float64Var(&cfg.GRPO.Lambda, "lambda", cfg.GRPO.Lambda, "λ, weight of the dense (probe) advantage")
 	f.Float64Var(&cfg.GRPO.LearningRate, "lr", cfg.GRPO.LearningRate, "Adam learning rate")
-	f.IntVar(&cfg.Tmax, "tmax", cfg.Tmax, "maximum persuader turns per episode")
+	tmaxFlag(f, &cfg.Tmax, cfg.Tmax, "Probe-RPO paper: 10")
 	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "write the checkpoint every N steps (0: only at the end)")
-	f.Uint64Var(&cfg.GRPO.Seed, "seed", 1, "run seed")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent rollouts")
+	seedFlag(f, &cfg.GRPO.Seed, "initial weights, scenario order, every episode")
+	workersFlag(f, &workers)
 	f.BoolVar(&resume, "resume", false, "continue the run saved in --out")
 	return cmd
 }

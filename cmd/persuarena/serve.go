@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,9 +12,10 @@ import (
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/server"
-	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -32,6 +32,10 @@ type serveConfig struct {
 	MaxMessageBytes int         `json:"max_message_bytes"`
 	Seed            uint64      `json:"seed"`
 	Basis           probe.Basis `json:"basis"`
+	// Config is the --config path resolving an llm:ROLE persuadee, and
+	// LLM describes that role (never keys).
+	Config string          `json:"config,omitempty"`
+	LLM    []roles.LLMInfo `json:"llm,omitempty"`
 }
 
 func init() {
@@ -41,6 +45,7 @@ func init() {
 		probes  string
 		dbPath  string
 		verbose bool
+		config  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -64,6 +69,9 @@ be analysed like an eval run.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			errOut := cmd.ErrOrStderr()
+			if err := atLeast(1, "tmax", cfg.Tmax); err != nil {
+				return err
+			}
 			cfg.IdleTimeout = idle.String()
 			basis := probe.Default
 			if probes != "" {
@@ -74,45 +82,27 @@ be analysed like an eval run.`,
 				basis = b
 			}
 			cfg.Basis = basis
-			pee, err := servePersuadee(cfg.Persuadee)
-			if err != nil {
-				return err
-			}
-			var sets []server.Set
-			for _, ref := range cfg.Scenarios {
-				ss, err := scenario.Resolve(ref)
-				if err != nil {
-					return err
-				}
-				sets = append(sets, server.Set{Name: strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl"), Scenarios: ss})
-			}
-			split := cfg.Split
-			if split == "all" {
-				split = ""
-			}
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelInfo
 			}
-			scfg := server.Config{
-				Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: cfg.Tmax, Basis: basis,
-					Reward: server.RewardMode(cfg.Reward), MaxMessageBytes: cfg.MaxMessageBytes, Seed: cfg.Seed},
-				MaxSessions: cfg.MaxSessions, IdleTimeout: idle, Version: version(),
-				Logger: slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: level})),
-			}
+			logger := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: level}))
 			// The sink is bound to the run database below, after every
 			// input has been validated (server.New) and the address
 			// taken: a rejected command creates no file.
 			var save func(*episode.Episode) error
-			scfg.Env.Sink = func(ep *episode.Episode) error {
+			srv, err := newServeServer(ctx, &cfg, config, idle, logger, func(ep *episode.Episode) error {
 				if save == nil {
 					return nil
 				}
 				return save(ep)
-			}
-			srv, err := server.New(scfg)
+			})
 			if err != nil {
 				return err
+			}
+			split := cfg.Split
+			if split == "all" {
+				split = ""
 			}
 			ln, err := net.Listen("tcp", cfg.Addr)
 			if err != nil {
@@ -131,14 +121,7 @@ be analysed like an eval run.`,
 					return err
 				}
 				defer db.Close()
-				raw, err := json.Marshal(cfg)
-				if err != nil {
-					return err
-				}
-				now := time.Now()
-				runID = store.NewRunID(now, cfg.Seed)
-				if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "serve", Seed: cfg.Seed,
-					Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+				if runID, err = runs.New(db).Create(ctx, "serve", cfg.Seed, cfg); err != nil {
 					return err
 				}
 				// Episodes end on session goroutines; saving must not depend
@@ -147,7 +130,7 @@ be analysed like an eval run.`,
 				save = func(ep *episode.Episode) error {
 					err := db.SaveEpisode(context.Background(), runID, ep)
 					if err != nil {
-						scfg.Logger.Error("store episode", "run", runID, "scenario", ep.ScenarioID, "err", err)
+						logger.Error("store episode", "run", runID, "scenario", ep.ScenarioID, "err", err)
 					}
 					return err
 				}
@@ -176,27 +159,55 @@ be analysed like an eval run.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8000", "listen address (host:port); keep it on loopback unless the network is trusted")
-	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: sim, sim-soft or sim-hard (the seeded simulator and its variants) or sim:FILE (a simulator config file)")
-	f.StringSliceVar(&cfg.Scenarios, "scenarios", []string{"arena"}, "scenario sets clients may choose (reset's \"set\"): built-in names (p4g, arena) or JSONL files; the first is the default")
+	f.StringVar(&cfg.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
+	f.StringVar(&config, "config", "", "persuarena.yaml naming the backend and role of an llm:ROLE persuadee (docs/llm-roles.md)")
+	scenariosFlag(f, &cfg.Scenarios, "scenario sets clients may choose (reset's \"set\"; the first is the default)")
 	f.StringVar(&cfg.Split, "split", "train", "default split resets draw from: train, val, heldout or all")
-	f.IntVar(&cfg.Tmax, "tmax", episode.DefaultTmax, "maximum persuader turns per episode (seed 000: 10)")
+	tmaxFlag(f, &cfg.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
 	f.StringVar(&cfg.Reward, "reward", "dense", "default reward mode: dense (r_t = B_t - B_{t-1}), outcome (R_out at the end) or both")
 	f.IntVar(&cfg.MaxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket connections plus unfinished HTTP episodes)")
 	f.DurationVar(&idle, "idle-timeout", server.DefaultIdleTimeout, "close sessions after this long without a message")
 	f.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "maximum bytes of one persuader message")
-	f.Uint64Var(&cfg.Seed, "seed", 0, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
+	seedFlag(f, &cfg.Seed, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
 	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
 	f.StringVar(&dbPath, "db", "", "store finished episodes in this run database (SQLite), in a run of kind \"serve\"")
 	f.BoolVar(&verbose, "verbose", false, "log every reset, finished episode, close and idle timeout")
 	rootCmd.AddCommand(cmd)
 }
 
-// servePersuadee resolves --persuadee: the simulator "sim" and its
-// variants "sim-soft" and "sim-hard" (sim.Variant).
-func servePersuadee(name string) (episode.Persuadee, error) {
-	c, err := sim.ByName(name)
+// newServeServer builds serve's environment server: the persuadee through
+// the role registry (any persuadee kind, llm:ROLE of config included, its
+// backend preflighted), the scenario sets, and cfg's limits; every
+// finished episode goes to sink. It records the LLM role in cfg.LLM.
+// Errors: the registry's, scenario loading's and server.New's.
+func newServeServer(ctx context.Context, cfg *serveConfig, config string, idle time.Duration, logger *slog.Logger, sink func(*episode.Episode) error) (*server.Server, error) {
+	reg, err := roles.New(config)
 	if err != nil {
 		return nil, err
 	}
-	return sim.New(c), nil
+	pee, err := reg.Persuadee(cfg.Persuadee)
+	if err != nil {
+		return nil, fmt.Errorf("--persuadee: %w", err)
+	}
+	if err := reg.Preflight(ctx); err != nil {
+		return nil, err
+	}
+	cfg.LLM = reg.LLM()
+	var sets []server.Set
+	for _, ref := range cfg.Scenarios {
+		ss, err := scenario.Resolve(ref)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, server.Set{Name: setName(ref), Scenarios: ss})
+	}
+	split := cfg.Split
+	if split == "all" {
+		split = ""
+	}
+	return server.New(server.Config{
+		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: cfg.Tmax, Basis: cfg.Basis,
+			Reward: server.RewardMode(cfg.Reward), MaxMessageBytes: cfg.MaxMessageBytes, Seed: cfg.Seed, Sink: sink},
+		MaxSessions: cfg.MaxSessions, IdleTimeout: idle, Version: version(), Logger: logger,
+	})
 }

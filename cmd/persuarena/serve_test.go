@@ -3,11 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/train"
 )
 
@@ -73,6 +82,65 @@ func TestTrainRejectedInputWritesNothing(t *testing.T) {
 		}
 		if _, err := os.Stat(db); !os.IsNotExist(err) {
 			t.Fatalf("case %d: the rejected command created %s (%v)", i, db, err)
+		}
+	}
+}
+
+// serve resolves its persuadee through the role registry: an llm:ROLE
+// persuadee of --config is served against the fake engine over HTTP (its
+// reply is the fake engine's, it accepts on the second step as fakeReply
+// scripts), and a persuader kind (planner:) or an unknown name is refused
+// with the registry's list of kinds.
+func TestServeLLMPersuadee(t *testing.T) {
+	cfgPath, _ := startFakeEngine(t, llm.VLLM)
+	cfg := serveConfig{Persuadee: "llm:q", Scenarios: []string{"arena"}, Split: "train", Tmax: 10, Reward: "both",
+		MaxSessions: 2, MaxMessageBytes: 4096, Seed: 3, Basis: probe.Default}
+	var stored []*episode.Episode
+	srv, err := newServeServer(context.Background(), &cfg, cfgPath, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		func(ep *episode.Episode) error { stored = append(stored, ep); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.LLM) != 1 || cfg.LLM[0].Ref != "llm:q" || cfg.LLM[0].Backend != "fake" {
+		t.Errorf("stored role info %+v", cfg.LLM)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(ts.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v %v", path, resp.StatusCode, m, err)
+		}
+		return m
+	}
+	r := post("/reset", `{"seed": 5}`)
+	id := r["observation"].(map[string]any)["metadata"].(map[string]any)["episode_id"].(string)
+	step := func() map[string]any {
+		return post("/step", `{"episode_id": "`+id+`", "action": {"message": "Would you consider it? It is your call."}}`)
+	}
+	r = step()
+	if obs := r["observation"].(map[string]any); r["done"] != false || obs["reply"] != "Tell me more." {
+		t.Fatalf("step 1: %v", r)
+	}
+	r = step()
+	if obs := r["observation"].(map[string]any); r["done"] != true || obs["reply"] != "Fair enough, I'll do it." || obs["decision"] != "accept" {
+		t.Fatalf("step 2: %v", r)
+	}
+	if len(stored) != 1 || stored[0].Persuadee != "llm:q" || len(stored[0].Turns) != 2 {
+		t.Fatalf("stored episodes %+v", stored)
+	}
+	for _, bad := range []string{"planner:p.json", "gpt"} {
+		c := cfg
+		c.Persuadee = bad
+		if _, err := newServeServer(context.Background(), &c, cfgPath, time.Minute, nil, nil); err == nil ||
+			!strings.Contains(err.Error(), "unknown persuadee") || !strings.Contains(err.Error(), "llm:ROLE") {
+			t.Errorf("--persuadee %s: %v", bad, err)
 		}
 	}
 }

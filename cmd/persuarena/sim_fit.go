@@ -54,6 +54,9 @@ them from the raw CSV files first.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		fl := simFitFlags
+		if err := atLeast(1, "workers", fl.workers); err != nil {
+			return err
+		}
 		var all []scenario.Scenario
 		var err error
 		if fl.from != "" {
@@ -140,7 +143,7 @@ func init() {
 	f.IntVar(&simFitFlags.folds, "folds", 3, "user-grouped cross-validation folds within the train users (0: none)")
 	f.IntVar(&simFitFlags.evals, "max-evals", simfit.DefaultEvals, "objective evaluations per Nelder-Mead fit")
 	f.IntVar(&simFitFlags.closedN, "closed-n", simfit.DefaultClosedN, "train scenarios per set (arena, p4g) of the closed-loop eval that constrains the fit (0: open-loop objective only)")
-	f.IntVar(&simFitFlags.workers, "workers", 0, "dialogues replayed at once (0 = number of CPUs); results do not depend on it")
+	workersFlag(f, &simFitFlags.workers)
 	fitCmd := &cobra.Command{Use: "fit", Short: "Fit the simulator's parameters to real data"}
 	fitCmd.AddCommand(simFitP4GCmd)
 	simCmd.AddCommand(fitCmd)

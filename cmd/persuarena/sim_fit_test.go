@@ -46,7 +46,7 @@ func TestSimFitWritesALoadableFile(t *testing.T) {
 		!strings.Contains(p.ClosedLoop, "arena 160, p4g 160") || p.Metrics["closed_default_ece"] == 0 {
 		t.Errorf("provenance %+v params %v", p, f.Params)
 	}
-	pees, err := newPersuadees([]string{"sim", "sim:" + out, sim.HandName}, nil)
+	pees, err := mustRegistry(t, "").Persuadees([]string{"sim", "sim:" + out, sim.HandName})
 	if err != nil || len(pees) != 3 || pees[1].Name() != "sim:"+out || pees[2].Name() != sim.HandName {
 		t.Fatalf("newPersuadees: %v %v", pees, err)
 	}
@@ -58,10 +58,10 @@ func TestSimFitWritesALoadableFile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\"Acept\": 1}\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newPersuadees([]string{"sim:" + bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
+	if _, err := mustRegistry(t, "").Persuadees([]string{"sim:" + bad}); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
 		t.Errorf("bad file: %v", err)
 	}
-	if _, err := fidelityPersuadee("sim:"+bad, ""); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
+	if _, err := fidelityPersuadee(context.Background(), "sim:"+bad, ""); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
 		t.Errorf("fidelity, bad file: %v", err)
 	}
 }

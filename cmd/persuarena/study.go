@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/study"
 	"github.com/persuarena/persuarena/train"
@@ -67,11 +67,12 @@ command resumes. --doc FILE --section NAME writes the tables into FILE between
 			}
 			o.Train = train.DefaultConfig()
 			o.Train.MaxSteps = maxSteps
-			pees, err := newPersuadees([]string{persuadee}, nil)
+			reg, _ := roles.New("")
+			pee, err := reg.Persuadee(persuadee)
 			if err != nil {
 				return err
 			}
-			o.Persuadee = pees[0]
+			o.Persuadee = pee
 			trainSets, err := loadSets(sets, string(scenario.Train))
 			if err != nil {
 				return err
@@ -111,12 +112,12 @@ command resumes. --doc FILE --section NAME writes the tables into FILE between
 	f := lcmd.Flags()
 	f.UintSliceVar(&seeds, "seeds", []uint{1, 2, 3, 4, 5}, "training seeds, one run per arm and seed")
 	f.StringSliceVar(&arms, "arms", nil, "arms to run (default: all)")
-	f.StringSliceVar(&sets, "scenarios", []string{"arena", "p4g"}, "scenario sets: their train splits train, their held-out splits evaluate")
+	scenariosFlag(f, &sets, "scenario sets (their train splits train, their held-out splits evaluate)")
 	f.StringVar(&persuadee, "persuadee", "sim", "persuadee to train and evaluate against (sim, sim-soft, sim-hard, sim:FILE)")
 	f.IntVar(&maxSteps, "max-steps", 0, "cap each run's training steps (0: the full 2-epoch schedule)")
 	f.IntVar(&rollouts, "rollouts", 3, "held-out rollouts per scenario")
 	f.Uint64Var(&evalSeed, "eval-seed", 1, "seed of the held-out episodes (the same for every checkpoint)")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent episodes (results do not depend on it)")
+	workersFlag(f, &workers)
 	f.IntVar(&resamples, "resamples", 10000, "bootstrap replicates")
 	f.StringVar(&dir, "dir", "out/lambda-study", "directory for finished runs (resume) and checkpoints")
 	f.StringVar(&out, "out", "", "write the Markdown tables to this file (default: standard output)")

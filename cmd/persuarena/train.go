@@ -7,16 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
@@ -71,6 +71,9 @@ docs/training.md), against the simulator "sim" on the train splits of arena
 and p4g.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := atLeast(1, "tmax", cfg.Tmax, "workers", workers); err != nil {
+				return err
+			}
 			cfg.Features.Tmax = cfg.Tmax
 			rc.Train = cfg
 			maxSteps := -1 // keep the stored cap on --resume
@@ -81,7 +84,7 @@ and p4g.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&rc.Scenarios, "scenarios", []string{"arena", "p4g"}, "training scenario sets: built-in names (p4g, arena) or JSONL files")
+	scenariosFlag(f, &rc.Scenarios, "training scenario sets")
 	f.StringVar(&rc.Split, "split", "train", "split to train on: train, val, heldout or all")
 	f.StringVar(&rc.Persuadee, "persuadee", "sim", "persuadee to train against (sim, sim-soft, sim-hard, sim:FILE, or llm:NAME with --config)")
 	f.StringVar(&rc.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuadees and judges (docs/llm-roles.md)")
@@ -105,12 +108,12 @@ and p4g.`,
 	f.IntVar(&cfg.Updates, "updates", cfg.Updates, "Adam updates per step on its batch")
 	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "planner hidden width (0 = linear policy)")
 	f.IntVar(&cfg.Features.BowDims, "bow-dims", cfg.Features.BowDims, "hashed bag-of-words features of the last reply (0 = none)")
-	f.IntVar(&cfg.Tmax, "tmax", cfg.Tmax, "maximum persuader turns per episode (seed 000: 10)")
+	tmaxFlag(f, &cfg.Tmax, cfg.Tmax, "Probe-RPO paper: 10")
 	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "write the checkpoint every N steps (0: only at the end)")
-	f.Uint64Var(&cfg.GRPO.Seed, "seed", 1, "run seed: initial weights, scenario order, every episode")
+	seedFlag(f, &cfg.GRPO.Seed, "initial weights, scenario order, every episode")
 	f.StringVar(&probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of seed 000 Table 1)")
-	f.IntVar(&workers, "workers", runtime.NumCPU(), "concurrent rollouts (results do not depend on it)")
-	f.StringVar(&dbPath, "db", "persuarena.db", "run database (SQLite)")
+	workersFlag(f, &workers)
+	dbFlag(f, &dbPath)
 	rootCmd.AddCommand(cmd)
 
 	var metricsDB string
@@ -130,7 +133,7 @@ mean_abs_lambda_a_dense, mean_r_out, separated_share, ...; docs/training.md).`,
 			return writeMetricsCSV(cmd.Context(), db, args[0], cmd.OutOrStdout())
 		},
 	}
-	mcmd.Flags().StringVar(&metricsDB, "db", "persuarena.db", "run database (SQLite)")
+	dbFlag(mcmd.Flags(), &metricsDB)
 	cmd.AddCommand(mcmd)
 }
 
@@ -214,11 +217,11 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 			}
 		}
 	}
-	roles, err := loadLLMRoles(rc.Config)
+	reg, err := roles.New(rc.Config)
 	if err != nil {
 		return err
 	}
-	pees, err := newPersuadees([]string{rc.Persuadee}, roles)
+	pees, err := reg.Persuadees([]string{rc.Persuadee})
 	if err != nil {
 		return err
 	}
@@ -232,7 +235,7 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 	}
 	var judge episode.Judge
 	if rc.Judge != "" {
-		j, err := roles.judge(rc.Judge, rc.JudgeSamples)
+		j, err := reg.Judge(rc.Judge, rc.JudgeSamples)
 		if err != nil {
 			return err
 		}
@@ -260,14 +263,7 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 			}
 		}
 	} else {
-		raw, err := json.Marshal(rc)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UTC()
-		runID = store.NewRunID(now, rc.Train.GRPO.Seed)
-		if err := db.CreateRun(ctx, store.Run{ID: runID, CreatedAt: now, Kind: "train", Seed: rc.Train.GRPO.Seed,
-			Version: version(), Config: raw, Status: store.StatusRunning}); err != nil {
+		if runID, err = runs.New(db).Create(ctx, "train", rc.Train.GRPO.Seed, rc); err != nil {
 			return err
 		}
 		o.RunID = runID
@@ -285,16 +281,12 @@ func runTrain(ctx context.Context, rc trainRunConfig, probes string, workers int
 		fmt.Fprintf(errOut, "run %s: training on %d scenarios against %s, steps %d..%d, checkpoint %s\n",
 			runID, len(scs), rc.Persuadee, tr.StepsDone()+1, tr.TotalSteps(), rc.Checkpoint)
 	}
-	if _, err := tr.Run(ctx); err != nil {
-		status := store.StatusFailed
-		if errors.Is(err, context.Canceled) {
-			status = store.StatusInterrupted
-			fmt.Fprintf(errOut, "interrupted after step %d; continue with: persuarena train --resume --checkpoint %s --db %s\n",
-				tr.StepsDone(), rc.Checkpoint, db.Path())
-		}
-		return errors.Join(err, db.SetRunStatus(bg, runID, status))
+	_, err = tr.Run(ctx)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(errOut, "interrupted after step %d; continue with: persuarena train --resume --checkpoint %s --db %s\n",
+			tr.StepsDone(), rc.Checkpoint, db.Path())
 	}
-	if err := db.SetRunStatus(bg, runID, store.StatusDone); err != nil {
+	if err := runs.New(db).Finish(ctx, runID, err); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "run %s: %d steps done; checkpoint %s\nevaluate: persuarena eval --persuader planner:%s,script --db %s\n",

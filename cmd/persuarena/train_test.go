@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
@@ -57,8 +58,9 @@ func TestTrainResumeEval(t *testing.T) {
 		t.Errorf("metrics CSV:\n%s", csvOut.String())
 	}
 
-	pers, err := newPersuaders([]string{"planner:" + ck}, nil)
-	if err != nil || pers[0].Name() != "planner:"+ck {
+	pers, err := mustRegistry(t, "").Persuaders([]string{"planner:" + ck})
+	ckf, _ := planner.Load(ck)
+	if err != nil || pers[0].Name() != ckf.ArmName(ck) || pers[0].Name() != "planner:p@"+ckf.Hash() {
 		t.Fatalf("planner persuader: %v %v", pers, err)
 	}
 	ec := evalConfig{Persuaders: []string{"planner:" + ck, "script"}, Persuadees: []string{"sim"},
@@ -67,10 +69,10 @@ func TestTrainResumeEval(t *testing.T) {
 	if err := runEval(ctx, have(db), "", ec, 2, "table", &table, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(table.String(), "planner:"+ck) {
+	if !strings.Contains(table.String(), pers[0].Name()) {
 		t.Errorf("eval table lacks the planner:\n%s", table.String())
 	}
-	if _, err := newPersuaders([]string{"planner:" + filepath.Join(dir, "missing.json")}, nil); err == nil || !strings.Contains(err.Error(), "missing.json") {
+	if _, err := mustRegistry(t, "").Persuaders([]string{"planner:" + filepath.Join(dir, "missing.json")}); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("missing checkpoint: %v", err)
 	}
 }

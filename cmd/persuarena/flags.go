@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/spf13/pflag"
+)
+
+// The shared flag vocabulary: one name, one default and one meaning per
+// flag across commands.
+const defaultDB = "persuarena.db"
+
+// defaultScenarios is --scenarios' one default set.
+var defaultScenarios = []string{"p4g", "arena"}
+
+// dbFlag declares --db (the run database, default persuarena.db).
+func dbFlag(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "db", defaultDB, "run database (SQLite)")
+}
+
+// workersFlag declares --workers (concurrent episodes or dialogues,
+// default the number of CPUs, >= 1; results never depend on it).
+func workersFlag(f *pflag.FlagSet, p *int) {
+	f.IntVar(p, "workers", runtime.NumCPU(), "concurrent episodes (>= 1; results do not depend on it)")
+}
+
+// seedFlag declares --seed (the run seed, default 1).
+func seedFlag(f *pflag.FlagSet, p *uint64, what string) {
+	f.Uint64Var(p, "seed", 1, "run seed: "+what)
+}
+
+// scenariosFlag declares --scenarios (scenario sets, default p4g,arena;
+// a copy per flag, since decoding a stored config reuses the slice).
+func scenariosFlag(f *pflag.FlagSet, p *[]string, what string) {
+	f.StringSliceVar(p, "scenarios", slices.Clone(defaultScenarios), what+": built-in names (p4g, arena) or JSONL files")
+}
+
+// tmaxFlag declares --tmax (maximum persuader turns per episode, >= 1).
+func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
+	f.IntVar(p, "tmax", def, fmt.Sprintf("maximum persuader turns per episode (>= 1; %s)", paper))
+}
+
+// atLeast checks integer flags: each name's value must be >= min.
+func atLeast(min int, flags ...any) error {
+	for i := 0; i+1 < len(flags); i += 2 {
+		if v := flags[i+1].(int); v < min {
+			return fmt.Errorf("--%s must be >= %d, got %d", flags[i].(string), min, v)
+		}
+	}
+	return nil
+}

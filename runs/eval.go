@@ -1,0 +1,359 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/store"
+)
+
+// EvalSpec is what an eval run stores, so a resume can rebuild it. It
+// never holds secrets: roles are named (package roles), not configured,
+// here. Fields tagged json:"-" are per invocation and not stored.
+type EvalSpec struct {
+	Persuaders []string    `json:"persuaders"`
+	Persuadees []string    `json:"persuadees"`
+	Scenarios  []string    `json:"scenarios"`
+	Split      string      `json:"split"`
+	Tmax       int         `json:"tmax"`
+	Rollouts   int         `json:"rollouts"`
+	Seed       uint64      `json:"seed"`
+	Basis      probe.Basis `json:"basis"`
+	// Config is the --config path (persuarena.yaml) resolving llm:ROLE
+	// roles, and LLM describes those roles (backend, engine, model; never
+	// keys).
+	Config string          `json:"config,omitempty"`
+	LLM    []roles.LLMInfo `json:"llm,omitempty"`
+	// Judge is the llm:ROLE judge rating every scored episode's strategy
+	// (R_strategy; Probe-RPO paper), JudgeSamples its samples per
+	// question, and JudgeActs replaces the rule tagger's acts by the
+	// judge's.
+	Judge        string `json:"judge,omitempty"`
+	JudgeSamples int    `json:"judge_samples,omitempty"`
+	JudgeActs    bool   `json:"judge_acts,omitempty"`
+	// SequentialProbes turns off the overlap of a turn's probe read-out
+	// with the persuader's next utterance (episode.Config.SequentialProbes).
+	SequentialProbes bool `json:"sequential_probes,omitempty"`
+	// Metrics ("masp" or "") and MASPT (0 means min(8, Tmax)) choose the
+	// MASP paper's metrics on the stored episodes.
+	Metrics string `json:"-"`
+	MASPT   int    `json:"-"`
+	// Retries replays an episode that failed with a transient engine
+	// fault (eval.Options.Retries); Workers is the number of concurrent
+	// episodes (>= 1).
+	Retries int `json:"-"`
+	Workers int `json:"-"`
+}
+
+// Validate checks the numeric fields and the metrics name: Tmax,
+// Rollouts and Workers >= 1, Retries and MASPT >= 0, Metrics "" or
+// "masp", JudgeActs only with Judge. Errors name the flag.
+func (s EvalSpec) Validate() error {
+	switch {
+	case s.Rollouts < 1:
+		return fmt.Errorf("--rollouts must be >= 1, got %d", s.Rollouts)
+	case s.Tmax < 1:
+		return fmt.Errorf("--tmax must be >= 1, got %d", s.Tmax)
+	case s.Workers < 1:
+		return fmt.Errorf("--workers must be >= 1, got %d", s.Workers)
+	case s.Retries < 0:
+		return fmt.Errorf("--retries must be >= 0, got %d", s.Retries)
+	case s.Metrics != "" && s.Metrics != "masp":
+		return fmt.Errorf("unknown --metrics %q (want masp)", s.Metrics)
+	case s.MASPT < 0:
+		return fmt.Errorf("--masp-t must be >= 0, got %d", s.MASPT)
+	case s.JudgeActs && s.Judge == "":
+		return errors.New("--judge-acts needs --judge llm:ROLE")
+	case s.JudgeSamples < 0:
+		return fmt.Errorf("--judge-samples must be >= 0, got %d", s.JudgeSamples)
+	}
+	return nil
+}
+
+// EvalPlan is a validated, resolved EvalSpec: its roles, scenario sets
+// and episode configuration, its LLM backends preflighted. Nothing is
+// stored yet.
+type EvalPlan struct {
+	Spec       EvalSpec
+	Registry   *roles.Registry
+	Persuaders []episode.Persuader
+	Persuadees []episode.Persuadee
+	Sets       []eval.Set
+	Episode    episode.Config
+}
+
+// PrepareEval validates spec, resolves its roles (package roles) and sets
+// (LoadSets), and preflights every LLM backend in use, so a bad input or
+// an unreachable backend fails before any run is created. Errors name the
+// flag or the backend and wrap the underlying error.
+func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	reg, err := roles.New(spec.Config)
+	if err != nil {
+		return nil, err
+	}
+	p := &EvalPlan{Spec: spec, Registry: reg}
+	if p.Persuaders, err = reg.Persuaders(spec.Persuaders); err != nil {
+		return nil, err
+	}
+	if p.Persuadees, err = reg.Persuadees(spec.Persuadees); err != nil {
+		return nil, err
+	}
+	if p.Sets, err = LoadSets(spec.Scenarios, spec.Split); err != nil {
+		return nil, err
+	}
+	p.Episode = episode.Config{Tmax: spec.Tmax, Basis: spec.Basis, SequentialProbes: spec.SequentialProbes}
+	if spec.Judge != "" {
+		j, err := reg.Judge(spec.Judge, spec.JudgeSamples)
+		if err != nil {
+			return nil, err
+		}
+		p.Episode.Judge = j.ForEpisodes()
+		if spec.JudgeActs {
+			p.Episode.ActJudge = j.ForEpisodes()
+		}
+	}
+	if err := reg.Preflight(ctx); err != nil {
+		return nil, err
+	}
+	p.Spec.LLM = reg.LLM()
+	return p, nil
+}
+
+// LoadEval reads the stored spec of eval run id; a non-empty config
+// replaces the stored --config path (the file may have moved). The
+// per-invocation fields stay zero. Errors: store.ErrNotFound, or a stored
+// configuration that does not decode.
+func (s *Service) LoadEval(ctx context.Context, id, config string) (EvalSpec, error) {
+	var spec EvalSpec
+	run, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return spec, fmt.Errorf("resume %s: %w", id, err)
+	}
+	if err := json.Unmarshal(run.Config, &spec); err != nil {
+		return spec, fmt.Errorf("resume %s: stored config: %w", id, err)
+	}
+	if config != "" {
+		spec.Config = config
+	}
+	return spec, nil
+}
+
+// EvalOptions are an eval invocation's options.
+type EvalOptions struct {
+	// RunID resumes that run (its finished episodes are kept); "" creates
+	// a new one.
+	RunID string
+	// RetryFailed first removes the resumed run's failed episodes, so they
+	// are played again.
+	RetryFailed bool
+	// Log receives one line per phase (may be nil).
+	Log io.Writer
+	// Progress, when set, is called once with the number of episodes to
+	// play and returns the function counting stored episodes.
+	Progress func(total int) func(n int)
+}
+
+// EvalResult is a finished (or stopped) eval run.
+type EvalResult struct {
+	RunID string
+	// Planned is the number of episodes this invocation played, Stored
+	// the number already stored before it.
+	Planned, Stored int
+	// Summaries are the outcome rows per persuadee, persuader and set, in
+	// that nesting order.
+	Summaries []eval.Summary
+	// Episodes are the run's whole episodes, read only when a table needs
+	// them (LLM roles, a judge, MASP metrics, several persuadees).
+	Episodes []*episode.Episode
+	// MASP holds the MASP paper's metrics per set (Spec.Metrics "masp").
+	MASP []SetMASP
+	// FirstError is the failure of the first episode of this invocation
+	// that failed ("" when none did).
+	FirstError string
+}
+
+// Eval plays plan's episodes not yet stored in run o.RunID (or a new run),
+// stores each as it finishes, sets the run's status and summarises it.
+//
+// Errors: the store's; eval.Execute's (context.Canceled on Ctrl-C: the run
+// is interrupted and the finished episodes stay stored); ErrAllFailed
+// (with the first failure) when every scored episode of the run failed,
+// the run then marked failed. Once the run exists the result is returned
+// with the error (its RunID set; its Summaries with ErrAllFailed only), so
+// a caller can name the run and print the table.
+func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*EvalResult, error) {
+	spec := plan.Spec
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format, args...)
+		}
+	}
+	res := &EvalResult{RunID: o.RunID}
+	if res.RunID == "" {
+		if o.RetryFailed {
+			return nil, errors.New("--retry-failed needs --resume RUN_ID")
+		}
+		id, err := s.Create(ctx, "eval", spec.Seed, spec)
+		if err != nil {
+			return nil, err
+		}
+		res.RunID = id
+	} else if o.RetryFailed {
+		n, err := s.Store.DeleteFailed(ctx, res.RunID)
+		if err != nil {
+			return nil, err
+		}
+		logf("run %s: %d failed episodes removed, to be played again\n", res.RunID, n)
+	}
+	done, err := s.Store.DoneKeys(ctx, res.RunID)
+	if err != nil {
+		return nil, err
+	}
+	doneKeys := make(map[eval.Key]bool, len(done))
+	for k := range done {
+		doneKeys[eval.Key{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}] = true
+	}
+	jobs := eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, doneKeys)
+	res.Planned, res.Stored = len(jobs), len(done)
+	logf("run %s: %d episodes to play (%d already stored)\n", res.RunID, len(jobs), len(done))
+	// Saving uses a context that Ctrl-C does not cancel, so an episode that
+	// finished is never dropped at the interrupt.
+	bg := context.WithoutCancel(ctx)
+	if err := s.Store.SetRunStatus(bg, res.RunID, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	var onSaved func(int)
+	if o.Progress != nil {
+		onSaved = o.Progress(len(jobs))
+	}
+	// Episodes are written in batches; progress counts stored ones only.
+	w := store.NewWriter(s.Store, res.RunID, 0, 0, onSaved)
+	var mu sync.Mutex
+	execErr := eval.Execute(ctx, jobs, eval.Options{
+		RunID: res.RunID, Seed: spec.Seed, Workers: spec.Workers, Retries: spec.Retries,
+		Episode: plan.Episode,
+		Sink: func(ep *episode.Episode) error {
+			if ep.Terminal == decision.TermFailed {
+				mu.Lock()
+				if res.FirstError == "" {
+					res.FirstError = ep.Error
+				}
+				mu.Unlock()
+			}
+			return w.Add(bg, ep)
+		},
+	})
+	execErr = errors.Join(execErr, w.Close(bg))
+	if execErr != nil {
+		return res, s.Finish(ctx, res.RunID, execErr)
+	}
+	if err := s.summarise(bg, plan, res); err != nil {
+		return res, s.Finish(ctx, res.RunID, err)
+	}
+	var scored, failed int
+	for _, sm := range res.Summaries {
+		scored += sm.N
+		failed += sm.Failed
+	}
+	var runErr error
+	if scored == 0 && failed > 0 {
+		why := res.FirstError
+		if why == "" {
+			why = "see the stored episodes' errors (persuarena runs show " + res.RunID + ")"
+		}
+		runErr = fmt.Errorf("run %s: %w (%d failed, none scored); first error: %s", res.RunID, ErrAllFailed, failed, why)
+	}
+	return res, s.Finish(ctx, res.RunID, runErr)
+}
+
+// summarise fills res's summaries (and episodes and MASP metrics when
+// needed). A run of built-in roles with one persuadee needs only the
+// outcome table: it is computed from streamed outcomes in constant
+// memory.
+func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult) error {
+	spec := plan.Spec
+	var err error
+	if !plan.Registry.UsesLLM() && spec.Judge == "" && spec.Metrics == "" && len(plan.Persuadees) == 1 {
+		res.Summaries, err = s.summarizeStored(ctx, res.RunID, plan)
+		return err
+	}
+	if res.Episodes, err = s.Store.Episodes(ctx, res.RunID); err != nil {
+		return err
+	}
+	res.Summaries = summarize(res.Episodes, plan)
+	if spec.Metrics == "masp" {
+		res.MASP, err = maspOfEpisodes(ctx, res.Episodes, plan)
+	}
+	return err
+}
+
+// summarizeStored is summarize over the run's stored outcomes, streamed.
+func (s *Service) summarizeStored(ctx context.Context, runID string, plan *EvalPlan) ([]eval.Summary, error) {
+	setOf := setIndex(plan.Sets)
+	acc := map[eval.GroupKey]*eval.Accumulator{}
+	err := s.Store.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		k := eval.GroupKey{Persuader: o.Persuader, Persuadee: o.Persuadee, Set: setOf[o.ScenarioID]}
+		a := acc[k]
+		if a == nil {
+			a = &eval.Accumulator{}
+			acc[k] = a
+		}
+		a.Add(o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return plannedOrder(plan, func(g eval.GroupKey) eval.Summary {
+		a := acc[g]
+		if a == nil {
+			a = &eval.Accumulator{}
+		}
+		return a.Summary(g.Persuader, g.Persuadee, g.Set)
+	}), nil
+}
+
+// summarize groups a run's episodes in the planned order.
+func summarize(eps []*episode.Episode, plan *EvalPlan) []eval.Summary {
+	setOf := setIndex(plan.Sets)
+	groups := eval.Group(eps, func(id string) string { return setOf[id] })
+	return plannedOrder(plan, func(g eval.GroupKey) eval.Summary {
+		return eval.Summarize(g.Persuader, g.Persuadee, g.Set, groups[g])
+	})
+}
+
+// plannedOrder lists one summary per persuadee, persuader and set.
+func plannedOrder(plan *EvalPlan, of func(eval.GroupKey) eval.Summary) []eval.Summary {
+	var out []eval.Summary
+	for _, pee := range plan.Persuadees {
+		for _, per := range plan.Persuaders {
+			for _, s := range plan.Sets {
+				out = append(out, of(eval.GroupKey{Persuader: per.Name(), Persuadee: pee.Name(), Set: s.Name}))
+			}
+		}
+	}
+	return out
+}
+
+// setIndex maps scenario ids to their set names.
+func setIndex(sets []eval.Set) map[string]string {
+	setOf := map[string]string{}
+	for _, s := range sets {
+		for _, sc := range s.Scenarios {
+			setOf[sc.ID] = s.Name
+		}
+	}
+	return setOf
+}

@@ -1,0 +1,118 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/store"
+)
+
+func openDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// The streamed outcome table equals the one computed from whole episodes,
+// and the run is done with every episode stored.
+func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	spec := EvalSpec{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
+		Scenarios: []string{"p4g", "arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default, Workers: 2}
+	plan, err := PrepareEval(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(db)
+	res, err := svc.Eval(ctx, plan, EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := db.GetRun(ctx, res.RunID); err != nil || run.Status != store.StatusDone || run.Kind != "eval" || res.Planned != 480 {
+		t.Fatalf("run %s %s %v, planned %d", run.Kind, run.Status, err, res.Planned)
+	}
+	eps, err := db.Episodes(ctx, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summarize(eps, plan)
+	var a, b bytes.Buffer
+	if err := eval.WriteCSV(&a, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := eval.WriteCSV(&b, res.Summaries); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 4 || want[0].N != 120 || a.String() != b.String() {
+		t.Fatalf("streamed table differs:\n%s\nvs\n%s", b.String(), a.String())
+	}
+	// A resume plays nothing more.
+	res2, err := svc.Eval(ctx, plan, EvalOptions{RunID: res.RunID})
+	if err != nil || res2.Planned != 0 || res2.Stored != 480 {
+		t.Fatalf("resume: %+v %v", res2, err)
+	}
+}
+
+// Validate rejects the numeric flags a user can get wrong, before any run
+// exists.
+func TestValidate(t *testing.T) {
+	ok := EvalSpec{Tmax: 10, Rollouts: 1, Workers: 1}
+	for _, tc := range []struct {
+		mut  func(*EvalSpec)
+		want string
+	}{
+		{func(s *EvalSpec) { s.Tmax = -3 }, "--tmax must be >= 1, got -3"},
+		{func(s *EvalSpec) { s.Tmax = 0 }, "--tmax must be >= 1, got 0"},
+		{func(s *EvalSpec) { s.Workers = 0 }, "--workers must be >= 1, got 0"},
+		{func(s *EvalSpec) { s.Retries = -1 }, "--retries must be >= 0"},
+		{func(s *EvalSpec) { s.Metrics = "x" }, `unknown --metrics "x"`},
+	} {
+		s := ok
+		tc.mut(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", s, err, tc.want)
+		}
+	}
+	if err := ok.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Finish maps a job's error to the run status; Resume reads the config back.
+func TestStatusAndFinish(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	svc := New(db)
+	id, err := svc.Create(ctx, "masp", 3, map[string]int{"t": 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, store.StatusDone}, {context.Canceled, store.StatusInterrupted}, {ErrAllFailed, store.StatusFailed},
+	} {
+		if got := svc.Finish(ctx, id, tc.err); !errors.Is(got, tc.err) && tc.err != nil {
+			t.Errorf("Finish(%v) = %v", tc.err, got)
+		}
+		if run, _ := db.GetRun(ctx, id); run.Status != tc.want {
+			t.Errorf("after %v: status %s, want %s", tc.err, run.Status, tc.want)
+		}
+	}
+	var cfg map[string]int
+	if run, err := svc.Resume(ctx, id, &cfg); err != nil || cfg["t"] != 8 || run.Kind != "masp" {
+		t.Errorf("resume: %+v %v %v", run, cfg, err)
+	}
+}

@@ -1,0 +1,167 @@
+// Package runs is the run service: it creates, resumes and finishes the
+// runs of the run database (package store, through its Store interface)
+// for every job that stores one (eval, train, selfplay, masp eval, serve),
+// and it plays and summarises eval runs (EvalSpec, Service.Eval).
+//
+// A run's status moves running → done, failed or interrupted (Finish
+// maps the job's error: context.Canceled is interrupted). A run in which
+// every episode failed is failed and its error (ErrAllFailed) carries the
+// first episode's underlying failure.
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/store"
+)
+
+// ErrAllFailed is wrapped by the error of a run in which every played
+// episode failed; the message carries the first episode's failure.
+var ErrAllFailed = errors.New("every episode failed")
+
+// Service creates and updates runs in a Store.
+type Service struct {
+	Store store.Store
+	// Version identifies the binary in created runs (default Version()).
+	Version string
+	// Now is the clock of run IDs and creation times (default time.Now).
+	Now func() time.Time
+}
+
+// New returns a service over st with the build's version.
+func New(st store.Store) *Service { return &Service{Store: st, Version: Version(), Now: time.Now} }
+
+// Create stores a new running run of kind kind (eval, train, selfplay,
+// masp, serve) with seed and config (JSON-encoded; it must hold no
+// secrets, store.ErrSecret otherwise) and returns its ID
+// (store.NewRunID). Errors: the encoder's and Store.CreateRun's.
+func (s *Service) Create(ctx context.Context, kind string, seed uint64, config any) (string, error) {
+	raw, err := json.Marshal(config)
+	if err != nil {
+		return "", fmt.Errorf("runs: %s config: %w", kind, err)
+	}
+	now := s.Now().UTC()
+	id := store.NewRunID(now, seed)
+	if err := s.Store.CreateRun(ctx, store.Run{ID: id, CreatedAt: now, Kind: kind, Seed: seed,
+		Version: s.Version, Config: raw, Status: store.StatusRunning}); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// Resume reads run id, decodes its stored configuration into config (may
+// be nil) and marks it running again. Errors: store.ErrNotFound for an
+// unknown run, a configuration that does not decode, or the status write.
+func (s *Service) Resume(ctx context.Context, id string, config any) (store.Run, error) {
+	run, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("resume %s: %w", id, err)
+	}
+	if config != nil {
+		if err := json.Unmarshal(run.Config, config); err != nil {
+			return store.Run{}, fmt.Errorf("resume %s: stored config: %w", id, err)
+		}
+	}
+	return run, s.Store.SetRunStatus(ctx, id, store.StatusRunning)
+}
+
+// Status is the run status a job's final error gives: done for nil,
+// interrupted for context.Canceled, failed otherwise.
+func Status(err error) string {
+	switch {
+	case err == nil:
+		return store.StatusDone
+	case errors.Is(err, context.Canceled):
+		return store.StatusInterrupted
+	}
+	return store.StatusFailed
+}
+
+// Finish records the job's outcome on run id (Status(jobErr)), with a
+// context Ctrl-C does not cancel, and returns jobErr joined with any
+// status-write error. An empty id (a job without a run) does nothing.
+func (s *Service) Finish(ctx context.Context, id string, jobErr error) error {
+	if id == "" || s == nil || s.Store == nil {
+		return jobErr
+	}
+	return errors.Join(jobErr, s.Store.SetRunStatus(context.WithoutCancel(ctx), id, Status(jobErr)))
+}
+
+// Version identifies the binary in stored runs: the module version and
+// VCS revision when the build recorded them, "unknown" otherwise.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += "+" + s.Value
+		}
+	}
+	return v
+}
+
+// SetName names a scenario set by its reference: a built-in name as is, a
+// file by its base name without ".jsonl".
+func SetName(ref string) string {
+	return strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
+}
+
+// CheckSplit accepts train, val, heldout and all.
+func CheckSplit(split string) error {
+	if split == "all" {
+		return nil
+	}
+	for _, sp := range scenario.Splits {
+		if string(sp) == split {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
+}
+
+// LoadSets resolves scenario set references (built-in names or JSONL
+// files) and keeps the split's scenarios ("all": every one). Errors: an
+// unknown split, a set that does not load, or a set without scenarios of
+// the split.
+func LoadSets(refs []string, split string) ([]eval.Set, error) {
+	if err := CheckSplit(split); err != nil {
+		return nil, err
+	}
+	sp := scenario.Split(split)
+	if split == "all" {
+		sp = ""
+	}
+	var sets []eval.Set
+	for _, ref := range refs {
+		// only the split's lines of a built-in set are decoded
+		ss, err := scenario.ResolveSplit(sp, ref)
+		if err != nil {
+			return nil, err
+		}
+		if len(ss) == 0 {
+			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
+		}
+		sets = append(sets, eval.Set{Name: SetName(ref), Scenarios: ss})
+	}
+	return sets, nil
+}
+
+// Scenarios flattens sets into one slice, in order.
+func Scenarios(sets []eval.Set) []scenario.Scenario {
+	var out []scenario.Scenario
+	for _, s := range sets {
+		out = append(out, s.Scenarios...)
+	}
+	return out
+}
