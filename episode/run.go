@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/scenario"
@@ -135,7 +134,8 @@ func Mix(z uint64) uint64 {
 // gives pending. The persuader only ever receives sc.Public() and the
 // visible transcript. A scored episode (not failed) is then given to
 // cfg.Judge and cfg.ActJudge, when set, with the public scenario and the
-// visible transcript.
+// visible transcript. Run is the shortest driver of an Env: start the
+// persuader, Reset, then Say and Step until the episode is done.
 //
 // Concurrency: the read-out after each reply (and the one at t = 0) of a
 // Prober that is not a ProbabilityProber runs in its own goroutine while
@@ -153,230 +153,52 @@ func Mix(z uint64) uint64 {
 // TermFailed and Error set (Transient when it wraps ErrTransient), and a
 // nil error, so the failure is recorded.
 func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, pee Persuadee, seed uint64) (*Episode, error) {
-	cfg = cfg.withDefaults()
-	ep := &Episode{
-		ScenarioID: sc.ID, Seed: seed, Persuader: per.Name(), Persuadee: pee.Name(),
-		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
-		Turns: make([]Turn, 0, min(cfg.Tmax, 16)),
-	}
-	transcript := make([]Message, 0, 2*min(cfg.Tmax, 16))
-	fail := func(err error) (*Episode, error) {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	env := NewEnv(cfg, sc, pee, seed, EnvOptions{Persuader: per.Name()})
+	// done returns the episode once the Env has ended it; a role error is
+	// recorded in it, only an abandoned (cancelled) episode is an error.
+	done := func(err error) (*Episode, error) {
+		if ep := env.Episode(); ep != nil {
+			return ep, nil
 		}
-		if errors.Is(err, ErrTruncated) {
-			ep.Terminal = decision.TermTruncated
-			ep.RGoal = cfg.Goal.Goal(ep.Terminal)
-			ep.Error = err.Error()
-			return judge(ctx, cfg, sc, ep, transcript)
-		}
-		ep.Terminal = decision.TermFailed
-		ep.Error = err.Error()
-		ep.Transient = errors.Is(err, ErrTransient)
-		var ra interface{ RetryAfter() time.Duration }
-		if ep.Transient && errors.As(err, &ra) {
-			ep.RetryAfter = ra.RetryAfter()
-		}
-		return ep, nil
+		return nil, err
 	}
 	ps, err := per.Start(ctx, sc.Public(), Mix(seed^1))
 	if err != nil {
-		return fail(fmt.Errorf("persuader start: %w", err))
+		return done(env.fail(ctx, &RoleError{Role: RolePersuader, Err: err}))
 	}
-	es, err := pee.Start(ctx, sc, Mix(seed^2))
-	if err != nil {
-		return fail(fmt.Errorf("persuadee start: %w", err))
+	if err := env.Reset(ctx); err != nil {
+		return done(err)
 	}
-	prober, _ := es.(Prober)
-	direct, _ := es.(ProbabilityProber)
-	selfTag, _ := es.(UtteranceTagger)
-
-	// A prober that counts engine usage (LLM persuadees) reports it through
-	// TakeProbeUsage; it is recorded per turn, and for t = 0 in
-	// Episode.InitialProbeUsage.
-	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
-	var (
-		readings chunk[probe.Reading]
-		floats   chunk[float64]
-		pYes     []float64 // reused by the direct path
-	)
-	// batch sizes the chunks for a whole episode of read-outs.
-	batch := min(cfg.Tmax, 16) + 1
-	belief := func(rs []probe.Reading) *float64 {
-		b, ok := probe.Belief(rs)
-		if !ok {
-			return nil
-		}
-		bp := &floats.take(1, 2*batch)[0]
-		*bp = b
-		return bp
-	}
-	// A read-out is started right after a reply and settled later: an
-	// engine-backed prober runs in its own goroutine while the persuader
-	// writes its next utterance (it never sees the probes), so probe
-	// latency leaves the turn's critical path; the simulator's direct path
-	// and a session without a prober are read at once. The persuadee's
-	// next Reply waits for the read-out to settle, so a session is still
-	// used by one goroutine at a time, and a read-out's error is reported
-	// before anything that happened after it, as if read in sequence.
-	type readOut struct {
-		rs    []probe.Reading
-		b     *float64
-		ms    float64
-		usage Usage
-		err   error
-	}
-	var inflight chan readOut // the read-out in flight, or nil
-	var ready readOut         // the settled read-out when inflight is nil
-	startProbes := func() {
-		switch {
-		case direct != nil:
-			// The simulator: P(Yes) straight from its state, read as the
-			// Answer FromProbability(p) would be (probe.ReadProbability).
-			t0 := time.Now()
-			pYes = direct.ProbeProbabilities(pYes[:0], cfg.Basis)
-			ready = readOut{ms: msSince(t0)}
-			if len(pYes) != len(cfg.Basis) {
-				ready.err = fmt.Errorf("probe: got %d answers for %d probes", len(pYes), len(cfg.Basis))
-				return
-			}
-			ready.rs = readings.take(len(pYes), batch)
-			for k, p := range pYes {
-				ready.rs[k] = probe.ReadProbability(cfg.Basis[k].ID, p)
-			}
-			ready.b = belief(ready.rs)
-		case prober == nil:
-			ready = readOut{}
-		default:
-			tr := transcript[:len(transcript):len(transcript)] // the main loop appends meanwhile
-			ch := make(chan readOut, 1)
-			inflight = ch
-			go func() {
-				t0 := time.Now()
-				ans, err := prober.Probe(ctx, tr, cfg.Basis)
-				o := readOut{ms: msSince(t0)}
-				if usageOf != nil {
-					o.usage = usageOf.TakeProbeUsage()
-				}
-				switch {
-				case err != nil:
-					o.err = fmt.Errorf("probe: %w", err)
-				case len(ans) != len(cfg.Basis):
-					o.err = fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
-				default:
-					o.rs = make([]probe.Reading, len(ans))
-					for k, a := range ans {
-						o.rs[k] = probe.Read(cfg.Basis[k].ID, a)
-					}
-					if b, ok := probe.Belief(o.rs); ok {
-						o.b = &b
-					}
-				}
-				ch <- o
-			}()
-			if cfg.SequentialProbes {
-				ready, inflight = <-ch, nil
-			}
-		}
-	}
-	settle := func() readOut {
-		if inflight != nil {
-			ready, inflight = <-inflight, nil
-		}
-		return ready
-	}
-	// record completes turn (whose reply came last) with its read-out and
-	// appends it to the episode.
-	var prev *float64
-	record := func(turn Turn, o readOut) error {
-		turn.Probes, turn.Belief, turn.ProbeMS, turn.ProbeUsage = o.rs, o.b, o.ms, o.usage
-		if o.err != nil {
-			return fmt.Errorf("turn %d: %w", turn.T, o.err)
-		}
-		if turn.Belief != nil && prev != nil {
-			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
-				turn.Dense = &floats.take(1, 2*batch)[0]
-				*turn.Dense = d
-			}
-		}
-		prev = turn.Belief
-		ep.Turns = append(ep.Turns, turn)
-		return nil
-	}
-
-	startProbes() // t = 0, overlapping the persuader's first utterance
-	ep.Terminal = decision.TermPending
-	var last Turn // the turn whose read-out is in flight (T = 0: the initial one)
-	for t := 1; t <= cfg.Tmax; t++ {
+	for !env.Done() {
 		if err := ctx.Err(); err != nil {
-			settle()
-			return nil, err
+			return nil, env.abandon(err)
 		}
-		turn := Turn{T: t}
 		t0 := time.Now()
-		u, err := ps.Say(ctx, transcript)
-		turn.PersuaderMS = msSince(t0)
-		o := settle()
-		if last.T == 0 {
-			ep.InitialProbeUsage, ep.InitialProbeMS = o.usage, o.ms
-			if o.err != nil {
-				return fail(o.err)
-			}
-			ep.Initial, ep.B0 = o.rs, o.b
-			prev = o.b
-		} else if err := record(last, o); err != nil {
-			return fail(err)
-		}
+		u, err := ps.Say(ctx, env.transcript) // overlaps the read-out in flight
+		ms := msSince(t0)
 		if err != nil {
-			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
-		}
-		turn.Persuader, turn.PersuaderUsage = u.Text, u.Usage
-		var tags tagger.Tags
-		if selfTag != nil {
-			tags = selfTag.TagUtterance(u.Text)
-		} else {
-			tags = tagger.Tag(u.Text)
-		}
-		turn.Acts = actsOf(tags.Acts)
-		transcript = append(transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
-
-		t0 = time.Now()
-		r, err := es.Reply(ctx, transcript)
-		turn.PersuadeeMS = msSince(t0)
-		if err != nil {
-			return fail(fmt.Errorf("turn %d persuadee: %w", t, err))
-		}
-		if !r.Decision.Valid() {
-			return fail(fmt.Errorf("turn %d persuadee: invalid decision %q", t, r.Decision))
-		}
-		turn.Persuadee, turn.Decision, turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
-		transcript = append(transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
-
-		startProbes()
-		if r.Decision.Terminal() || t == cfg.Tmax {
-			// nothing left to overlap the last read-out with
-			if err := record(turn, settle()); err != nil {
-				return fail(err)
+			// the read-out's error comes first, as if read in sequence
+			if err := env.settle(ctx); err != nil {
+				return done(err)
 			}
-			if r.Decision.Terminal() {
-				ep.Terminal = decision.FromDecision(r.Decision)
-			}
-			break
+			return done(env.fail(ctx, &RoleError{T: env.cur.Turn.T + 1, Role: RolePersuader, Err: err}))
 		}
-		last = turn
+		if _, err := env.step(ctx, u, ms); err != nil {
+			return done(err)
+		}
 	}
-	ep.RGoal = cfg.Goal.Goal(ep.Terminal)
-	return judge(ctx, cfg, sc, ep, transcript)
+	return done(nil)
 }
 
 // judge runs the configured judges on a scored episode: the strategy
 // rating and, with an ActJudge, the tagging of every persuader utterance,
-// all concurrently; JudgeMS is the wall-clock time of the whole step. A
-// cancelled ctx returns ctx.Err() and no episode, as elsewhere in Run.
-func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, transcript []Message) (*Episode, error) {
+// all concurrently; JudgeMS is the wall-clock time of the whole step. It
+// returns ctx.Err() when ctx was cancelled (the Env then abandons the
+// episode), else nil: a judge's failure goes to Episode.JudgeError.
+func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, transcript []Message) error {
 	acts := cfg.ActJudge != nil && len(ep.Turns) > 0
 	if cfg.Judge == nil && !acts {
-		return ep, nil
+		return nil
 	}
 	t0 := time.Now()
 	var (
@@ -409,7 +231,7 @@ func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, 
 	wg.Wait()
 	ep.JudgeMS = msSince(t0)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	var msgs []string
 	if cfg.Judge != nil {
@@ -440,7 +262,7 @@ func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, 
 		}
 	}
 	ep.JudgeError = strings.Join(msgs, "; ")
-	return ep, nil
+	return nil
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
