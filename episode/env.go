@@ -169,9 +169,17 @@ type readOut struct {
 // the persuadee starts with Mix(seed^2), as in Run). Defaults of cfg are
 // those of Run; cfg.Tmax counts persuader turns. Call Reset before Step.
 func NewEnv(cfg Config, sc *scenario.Scenario, pee Persuadee, seed uint64, opt EnvOptions) *Env {
+	e := new(Env)
+	e.init(cfg, sc, pee, seed, opt)
+	return e
+}
+
+// init is NewEnv on an Env of the caller's (Run keeps its own on the
+// stack).
+func (e *Env) init(cfg Config, sc *scenario.Scenario, pee Persuadee, seed uint64, opt EnvOptions) {
 	cfg = cfg.withDefaults()
 	n := min(cfg.Tmax, 16)
-	e := &Env{cfg: cfg, opt: opt, sc: sc, pee: pee, seed: seed, batch: n + 1}
+	*e = Env{cfg: cfg, opt: opt, sc: sc, pee: pee, seed: seed, batch: n + 1}
 	e.ep = &Episode{
 		ScenarioID: sc.ID, Seed: seed, Persuader: opt.Persuader, Persuadee: pee.Name(),
 		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
@@ -179,7 +187,6 @@ func NewEnv(cfg Config, sc *scenario.Scenario, pee Persuadee, seed uint64, opt E
 	}
 	e.transcript = make([]Message, 0, len(opt.Opening)+2*n)
 	e.transcript = append(e.transcript, opt.Opening...)
-	return e
 }
 
 // Reset starts the persuadee session (EnvOptions.Start, else pee.Start,
@@ -237,43 +244,42 @@ func (e *Env) Reset(ctx context.Context) error {
 // episode (truncated when it wraps ErrTruncated, else failed); a
 // cancelled ctx returns ctx.Err() and abandons the episode.
 func (e *Env) Step(ctx context.Context, u Utterance) (StepResult, error) {
-	return e.step(ctx, u, 0)
+	if !e.started {
+		return e.cur, ErrNotReset
+	}
+	return e.result(e.step(ctx, u, 0))
 }
 
-// step is Step with the persuader's latency (Turn.PersuaderMS).
-func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) (StepResult, error) {
-	switch {
-	case !e.started:
-		return e.cur, ErrNotReset
-	case e.done:
-		return e.result(ErrDone)
+// step is Step on a started Env with the persuader's latency
+// (Turn.PersuaderMS); the result is e.cur.
+func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error {
+	if e.done {
+		return ErrDone
 	}
 	if err := ctx.Err(); err != nil {
-		return e.result(e.abandon(err))
+		return e.abandon(err)
 	}
 	if err := e.settle(ctx); err != nil {
-		return e.result(err)
+		return err
 	}
 	t := e.cur.Turn.T + 1
-	turn := Turn{T: t, Persuader: u.Text, PersuaderUsage: u.Usage, PersuaderMS: persuaderMS}
 	var tags tagger.Tags
 	if e.selfTag != nil {
 		tags = e.selfTag.TagUtterance(u.Text)
 	} else {
 		tags = tagger.Tag(u.Text)
 	}
-	turn.Acts = actsOf(tags.Acts)
+	e.cur = StepResult{Turn: Turn{T: t, Persuader: u.Text, Acts: actsOf(tags.Acts), PersuaderUsage: u.Usage, PersuaderMS: persuaderMS}, Tags: tags}
 	e.transcript = append(e.transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
-	e.cur = StepResult{Turn: turn, Tags: tags}
 
 	t0 := time.Now()
 	r, err := e.es.Reply(ctx, e.transcript)
 	e.cur.Turn.PersuadeeMS = msSince(t0)
 	if err != nil {
-		return e.result(e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: err}))
+		return e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: err})
 	}
 	if !r.Decision.Valid() {
-		return e.result(e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: fmt.Errorf("%w %q", ErrInvalidDecision, r.Decision)}))
+		return e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: fmt.Errorf("%w %q", ErrInvalidDecision, r.Decision)})
 	}
 	e.cur.Turn.Persuadee, e.cur.Turn.Decision, e.cur.Turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
 	e.transcript = append(e.transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
@@ -289,13 +295,13 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) (StepR
 	}
 	if !end {
 		if e.inflight == nil {
-			return e.result(e.settle(ctx))
+			return e.settle(ctx)
 		}
-		return e.result(nil)
+		return nil
 	}
 	// nothing left to overlap the last read-out with
 	if err := e.settle(ctx); err != nil {
-		return e.result(err)
+		return err
 	}
 	switch {
 	case r.Decision.Terminal() && !e.opt.PastTerminal:
@@ -303,7 +309,7 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) (StepR
 	case e.first != "":
 		e.ep.Terminal = e.first
 	}
-	return e.result(e.end(ctx))
+	return e.end(ctx)
 }
 
 // Settle waits for the current turn's read-out (the t = 0 one after

@@ -153,7 +153,8 @@ func Mix(z uint64) uint64 {
 // TermFailed and Error set (Transient when it wraps ErrTransient), and a
 // nil error, so the failure is recorded.
 func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, pee Persuadee, seed uint64) (*Episode, error) {
-	env := NewEnv(cfg, sc, pee, seed, EnvOptions{Persuader: per.Name()})
+	var env Env
+	env.init(cfg, sc, pee, seed, EnvOptions{Persuader: per.Name()})
 	// done returns the episode once the Env has ended it; a role error is
 	// recorded in it, only an abandoned (cancelled) episode is an error.
 	done := func(err error) (*Episode, error) {
@@ -183,7 +184,7 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 			}
 			return done(env.fail(ctx, &RoleError{T: env.cur.Turn.T + 1, Role: RolePersuader, Err: err}))
 		}
-		if _, err := env.step(ctx, u, ms); err != nil {
+		if err := env.step(ctx, u, ms); err != nil {
 			return done(err)
 		}
 	}
