@@ -83,8 +83,10 @@ type EnvOptions struct {
 	NoProbes bool
 	// PastTerminal keeps the episode going after a terminal decision,
 	// until Tmax or a role error (open-loop replay of a real dialogue).
-	// The episode's Terminal is then its first terminal decision, or
-	// pending when it made none.
+	//
+	// Choice: the episode's Terminal is then its first terminal decision
+	// (pending when it made none), as fidelity replay reads a real
+	// dialogue's outcome.
 	PastTerminal bool
 }
 
