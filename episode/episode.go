@@ -3,6 +3,35 @@
 // every reply (SPEC §1-2, seed 000 §2-3). It defines the small interfaces
 // every role implements: the embedded simulator, built-in persuaders and
 // LLM-backed roles alike.
+//
+// # The turn engine
+//
+// Env is the one place the turn cycle lives; every driver of a dialogue
+// steps it. NewEnv(cfg, sc, pee, seed, opt) and Reset start the persuadee
+// (seed Mix(seed^2)) and the t = 0 probe read-out; Step(ctx, utterance)
+// tags the utterance, gets the reply, checks its decision and starts the
+// turn's read-out; Settle waits for that read-out and completes the turn
+// (Probes, Belief, Dense). A terminal decision or Tmax ends the episode;
+// a role error ends it as truncated (ErrTruncated) or failed, and is
+// returned as a *RoleError; the judges run once a scored episode ends.
+// Episode, Transcript and Done read the state.
+//
+//	env := episode.NewEnv(cfg, sc, pee, seed, episode.EnvOptions{})
+//	if err := env.Reset(ctx); err != nil { ... }
+//	for !env.Done() {
+//		res, err := env.Step(ctx, next(env.Transcript()))
+//		...
+//		res, err = env.Settle(ctx) // res.Turn.Belief, res.Turn.Dense
+//	}
+//	ep := env.Episode()
+//
+// The drivers: Run (persuarena eval) asks the persuader for its next
+// utterance while the read-out is in flight and settles it in the next
+// Step; the OpenEnv server (package server) settles each step before it
+// answers; the MASP paper's closed-loop protocol (package masp) sets
+// EnvOptions.Opening and NoProbes and runs its judges around each Step;
+// fidelity replay (package fidelity) feeds real utterances with
+// EnvOptions.PastTerminal.
 package episode
 
 import (

@@ -135,7 +135,8 @@ func Mix(z uint64) uint64 {
 // gives pending. The persuader only ever receives sc.Public() and the
 // visible transcript. A scored episode (not failed) is then given to
 // cfg.Judge and cfg.ActJudge, when set, with the public scenario and the
-// visible transcript.
+// visible transcript. Run is the shortest driver of an Env: start the
+// persuader, Reset, then Say and Step until the episode is done.
 //
 // Concurrency: the read-out after each reply (and the one at t = 0) of a
 // Prober that is not a ProbabilityProber runs in its own goroutine while
@@ -153,230 +154,53 @@ func Mix(z uint64) uint64 {
 // TermFailed and Error set (Transient when it wraps ErrTransient), and a
 // nil error, so the failure is recorded.
 func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, pee Persuadee, seed uint64) (*Episode, error) {
-	cfg = cfg.withDefaults()
-	ep := &Episode{
-		ScenarioID: sc.ID, Seed: seed, Persuader: per.Name(), Persuadee: pee.Name(),
-		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
-		Turns: make([]Turn, 0, min(cfg.Tmax, 16)),
-	}
-	transcript := make([]Message, 0, 2*min(cfg.Tmax, 16))
-	fail := func(err error) (*Episode, error) {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	var env Env
+	env.init(cfg, sc, pee, seed, EnvOptions{Persuader: per.Name()})
+	// done returns the episode once the Env has ended it; a role error is
+	// recorded in it, only an abandoned (cancelled) episode is an error.
+	done := func(err error) (*Episode, error) {
+		if ep := env.Episode(); ep != nil {
+			return ep, nil
 		}
-		if errors.Is(err, ErrTruncated) {
-			ep.Terminal = decision.TermTruncated
-			ep.RGoal = cfg.Goal.Goal(ep.Terminal)
-			ep.Error = err.Error()
-			return judge(ctx, cfg, sc, ep, transcript)
-		}
-		ep.Terminal = decision.TermFailed
-		ep.Error = err.Error()
-		ep.Transient = errors.Is(err, ErrTransient)
-		var ra interface{ RetryAfter() time.Duration }
-		if ep.Transient && errors.As(err, &ra) {
-			ep.RetryAfter = ra.RetryAfter()
-		}
-		return ep, nil
+		return nil, err
 	}
 	ps, err := per.Start(ctx, sc.Public(), Mix(seed^1))
 	if err != nil {
-		return fail(fmt.Errorf("persuader start: %w", err))
+		return done(env.fail(ctx, &RoleError{Role: RolePersuader, Err: err}))
 	}
-	es, err := pee.Start(ctx, sc, Mix(seed^2))
-	if err != nil {
-		return fail(fmt.Errorf("persuadee start: %w", err))
+	if err := env.Reset(ctx); err != nil {
+		return done(err)
 	}
-	prober, _ := es.(Prober)
-	direct, _ := es.(ProbabilityProber)
-	selfTag, _ := es.(UtteranceTagger)
-
-	// A prober that counts engine usage (LLM persuadees) reports it through
-	// TakeProbeUsage; it is recorded per turn, and for t = 0 in
-	// Episode.InitialProbeUsage.
-	usageOf, _ := es.(interface{ TakeProbeUsage() Usage })
-	var (
-		readings chunk[probe.Reading]
-		floats   chunk[float64]
-		pYes     []float64 // reused by the direct path
-	)
-	// batch sizes the chunks for a whole episode of read-outs.
-	batch := min(cfg.Tmax, 16) + 1
-	belief := func(rs []probe.Reading) *float64 {
-		b, ok := probe.Belief(rs)
-		if !ok {
-			return nil
-		}
-		bp := &floats.take(1, 2*batch)[0]
-		*bp = b
-		return bp
-	}
-	// A read-out is started right after a reply and settled later: an
-	// engine-backed prober runs in its own goroutine while the persuader
-	// writes its next utterance (it never sees the probes), so probe
-	// latency leaves the turn's critical path; the simulator's direct path
-	// and a session without a prober are read at once. The persuadee's
-	// next Reply waits for the read-out to settle, so a session is still
-	// used by one goroutine at a time, and a read-out's error is reported
-	// before anything that happened after it, as if read in sequence.
-	type readOut struct {
-		rs    []probe.Reading
-		b     *float64
-		ms    float64
-		usage Usage
-		err   error
-	}
-	var inflight chan readOut // the read-out in flight, or nil
-	var ready readOut         // the settled read-out when inflight is nil
-	startProbes := func() {
-		switch {
-		case direct != nil:
-			// The simulator: P(Yes) straight from its state, read as the
-			// Answer FromProbability(p) would be (probe.ReadProbability).
-			t0 := time.Now()
-			pYes = direct.ProbeProbabilities(pYes[:0], cfg.Basis)
-			ready = readOut{ms: msSince(t0)}
-			if len(pYes) != len(cfg.Basis) {
-				ready.err = fmt.Errorf("probe: got %d answers for %d probes", len(pYes), len(cfg.Basis))
-				return
-			}
-			ready.rs = readings.take(len(pYes), batch)
-			for k, p := range pYes {
-				ready.rs[k] = probe.ReadProbability(cfg.Basis[k].ID, p)
-			}
-			ready.b = belief(ready.rs)
-		case prober == nil:
-			ready = readOut{}
-		default:
-			tr := transcript[:len(transcript):len(transcript)] // the main loop appends meanwhile
-			ch := make(chan readOut, 1)
-			inflight = ch
-			go func() {
-				t0 := time.Now()
-				ans, err := prober.Probe(ctx, tr, cfg.Basis)
-				o := readOut{ms: msSince(t0)}
-				if usageOf != nil {
-					o.usage = usageOf.TakeProbeUsage()
-				}
-				switch {
-				case err != nil:
-					o.err = fmt.Errorf("probe: %w", err)
-				case len(ans) != len(cfg.Basis):
-					o.err = fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(cfg.Basis))
-				default:
-					o.rs = make([]probe.Reading, len(ans))
-					for k, a := range ans {
-						o.rs[k] = probe.Read(cfg.Basis[k].ID, a)
-					}
-					if b, ok := probe.Belief(o.rs); ok {
-						o.b = &b
-					}
-				}
-				ch <- o
-			}()
-			if cfg.SequentialProbes {
-				ready, inflight = <-ch, nil
-			}
-		}
-	}
-	settle := func() readOut {
-		if inflight != nil {
-			ready, inflight = <-inflight, nil
-		}
-		return ready
-	}
-	// record completes turn (whose reply came last) with its read-out and
-	// appends it to the episode.
-	var prev *float64
-	record := func(turn Turn, o readOut) error {
-		turn.Probes, turn.Belief, turn.ProbeMS, turn.ProbeUsage = o.rs, o.b, o.ms, o.usage
-		if o.err != nil {
-			return fmt.Errorf("turn %d: %w", turn.T, o.err)
-		}
-		if turn.Belief != nil && prev != nil {
-			if d, ok := reward.Dense(*turn.Belief, *prev, true, true); ok {
-				turn.Dense = &floats.take(1, 2*batch)[0]
-				*turn.Dense = d
-			}
-		}
-		prev = turn.Belief
-		ep.Turns = append(ep.Turns, turn)
-		return nil
-	}
-
-	startProbes() // t = 0, overlapping the persuader's first utterance
-	ep.Terminal = decision.TermPending
-	var last Turn // the turn whose read-out is in flight (T = 0: the initial one)
-	for t := 1; t <= cfg.Tmax; t++ {
+	for !env.Done() {
 		if err := ctx.Err(); err != nil {
-			settle()
-			return nil, err
+			return nil, env.abandon(err)
 		}
-		turn := Turn{T: t}
 		t0 := time.Now()
-		u, err := ps.Say(ctx, transcript)
-		turn.PersuaderMS = msSince(t0)
-		o := settle()
-		if last.T == 0 {
-			ep.InitialProbeUsage, ep.InitialProbeMS = o.usage, o.ms
-			if o.err != nil {
-				return fail(o.err)
-			}
-			ep.Initial, ep.B0 = o.rs, o.b
-			prev = o.b
-		} else if err := record(last, o); err != nil {
-			return fail(err)
-		}
+		u, err := ps.Say(ctx, env.transcript) // overlaps the read-out in flight
+		ms := msSince(t0)
 		if err != nil {
-			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
-		}
-		turn.Persuader, turn.PersuaderUsage = u.Text, u.Usage
-		var tags tagger.Tags
-		if selfTag != nil {
-			tags = selfTag.TagUtterance(u.Text)
-		} else {
-			tags = tagger.Tag(u.Text)
-		}
-		turn.Acts = actsOf(tags.Acts)
-		transcript = append(transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
-
-		t0 = time.Now()
-		r, err := es.Reply(ctx, transcript)
-		turn.PersuadeeMS = msSince(t0)
-		if err != nil {
-			return fail(fmt.Errorf("turn %d persuadee: %w", t, err))
-		}
-		if !r.Decision.Valid() {
-			return fail(fmt.Errorf("turn %d persuadee: invalid decision %q", t, r.Decision))
-		}
-		turn.Persuadee, turn.Decision, turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
-		transcript = append(transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
-
-		startProbes()
-		if r.Decision.Terminal() || t == cfg.Tmax {
-			// nothing left to overlap the last read-out with
-			if err := record(turn, settle()); err != nil {
-				return fail(err)
+			// the read-out's error comes first, as if read in sequence
+			if err := env.settle(ctx); err != nil {
+				return done(err)
 			}
-			if r.Decision.Terminal() {
-				ep.Terminal = decision.FromDecision(r.Decision)
-			}
-			break
+			return done(env.fail(ctx, &RoleError{T: env.cur.Turn.T + 1, Role: RolePersuader, Err: err}))
 		}
-		last = turn
+		if err := env.step(ctx, u, ms); err != nil {
+			return done(err)
+		}
 	}
-	ep.RGoal = cfg.Goal.Goal(ep.Terminal)
-	return judge(ctx, cfg, sc, ep, transcript)
+	return done(nil)
 }
 
 // judge runs the configured judges on a scored episode: the strategy
 // rating and, with an ActJudge, the tagging of every persuader utterance,
-// all concurrently; JudgeMS is the wall-clock time of the whole step. A
-// cancelled ctx returns ctx.Err() and no episode, as elsewhere in Run.
-func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, transcript []Message) (*Episode, error) {
+// all concurrently; JudgeMS is the wall-clock time of the whole step. It
+// returns ctx.Err() when ctx was cancelled (the Env then abandons the
+// episode), else nil: a judge's failure goes to Episode.JudgeError.
+func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, transcript []Message) error {
 	acts := cfg.ActJudge != nil && len(ep.Turns) > 0
 	if cfg.Judge == nil && !acts {
-		return ep, nil
+		return nil
 	}
 	t0 := time.Now()
 	var (
@@ -409,7 +233,7 @@ func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, 
 	wg.Wait()
 	ep.JudgeMS = msSince(t0)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	var msgs []string
 	if cfg.Judge != nil {
@@ -440,7 +264,504 @@ func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, 
 		}
 	}
 	ep.JudgeError = strings.Join(msgs, "; ")
-	return ep, nil
+	return nil
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+// The roles a RoleError names.
+const (
+	RolePersuader = "persuader"
+	RolePersuadee = "persuadee"
+	RoleProbe     = "probe"
+)
+
+// ErrInvalidDecision is wrapped by the RoleError of a reply whose decision
+// is not one of decision.Decisions.
+var ErrInvalidDecision = errors.New("invalid decision")
+
+// ErrNotReset is returned by Step and Settle on an Env that Reset has not
+// started; ErrDone by Step on an episode that has ended. Neither changes
+// the episode.
+var (
+	ErrNotReset = errors.New("episode: Env used before Reset")
+	ErrDone     = errors.New("episode: the episode has ended")
+)
+
+// RoleError is a role failure that ended an episode: a persuader or
+// persuadee that failed to start (T = 0) or to speak at turn T, a reply
+// with an invalid decision (Err wraps ErrInvalidDecision), or a probe
+// read-out that failed after turn T's reply (T = 0: the initial one).
+// Its message is the one Episode.Error records, e.g. "turn 3 persuadee:
+// engine down", "persuader start: ...", "turn 2: probe: ...", "probe: ...".
+type RoleError struct {
+	// T is the turn, 1..Tmax; 0 for a start or the t = 0 read-out.
+	T int
+	// Role is RolePersuader, RolePersuadee or RoleProbe.
+	Role string
+	// Err is the role's own error.
+	Err error
+}
+
+func (e *RoleError) Error() string {
+	switch {
+	case e.Role == RoleProbe && e.T == 0:
+		return "probe: " + e.Err.Error()
+	case e.Role == RoleProbe:
+		return fmt.Sprintf("turn %d: probe: %v", e.T, e.Err)
+	case e.T == 0:
+		return e.Role + " start: " + e.Err.Error()
+	}
+	return fmt.Sprintf("turn %d %s: %v", e.T, e.Role, e.Err)
+}
+
+// Unwrap returns Err, so errors.Is finds ErrTruncated, ErrTransient and
+// ErrInvalidDecision through a RoleError.
+func (e *RoleError) Unwrap() error { return e.Err }
+
+// EnvOptions are what a driver of an Env adds to the turn cycle of Run;
+// the zero value plays exactly as Run does.
+type EnvOptions struct {
+	// Persuader is recorded as Episode.Persuader (Run: the persuader's
+	// Name).
+	Persuader string
+	// Start, when set, starts the persuadee session in place of
+	// pee.Start (MASP's users framed by their task); seed is the one
+	// pee.Start would get, Mix(seed^2).
+	Start func(ctx context.Context, sc *scenario.Scenario, seed uint64) (PersuadeeSession, error)
+	// Opening is placed at the head of the transcript before the first
+	// turn (the MASP paper's initial context h_0); the persuader, the
+	// persuadee and the judges see it, turns do not count it.
+	Opening []Message
+	// NoProbes skips every probe read-out: Initial, B0 and each turn's
+	// Probes, Belief and Dense stay nil (the MASP paper's protocol reads
+	// no belief).
+	NoProbes bool
+	// PastTerminal keeps the episode going after a terminal decision,
+	// until Tmax or a role error (open-loop replay of a real dialogue).
+	//
+	// Choice: the episode's Terminal is then its first terminal decision
+	// (pending when it made none), as fidelity replay reads a real
+	// dialogue's outcome.
+	PastTerminal bool
+}
+
+// StepResult is what Reset's settled read-out and each Step give a
+// driver.
+type StepResult struct {
+	// Turn is the turn just played: T, utterance, reply, decision, acts,
+	// latencies and usage. Its Probes, Belief, Dense, ProbeMS and
+	// ProbeUsage are set once the turn's read-out has settled: always in
+	// Settle's result, and in Step's unless the read-out is in flight (an
+	// engine-backed Prober without Config.SequentialProbes on an episode
+	// that goes on). After Reset, Settle gives T = 0 with the initial
+	// read-out (Episode.Initial and B0). Dense is nil when either belief
+	// is missing.
+	Turn Turn
+	// Tags is the tagger's reading of the utterance (zero for T = 0).
+	Tags tagger.Tags
+	// Done reports that the episode has ended; Episode().Terminal says
+	// how.
+	Done bool
+}
+
+// Env is the step-wise turn engine every driver of a dialogue uses: Run
+// (persuarena eval), the OpenEnv server, the MASP paper's closed-loop
+// protocol and fidelity replay. One Env plays one episode of sc against
+// pee: Reset starts the persuadee and the t = 0 read-out; each Step tags
+// the persuader's utterance, gets the persuadee's reply, validates its
+// decision and starts the turn's probe read-out; Settle waits for that
+// read-out and completes the turn (Probes, Belief, Dense). A terminal
+// decision (unless EnvOptions.PastTerminal) or turn Tmax ends the episode
+// (pending without a terminal decision), as does a role error: one
+// wrapping ErrTruncated ends it as truncated, any other as failed
+// (Episode.Transient and RetryAfter as Run describes). An ended episode
+// that is not failed is then given to Config.Judge and Config.ActJudge.
+//
+// Concurrency: an engine-backed read-out (a Prober that is not a
+// ProbabilityProber) runs in its own goroutine from the end of Step until
+// Settle or the next Step, which settles it first, so a driver may ask
+// its persuader for the next utterance meanwhile (Run does); the
+// persuadee session is never used by two goroutines at once. An Env is
+// used by one goroutine at a time.
+type Env struct {
+	cfg  Config
+	opt  EnvOptions
+	sc   *scenario.Scenario
+	pee  Persuadee
+	seed uint64
+
+	ep         *Episode
+	transcript []Message
+	es         PersuadeeSession
+	prober     Prober
+	direct     ProbabilityProber
+	selfTag    UtteranceTagger
+	usageOf    interface{ TakeProbeUsage() Usage }
+
+	readings chunk[probe.Reading]
+	floats   chunk[float64]
+	pYes     []float64 // reused by the direct path
+	batch    int       // read-outs per episode, sizing the chunks
+
+	inflight chan readOut // the read-out in flight, or nil
+	ready    readOut      // the settled read-out when inflight is nil
+	pending  bool         // the current turn's read-out is not yet recorded
+	cur      StepResult   // the current turn
+	prev     *float64     // B_{t-1}
+	first    decision.Terminal
+
+	started, done, abandoned bool
+}
+
+// readOut is one probe read-out; err is the prober's own error.
+type readOut struct {
+	rs    []probe.Reading
+	b     *float64
+	ms    float64
+	usage Usage
+	err   error
+}
+
+// NewEnv returns an Env for one episode of sc with seed (Episode.Seed;
+// the persuadee starts with Mix(seed^2), as in Run). Defaults of cfg are
+// those of Run; cfg.Tmax counts persuader turns. Call Reset before Step.
+func NewEnv(cfg Config, sc *scenario.Scenario, pee Persuadee, seed uint64, opt EnvOptions) *Env {
+	e := new(Env)
+	e.init(cfg, sc, pee, seed, opt)
+	return e
+}
+
+// init is NewEnv on an Env of the caller's (Run keeps its own on the
+// stack).
+func (e *Env) init(cfg Config, sc *scenario.Scenario, pee Persuadee, seed uint64, opt EnvOptions) {
+	cfg = cfg.withDefaults()
+	n := min(cfg.Tmax, 16)
+	*e = Env{cfg: cfg, opt: opt, sc: sc, pee: pee, seed: seed, batch: n + 1}
+	e.ep = &Episode{
+		ScenarioID: sc.ID, Seed: seed, Persuader: opt.Persuader, Persuadee: pee.Name(),
+		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
+		Turns: make([]Turn, 0, n), Terminal: decision.TermPending,
+	}
+	e.transcript = make([]Message, 0, len(opt.Opening)+2*n)
+	e.transcript = append(e.transcript, opt.Opening...)
+}
+
+// Reset starts the persuadee session (EnvOptions.Start, else pee.Start,
+// with Mix(seed^2)) and the t = 0 probe read-out; Settle then gives
+// Episode.Initial and B0. An Env plays one episode: a second Reset is an
+// error.
+//
+// Errors: a *RoleError when the persuadee fails to start, or when an
+// immediate read-out (the simulator's) fails; the episode has then ended
+// (truncated or failed). A cancelled ctx returns ctx.Err() and abandons
+// the episode (Episode returns nil).
+func (e *Env) Reset(ctx context.Context) error {
+	if e.started {
+		return errors.New("episode: Reset called twice; use one Env per episode")
+	}
+	e.started = true
+	if e.done {
+		return ErrDone // ended before it started (Run: the persuader failed to start)
+	}
+	start := e.pee.Start
+	if e.opt.Start != nil {
+		start = e.opt.Start
+	}
+	es, err := start(ctx, e.sc, Mix(e.seed^2))
+	if err != nil {
+		return e.fail(ctx, &RoleError{Role: RolePersuadee, Err: err})
+	}
+	e.es = es
+	if !e.opt.NoProbes {
+		e.prober, _ = es.(Prober)
+		e.direct, _ = es.(ProbabilityProber)
+		// A prober that counts engine usage (LLM persuadees) reports it
+		// through TakeProbeUsage; it is recorded per turn, and for t = 0
+		// in Episode.InitialProbeUsage.
+		e.usageOf, _ = es.(interface{ TakeProbeUsage() Usage })
+	}
+	e.selfTag, _ = es.(UtteranceTagger)
+	e.startProbes(ctx)
+	if e.inflight == nil {
+		return e.settle(ctx)
+	}
+	return nil
+}
+
+// Step plays turn t = (turns so far) + 1 with u: settles the previous
+// read-out, tags u.Text (UtteranceTagger when the session is one, else
+// tagger.Tag), appends it to the transcript, gets the persuadee's reply,
+// checks its decision, appends the reply and starts the turn's read-out.
+// The episode ends on a terminal decision (unless
+// EnvOptions.PastTerminal) or at Tmax; the last read-out is then settled
+// before Step returns, and the judges run.
+//
+// Errors: ErrNotReset, ErrDone (nothing happens); a *RoleError for the
+// previous read-out, the reply or an invalid decision, which ends the
+// episode (truncated when it wraps ErrTruncated, else failed); a
+// cancelled ctx returns ctx.Err() and abandons the episode.
+func (e *Env) Step(ctx context.Context, u Utterance) (StepResult, error) {
+	if !e.started {
+		return e.cur, ErrNotReset
+	}
+	return e.result(e.step(ctx, u, 0))
+}
+
+// step is Step on a started Env with the persuader's latency
+// (Turn.PersuaderMS); the result is e.cur.
+func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error {
+	if e.done {
+		return ErrDone
+	}
+	if err := ctx.Err(); err != nil {
+		return e.abandon(err)
+	}
+	if err := e.settle(ctx); err != nil {
+		return err
+	}
+	t := e.cur.Turn.T + 1
+	var tags tagger.Tags
+	if e.selfTag != nil {
+		tags = e.selfTag.TagUtterance(u.Text)
+	} else {
+		tags = tagger.Tag(u.Text)
+	}
+	e.cur = StepResult{Turn: Turn{T: t, Persuader: u.Text, Acts: actsOf(tags.Acts), PersuaderUsage: u.Usage, PersuaderMS: persuaderMS}, Tags: tags}
+	e.transcript = append(e.transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
+
+	t0 := time.Now()
+	r, err := e.es.Reply(ctx, e.transcript)
+	e.cur.Turn.PersuadeeMS = msSince(t0)
+	if err != nil {
+		return e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: err})
+	}
+	if !r.Decision.Valid() {
+		return e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: fmt.Errorf("%w %q", ErrInvalidDecision, r.Decision)})
+	}
+	e.cur.Turn.Persuadee, e.cur.Turn.Decision, e.cur.Turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
+	e.transcript = append(e.transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
+
+	e.startProbes(ctx)
+	end := t >= e.cfg.Tmax
+	if r.Decision.Terminal() {
+		if !e.opt.PastTerminal {
+			end = true
+		} else if e.first == "" {
+			e.first = decision.FromDecision(r.Decision)
+		}
+	}
+	if !end {
+		if e.inflight == nil {
+			return e.settle(ctx)
+		}
+		return nil
+	}
+	// nothing left to overlap the last read-out with
+	if err := e.settle(ctx); err != nil {
+		return err
+	}
+	switch {
+	case r.Decision.Terminal() && !e.opt.PastTerminal:
+		e.ep.Terminal = decision.FromDecision(r.Decision)
+	case e.first != "":
+		e.ep.Terminal = e.first
+	}
+	return e.end(ctx)
+}
+
+// Settle waits for the current turn's read-out (the t = 0 one after
+// Reset), records the turn in the episode with its Probes, Belief and
+// Dense, and returns the completed result. Without a read-out in flight
+// it returns the current result again.
+//
+// Errors: ErrNotReset; a *RoleError of a failed read-out, which ends the
+// episode (truncated when it wraps ErrTruncated, else failed); a
+// cancelled ctx returns ctx.Err() and abandons the episode.
+func (e *Env) Settle(ctx context.Context) (StepResult, error) {
+	if !e.started {
+		return e.cur, ErrNotReset
+	}
+	return e.result(e.settle(ctx))
+}
+
+// Episode returns the episode record so far (the finished one once Done);
+// nil when a cancelled context abandoned it. It holds the hidden
+// resistance type: it must not reach a persuader.
+func (e *Env) Episode() *Episode {
+	if e.abandoned {
+		return nil
+	}
+	return e.ep
+}
+
+// Transcript returns the visible transcript so far, the opening context
+// first. It is the Env's own slice: read it, never change it; the next
+// Step appends to it.
+func (e *Env) Transcript() []Message { return e.transcript }
+
+// Session returns the persuadee session Reset started (nil before), for
+// drivers that read more of it (sim.LatentReader, a teacher); a driver
+// must not call its Reply itself.
+func (e *Env) Session() PersuadeeSession { return e.es }
+
+// Done reports whether the episode has ended (or was abandoned).
+func (e *Env) Done() bool { return e.done }
+
+func (e *Env) result(err error) (StepResult, error) {
+	e.cur.Done = e.done
+	return e.cur, err
+}
+
+// startProbes starts the read-out of the current turn (T = 0: the initial
+// one). An engine-backed prober runs in its own goroutine while the driver
+// goes on (Run: the persuader writes its next utterance, which never sees
+// the probes), so probe latency leaves the turn's critical path; the
+// simulator's direct path and a session without a prober are read at
+// once. The persuadee's next Reply waits for the read-out to settle, so a
+// session is still used by one goroutine at a time, and a read-out's
+// error is reported before anything that happened after it, as if read in
+// sequence.
+func (e *Env) startProbes(ctx context.Context) {
+	e.pending = true
+	basis := e.cfg.Basis
+	switch {
+	case e.direct != nil:
+		// The simulator: P(Yes) straight from its state, read as the
+		// Answer FromProbability(p) would be (probe.ReadProbability).
+		t0 := time.Now()
+		e.pYes = e.direct.ProbeProbabilities(e.pYes[:0], basis)
+		e.ready = readOut{ms: msSince(t0)}
+		if len(e.pYes) != len(basis) {
+			e.ready.err = fmt.Errorf("got %d answers for %d probes", len(e.pYes), len(basis))
+			return
+		}
+		e.ready.rs = e.readings.take(len(e.pYes), e.batch)
+		for k, p := range e.pYes {
+			e.ready.rs[k] = probe.ReadProbability(basis[k].ID, p)
+		}
+		if b, ok := probe.Belief(e.ready.rs); ok {
+			bp := &e.floats.take(1, 2*e.batch)[0]
+			*bp = b
+			e.ready.b = bp
+		}
+	case e.prober == nil:
+		e.ready = readOut{}
+	default:
+		tr := e.transcript[:len(e.transcript):len(e.transcript)] // the driver appends meanwhile
+		prober, usageOf := e.prober, e.usageOf
+		ch := make(chan readOut, 1)
+		e.inflight = ch
+		go func() {
+			t0 := time.Now()
+			ans, err := prober.Probe(ctx, tr, basis)
+			o := readOut{ms: msSince(t0)}
+			if usageOf != nil {
+				o.usage = usageOf.TakeProbeUsage()
+			}
+			switch {
+			case err != nil:
+				o.err = err
+			case len(ans) != len(basis):
+				o.err = fmt.Errorf("got %d answers for %d probes", len(ans), len(basis))
+			default:
+				o.rs = make([]probe.Reading, len(ans))
+				for k, a := range ans {
+					o.rs[k] = probe.Read(basis[k].ID, a)
+				}
+				if b, ok := probe.Belief(o.rs); ok {
+					o.b = &b
+				}
+			}
+			ch <- o
+		}()
+		if e.cfg.SequentialProbes {
+			e.ready, e.inflight = <-ch, nil
+		}
+	}
+}
+
+// settle completes the current turn with its read-out and records it: the
+// initial read-out in Episode.Initial and B0, a turn's appended to
+// Episode.Turns with its dense reward.
+func (e *Env) settle(ctx context.Context) error {
+	if !e.pending {
+		return nil
+	}
+	if e.inflight != nil {
+		e.ready, e.inflight = <-e.inflight, nil
+	}
+	e.pending = false
+	o := e.ready
+	turn := &e.cur.Turn
+	turn.Probes, turn.Belief, turn.ProbeMS, turn.ProbeUsage = o.rs, o.b, o.ms, o.usage
+	if turn.T == 0 {
+		e.ep.InitialProbeUsage, e.ep.InitialProbeMS = o.usage, o.ms
+		if o.err != nil {
+			return e.fail(ctx, &RoleError{Role: RoleProbe, Err: o.err})
+		}
+		e.ep.Initial, e.ep.B0 = o.rs, o.b
+		e.prev = o.b
+		return nil
+	}
+	if o.err != nil {
+		return e.fail(ctx, &RoleError{T: turn.T, Role: RoleProbe, Err: o.err})
+	}
+	if turn.Belief != nil && e.prev != nil {
+		if d, ok := reward.Dense(*turn.Belief, *e.prev, true, true); ok {
+			turn.Dense = &e.floats.take(1, 2*e.batch)[0]
+			*turn.Dense = d
+		}
+	}
+	e.prev = turn.Belief
+	e.ep.Turns = append(e.ep.Turns, *turn)
+	return nil
+}
+
+// fail ends the episode after a role error and returns err: truncated
+// (then judged) when it wraps ErrTruncated, else failed. A cancelled ctx
+// abandons the episode instead and returns ctx.Err().
+func (e *Env) fail(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return e.abandon(ctx.Err())
+	}
+	e.ep.Error = err.Error()
+	if errors.Is(err, ErrTruncated) {
+		e.ep.Terminal = decision.TermTruncated
+		if jerr := e.end(ctx); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	e.done = true
+	e.ep.Terminal = decision.TermFailed
+	e.ep.Transient = errors.Is(err, ErrTransient)
+	var ra interface{ RetryAfter() time.Duration }
+	if e.ep.Transient && errors.As(err, &ra) {
+		e.ep.RetryAfter = ra.RetryAfter()
+	}
+	return err
+}
+
+// end closes a scored episode: R_goal of its Terminal, then the judges.
+// A cancelled ctx abandons it and returns ctx.Err().
+func (e *Env) end(ctx context.Context) error {
+	e.done = true
+	e.ep.RGoal = e.cfg.Goal.Goal(e.ep.Terminal)
+	if err := judge(ctx, e.cfg, e.sc, e.ep, e.transcript); err != nil {
+		return e.abandon(err)
+	}
+	return nil
+}
+
+// abandon ends the episode without a record (a cancelled context) and
+// returns err; a read-out in flight is waited for.
+func (e *Env) abandon(err error) error {
+	if e.inflight != nil {
+		<-e.inflight
+		e.inflight = nil
+	}
+	e.pending = false
+	e.done, e.abandoned = true, true
+	return err
+}

@@ -9,6 +9,7 @@ package fidelity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -18,7 +19,6 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
-	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 )
@@ -166,10 +166,11 @@ type Trace struct {
 }
 
 // Replay feeds sc's real persuader utterances (sc.Outcome.PersuaderUtterances)
-// to a fresh session of pee started with seed, reading the probe basis at
-// t = 0 and after every reply through episode.Prober (pooled with
-// probe.Read and probe.Belief, as episode.Run does). The persuadee's own
-// replies form its side of the transcript.
+// to a fresh session of pee started with seed, through the turn engine
+// episode.Run drives (episode.Env, with EnvOptions.PastTerminal): each
+// utterance is tagged as in episode.Run and the probe basis is read at
+// t = 0 and after every reply (pooled with probe.Belief). The persuadee's
+// own replies form its side of the transcript.
 //
 // Choice: the replay runs through the whole real dialogue: a terminal
 // decision is recorded (Trace.Decision) but does not stop it; empty
@@ -196,78 +197,77 @@ func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, b
 	for _, acts := range sc.Outcome.PersuadeeActs {
 		tr.RealByTurn = append(tr.RealByTurn, ActPolarity(acts))
 	}
-	sess, err := pee.Start(ctx, sc, seed)
-	if err != nil {
-		return nil, fmt.Errorf("%s: start: %w", sc.ID, err)
+	utts := sc.Outcome.PersuaderUtterances
+	env := episode.NewEnv(episode.Config{Tmax: len(utts), Basis: basis}, sc, pee, 0, episode.EnvOptions{
+		PastTerminal: true,
+		// seed is the persuadee's own (Run derives it as episode.Run does).
+		Start: func(ctx context.Context, sc *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+			return pee.Start(ctx, sc, seed)
+		},
+	})
+	err := env.Reset(ctx)
+	if err != nil && !isProbe(err) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: start: %w", sc.ID, cause(err))
 	}
-	prober, ok := sess.(episode.Prober)
-	if !ok {
+	if _, ok := env.Session().(episode.Prober); !ok {
 		return nil, fmt.Errorf("%s: persuadee %s cannot be probed (no episode.Prober)", sc.ID, pee.Name())
 	}
-	var transcript []episode.Message
-	read := func() (*float64, error) {
-		ans, err := prober.Probe(ctx, transcript, basis)
-		if err != nil {
-			return nil, err
-		}
-		if len(ans) != len(basis) {
-			return nil, fmt.Errorf("got %d probe answers for %d probes", len(ans), len(basis))
-		}
-		rs := make([]probe.Reading, len(ans))
-		for k, a := range ans {
-			rs[k] = probe.Read(basis[k].ID, a)
-		}
-		if b, ok := probe.Belief(rs); ok {
-			return &b, nil
-		}
-		return nil, nil
+	var r0 episode.StepResult
+	if err == nil {
+		r0, err = env.Settle(ctx)
 	}
-	if tr.B0, err = read(); err != nil {
-		return nil, fmt.Errorf("%s: probe at t=0: %w", sc.ID, err)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: probe at t=0: %w", sc.ID, cause(err))
 	}
+	tr.B0 = r0.Turn.Belief
 	tr.BT = tr.B0
-	prev := tr.B0
-	for t, u := range sc.Outcome.PersuaderUtterances {
+	re, _ := env.Session().(Reactor)
+	for t, u := range utts {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if strings.TrimSpace(u) == "" {
 			continue
 		}
-		transcript = append(transcript, episode.Message{Speaker: episode.PersuaderSpeaker, Text: u})
-		r, err := sess.Reply(ctx, transcript)
+		// Each read-out is settled before the next utterance, so a Step
+		// error is the reply's and a Settle error the probe's.
+		_, err := env.Step(ctx, episode.Utterance{Text: u})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if errors.Is(err, episode.ErrInvalidDecision) {
+				return nil, fmt.Errorf("%s: turn %d: %w", sc.ID, t, cause(err))
 			}
 			if tr.DecisionTurn >= 0 {
 				tr.Closed = true
 				break
 			}
-			return nil, fmt.Errorf("%s: turn %d reply: %w", sc.ID, t, err)
+			return nil, fmt.Errorf("%s: turn %d reply: %w", sc.ID, t, cause(err))
 		}
-		if !r.Decision.Valid() {
-			return nil, fmt.Errorf("%s: turn %d: invalid decision %q", sc.ID, t, r.Decision)
-		}
-		transcript = append(transcript, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: r.Text})
-		tt := TurnTrace{Turn: t, Reply: r.Text, Decision: r.Decision}
-		if tt.Belief, err = read(); err != nil {
-			return nil, fmt.Errorf("%s: turn %d probe: %w", sc.ID, t, err)
-		}
-		if tt.Belief != nil && prev != nil {
-			if d, ok := reward.Dense(*tt.Belief, *prev, true, true); ok {
-				tt.Dense = &d
+		res, err := env.Settle(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
+			return nil, fmt.Errorf("%s: turn %d probe: %w", sc.ID, t, cause(err))
 		}
+		d := res.Turn.Decision
+		tt := TurnTrace{Turn: t, Reply: res.Turn.Persuadee, Decision: d, Belief: res.Turn.Belief, Dense: res.Turn.Dense}
 		if tt.Belief != nil {
 			tr.BT = tt.Belief
 		}
-		prev = tt.Belief
-		if r.Decision.Terminal() && tr.DecisionTurn < 0 {
-			tr.Decision, tr.DecisionTurn = r.Decision, t
+		if d.Terminal() && tr.DecisionTurn < 0 {
+			tr.Decision, tr.DecisionTurn = d, t
 		}
-		tt.Sim = SimPolarity(r.Decision, tt.Dense)
-		if re, ok := sess.(Reactor); ok {
+		tt.Sim = SimPolarity(d, tt.Dense)
+		if re != nil {
 			tt.Stated = Polarity(max(-1, min(1, re.ReplyPolarity())))
 			if tt.Stated != Neutral {
 				tt.Sim = tt.Stated
@@ -279,6 +279,21 @@ func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, b
 		tr.Turns = append(tr.Turns, tt)
 	}
 	return tr, nil
+}
+
+// cause is the role's own error inside an episode.RoleError (the replay
+// names the turn by its index in the real dialogue), else err.
+func cause(err error) error {
+	if re := (*episode.RoleError)(nil); errors.As(err, &re) {
+		return re.Err
+	}
+	return err
+}
+
+// isProbe reports whether err is a failed probe read-out.
+func isProbe(err error) bool {
+	re := (*episode.RoleError)(nil)
+	return errors.As(err, &re) && re.Role == episode.RoleProbe
 }
 
 // Options configures Run.

@@ -175,6 +175,9 @@ type TurnRecord struct {
 	MentalErr *float64   `json:"mental_err,omitempty"`
 	RS        *float64   `json:"r_s,omitempty"`
 	RU        *float64   `json:"r_u,omitempty"`
+	// MindError is why this turn's BDI fields are missing: the teacher
+	// or the state encoding failed ("" when they are set or no Mind ran).
+	MindError string `json:"mind_error,omitempty"`
 }
 
 // Dialogue is one played closed-loop dialogue.
@@ -187,8 +190,10 @@ type Dialogue struct {
 	// it never did within the budget.
 	SuccessTurn int          `json:"success_turn"`
 	Turns       []TurnRecord `json:"turns"`
-	// Initial is the teacher's state for h_0.
-	Initial *bdi.State `json:"initial,omitempty"`
+	// Initial is the teacher's state for h_0; MindError says why it, or
+	// its encoding z_0 (then every turn's progress is missing), failed.
+	Initial   *bdi.State `json:"initial,omitempty"`
+	MindError string     `json:"mind_error,omitempty"`
 	// Error is set when a role failed; the dialogue then counts as a
 	// failure from that turn on.
 	Error string `json:"error,omitempty"`
@@ -243,61 +248,71 @@ func Play(ctx context.Context, cfg Config, c *Case, per episode.Persuader, user 
 	if err != nil {
 		return fail(fmt.Errorf("persuader start: %w", err))
 	}
-	var es episode.PersuadeeSession
+	opt := episode.EnvOptions{Persuader: per.Name(), Opening: c.Opening, NoProbes: true}
 	if fu, ok := user.(FramedPersuadee); ok {
-		es, err = fu.StartFramed(ctx, c.Scenario, c.Framing(), episode.Mix(seed^2))
-	} else {
-		es, err = user.Start(ctx, c.Scenario, episode.Mix(seed^2))
+		opt.Start = func(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+			return fu.StartFramed(ctx, sc, c.Framing(), seed)
+		}
 	}
-	if err != nil {
-		return fail(fmt.Errorf("user start: %w", err))
+	env := episode.NewEnv(episode.Config{Tmax: T}, c.Scenario, user, seed, opt)
+	if err := env.Reset(ctx); err != nil {
+		return fail(userError(err))
 	}
+	es := env.Session()
 	lr, _ := es.(sim.LatentReader)
 	mind, err := newMindRun(ctx, cfg.Mind, c, es)
 	if err != nil {
 		return nil, err
 	}
-	transcript := append([]episode.Message(nil), c.Opening...)
 	if mind != nil {
-		dl.Initial = mind.label(ctx, transcript)
-		mind.start(dl.Initial)
+		var err error
+		dl.Initial, err = mind.label(ctx, env.Transcript())
+		if err == nil {
+			err = mind.start(ctx, dl.Initial)
+		}
+		if err != nil {
+			dl.MindError = err.Error()
+		}
 	}
-	for t := 1; t <= T; t++ {
+	for t := 1; !env.Done(); t++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		var zHat []float64
 		if mind != nil && mind.m.Student != nil {
-			zHat = mind.m.Student.Predict(transcript)
+			zHat = mind.m.Student.Predict(env.Transcript())
 		}
-		u, err := ps.Say(ctx, transcript)
+		u, err := ps.Say(ctx, env.Transcript())
 		if err != nil {
 			return fail(fmt.Errorf("turn %d persuader: %w", t, err))
 		}
-		tags := tagger.Tag(u.Text)
-		transcript = append(transcript, episode.Message{Speaker: episode.PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
 		var before, after *sim.Latent
 		if lr != nil {
 			l := lr.Latent()
 			before = &l
 		}
-		r, err := es.Reply(ctx, transcript)
+		res, err := env.Step(ctx, u)
 		if err != nil {
-			return fail(fmt.Errorf("turn %d user: %w", t, err))
-		}
-		if !r.Decision.Valid() {
-			return fail(fmt.Errorf("turn %d user: invalid decision %q", t, r.Decision))
+			return fail(userError(err))
 		}
 		if lr != nil {
 			l := lr.Latent()
 			after = &l
 		}
-		transcript = append(transcript, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: r.Text})
+		transcript := env.Transcript()
+		tags := res.Tags
+		r := episode.Reply{Text: res.Turn.Persuadee, Decision: res.Turn.Decision, Usage: res.Turn.PersuadeeUsage}
 		rec := TurnRecord{T: t, Persuader: u.Text, Persuadee: r.Text, Decision: r.Decision, Acts: tags.Acts.Strings(), Pressure: tags.Pressure}
 		ex := &Exchange{Case: c, Turn: t, History: transcript, Utterance: u.Text, Tags: tags, Reply: r, Before: before, After: after}
 		if mind != nil {
-			ex.State = mind.label(ctx, transcript)
-			mind.step(&rec, ex.State, zHat)
+			var err error
+			ex.State, err = mind.label(ctx, transcript)
+			if err == nil {
+				err = mind.step(ctx, &rec, ex.State, zHat)
+			}
+			if err != nil {
+				rec.MindError = err.Error()
+			}
 		}
 		v, err := cfg.Success.Success(ctx, ex)
 		if err != nil {
@@ -328,11 +343,21 @@ func Play(ctx context.Context, cfg Config, c *Case, per episode.Persuader, user 
 			dl.SuccessTurn = t
 			break
 		}
-		if r.Decision.Terminal() {
-			break
-		}
 	}
 	return dl, nil
+}
+
+// userError names the user in a persuadee's role error as the protocol's
+// records do ("user start: ...", "turn 3 user: ...").
+func userError(err error) error {
+	var re *episode.RoleError
+	if !errors.As(err, &re) || re.Role != episode.RolePersuadee {
+		return err
+	}
+	if re.T == 0 {
+		return fmt.Errorf("user start: %w", re.Err)
+	}
+	return fmt.Errorf("turn %d user: %w", re.T, re.Err)
 }
 
 // mindRun is the BDI bookkeeping of one dialogue.
@@ -380,40 +405,52 @@ func newMindRun(ctx context.Context, m *Mind, c *Case, es episode.PersuadeeSessi
 	return r, nil
 }
 
-// label asks the teacher for the state of history; nil when there is no
-// teacher or it failed (the turn's BDI fields stay missing).
-func (r *mindRun) label(ctx context.Context, history []episode.Message) *bdi.State {
+// label asks the teacher for the state of history; nil and no error when
+// there is no teacher, nil and the teacher's error when it failed (the
+// turn's BDI fields then stay missing).
+func (r *mindRun) label(ctx context.Context, history []episode.Message) (*bdi.State, error) {
 	if r.teacher == nil {
-		return nil
+		return nil, nil
 	}
 	s, err := r.teacher.Label(ctx, r.c.Task, r.c.Profile, r.c.goal(), history)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("teacher: %w", err)
 	}
-	return &s
+	return &s, nil
 }
 
-func (r *mindRun) vec(s *bdi.State) []float64 {
+// vec encodes s as a state vector of the target's dimension; nil for a
+// nil s.
+func (r *mindRun) vec(ctx context.Context, s *bdi.State) ([]float64, error) {
 	if s == nil {
-		return nil
+		return nil, nil
 	}
-	z, err := bdi.Vector(context.Background(), *s, r.enc, r.m.Alpha)
-	if err != nil || len(z) != len(r.zStar) {
-		return nil
+	z, err := bdi.Vector(ctx, *s, r.enc, r.m.Alpha)
+	if err != nil {
+		return nil, fmt.Errorf("state vector: %w", err)
 	}
-	return z
+	if len(z) != len(r.zStar) {
+		return nil, fmt.Errorf("state vector of dimension %d, target's %d", len(z), len(r.zStar))
+	}
+	return z, nil
 }
 
-func (r *mindRun) start(s0 *bdi.State) { r.z0 = r.vec(s0); r.zt = r.z0; r.st = 0 }
+// start sets z_0 from the teacher's state for h_0; on an error z_0 stays
+// missing and so does every turn's progress.
+func (r *mindRun) start(ctx context.Context, s0 *bdi.State) error {
+	z, err := r.vec(ctx, s0)
+	r.z0, r.zt, r.st = z, z, 0
+	return err
+}
 
 // step fills rec's BDI fields from the new teacher state (z_{t+1}) and
 // the student estimate zHat made before the turn (z-hat_t, compared with
-// z_t).
-func (r *mindRun) step(rec *TurnRecord, s *bdi.State, zHat []float64) {
+// z_t). An encoding error leaves them missing and is returned.
+func (r *mindRun) step(ctx context.Context, rec *TurnRecord, s *bdi.State, zHat []float64) error {
 	rec.State = s
-	z := r.vec(s)
+	z, err := r.vec(ctx, s)
 	if z == nil || r.z0 == nil {
-		return
+		return err
 	}
 	next := bdi.Progress(z, r.z0, r.zStar, r.d)
 	ds := next - r.st
@@ -428,6 +465,7 @@ func (r *mindRun) step(rec *TurnRecord, s *bdi.State, zHat []float64) {
 	ru := UserReward(ds, 0, r.m.Weights) // q is added by Play once judged
 	rec.RS, rec.RU = &rs, &ru
 	r.zt, r.st = z, next
+	return nil
 }
 
 // finishUserReward adds w_rat q to the user reward of rec.

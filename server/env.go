@@ -12,14 +12,12 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/tagger"
 )
 
 // RewardMode selects the per-step reward an Env returns.
@@ -65,15 +63,6 @@ type Set struct {
 	Scenarios []scenario.Scenario
 }
 
-// Judge rates how the persuader went about it: R_strategy in [-1, 1] (SPEC
-// §1: honest, respectful, no pressure or deception). It sees only the
-// public scenario and the visible transcript. Strategy is called once, at
-// the end of each episode; an error leaves R_strategy = 0 and is reported
-// in Metadata.StrategyError.
-type Judge interface {
-	Strategy(ctx context.Context, pub scenario.Public, transcript []episode.Message) (float64, error)
-}
-
 // Defaults of EnvConfig.
 const (
 	// DefaultMaxMessageBytes bounds one persuader message (bytes of UTF-8).
@@ -105,9 +94,12 @@ type EnvConfig struct {
 	// StrategyWeight is w in R_out = R_goal + w·R_strategy; nil means
 	// reward.DefaultStrategyWeight.
 	StrategyWeight *float64
-	// Judge rates the persuader's strategy at the end of each episode;
-	// nil means R_strategy = 0.
-	Judge Judge
+	// Judge rates the persuader's strategy, R_strategy in [-1, 1], at the
+	// end of each episode that did not fail (as in episode.Run: it sees
+	// the public scenario and the visible transcript); nil means
+	// R_strategy = 0. A failed or out-of-range rating leaves R_strategy =
+	// 0 and is reported in Metadata.StrategyError.
+	Judge episode.Judge
 	// MaxMessageBytes bounds the length of an action's message; 0 means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -387,11 +379,12 @@ type State struct {
 }
 
 // Env is one environment session: at most one episode at a time between
-// the external persuader (the client) and the configured persuadee. It
-// mirrors episode.Run turn by turn: the same seeds, tagging, probes and
-// terminal rules, so a client replaying a built-in persuader's utterances
-// gets the transcript persuarena eval records. An Env is used by one
-// goroutine at a time.
+// the external persuader (the client) and the configured persuadee. Each
+// episode is an episode.Env, the turn engine episode.Run drives: the same
+// seeds, tagging, probes, terminal rules and judge, so a client replaying
+// a built-in persuader's utterances gets the transcript persuarena eval
+// records. Env adds the wire concerns: scenario choice, validation,
+// reward modes and the sink. An Env is used by one goroutine at a time.
 type Env struct {
 	f *Factory
 
@@ -404,12 +397,7 @@ type Env struct {
 	rollout  int
 	mode     RewardMode
 	sc       *scenario.Scenario
-	pub      scenario.Public
-	ps       episode.PersuadeeSession
-	prober   episode.Prober
-	trans    []episode.Message
-	ep       *episode.Episode
-	prev     *float64
+	run      *episode.Env
 	beliefs  []*float64
 	rewards  []float64
 	terminal decision.Terminal
@@ -537,67 +525,36 @@ func (e *Env) Reset(ctx context.Context, opts ResetOptions) (Observation, error)
 	}
 
 	epSeed := episode.Seed(seed, sc.ID, opts.Rollout)
-	ps, err := cfg.Persuadee.Start(ctx, sc, episode.Mix(epSeed^2))
-	if err != nil {
-		return Observation{}, &Error{Code: ExecutionError, Message: "persuadee start: " + err.Error(), Status: http.StatusInternalServerError}
+	run := episode.NewEnv(episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis, Goal: cfg.Goal, Judge: cfg.Judge},
+		sc, cfg.Persuadee, epSeed, episode.EnvOptions{Persuader: cfg.PersuaderName})
+	err := run.Reset(ctx)
+	var r0 episode.StepResult
+	if err == nil {
+		r0, err = run.Settle(ctx)
 	}
-	*e = Env{f: f, id: id, set: set, split: split, seed: seed, rollout: opts.Rollout, mode: mode,
-		sc: sc, pub: sc.Public(), ps: ps}
-	e.prober, _ = ps.(episode.Prober)
-	e.ep = &episode.Episode{
-		ScenarioID: sc.ID, Seed: epSeed, Persuader: cfg.PersuaderName, Persuadee: cfg.Persuadee.Name(),
-		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
-		Turns: []episode.Turn{}, Terminal: decision.TermPending,
-	}
-	rs, b0, _, err := e.readProbes(ctx)
 	if err != nil {
+		// A persuadee that fails to start leaves the previous episode as
+		// it was; a failed initial read-out leaves no episode.
+		if re := (*episode.RoleError)(nil); !errors.As(err, &re) || re.Role != episode.RolePersuadee {
+			*e = Env{f: f}
+		}
 		return Observation{}, &Error{Code: ExecutionError, Message: err.Error(), Status: http.StatusInternalServerError}
 	}
-	e.ep.Initial, e.ep.B0 = rs, b0
-	e.prev = b0
-	e.beliefs = []*float64{b0}
-	e.rewards = []float64{}
-	e.active = true
-	pub := e.pub // a copy: the next Reset overwrites e in place
+	b0 := r0.Turn.Belief
+	*e = Env{f: f, id: id, set: set, split: split, seed: seed, rollout: opts.Rollout, mode: mode, sc: sc, run: run,
+		beliefs: []*float64{b0}, rewards: []float64{}, active: true}
+	pub := sc.Public()
 	return Observation{
 		View:     View{Decision: string(decision.Continue), Tmax: cfg.Tmax, Scenario: &pub},
 		Metadata: Metadata{EpisodeID: id, RewardMode: mode, Acts: []string{}, Belief: b0},
 	}, nil
 }
 
-// readProbes reads the probe basis as episode.Run does.
-func (e *Env) readProbes(ctx context.Context) ([]probe.Reading, *float64, float64, error) {
-	if e.prober == nil {
-		return nil, nil, 0, nil
-	}
-	basis := e.f.cfg.Basis
-	t0 := time.Now()
-	ans, err := e.prober.Probe(ctx, e.trans, basis)
-	ms := msSince(t0)
-	if err != nil {
-		return nil, nil, ms, fmt.Errorf("probe: %w", err)
-	}
-	if len(ans) != len(basis) {
-		return nil, nil, ms, fmt.Errorf("probe: got %d answers for %d probes", len(ans), len(basis))
-	}
-	rs := make([]probe.Reading, len(ans))
-	for k, a := range ans {
-		rs[k] = probe.Read(basis[k].ID, a)
-	}
-	var bp *float64
-	if b, ok := probe.Belief(rs); ok {
-		bp = &b
-	}
-	return rs, bp, ms, nil
-}
-
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
-
-// Step plays one persuader turn: a.Message is tagged (tagger.Tag), the
-// persuadee replies, the probes are read, and the reward of the episode's
-// mode is returned (see RewardMode). A terminal decision ends the episode;
-// so does Tmax (pending) and a context-window overflow (truncated, SPEC
-// §7). The finished episode goes to EnvConfig.Sink.
+// Step plays one persuader turn on the episode.Env: a.Message is tagged,
+// the persuadee replies, the probes are read, and the reward of the
+// episode's mode is returned (see RewardMode). A terminal decision ends
+// the episode; so does Tmax (pending) and a context-window overflow
+// (truncated, SPEC §7). The finished episode goes to EnvConfig.Sink.
 //
 // Errors: VALIDATION_ERROR for a step before any reset, an empty message
 // or one over MaxMessageBytes (nothing happens); EXECUTION_ERROR for a
@@ -621,83 +578,46 @@ func (e *Env) Step(ctx context.Context, a Action) (Observation, float64, bool, e
 	if err := ctx.Err(); err != nil {
 		return Observation{}, 0, false, err
 	}
-	t := len(e.ep.Turns) + 1
-	turn := episode.Turn{T: t, Persuader: a.Message}
-	tags := tagger.Tag(a.Message)
-	turn.Acts = tags.Acts.Strings()
-	if turn.Acts == nil {
-		turn.Acts = []string{}
-	}
-	e.trans = append(e.trans, episode.Message{Speaker: episode.PersuaderSpeaker, Text: a.Message, Tags: tags, Tagged: true})
-
-	t0 := time.Now()
-	r, err := e.ps.Reply(ctx, e.trans)
-	turn.PersuadeeMS = msSince(t0)
-	if err == nil && !r.Decision.Valid() {
-		err = fmt.Errorf("invalid decision %q", r.Decision)
+	// The reply needs the settled belief: nothing overlaps the read-out.
+	res, err := e.run.Step(ctx, episode.Utterance{Text: a.Message})
+	if err == nil {
+		res, err = e.run.Settle(ctx)
 	}
 	if err != nil {
-		return e.fail(ctx, turn, fmt.Errorf("turn %d persuadee: %w", t, err))
+		return e.fail(ctx, res.Turn, err)
 	}
-	turn.Persuadee, turn.Decision, turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
-	e.trans = append(e.trans, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: r.Text})
-
-	turn.Probes, turn.Belief, turn.ProbeMS, err = e.readProbes(ctx)
-	if err != nil {
-		return e.fail(ctx, turn, fmt.Errorf("turn %d: %w", t, err))
-	}
-	if turn.Belief != nil && e.prev != nil {
-		if d, ok := reward.Dense(*turn.Belief, *e.prev, true, true); ok {
-			turn.Dense = &d
+	e.beliefs = append(e.beliefs, res.Turn.Belief)
+	dec := string(res.Turn.Decision)
+	if res.Done {
+		e.done, e.terminal = true, e.run.Episode().Terminal
+		if e.terminal == decision.TermPending {
+			dec = DecisionPending
 		}
 	}
-	e.prev = turn.Belief
-	e.beliefs = append(e.beliefs, turn.Belief)
-	e.ep.Turns = append(e.ep.Turns, turn)
-
-	dec := string(r.Decision)
-	switch {
-	case r.Decision.Terminal():
-		e.finish(decision.FromDecision(r.Decision))
-	case t >= cfg.Tmax:
-		dec = DecisionPending
-		e.finish(decision.TermPending)
-	}
-	obs := e.observe(ctx, turn, r.Text, dec)
+	obs := e.observe(res.Turn, res.Turn.Persuadee, dec)
 	return obs, *obs.Reward, obs.Done, nil
 }
 
-// fail ends the episode after a role error, as episode.Run does: a
-// truncation is a normal end (truncated, R_goal of pending), anything else
-// a failed episode and an EXECUTION_ERROR.
+// fail reports the role error that ended the episode: a truncation is a
+// normal end (truncated, R_goal of pending), anything else a failed
+// episode and an EXECUTION_ERROR.
 func (e *Env) fail(ctx context.Context, turn episode.Turn, err error) (Observation, float64, bool, error) {
 	if ctx.Err() != nil {
 		e.done, e.terminal = true, decision.TermFailed
-		e.ep = nil
 		return Observation{}, 0, true, ctx.Err()
 	}
-	e.ep.Error = err.Error()
-	if errors.Is(err, episode.ErrTruncated) {
-		e.finish(decision.TermTruncated)
-		obs := e.observe(ctx, turn, "", DecisionTruncated)
+	e.done, e.terminal = true, e.run.Episode().Terminal
+	if e.terminal == decision.TermTruncated {
+		obs := e.observe(turn, "", DecisionTruncated)
 		return obs, *obs.Reward, true, nil
 	}
-	e.done, e.terminal = true, decision.TermFailed
-	e.ep.Terminal = decision.TermFailed
 	e.sink()
 	return Observation{}, 0, true, &Error{Code: ExecutionError, Message: err.Error() + " (the episode ended as failed)", Status: http.StatusInternalServerError}
 }
 
-// finish records the terminal state and R_goal.
-func (e *Env) finish(term decision.Terminal) {
-	e.done, e.terminal = true, term
-	e.ep.Terminal = term
-	e.ep.RGoal = e.f.cfg.Goal.Goal(term)
-}
-
 // observe builds the observation of a step and its reward, and hands a
 // finished episode to the sink.
-func (e *Env) observe(ctx context.Context, turn episode.Turn, reply, dec string) Observation {
+func (e *Env) observe(turn episode.Turn, reply, dec string) Observation {
 	cfg := &e.f.cfg
 	md := Metadata{EpisodeID: e.id, RewardMode: e.mode, Acts: turn.Acts, Belief: turn.Belief, Dense: turn.Dense}
 	var rw float64
@@ -709,20 +629,17 @@ func (e *Env) observe(ctx context.Context, turn episode.Turn, reply, dec string)
 		}
 	}
 	if e.done {
+		ep := e.run.Episode()
 		md.Terminal = e.terminal
-		goal := e.ep.RGoal
+		goal := ep.RGoal
 		md.RGoal = &goal
 		strategy := 0.0
 		if cfg.Judge != nil {
-			s, err := cfg.Judge.Strategy(ctx, e.pub, e.trans)
-			if err != nil {
-				md.StrategyError = err.Error()
-			} else {
-				strategy = s
-				md.RStrategy = &s
+			// episode.Env has judged the episode (Episode.RStrategy).
+			md.RStrategy, md.StrategyError = ep.RStrategy, ep.JudgeError
+			if ep.RStrategy != nil {
+				strategy = *ep.RStrategy
 			}
-			// Stored with the episode (Episode.OutcomeReward reads it back).
-			e.ep.RStrategy, e.ep.JudgeError = md.RStrategy, md.StrategyError
 		}
 		out := reward.Outcome(goal, strategy, e.f.w)
 		md.ROut = &out
@@ -744,19 +661,24 @@ func (e *Env) observe(ctx context.Context, turn episode.Turn, reply, dec string)
 
 // sink hands the finished episode to EnvConfig.Sink.
 func (e *Env) sink() {
-	if e.f.cfg.Sink == nil || e.ep == nil {
+	ep := e.Episode()
+	if e.f.cfg.Sink == nil || ep == nil {
 		return
 	}
-	ep := e.ep
 	ep.Rollout = int(e.f.seq.Add(1) - 1)
 	if err := e.f.cfg.Sink(ep); err != nil {
-		e.ep.Error = strings.TrimSpace(e.ep.Error + " (not stored: " + err.Error() + ")")
+		ep.Error = strings.TrimSpace(ep.Error + " (not stored: " + err.Error() + ")")
 	}
 }
 
 // Episode returns the episode record so far (nil before a reset). It holds
 // the hidden resistance type and must stay on the server.
-func (e *Env) Episode() *episode.Episode { return e.ep }
+func (e *Env) Episode() *episode.Episode {
+	if e.run == nil {
+		return nil
+	}
+	return e.run.Episode()
+}
 
 // Done reports whether the current episode has ended (false before a reset).
 func (e *Env) Done() bool { return e.active && e.done }
@@ -774,8 +696,8 @@ func (e *Env) State() State {
 	st.StepCount = len(e.rewards)
 	st.Beliefs = slices.Clone(e.beliefs)
 	st.Rewards = slices.Clone(e.rewards)
-	if e.done && e.ep != nil && e.terminal != decision.TermFailed {
-		g := e.ep.RGoal
+	if ep := e.Episode(); e.done && ep != nil && e.terminal != decision.TermFailed {
+		g := ep.RGoal
 		st.RGoal = &g
 	}
 	return st

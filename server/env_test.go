@@ -160,8 +160,8 @@ func playFake(t *testing.T, cfg EnvConfig, mode RewardMode, steps int) ([]float6
 
 type constJudge float64
 
-func (j constJudge) Strategy(context.Context, scenario.Public, []episode.Message) (float64, error) {
-	return float64(j), nil
+func (j constJudge) Strategy(context.Context, scenario.Public, []episode.Message) (float64, episode.Usage, error) {
+	return float64(j), episode.Usage{}, nil
 }
 
 // Rewards by mode on a scripted persuadee: B = 0.5, 0.6, 0.4, 0.7 and an
@@ -171,7 +171,7 @@ func TestRewardModes(t *testing.T) {
 	cfg := fakeConfig(t, f).Env
 	cases := []struct {
 		mode  RewardMode
-		judge Judge
+		judge episode.Judge
 		want  []float64
 		rout  float64
 	}{
