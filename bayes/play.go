@@ -131,11 +131,11 @@ type Result struct {
 	Error        string `json:"error,omitempty"`
 }
 
-// EpisodeSeed derives the seed of rollout k of claim c in setting s from
-// the run seed; the World depends on it but not on the sender, so every
-// sender meets the same worlds (paired comparisons).
-func EpisodeSeed(runSeed uint64, c *Claim, s Setting, k int) uint64 {
-	return episode.Seed(runSeed, c.ID+"/"+string(s), k)
+// EpisodeSeed derives the seed of rollout k of claim c from the run seed;
+// the World depends on it but not on the sender or the setting, so every
+// sender meets the same worlds in both settings (paired comparisons).
+func EpisodeSeed(runSeed uint64, c *Claim, k int) uint64 {
+	return episode.Seed(runSeed, c.ID, k)
 }
 
 // Play plays one episode of c between snd and rcv in setting st through

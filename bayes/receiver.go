@@ -69,7 +69,7 @@ func (c *Claim) Scenario() *scenario.Scenario {
 		Relationship:     "acquaintances", Closeness: scenario.Acquainted,
 		Background: bg,
 		Hidden: scenario.HiddenProfile{
-			Persona: fmt.Sprintf("You have not made up your mind. Before the conversation you think the claim is about %d%% likely to be true, and you act on it only if the evidence makes it likely enough.", int(100*b+0.5)),
+			Persona:       fmt.Sprintf("You have not made up your mind. Before the conversation you think the claim is about %d%% likely to be true, and you act on it only if the evidence makes it likely enough.", int(100*b+0.5)),
 			Motivation:    "to decide well, on the evidence you are shown",
 			Resistance:    scenario.AmbivalentAvoidance,
 			InitialStance: 2*b - 1,

@@ -72,7 +72,7 @@ func TestPlayProsecutor(t *testing.T) {
 	var opt, full float64
 	const n = 400
 	for k := range n {
-		seed := EpisodeSeed(1, c, Static, k)
+		seed := EpisodeSeed(1, c, k)
 		w := DrawWorld(c, episode.Mix(seed^3))
 		ro, err := Play(ctx, c, b, StrategySender(OptimalSignal(map[string]Benchmarks{c.ID: b})), BayesRole{}, Static, seed)
 		if err != nil {

@@ -52,7 +52,7 @@ type strategy struct {
 	begin func(c *Claim, w World, rng *rand.Rand) Plan
 }
 
-func (s strategy) Name() string                                  { return s.name }
+func (s strategy) Name() string                                 { return s.name }
 func (s strategy) Begin(c *Claim, w World, rng *rand.Rand) Plan { return s.begin(c, w, rng) }
 
 // FullDisclosure discloses every item that holds, in pool order.
