@@ -42,7 +42,8 @@ type Summary struct {
 // Pair is a paired comparison of two senders in one setting over the
 // same (claim, rollout) worlds.
 type Pair struct {
-	A, B    string  `json:"a"`
+	A       string  `json:"a"`
+	B       string  `json:"b"`
 	Setting Setting `json:"setting"`
 	N       int     `json:"n"`
 	// Diff is mean(gain A - gain B) with a paired bootstrap 95% interval.

@@ -140,11 +140,11 @@ func EpisodeSeed(runSeed uint64, c *Claim, k int) uint64 {
 
 // Play plays one episode of c between snd and rcv in setting st through
 // episode.Run (probe basis Basis) and scores it. seed is the episode seed
-// (EpisodeSeed); the world is DrawWorld(c, episode.Mix(seed^3)). A failed
+// (EpisodeSeed); the world is WorldOf(c, seed). A failed
 // episode (an engine error) comes back with Error set and a zero gain;
 // errors: a cancelled ctx, or a receiver whose Readout fails.
 func Play(ctx context.Context, c *Claim, b Benchmarks, snd SenderRole, rcv ReceiverRole, st Setting, seed uint64) (Result, error) {
-	w := DrawWorld(c, episode.Mix(seed^3))
+	w := WorldOf(c, seed)
 	tmax := st.Tmax(c)
 	pee := rcv.Bind(c, w, tmax)
 	per := snd.Bind(c, w, st)
@@ -170,3 +170,7 @@ func Play(ctx context.Context, c *Claim, b Benchmarks, snd SenderRole, rcv Recei
 	r.Gain = r.PostValue - r.PriorValue
 	return r, nil
 }
+
+// WorldOf returns the World of the episode with seed seed:
+// DrawWorld(c, episode.Mix(seed^3)).
+func WorldOf(c *Claim, seed uint64) World { return DrawWorld(c, episode.Mix(seed^3)) }
