@@ -203,3 +203,18 @@ func fmtP(p float64) string {
 	}
 	return fmt.Sprintf("%.3g", p)
 }
+
+// BuiltinSenders returns the built-in senders for claims, in table order:
+// none, full, greedy and optimal (whose signals come from Optimum).
+// Errors: Optimum's.
+func BuiltinSenders(claims []*Claim) ([]SenderRole, error) {
+	bench := make(map[string]Benchmarks, len(claims))
+	for _, c := range claims {
+		b, err := Optimum(c)
+		if err != nil {
+			return nil, err
+		}
+		bench[c.ID] = b
+	}
+	return []SenderRole{StrategySender(NoDisclosure), StrategySender(FullDisclosure), StrategySender(Greedy), StrategySender(OptimalSignal(bench))}, nil
+}

@@ -100,3 +100,45 @@ func TestLLMReceiverOverFakeEngine(t *testing.T) {
 		t.Errorf("agreement after: Spearman %g, MAD %g", a.SpearmanAfter, a.MADAfter)
 	}
 }
+
+// TestEvalLLMReceiverFakeEngine runs Eval on built-in claims against an
+// LLM receiver served by the fake engine, with a trained planner among
+// the senders (the done-when of this environment).
+func TestEvalLLMReceiverFakeEngine(t *testing.T) {
+	srv := fakeengine.New(llm.VLLM, fakeengine.WithHandler(fakeReceiver))
+	t.Cleanup(srv.Close)
+	cl, err := llm.NewClient(srv.Backend("fake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	rcv := LLMReceiver{P: llmagent.NewPersuadee("llm:fake", cl, llm.Role{}, llmagent.PersuadeeOptions{Structured: &off})}
+	cs, _ := Claims()
+	cs = cs[:3]
+	snd, err := BuiltinSenders(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := Train(context.Background(), TrainConfig{Claims: cs, Steps: 5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snd = append(snd, StrategySender(&ck.Planner))
+	rep, err := Eval(context.Background(), EvalConfig{Claims: cs, Senders: snd, Receiver: rcv, Rollouts: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 10 || rep.Receiver != "llm:fake" {
+		t.Fatalf("%d rows for receiver %s, want 10 for llm:fake", len(rep.Rows), rep.Receiver)
+	}
+	for _, r := range rep.Rows {
+		// The fake receiver's probe says 0.3 (below every threshold) unless
+		// [e1] was cited, then 0.7; no disclosure therefore gains 0.
+		if r.Failed != 0 || (r.Sender == "none" && r.MeanGain != 0) {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if a := LikertAgreement(rep.Results); a.N != len(rep.Results) {
+		t.Errorf("Likert on %d of %d episodes", a.N, len(rep.Results))
+	}
+}

@@ -259,3 +259,16 @@ func Train(ctx context.Context, cfg TrainConfig) (*Checkpoint, error) {
 	}
 	return ck, nil
 }
+
+// LoadPlanner reads the Planner of a Train checkpoint. Errors name path.
+func LoadPlanner(path string) (*Planner, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("bayes: planner: %w", err)
+	}
+	var ck Checkpoint
+	if err := json.Unmarshal(raw, &ck); err != nil {
+		return nil, fmt.Errorf("bayes: planner: %s: %w", path, err)
+	}
+	return &ck.Planner, nil
+}
