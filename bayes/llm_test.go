@@ -51,7 +51,10 @@ func fakeReceiver(r fakeengine.Request) fakeengine.Reply {
 	return fakeengine.Reply{Text: "Fair enough, the fingerprints convince me.\nDECISION: accept"}
 }
 
-func TestLLMReceiverOverFakeEngine(t *testing.T) {
+// fakeLLMReceiver is an LLM receiver served by the fake engine with
+// fakeReceiver, on the tagged decision line.
+func fakeLLMReceiver(t *testing.T) LLMReceiver {
+	t.Helper()
 	srv := fakeengine.New(llm.VLLM, fakeengine.WithHandler(fakeReceiver))
 	t.Cleanup(srv.Close)
 	cl, err := llm.NewClient(srv.Backend("fake"))
@@ -59,7 +62,11 @@ func TestLLMReceiverOverFakeEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	off := false
-	rcv := LLMReceiver{P: llmagent.NewPersuadee("llm:fake", cl, llm.Role{}, llmagent.PersuadeeOptions{Structured: &off})}
+	return LLMReceiver{P: llmagent.NewPersuadee("llm:fake", cl, llm.Role{}, llmagent.PersuadeeOptions{Structured: &off})}
+}
+
+func TestLLMReceiverOverFakeEngine(t *testing.T) {
+	rcv := fakeLLMReceiver(t)
 	c := prosecutor()
 	b, _ := Optimum(c)
 	ctx := context.Background()
@@ -105,14 +112,7 @@ func TestLLMReceiverOverFakeEngine(t *testing.T) {
 // LLM receiver served by the fake engine, with a trained planner among
 // the senders (the done-when of this environment).
 func TestEvalLLMReceiverFakeEngine(t *testing.T) {
-	srv := fakeengine.New(llm.VLLM, fakeengine.WithHandler(fakeReceiver))
-	t.Cleanup(srv.Close)
-	cl, err := llm.NewClient(srv.Backend("fake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := false
-	rcv := LLMReceiver{P: llmagent.NewPersuadee("llm:fake", cl, llm.Role{}, llmagent.PersuadeeOptions{Structured: &off})}
+	rcv := fakeLLMReceiver(t)
 	cs, _ := Claims()
 	cs = cs[:3]
 	snd, err := BuiltinSenders(cs)

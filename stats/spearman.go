@@ -23,7 +23,7 @@ func Spearman(x, y []float64) (float64, error) {
 			return math.NaN(), fmt.Errorf("stats: Spearman: NaN at pair %d", i)
 		}
 	}
-	return pearson(averageRanks(x), averageRanks(y)), nil
+	return Pearson(averageRanks(x), averageRanks(y)), nil
 }
 
 // averageRanks returns the 1-based ranks of v, ties sharing their mean rank.
@@ -48,7 +48,10 @@ func averageRanks(v []float64) []float64 {
 	return r
 }
 
-func pearson(x, y []float64) float64 {
+// Pearson returns the sample correlation of x and y (equal lengths >= 2;
+// shorter or unequal input panics through indexing), NaN when either has
+// zero variance.
+func Pearson(x, y []float64) float64 {
 	n := float64(len(x))
 	var mx, my float64
 	for i := range x {
