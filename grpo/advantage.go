@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/persuarena/persuarena/stats"
 )
 
 // ErrReward is wrapped by the errors the advantage functions return for a
@@ -324,20 +326,5 @@ func pearson(x, y []float64) float64 {
 	if _, _, tied := moments(y, 0); tied {
 		return math.NaN()
 	}
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= n
-	my /= n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	return sxy / math.Sqrt(sxx*syy)
+	return stats.Pearson(x, y)
 }
