@@ -81,14 +81,7 @@ func (res *EvalResult) Write(out io.Writer, format string) error {
 func (res *EvalResult) writeLLMTables(out io.Writer) error {
 	eps, plan := res.Episodes, res.Plan
 	if len(plan.Persuadees) > 1 {
-		pn := make([]string, len(plan.Persuaders))
-		for i, p := range plan.Persuaders {
-			pn[i] = p.Name()
-		}
-		un := make([]string, len(plan.Persuadees))
-		for i, p := range plan.Persuadees {
-			un[i] = p.Name()
-		}
+		pn, un := plan.names()
 		fmt.Fprintln(out)
 		if err := eval.WriteGrid(out, eval.CrossGrid(eps, pn, un)); err != nil {
 			return err

@@ -100,25 +100,9 @@ func (s *Service) MASPEval(ctx context.Context, spec MASPSpec, log io.Writer, pr
 			fmt.Fprintf(log, format, args...)
 		}
 	}
-	tk, err := bdi.ParseTask(spec.Task)
-	if err != nil {
-		return nil, err
-	}
-	cases, err := MASPCases(tk, spec.From, spec.Split)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := roles.New(spec.Config)
-	if err != nil {
-		return nil, err
-	}
-	pers, err := reg.Persuaders(spec.Persuaders)
-	if err != nil {
-		return nil, err
-	}
 	rule := masp.DefaultSuccessRule
 	rule.StrictP4G = spec.StrictP4G
-	us, err := reg.MASPUsers(spec.Users, rule)
+	cases, reg, pers, us, err := maspRoles(spec.Task, spec.From, spec.Split, spec.Config, spec.Persuaders, spec.Users, rule)
 	if err != nil {
 		return nil, err
 	}
@@ -257,23 +241,7 @@ func MASPCache(ctx context.Context, spec MASPCacheSpec) (*bdi.Cache, error) {
 	if err := AtLeast(1, "tmax", spec.T, "workers", spec.Workers); err != nil {
 		return nil, err
 	}
-	tk, err := bdi.ParseTask(spec.Task)
-	if err != nil {
-		return nil, err
-	}
-	cases, err := MASPCases(tk, spec.From, spec.Split)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := roles.New("")
-	if err != nil {
-		return nil, err
-	}
-	pers, err := reg.Persuaders(spec.Persuaders)
-	if err != nil {
-		return nil, err
-	}
-	us, err := reg.MASPUsers(spec.Users, masp.DefaultSuccessRule)
+	cases, _, pers, us, err := maspRoles(spec.Task, spec.From, spec.Split, "", spec.Persuaders, spec.Users, masp.DefaultSuccessRule)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +331,29 @@ func caseSource(t bdi.Task, from, split string) string {
 		return from + " " + split
 	}
 	return filepath.Base(from)
+}
+
+// maspRoles resolves a MASP job's cases (MASPCases of the task) and its
+// persuaders and users through the role registry of config.
+func maspRoles(task, from, split, config string, persuaders, users []string, rule masp.SuccessRule) ([]*masp.Case, *roles.Registry, []episode.Persuader, []masp.User, error) {
+	tk, err := bdi.ParseTask(task)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	cases, err := MASPCases(tk, from, split)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	reg, err := roles.New(config)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	pers, err := reg.Persuaders(persuaders)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	us, err := reg.MASPUsers(users, rule)
+	return cases, reg, pers, us, err
 }
 
 // maspLLMJudges replaces the users' judges with LLM judges when asked.
