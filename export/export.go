@@ -11,6 +11,7 @@
 package export
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,16 +40,22 @@ const (
 	JSONL Format = "jsonl"
 	// Parquet writes one row per persuader turn, flat columns.
 	Parquet Format = "parquet"
+	// Episodes writes the stored episode records as JSON Lines (the
+	// episode.Episode encoding: latencies, token usage, errors and the
+	// resistance type included, no advantages): the full record that
+	// "persuarena runs export --jsonl" writes for analysis. Its field
+	// names are JSONL's for every field the two share.
+	Episodes Format = "episodes"
 )
 
-// ParseFormat returns the Format named s ("jsonl" or "parquet"); other
-// values give an error wrapping ErrOptions.
+// ParseFormat returns the Format named s ("jsonl", "parquet" or
+// "episodes"); other values give an error wrapping ErrOptions.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case JSONL, Parquet:
+	case JSONL, Parquet, Episodes:
 		return f, nil
 	}
-	return "", fmt.Errorf("%w: format %q, want jsonl or parquet", ErrOptions, s)
+	return "", fmt.Errorf("%w: format %q, want jsonl, parquet or episodes", ErrOptions, s)
 }
 
 // Options configures Build.
@@ -100,8 +107,8 @@ type Turn struct {
 	T int `json:"t"`
 	// PersuaderText is the persuader's utterance and PersuadeeText the
 	// persuadee's visible reply (no decision line, no reasoning).
-	PersuaderText string `json:"persuader_text"`
-	PersuadeeText string `json:"persuadee_text"`
+	PersuaderText string `json:"persuader"`
+	PersuadeeText string `json:"persuadee"`
 	// Decision is the persuadee's decision after this reply.
 	Decision string `json:"decision"`
 	// Acts are the tagged persuasion acts of the persuader utterance.
@@ -272,8 +279,22 @@ func WriteJSONL(w io.Writer, eps []Episode) error {
 	return nil
 }
 
+// WriteEpisodes writes eps to w in the Episodes format: one compact
+// episode.Episode JSON object per line (encoding/json), in order.
+func WriteEpisodes(w io.Writer, eps []*episode.Episode) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, ep := range eps {
+		if err := enc.Encode(ep); err != nil {
+			return fmt.Errorf("export: episode %s: %w", store.KeyOf(ep), err)
+		}
+	}
+	return bw.Flush()
+}
+
 // Run reads run runID from db (store.Episodes), builds its export
-// (Build) and writes it to w in format f. Parquet output carries the
+// (Build) and writes it to w in format f; Episodes writes the stored
+// records as they are (opt is then not used). Parquet output carries the
 // run ID, λ, ε, ddof and group size as file key/value metadata.
 //
 // Errors: store.ErrNotFound for an unknown run; ErrOptions; Build's and
@@ -288,6 +309,12 @@ func Run(ctx context.Context, db store.Store, runID string, f Format, w io.Write
 	eps, err := db.Episodes(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("export: run %s: %w", runID, err)
+	}
+	if f == Episodes {
+		if err := WriteEpisodes(w, eps); err != nil {
+			return fmt.Errorf("export: run %s: %w", runID, err)
+		}
+		return nil
 	}
 	recs, err := Build(eps, opt)
 	if err != nil {
@@ -349,4 +376,12 @@ func RunFile(ctx context.Context, db store.Store, runID string, f Format, path s
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
+}
+
+// ToPath is Run to stdout when path is "" or "-", else RunFile to path.
+func ToPath(ctx context.Context, db store.Store, runID string, f Format, path string, stdout io.Writer, opt Options) error {
+	if path == "" || path == "-" {
+		return Run(ctx, db, runID, f, stdout, opt)
+	}
+	return RunFile(ctx, db, runID, f, path, opt)
 }

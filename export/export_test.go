@@ -382,3 +382,62 @@ func TestBuildUsesStrategyRating(t *testing.T) {
 		t.Errorf("unrated: R_out %v, dead %v", *out[0].ROut, out[0].Dead)
 	}
 }
+
+// The episodes format writes the stored records, one episode.Episode per
+// line in store order; its file form is atomic and a failed export leaves
+// the old file alone. The JSONL format's turn fields carry the same names.
+func TestExportEpisodes(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CreateRun(ctx, store.Run{ID: runID, Kind: "eval", Status: store.StatusDone}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []string{"c", "a", "b"} {
+		if err := db.SaveEpisode(ctx, runID, ep("script", sc, 0, decision.TermAccept, 1, 0.25)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Run(ctx, db, runID, Episodes, &buf, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3", len(lines))
+	}
+	var back episode.Episode
+	if err := json.Unmarshal([]byte(lines[2]), &back); err != nil || back.ScenarioID != "c" || back.Turns[0].Persuader != "persuader says c" || *back.Turns[0].Belief != 0.75 {
+		t.Errorf("last line does not decode to scenario c: %v %+v", err, back)
+	}
+	var rec struct {
+		Turns []map[string]any `json:"turns"`
+	}
+	var jl bytes.Buffer
+	if err := Run(ctx, db, runID, JSONL, &jl, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(bytes.SplitN(jl.Bytes(), []byte("\n"), 2)[0], &rec); err != nil || rec.Turns[0]["persuader"] != "persuader says a" || rec.Turns[0]["persuadee"] != "persuadee replies" {
+		t.Errorf("jsonl turn fields: %v %v", err, rec.Turns)
+	}
+
+	out := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := RunFile(ctx, db, runID, Episodes, out, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Equal(b, buf.Bytes()) {
+		t.Errorf("file export differs from stream export")
+	}
+	if err := RunFile(ctx, db, "nope", Episodes, out, DefaultOptions()); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("export of missing run: err = %v, want ErrNotFound", err)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Equal(b, buf.Bytes()) {
+		t.Errorf("failed export changed the existing file")
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
+		t.Errorf("directory holds %d entries after failed export, want 1", len(ents))
+	}
+}

@@ -137,6 +137,9 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 // configuration that does not decode.
 func (s *Service) LoadEval(ctx context.Context, id, config string) (EvalSpec, error) {
 	var spec EvalSpec
+	if err := s.ensure(ctx, true); err != nil {
+		return spec, fmt.Errorf("resume %s: %w", id, err)
+	}
 	run, err := s.Store.GetRun(ctx, id)
 	if err != nil {
 		return spec, fmt.Errorf("resume %s: %w", id, err)
@@ -163,11 +166,18 @@ type EvalOptions struct {
 	// Progress, when set, is called once with the number of episodes to
 	// play and returns the function counting stored episodes.
 	Progress func(total int) func(n int)
+	// Probes is a probe basis JSON file (probe.LoadBasis) replacing the
+	// default basis (probe.Default) of a new run; a resumed run keeps its
+	// stored basis. Format is the output format Write will be asked for
+	// (table, json or csv; "" is table), checked before anything runs.
+	Probes, Format string
 }
 
 // EvalResult is a finished (or stopped) eval run.
 type EvalResult struct {
 	RunID string
+	// Plan is the run's resolved plan (its roles name the table's rows).
+	Plan *EvalPlan
 	// Planned is the number of episodes this invocation played, Stored
 	// the number already stored before it.
 	Planned, Stored int
@@ -200,7 +210,10 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 			fmt.Fprintf(o.Log, format, args...)
 		}
 	}
-	res := &EvalResult{RunID: o.RunID}
+	if err := s.ensure(ctx, false); err != nil {
+		return nil, err
+	}
+	res := &EvalResult{RunID: o.RunID, Plan: plan}
 	if res.RunID == "" {
 		if o.RetryFailed {
 			return nil, errors.New("--retry-failed needs --resume RUN_ID")
@@ -276,6 +289,48 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 		runErr = fmt.Errorf("run %s: %w (%d failed, none scored); first error: %s", res.RunID, ErrAllFailed, failed, why)
 	}
 	return res, s.Finish(ctx, res.RunID, runErr)
+}
+
+// RunEval is the eval job: it resumes run o.RunID (its stored spec, with
+// spec's per-invocation fields and --config path; see LoadEval) or starts
+// a new run of spec with o.Probes' basis, prepares it (PrepareEval: bad
+// input and unreachable backends fail before the database is touched),
+// plays it (Eval) and on Ctrl-C tells o.Log how to continue. Errors:
+// an unknown o.Format, --retry-failed without a run, LoadEval's,
+// probe.LoadBasis's, PrepareEval's and Eval's (the result comes with
+// Eval's errors as Eval documents).
+func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*EvalResult, error) {
+	if err := checkFormat(o.Format); err != nil {
+		return nil, err
+	}
+	if o.RetryFailed && o.RunID == "" {
+		return nil, errors.New("--retry-failed needs --resume RUN_ID")
+	}
+	if o.RunID != "" {
+		stored, err := s.LoadEval(ctx, o.RunID, spec.Config)
+		if err != nil {
+			return nil, err
+		}
+		stored.Metrics, stored.MASPT, stored.Retries, stored.Workers = spec.Metrics, spec.MASPT, spec.Retries, spec.Workers
+		spec = stored
+	} else if o.Probes != "" {
+		b, err := probe.LoadBasis(o.Probes)
+		if err != nil {
+			return nil, err
+		}
+		spec.Basis = b
+	} else {
+		spec.Basis = probe.Default
+	}
+	plan, err := PrepareEval(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Eval(ctx, plan, o)
+	if errors.Is(err, context.Canceled) && res != nil && o.Log != nil {
+		fmt.Fprintf(o.Log, "interrupted: finished episodes are stored; continue with: persuarena eval --resume %s --db %s\n", res.RunID, s.DBPath())
+	}
+	return res, err
 }
 
 // summarise fills res's summaries (and episodes and MASP metrics when

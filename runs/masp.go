@@ -56,14 +56,7 @@ func maspOfEpisodes(ctx context.Context, eps []*episode.Episode, plan *EvalPlan)
 			setOf[s.Scenarios[i].ID] = s.Name
 		}
 	}
-	pn := make([]string, len(plan.Persuaders))
-	for i, p := range plan.Persuaders {
-		pn[i] = p.Name()
-	}
-	un := make([]string, len(plan.Persuadees))
-	for i, p := range plan.Persuadees {
-		un[i] = p.Name()
-	}
+	pn, un := plan.names()
 	ec := masp.EvalConfig{T: MASPT(spec), Bootstrap: stats.BootstrapOptions{Resamples: 10000, Seed: spec.Seed}}
 	var out []SetMASP
 	for _, s := range plan.Sets {
@@ -88,4 +81,15 @@ func maspOfEpisodes(ctx context.Context, eps []*episode.Episode, plan *EvalPlan)
 		out = append(out, SetMASP{Set: s.Name, Report: rep, Dropped: dropped, Rationality: rat})
 	}
 	return out, nil
+}
+
+// names lists the plan's persuader and persuadee names, in order.
+func (p *EvalPlan) names() (persuaders, persuadees []string) {
+	for _, r := range p.Persuaders {
+		persuaders = append(persuaders, r.Name())
+	}
+	for _, r := range p.Persuadees {
+		persuadees = append(persuadees, r.Name())
+	}
+	return persuaders, persuadees
 }

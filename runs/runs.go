@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/persuarena/persuarena/eval"
@@ -29,21 +28,73 @@ var ErrAllFailed = errors.New("every episode failed")
 
 // Service creates and updates runs in a Store.
 type Service struct {
+	// Store is the run database; when nil, the first job that needs it
+	// opens the SQLite file Path (see Open).
 	Store store.Store
+	// Path is the run database file of a service made by Open ("" for one
+	// made by New); messages name it (--db PATH).
+	Path string
 	// Version identifies the binary in created runs (default Version()).
 	Version string
 	// Now is the clock of run IDs and creation times (default time.Now).
 	Now func() time.Time
+	db  *store.DB
 }
 
 // New returns a service over st with the build's version.
 func New(st store.Store) *Service { return &Service{Store: st, Version: Version(), Now: time.Now} }
+
+// Open returns a service over the SQLite run database at path, opened
+// only when a job first needs it, after its inputs validated, so a
+// rejected command creates no file. A job resuming a run needs an
+// existing file (store.OpenExisting). Close closes what was opened.
+func Open(path string) *Service { return &Service{Path: path, Version: Version(), Now: time.Now} }
+
+// Close closes the database Open's service opened (nil when none was).
+func (s *Service) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db, s.Store = nil, nil
+	return err
+}
+
+// DBPath names the run database in messages: its file when the store
+// has one (store.DB.Path), else Path.
+func (s *Service) DBPath() string {
+	if p, ok := s.Store.(interface{ Path() string }); ok {
+		return p.Path()
+	}
+	return s.Path
+}
+
+// ensure opens s.Path when s has no store yet; existing refuses to create
+// a missing file. Errors: store.Open's and store.OpenExisting's.
+func (s *Service) ensure(ctx context.Context, existing bool) error {
+	if s.Store != nil {
+		return nil
+	}
+	open := store.Open
+	if existing {
+		open = store.OpenExisting
+	}
+	db, err := open(ctx, s.Path)
+	if err != nil {
+		return err
+	}
+	s.db, s.Store = db, db
+	return nil
+}
 
 // Create stores a new running run of kind kind (eval, train, selfplay,
 // masp, serve) with seed and config (JSON-encoded; it must hold no
 // secrets, store.ErrSecret otherwise) and returns its ID
 // (store.NewRunID). Errors: the encoder's and Store.CreateRun's.
 func (s *Service) Create(ctx context.Context, kind string, seed uint64, config any) (string, error) {
+	if err := s.ensure(ctx, false); err != nil {
+		return "", err
+	}
 	raw, err := json.Marshal(config)
 	if err != nil {
 		return "", fmt.Errorf("runs: %s config: %w", kind, err)
@@ -61,6 +112,9 @@ func (s *Service) Create(ctx context.Context, kind string, seed uint64, config a
 // be nil) and marks it running again. Errors: store.ErrNotFound for an
 // unknown run, a configuration that does not decode, or the status write.
 func (s *Service) Resume(ctx context.Context, id string, config any) (store.Run, error) {
+	if err := s.ensure(ctx, true); err != nil {
+		return store.Run{}, fmt.Errorf("resume %s: %w", id, err)
+	}
 	run, err := s.Store.GetRun(ctx, id)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("resume %s: %w", id, err)
@@ -111,12 +165,6 @@ func Version() string {
 	return v
 }
 
-// SetName names a scenario set by its reference: a built-in name as is, a
-// file by its base name without ".jsonl".
-func SetName(ref string) string {
-	return strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
-}
-
 // CheckSplit accepts train, val, heldout and all.
 func CheckSplit(split string) error {
 	if split == "all" {
@@ -152,7 +200,7 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 		if len(ss) == 0 {
 			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
 		}
-		sets = append(sets, eval.Set{Name: SetName(ref), Scenarios: ss})
+		sets = append(sets, eval.Set{Name: scenario.SetName(ref), Scenarios: ss})
 	}
 	return sets, nil
 }

@@ -535,6 +535,13 @@ func Resolve(ref string) ([]Scenario, error) {
 	return ResolveAll(ref)
 }
 
+// SetName names a scenario set by its reference (see Resolve): a
+// built-in name as is, a file by its base name without ".jsonl"
+// ("runs/x.jsonl" is "x").
+func SetName(ref string) string {
+	return strings.TrimSuffix(ref[strings.LastIndex(ref, "/")+1:], ".jsonl")
+}
+
 // ResolveAll loads several references (see Resolve) as one set; ids must
 // be unique across them. It returns nil and a *LoadError listing every
 // problem, or the first I/O error.

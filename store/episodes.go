@@ -1,15 +1,12 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
@@ -28,6 +25,25 @@ type EpisodeKey struct {
 // KeyOf returns ep's key.
 func KeyOf(ep *episode.Episode) EpisodeKey {
 	return EpisodeKey{ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout}
+}
+
+// ParseEpisodeKey reads the form String writes,
+// "persuader/persuadee/scenario#rollout"; the persuadee may hold slashes
+// (sim:FILE), the persuader and the scenario id not. Errors name the form
+// wanted, or the rollout that is not an integer >= 0.
+func ParseEpisodeKey(s string) (EpisodeKey, error) {
+	var k EpisodeKey
+	head, roll, ok := strings.Cut(s, "#")
+	first, rest, ok2 := strings.Cut(head, "/")
+	i := strings.LastIndex(rest, "/")
+	if !ok || !ok2 || i < 0 {
+		return k, fmt.Errorf("episode key %q: want persuader/persuadee/scenario#rollout", s)
+	}
+	n, err := strconv.Atoi(roll)
+	if err != nil || n < 0 {
+		return k, fmt.Errorf("episode key %q: rollout %q is not a number >= 0", s, roll)
+	}
+	return EpisodeKey{Persuader: first, Persuadee: rest[:i], ScenarioID: rest[i+1:], Rollout: n}, nil
 }
 
 // String formats k as "persuader/persuadee/scenario#rollout" for messages.
@@ -762,64 +778,6 @@ func (db *DB) EachEpisode(ctx context.Context, runID string, fn func(*episode.Ep
 	})
 	if err != nil {
 		return fmt.Errorf("store: episodes of run %s: %w", runID, err)
-	}
-	return nil
-}
-
-// ExportJSONL writes the run's episodes to w, one JSON object per line in
-// the episode.Episode encoding (encoding/json, as json.Marshal writes it),
-// in Episodes' order, so the same run always exports the same bytes.
-// Errors: ErrNotFound when the run does not exist; write errors.
-func (db *DB) ExportJSONL(ctx context.Context, runID string, w io.Writer) error {
-	eps, err := db.Episodes(ctx, runID)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for _, ep := range eps {
-		if err := enc.Encode(ep); err != nil {
-			return fmt.Errorf("store: export run %s: episode %s: %w", runID, KeyOf(ep), err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("store: export run %s: %w", runID, err)
-	}
-	return nil
-}
-
-// ExportJSONLFile writes ExportJSONL's output to path atomically: to a
-// temporary file in the same directory, synced, then renamed over path.
-// On any error path is left untouched and the temporary file removed.
-func (db *DB) ExportJSONLFile(ctx context.Context, runID, path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("store: export run %s: %w", runID, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := db.ExportJSONL(ctx, runID, f); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("store: export run %s: %w", runID, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("store: export run %s: %s: %w", runID, path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("store: export run %s: %s: %w", runID, path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("store: export run %s: %w", runID, err)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 // Store is what the run service (package runs), the trainers (train,
 // selfplay) and the exporters need of a run database: runs (create, get,
 // list, status, delete), episodes (save, stream, resume keys, failed
-// replays), per-pair counts and per-step metrics. *DB implements it; tests
+// replays), per-pair counts and arms, per-step metrics and named artifacts. *DB implements it; tests
 // and other back ends may provide their own. Every method's errors are as
 // documented on *DB (ErrNotFound for an unknown run, ErrDuplicate for an
 // existing run or episode key, ErrInvalid for bad input).
@@ -28,9 +28,13 @@ type Store interface {
 	EachEpisode(ctx context.Context, runID string, fn func(*episode.Episode) error, filters ...Filter) error
 	EachOutcome(ctx context.Context, runID string, fn func(episode.Outcome) error, filters ...Filter) error
 	TerminalCounts(ctx context.Context, runID string) ([]PairCounts, error)
+	Arms(ctx context.Context, runID string) ([]Arm, error)
 
 	SaveMetrics(ctx context.Context, runID string, step int, metrics map[string]float64) error
 	Metrics(ctx context.Context, runID string) ([]StepMetrics, error)
+
+	SaveArtifact(ctx context.Context, runID, name string, content []byte) error
+	Artifact(ctx context.Context, runID, name string) ([]byte, error)
 }
 
 var _ Store = (*DB)(nil)

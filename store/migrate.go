@@ -111,6 +111,16 @@ ALTER TABLE episodes ADD COLUMN initial_probe_completion_tokens INTEGER NOT NULL
 ALTER TABLE episodes ADD COLUMN initial_probe_cached_tokens     INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE episodes ADD COLUMN initial_probe_requests          INTEGER NOT NULL DEFAULT 0;
 `,
+	// 4: named artifacts of a run (SaveArtifact): e.g. the dialogues of a
+	// masp eval run, which are not episodes.
+	`
+CREATE TABLE artifacts (
+	run_id  TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	name    TEXT NOT NULL CHECK (name <> ''),
+	content BLOB NOT NULL,
+	PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaLatest is the schema version this binary writes.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -111,17 +110,17 @@ func TestOpenTwiceMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 3 || SchemaLatest != 3 {
-		t.Errorf("schema version %d, latest %d; want 3, 3", v, SchemaLatest)
+	if v != 4 || SchemaLatest != 4 {
+		t.Errorf("schema version %d, latest %d; want 4, 4", v, SchemaLatest)
 	}
-	if n := count(t, db, "schema_migrations"); n != 3 {
-		t.Errorf("schema_migrations rows = %d, want 3", n)
+	if n := count(t, db, "schema_migrations"); n != 4 {
+		t.Errorf("schema_migrations rows = %d, want 4", n)
 	}
 	if _, err := db.GetRun(ctx, "r1"); err != nil {
 		t.Errorf("run lost across reopen: %v", err)
 	}
 	// A database migrated by a newer binary is refused.
-	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (4, 'x')`); err != nil {
+	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (5, 'x')`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -378,8 +377,8 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, err := db.SchemaVersion(ctx); err != nil || v != 3 {
-		t.Fatalf("schema version %d, %v; want 3", v, err)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != 4 {
+		t.Fatalf("schema version %d, %v; want 4", v, err)
 	}
 	eps, err := db.Episodes(ctx, "r1")
 	if err != nil || len(eps) != 1 {
@@ -640,51 +639,6 @@ func TestEpisodesOrderAndFilter(t *testing.T) {
 	}
 	if len(rej) != 1 || KeyOf(rej[0]) != (EpisodeKey{"script", "sim", "a", 3}) || len(rej[0].Turns) != 3 {
 		t.Errorf("filtered = %v, want only script/sim/a#3 with its turns", rej)
-	}
-}
-
-func TestExportJSONL(t *testing.T) {
-	ctx := context.Background()
-	db := openMem(t)
-	mustRun(t, db, "r1")
-	for _, s := range []string{"c", "a", "b"} {
-		if err := db.SaveEpisode(ctx, "r1", sampleEpisode("r1", s, 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if err := db.ExportJSONL(ctx, "r1", &buf); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3", len(lines))
-	}
-	first, _ := json.Marshal(sampleEpisode("r1", "a", 0))
-	if lines[0] != string(first) {
-		t.Errorf("first line\n%s\nwant\n%s", lines[0], first)
-	}
-	var back episode.Episode
-	if err := json.Unmarshal([]byte(lines[2]), &back); err != nil || back.ScenarioID != "c" || *back.Turns[2].Belief != 0.875 {
-		t.Errorf("last line does not decode to scenario c: %v", err)
-	}
-
-	out := filepath.Join(t.TempDir(), "run.jsonl")
-	if err := db.ExportJSONLFile(ctx, "r1", out); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(out); !bytes.Equal(b, buf.Bytes()) {
-		t.Errorf("file export differs from stream export")
-	}
-	// A failed export leaves the existing file alone and no temp behind.
-	if err := db.ExportJSONLFile(ctx, "nope", out); !errors.Is(err, ErrNotFound) {
-		t.Errorf("export of missing run: err = %v, want ErrNotFound", err)
-	}
-	if b, _ := os.ReadFile(out); !bytes.Equal(b, buf.Bytes()) {
-		t.Errorf("failed export changed the existing file")
-	}
-	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
-		t.Errorf("directory holds %d entries after failed export, want 1", len(ents))
 	}
 }
 

@@ -41,21 +41,21 @@ func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
 	cases := []struct {
 		db   string
 		runs []string
-		o    analyzeOptions
+		o    analysis.AnalyzeOptions
 	}{
-		{path, []string{rs[0].ID}, analyzeOptions{what: "all", format: "csv"}},
-		{path, []string{rs[0].ID}, analyzeOptions{what: "all", format: "text", persuader: "random"}},
-		{path, []string{rs[0].ID}, analyzeOptions{what: "all", format: "markdown"}},
-		{path, []string{rs[0].ID}, analyzeOptions{what: "table8", format: "csv", persuader: "script", scenario: "p4g-heldout-0003", rollout: 1}},
-		{hand, []string{"r1"}, analyzeOptions{what: "all", format: "csv"}},
-		{hand, []string{"r1", "r2"}, analyzeOptions{what: "all", format: "text", persuader: "r2:beta"}},
-		{hand, []string{"r1"}, analyzeOptions{what: "table8", format: "text", scenario: "s1", rollout: 0, persuader: "beta"}},
-		{hand, []string{"r1"}, analyzeOptions{what: "table8", format: "text", scenario: "s4", rollout: 0}},
-		{hand, []string{"r1"}, analyzeOptions{what: "all", format: "text", persuader: "gamma"}},
+		{path, []string{rs[0].ID}, analysis.AnalyzeOptions{What: "all", Format: "csv"}},
+		{path, []string{rs[0].ID}, analysis.AnalyzeOptions{What: "all", Format: "text", Persuader: "random"}},
+		{path, []string{rs[0].ID}, analysis.AnalyzeOptions{What: "all", Format: "markdown"}},
+		{path, []string{rs[0].ID}, analysis.AnalyzeOptions{What: "table8", Format: "csv", Persuader: "script", Scenario: "p4g-heldout-0003", Rollout: 1}},
+		{hand, []string{"r1"}, analysis.AnalyzeOptions{What: "all", Format: "csv"}},
+		{hand, []string{"r1", "r2"}, analysis.AnalyzeOptions{What: "all", Format: "text", Persuader: "r2:beta"}},
+		{hand, []string{"r1"}, analysis.AnalyzeOptions{What: "table8", Format: "text", Scenario: "s1", Rollout: 0, Persuader: "beta"}},
+		{hand, []string{"r1"}, analysis.AnalyzeOptions{What: "table8", Format: "text", Scenario: "s4", Rollout: 0}},
+		{hand, []string{"r1"}, analysis.AnalyzeOptions{What: "all", Format: "text", Persuader: "gamma"}},
 	}
 	for _, c := range cases {
-		if c.o.scenario == "" {
-			c.o.rollout = -1
+		if c.o.Scenario == "" {
+			c.o.Rollout = -1
 		}
 		var got, gotErr, want, wantErr bytes.Buffer
 		gerr := runAnalyze(ctx, c.db, c.runs, c.o, &got, &gotErr)
@@ -64,7 +64,7 @@ func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
 			t.Errorf("%v %+v:\nstreamed (err %v, stderr %q):\n%s\nin memory (err %v, stderr %q):\n%s",
 				c.runs, c.o, gerr, gotErr.String(), got.String(), werr, wantErr.String(), want.String())
 		}
-		if c.db == path && c.o.what == "all" && (gerr != nil || !strings.Contains(got.String(), "dead%") || got.Len() < 5000) {
+		if c.db == path && c.o.What == "all" && (gerr != nil || !strings.Contains(got.String(), "dead%") || got.Len() < 5000) {
 			t.Errorf("%+v: expected a full analysis, got err %v, %d bytes", c.o, gerr, got.Len())
 		}
 	}
@@ -74,9 +74,9 @@ func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
 	// no group, where the default threshold separates some.
 	separated := func(threshold float64) (n int) {
 		t.Helper()
-		o := analyzeOptions{what: "deadgroups", format: "csv", rollout: -1, grpo: grpo.DefaultConfig()}
+		o := analysis.AnalyzeOptions{What: "deadgroups", Format: "csv", Rollout: -1, GRPO: grpo.DefaultConfig()}
 		if threshold > 0 {
-			o.grpo.SeparateThreshold = threshold
+			o.GRPO.SeparateThreshold = threshold
 		}
 		var out bytes.Buffer
 		if err := runAnalyze(ctx, path, []string{rs[0].ID}, o, &out, io.Discard); err != nil {
@@ -96,25 +96,25 @@ func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
 
 // runAnalyzeInMemory is runAnalyze as it was before streaming: it loads every
 // episode (loadRunEpisodes, analysis.Concat) and runs the slice functions.
-func runAnalyzeInMemory(ctx context.Context, dbPath string, runIDs []string, o analyzeOptions, out, errOut io.Writer) error {
-	whats := []string{o.what}
-	if o.what == "all" {
+func runAnalyzeInMemory(ctx context.Context, dbPath string, runIDs []string, o analysis.AnalyzeOptions, out, errOut io.Writer) error {
+	whats := []string{o.What}
+	if o.What == "all" {
 		whats = analyses
-	} else if !contains(analyses, o.what) {
-		return fmt.Errorf("unknown --what %q (want %s or all)", o.what, strings.Join(analyses, ", "))
+	} else if !contains(analyses, o.What) {
+		return fmt.Errorf("unknown --what %q (want %s or all)", o.What, strings.Join(analyses, ", "))
 	}
-	switch o.format {
+	switch o.Format {
 	case "text", "csv", "markdown":
 	default:
-		return fmt.Errorf("unknown --format %q (want text, csv or markdown)", o.format)
+		return fmt.Errorf("unknown --format %q (want text, csv or markdown)", o.Format)
 	}
-	if o.rollout >= 0 && o.scenario == "" {
+	if o.Rollout >= 0 && o.Scenario == "" {
 		return errors.New("--rollout needs --scenario")
 	}
-	if o.grpo.DenseMode == "" { // callers that build analyzeOptions by hand
-		o.grpo = grpo.DefaultConfig()
+	if o.GRPO.DenseMode == "" { // callers that build analyzeOptions by hand
+		o.GRPO = grpo.DefaultConfig()
 	}
-	if err := o.grpo.Validate(); err != nil {
+	if err := o.GRPO.Validate(); err != nil {
 		return err
 	}
 	db, err := openExistingDB(ctx, dbPath)
@@ -134,9 +134,9 @@ func runAnalyzeInMemory(ctx context.Context, dbPath string, runIDs []string, o a
 		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
 	}
 	all := analysis.Concat(runs)
-	eps := analysis.Filter(all, o.persuader)
+	eps := analysis.Filter(all, o.Persuader)
 	if len(eps) == 0 {
-		if o.persuader != "" {
+		if o.Persuader != "" {
 			arms, _ := analysis.Arms(all)
 			var names []string
 			for _, a := range arms {
@@ -144,7 +144,7 @@ func runAnalyzeInMemory(ctx context.Context, dbPath string, runIDs []string, o a
 					names = append(names, a.Persuader)
 				}
 			}
-			return fmt.Errorf("no episodes of persuader %q (the runs hold %s)", o.persuader, strings.Join(names, ", "))
+			return fmt.Errorf("no episodes of persuader %q (the runs hold %s)", o.Persuader, strings.Join(names, ", "))
 		}
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
@@ -157,13 +157,13 @@ func runAnalyzeInMemory(ctx context.Context, dbPath string, runIDs []string, o a
 			t = analysis.AcceptanceGrid(eps).Table()
 		case "table8":
 			var ep *episode.Episode
-			if o.scenario != "" {
-				ep, err = analysis.FindEpisode(eps, "", o.scenario, max(o.rollout, 0))
+			if o.Scenario != "" {
+				ep, err = analysis.FindEpisode(eps, "", o.Scenario, max(o.Rollout, 0))
 			} else {
 				ep, err = analysis.LargestDenseAccepted(eps, "")
 			}
 			if err != nil {
-				if o.what == "all" {
+				if o.What == "all" {
 					fmt.Fprintln(errOut, "table8 skipped:", err)
 					continue
 				}
@@ -182,7 +182,7 @@ func runAnalyzeInMemory(ctx context.Context, dbPath string, runIDs []string, o a
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		if err := t.Write(out, o.format); err != nil {
+		if err := t.Write(out, o.Format); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/persuarena/persuarena/analysis"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,7 @@ func wantLines(t *testing.T, out string, lines ...string) {
 func TestCompareCLI(t *testing.T) {
 	ctx := context.Background()
 	db := analysisStore(t)
-	o := compareOptions{seed: 1, resamples: 1000, format: "text"}
+	o := analysis.CompareStoredOptions{Seed: 1, Resamples: 1000, Format: "text"}
 	var out bytes.Buffer
 	err := runCompare(ctx, db, "r1", "r1:beta", o, &out)
 	if err == nil || !strings.Contains(err.Error(), "run r1 holds several persuaders (alpha, beta)") {
@@ -79,7 +80,7 @@ func TestCompareCLI(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "4 (scenario, rollout) keys in both, 0 only in A, 1 only in B (e.g. s5#0)") {
 		t.Fatalf("different sets: %v", err)
 	}
-	o.intersection = true
+	o.Intersection = true
 	if err := runCompare(ctx, db, "r1:alpha", "r1:beta:sim", o, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -113,61 +114,61 @@ func TestCompareCLI(t *testing.T) {
 func TestAnalyzeCLI(t *testing.T) {
 	ctx := context.Background()
 	db := analysisStore(t)
-	run := func(o analyzeOptions, runs ...string) string {
+	run := func(o analysis.AnalyzeOptions, runs ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
-		if o.format == "" {
-			o.format = "text"
+		if o.Format == "" {
+			o.Format = "text"
 		}
 		if err := runAnalyze(ctx, db, runs, o, &out, &errOut); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
 	}
-	wantLines(t, run(analyzeOptions{what: "table6", rollout: -1}, "r1"),
+	wantLines(t, run(analysis.AnalyzeOptions{What: "table6", Rollout: -1}, "r1"),
 		"dimension   value       beta acc%  beta n  alpha acc%  alpha n",
 		"all         all              25.0       4        50.0        4",
 		"family      healthcare        0.0       2       100.0        2")
-	wantLines(t, run(analyzeOptions{what: "table9", rollout: -1, format: "csv"}, "r1"),
+	wantLines(t, run(analysis.AnalyzeOptions{What: "table9", Rollout: -1, Format: "csv"}, "r1"),
 		"alpha,sim,4,50.0,0.0,25.0,25.0,1.8,+0.65,75.0,66.7,0\n")
 	// Automatic trace for alpha: e3 (s3), B .4 -> .9.
-	wantLines(t, run(analyzeOptions{what: "table8", persuader: "alpha", rollout: -1}, "r1"),
+	wantLines(t, run(analysis.AnalyzeOptions{What: "table8", Persuader: "alpha", Rollout: -1}, "r1"),
 		"alpha vs sim, scenario s3 rollout 0, accept", "1  evidence,autonomy  +0.80  +0.80  +0.80  0.900   +0.500  accept")
-	wantLines(t, run(analyzeOptions{what: "table8", persuader: "beta", scenario: "s1", rollout: 0, format: "markdown"}, "r1"),
+	wantLines(t, run(analysis.AnalyzeOptions{What: "table8", Persuader: "beta", Scenario: "s1", Rollout: 0, Format: "markdown"}, "r1"),
 		"| 2 | commitment,plan | +0.40 | +0.40 | +0.40 | 0.700 | +0.400 | conditional |")
-	all := run(analyzeOptions{what: "all", rollout: -1}, "r1")
+	all := run(analysis.AnalyzeOptions{What: "all", Rollout: -1}, "r1")
 	wantLines(t, all, "(seed 000 Table 6)", "(seed 000 Table 7)", "(seed 000 Table 8)", "(seed 000 Table 9)",
 		"(seed 000 Figure 5)", "(seed 000 Figure 6)", "(seed 000 Figure 7)",
 		"alpha      1  4         50.0       25.0    0.0         25.0       25.0",
 		"terminal=accept       0  3  -0.07  -0.07  -0.07  0.467",
 		"8 scenario group(s) with fewer than 2 scored rollouts left out", "no group has 2 or more scored rollouts")
 	// Two runs holding the same persuaders: names are prefixed.
-	wantLines(t, run(analyzeOptions{what: "table7", rollout: -1}, "r1", "r2"),
+	wantLines(t, run(analysis.AnalyzeOptions{What: "table7", Rollout: -1}, "r1", "r2"),
 		"r1:beta        25.0      4", "r1:alpha       50.0      4", "r2:beta        25.0      4", "r2:alpha       50.0      4")
-	wantLines(t, run(analyzeOptions{what: "table9", persuader: "r2:alpha", rollout: -1}, "r1", "r2"), "r2:alpha   sim        4  50.0")
+	wantLines(t, run(analysis.AnalyzeOptions{What: "table9", Persuader: "r2:alpha", Rollout: -1}, "r1", "r2"), "r2:alpha   sim        4  50.0")
 
 	var out bytes.Buffer
 	for _, c := range []struct {
-		o    analyzeOptions
+		o    analysis.AnalyzeOptions
 		want string
 	}{
-		{analyzeOptions{what: "table5", format: "text", rollout: -1}, `unknown --what "table5"`},
-		{analyzeOptions{what: "all", format: "html", rollout: -1}, `unknown --format "html"`},
-		{analyzeOptions{what: "all", format: "text", persuader: "gamma", rollout: -1}, `no episodes of persuader "gamma" (the runs hold beta, alpha)`},
-		{analyzeOptions{what: "table8", format: "text", scenario: "s4", rollout: 0}, "choose one with --persuader"},
-		{analyzeOptions{what: "table8", format: "text", rollout: 2}, "--rollout needs --scenario"},
+		{analysis.AnalyzeOptions{What: "table5", Format: "text", Rollout: -1}, `unknown --what "table5"`},
+		{analysis.AnalyzeOptions{What: "all", Format: "html", Rollout: -1}, `unknown --format "html"`},
+		{analysis.AnalyzeOptions{What: "all", Format: "text", Persuader: "gamma", Rollout: -1}, `no episodes of persuader "gamma" (the runs hold beta, alpha)`},
+		{analysis.AnalyzeOptions{What: "table8", Format: "text", Scenario: "s4", Rollout: 0}, "choose one with --persuader"},
+		{analysis.AnalyzeOptions{What: "table8", Format: "text", Rollout: 2}, "--rollout needs --scenario"},
 	} {
 		if err := runAnalyze(ctx, db, []string{"r1"}, c.o, &out, &out); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want %q", c.o, err, c.want)
 		}
 	}
-	if err := runAnalyze(ctx, db, []string{"r1", "r1"}, analyzeOptions{what: "all", format: "text", rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "run r1 given twice") {
+	if err := runAnalyze(ctx, db, []string{"r1", "r1"}, analysis.AnalyzeOptions{What: "all", Format: "text", Rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "run r1 given twice") {
 		t.Errorf("same run twice: %v", err)
 	}
-	if err := runAnalyze(ctx, db, []string{"nope"}, analyzeOptions{what: "all", format: "text", rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "run nope") {
+	if err := runAnalyze(ctx, db, []string{"nope"}, analysis.AnalyzeOptions{What: "all", Format: "text", Rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "run nope") {
 		t.Errorf("unknown run: %v", err)
 	}
-	if err := runAnalyze(ctx, filepath.Join(t.TempDir(), "missing.db"), []string{"r1"}, analyzeOptions{what: "all", format: "text", rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "no run database") {
+	if err := runAnalyze(ctx, filepath.Join(t.TempDir(), "missing.db"), []string{"r1"}, analysis.AnalyzeOptions{What: "all", Format: "text", Rollout: -1}, &out, &out); err == nil || !strings.Contains(err.Error(), "no run database") {
 		t.Errorf("missing db: %v", err)
 	}
 }

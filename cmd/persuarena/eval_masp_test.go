@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/runs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -143,7 +145,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	run := runs[0].ID
 	db.Close()
 	out.Reset()
-	o := compareOptions{seed: 1, resamples: 500, format: "text", metrics: "masp"}
+	o := analysis.CompareStoredOptions{Seed: 1, Resamples: 500, Format: "text", Metrics: "masp"}
 	if err := runCompare(ctx, dbPath, run+":script:sim-hard", run+":random:sim-hard", o, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 			t.Errorf("compare lacks %q:\n%s", s, out.String())
 		}
 	}
-	o.metrics = "other"
+	o.Metrics = "other"
 	if err := runCompare(ctx, dbPath, run+":script", run+":random", o, &out); err == nil || !strings.Contains(err.Error(), `unknown --metrics "other"`) {
 		t.Errorf("bad compare metrics: %v", err)
 	}
@@ -174,10 +176,10 @@ func TestEvalMASPBadFlags(t *testing.T) {
 	if err := runEval(ctx, have(db), "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--masp-t") {
 		t.Errorf("bad masp-t: %v", err)
 	}
-	if got := maspT(evalConfig{Tmax: 5}); got != 5 {
+	if got := runs.MASPT(evalConfig{Tmax: 5}); got != 5 {
 		t.Errorf("T for tmax 5: %d", got)
 	}
-	if got := maspT(evalConfig{Tmax: 10, MASPT: 3}); got != 3 {
+	if got := runs.MASPT(evalConfig{Tmax: 10, MASPT: 3}); got != 3 {
 		t.Errorf("--masp-t 3: %d", got)
 	}
 }

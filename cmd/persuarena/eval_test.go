@@ -132,11 +132,6 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 	}
 }
 
-// have adapts an open database to runEval's opener.
-func have(db *store.DB) func() (*store.DB, error) {
-	return func() (*store.DB, error) { return db, nil }
-}
-
 // TestEvalRejectedInputWritesNothing: bad flags or a bad scenario file are
 // errors, and no run database is created (hardening issue).
 func TestEvalRejectedInputWritesNothing(t *testing.T) {

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,25 +14,17 @@ import (
 func init() {
 	var (
 		db, format, out, groupBy string
-		lambda                   float64
-		groupSize                int
-		denseMode                = grpo.DefaultConfig().DenseMode
+		opt                      = export.DefaultOptions()
 	)
 	cmd := &cobra.Command{
 		Use:   "export RUN_ID --format jsonl|parquet [--out FILE]",
 		Short: "Export a run as training data with Probe-RPO advantages (JSON Lines or Parquet)",
-		Long: `Reads a stored run and writes, for every episode, its per-turn messages, tagged
-persuasion acts, probe read-outs, belief B_t, dense reward r_t, terminal state,
-R_goal, R_out and the Probe-RPO advantages A = A_out + lambda * A_dense of its group
-(the rollouts of one scenario for one persuader/persuadee pair; SPEC §2).
-
-  jsonl    one JSON object per episode per line, with a "turns" array
-  parquet  one row per persuader turn, flat columns (see docs/export.md)
-
-Groups with fewer than two scored rollouts (e.g. eval runs with one rollout per
-scenario) get zero advantages. Failed episodes are exported with null rewards and
-zero advantages and are left out of their group's statistics. The hidden profile,
-the run configuration and engine error messages are never exported.`,
+		Long: `Writes every episode of a stored run with its per-turn messages, acts, probe
+read-outs, belief B_t, dense reward r_t, rewards and the Probe-RPO advantages
+A = A_out + λ·A_dense of its group (one scenario's rollouts for one pair).
+jsonl: one episode per line; parquet: one row per turn (needs --out);
+episodes: the stored records as "runs export --jsonl" writes them. The hidden
+profile, configuration and engine errors are never exported. See docs/export.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := export.ParseFormat(format)
@@ -44,39 +34,27 @@ the run configuration and engine error messages are never exported.`,
 			if groupBy != "scenario" {
 				return fmt.Errorf("--group-by %q: only \"scenario\" is supported (use --group-size to split a scenario's rollouts)", groupBy)
 			}
-			opt := export.DefaultOptions()
-			opt.Config.Lambda = lambda
-			opt.Config.DenseMode = denseMode
-			opt.GroupSize = groupSize
 			if err := opt.Validate(); err != nil {
 				return err
 			}
 			if f == export.Parquet && out == "" {
 				return errors.New("--format parquet writes binary: give --out FILE (or --out - for standard output)")
 			}
-			if db != ":memory:" {
-				if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("no run database at %s (set --db)", db)
-				}
-			}
-			st, err := store.Open(cmd.Context(), db)
+			st, err := store.OpenExisting(cmd.Context(), db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			if out == "" || out == "-" {
-				return export.Run(cmd.Context(), st, args[0], f, cmd.OutOrStdout(), opt)
-			}
-			return export.RunFile(cmd.Context(), st, args[0], f, out, opt)
+			return export.ToPath(cmd.Context(), st, args[0], f, out, cmd.OutOrStdout(), opt)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&format, "format", "jsonl", "output format: jsonl or parquet")
+	fl.StringVar(&format, "format", "jsonl", "output format: jsonl, parquet or episodes")
 	fl.StringVar(&out, "out", "", "output file, written atomically (default: standard output for jsonl)")
 	dbFlag(fl, &db)
-	fl.Float64Var(&lambda, "lambda", 0.5, "λ in A = A_out + λ·A_dense (seed 000 Table 9 best: 0.5; 0 = outcome GRPO)")
-	fl.Var(denseModeFlag{&denseMode}, "dense-mode", "dense advantage: scaled (default), pooled, turn, rtg-per-turn or length-only (docs/grpo.md)")
+	fl.Float64Var(&opt.Config.Lambda, "lambda", grpo.DefaultConfig().Lambda, "λ in A = A_out + λ·A_dense (Probe-RPO paper, Table 9 best: 0.5; 0 = outcome GRPO)")
+	fl.Var(denseModeFlag{&opt.Config.DenseMode}, "dense-mode", "dense advantage: scaled (default), pooled, turn, rtg-per-turn or length-only (docs/grpo.md)")
 	fl.StringVar(&groupBy, "group-by", "scenario", "GRPO group: scenario (one persuader/persuadee pair's rollouts of one scenario)")
-	fl.IntVar(&groupSize, "group-size", 0, "split each scenario's rollouts into groups of N consecutive rollout indices (0 = one group)")
+	fl.IntVar(&opt.GroupSize, "group-size", 0, "split each scenario's rollouts into groups of N consecutive rollout indices (0 = one group)")
 	rootCmd.AddCommand(cmd)
 }

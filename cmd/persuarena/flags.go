@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/spf13/pflag"
+
+	"github.com/persuarena/persuarena/grpo"
 )
 
 // The shared flag vocabulary: one name, one default and one meaning per
@@ -42,12 +44,24 @@ func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
 	f.IntVar(p, "tmax", def, fmt.Sprintf("maximum persuader turns per episode (>= 1; %s)", paper))
 }
 
-// atLeast checks integer flags: each name's value must be >= min.
-func atLeast(min int, flags ...any) error {
-	for i := 0; i+1 < len(flags); i += 2 {
-		if v := flags[i+1].(int); v < min {
-			return fmt.Errorf("--%s must be >= %d, got %d", flags[i].(string), min, v)
-		}
+// denseModeFlag is a pflag.Value for grpo.DenseMode; Set rejects unknown
+// modes with the list of known ones (grpo.ParseDenseMode).
+type denseModeFlag struct{ m *grpo.DenseMode }
+
+func (f denseModeFlag) String() string {
+	if f.m == nil {
+		return ""
 	}
+	return string(*f.m)
+}
+
+func (f denseModeFlag) Set(s string) error {
+	m, err := grpo.ParseDenseMode(s)
+	if err != nil {
+		return err
+	}
+	*f.m = m
 	return nil
 }
+
+func (denseModeFlag) Type() string { return "mode" }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/persuarena/persuarena/roles"
 	"math"
 	"os"
 	"path/filepath"
@@ -396,7 +397,7 @@ func TestLLMRoleErrors(t *testing.T) {
 	if _, err := mustRegistry(t, cfgPath).Persuaders([]string{"llm:nosuch"}); err == nil || !strings.Contains(err.Error(), `no role or backend "nosuch"`) {
 		t.Errorf("unknown role: %v", err)
 	}
-	if _, err := fidelityPersuadee(context.Background(), "llm:q", cfgPath); err != nil {
+	if _, err := roles.ResolvePersuadee(context.Background(), cfgPath, "llm:q"); err != nil {
 		t.Errorf("fidelity llm persuadee: %v", err)
 	}
 }
@@ -405,7 +406,7 @@ func TestLLMRoleErrors(t *testing.T) {
 // LLM persuadee (a few annotated dialogues).
 func TestFidelityLLM(t *testing.T) {
 	cfgPath, _ := startFakeEngine(t, llm.VLLM)
-	pee, err := fidelityPersuadee(context.Background(), "llm:q", cfgPath)
+	pee, err := roles.ResolvePersuadee(context.Background(), cfgPath, "llm:q")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +24,10 @@ func runMASP(t *testing.T, args ...string) (string, error) {
 	c := newMASPCmd() // fresh flags for every run
 	c.SetOut(&out)
 	c.SetErr(&out)
+	if args[1] == "eval" && !slices.Contains(args, "--db") {
+		// masp eval stores its run: never in the working directory.
+		args = append(args, "--db", filepath.Join(t.TempDir(), "masp.db"))
+	}
 	c.SetArgs(args[1:])
 	c.SilenceUsage, c.SilenceErrors = true, true
 	err := c.ExecuteContext(context.Background())

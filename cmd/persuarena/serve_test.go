@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/persuarena/persuarena/runs"
 	"io"
 	"log/slog"
 	"net/http"
@@ -93,10 +94,10 @@ func TestTrainRejectedInputWritesNothing(t *testing.T) {
 // with the registry's list of kinds.
 func TestServeLLMPersuadee(t *testing.T) {
 	cfgPath, _ := startFakeEngine(t, llm.VLLM)
-	cfg := serveConfig{Persuadee: "llm:q", Scenarios: []string{"arena"}, Split: "train", Tmax: 10, Reward: "both",
+	cfg := serveConfig{Config: cfgPath, Idle: time.Minute, Persuadee: "llm:q", Scenarios: []string{"arena"}, Split: "train", Tmax: 10, Reward: "both",
 		MaxSessions: 2, MaxMessageBytes: 4096, Seed: 3, Basis: probe.Default}
 	var stored []*episode.Episode
-	srv, err := newServeServer(context.Background(), &cfg, cfgPath, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)),
+	srv, err := runs.NewServer(context.Background(), &cfg, slog.New(slog.NewTextHandler(io.Discard, nil)),
 		func(ep *episode.Episode) error { stored = append(stored, ep); return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestServeLLMPersuadee(t *testing.T) {
 	for _, bad := range []string{"planner:p.json", "gpt"} {
 		c := cfg
 		c.Persuadee = bad
-		if _, err := newServeServer(context.Background(), &c, cfgPath, time.Minute, nil, nil); err == nil ||
+		if _, err := runs.NewServer(context.Background(), &c, nil, nil); err == nil ||
 			!strings.Contains(err.Error(), "unknown persuadee") || !strings.Contains(err.Error(), "llm:ROLE") {
 			t.Errorf("--persuadee %s: %v", bad, err)
 		}

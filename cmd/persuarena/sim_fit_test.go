@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/persuarena/persuarena/roles"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestSimFitWritesALoadableFile(t *testing.T) {
 	if _, err := mustRegistry(t, "").Persuadees([]string{"sim:" + bad}); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
 		t.Errorf("bad file: %v", err)
 	}
-	if _, err := fidelityPersuadee(context.Background(), "sim:"+bad, ""); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
+	if _, err := roles.ResolvePersuadee(context.Background(), "", "sim:"+bad); err == nil || !strings.Contains(err.Error(), "bad.json:3: params.Acept") {
 		t.Errorf("fidelity, bad file: %v", err)
 	}
 }

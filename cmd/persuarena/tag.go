@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,42 +56,8 @@ tagger's strategy family on all units, on the tuning part the strategy
 rules were written from, and on the held-out persuaders (tagger.P4GHeldOut,
 fixed before the rules were written).`,
 	Args: cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		if tagAgreementFrom == "" {
-			return fmt.Errorf("--from DIR is required (the folder holding 300_dialog.csv)")
-		}
-		path := filepath.Join(tagAgreementFrom, "300_dialog.csv")
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		units, err := tagger.ReadP4G(f, path)
-		if err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		all := tagger.Agreement(units)
-		if err := all.Format(out); err != nil {
-			return err
-		}
-		infoPath := filepath.Join(tagAgreementFrom, "300_info.csv")
-		g, err := os.Open(infoPath)
-		if err != nil {
-			return err
-		}
-		defer g.Close()
-		persuaders, err := tagger.ReadP4GPersuaders(g, infoPath)
-		if err != nil {
-			return err
-		}
-		tuning, held, err := tagger.SplitP4G(units, persuaders)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "\nP4G strategies (tuning: %d units; held-out persuaders: %d units)\n", len(tuning), len(held))
-		return tagger.FormatStrategies(out, []string{"all", "tuning", "held-out"},
-			[]tagger.AgreementReport{all, tagger.Agreement(tuning), tagger.Agreement(held)})
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		return tagger.WriteP4GAgreement(tagAgreementFrom, cmd.OutOrStdout())
 	},
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	runs_ "github.com/persuarena/persuarena/runs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestTrainResumeEval(t *testing.T) {
 	}
 
 	var csvOut bytes.Buffer
-	if err := writeMetricsCSV(ctx, db, runs[0].ID, &csvOut); err != nil {
+	if err := runs_.New(db).WriteMetricsCSV(ctx, runs[0].ID, &csvOut); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(csvOut.String()), "\n")

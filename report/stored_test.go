@@ -1,12 +1,15 @@
-package main
+package report
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,24 +17,24 @@ import (
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
-	"github.com/persuarena/persuarena/report"
+	"github.com/persuarena/persuarena/store"
 )
 
 // TestReportStreamedEqualsInMemory: report, which streams the runs'
-// episodes (report.BuildStream over planArms and store.EachEpisode, the
+// episodes (BuildStream over planArms and store.EachEpisode, the
 // comparison from outcome rows), writes the same files byte for byte as
 // the in-memory report (runReportInMemory, the code before streaming, kept
 // as the reference): one run of two persuaders (paired comparison) and
 // two runs combined (renamed persuaders, no comparison).
 func TestReportStreamedEqualsInMemory(t *testing.T) {
 	ctx := context.Background()
-	db := analysisStore(t)
+	db := handbuiltStore(t)
 	for _, runs := range [][]string{{"r1"}, {"r1", "r2"}, {"r2", "nope"}} {
 		dirA, dirB := t.TempDir(), t.TempDir()
-		o := reportOptions{seed: 3, resamples: 200, title: "T"}
-		o.out = dirA
-		errA := runReport(ctx, db, runs, o, io.Discard, io.Discard)
-		o.out = dirB
+		o := StoredOptions{Seed: 3, Resamples: 200, Title: "T"}
+		o.Out = dirA
+		errA := writeStoredAt(ctx, db, runs, o, io.Discard, io.Discard)
+		o.Out = dirB
 		errB := runReportInMemory(ctx, db, runs, o, io.Discard, io.Discard)
 		if fmt.Sprint(errA) != fmt.Sprint(errB) {
 			t.Fatalf("%v: err %v, want %v", runs, errA, errB)
@@ -59,31 +62,31 @@ func TestReportStreamedEqualsInMemory(t *testing.T) {
 	}
 }
 
-func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o reportOptions, out, errOut io.Writer) error {
-	if o.out == "" {
+func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o StoredOptions, out, errOut io.Writer) error {
+	if o.Out == "" {
 		return fmt.Errorf("--out is required")
 	}
-	if o.resamples < 1 {
-		return fmt.Errorf("--resamples must be >= 1, got %d", o.resamples)
+	if o.Resamples < 1 {
+		return fmt.Errorf("--resamples must be >= 1, got %d", o.Resamples)
 	}
-	db, err := openExistingDB(ctx, dbPath)
+	db, err := store.OpenExisting(ctx, dbPath)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	var (
 		runs  []analysis.RunEpisodes
-		infos []report.RunInfo
+		infos []RunInfo
 		sets  []string
 	)
 	setOf := map[string]string{}
 	groupSize := map[string]int{} // train runs: rollouts per scenario a step
 	var (
-		training []report.TrainingRun
+		training []TrainingRun
 		gcfg     *grpo.Config
 	)
 	for i, id := range runIDs {
-		if contains(runIDs[:i], id) {
+		if slices.Contains(runIDs[:i], id) {
 			return fmt.Errorf("run %s given twice", id)
 		}
 		fmt.Fprintf(errOut, "report: loading run %s\n", id)
@@ -91,16 +94,16 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o re
 		if err != nil {
 			return fmt.Errorf("run %s: %w", id, err)
 		}
-		eps, err := loadRunEpisodes(ctx, db, id)
+		eps, err := analysis.LoadRun(ctx, db, id)
 		if err != nil {
 			return err
 		}
 		_, failed := analysis.Scored(eps)
-		infos = append(infos, report.RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
+		infos = append(infos, RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
 			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: len(eps), Failed: failed})
 		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
 		for _, name := range runSets(run, setOf, errOut) {
-			if !contains(sets, name) {
+			if !slices.Contains(sets, name) {
 				sets = append(sets, name)
 			}
 		}
@@ -115,15 +118,15 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o re
 			if err != nil {
 				return err
 			}
-			training = append(training, report.TrainingRun{RunID: id, Steps: steps})
+			training = append(training, TrainingRun{RunID: id, Steps: steps})
 		}
 	}
 	eps := analysis.Concat(runs)
 	if len(eps) == 0 {
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
-	ro := report.Options{Title: o.title, Runs: infos, Sets: sets, CompareSeed: o.seed, Resamples: o.resamples,
-		Generator: "persuarena " + report.Version(),
+	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
+		Generator: "persuarena " + Version(),
 		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
 		Training:  training, GRPO: gcfg}
 	if len(groupSize) > 0 {
@@ -145,15 +148,15 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o re
 			return "unknown"
 		}
 	}
-	if o.timestamp {
+	if o.Timestamp {
 		ro.Generated = time.Now().UTC().Format(time.RFC3339)
 	}
-	r, err := report.Build(eps, ro)
+	r, err := Build(eps, ro)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(errOut, "report: writing %s\n", o.out)
-	names, err := r.WriteDir(o.out)
+	fmt.Fprintf(errOut, "report: writing %s\n", o.Out)
+	names, err := r.WriteDir(o.Out)
 	if err != nil {
 		return err
 	}
@@ -161,7 +164,53 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o re
 		fmt.Fprintln(errOut, "report: not shown:", s)
 	}
 	for _, n := range names {
-		fmt.Fprintln(out, filepath.Join(o.out, n))
+		fmt.Fprintln(out, filepath.Join(o.Out, n))
 	}
 	return nil
+}
+
+// writeStoredAt is WriteStored over the database file dbPath.
+func writeStoredAt(ctx context.Context, dbPath string, runIDs []string, o StoredOptions, out, errOut io.Writer) error {
+	db, err := store.OpenExisting(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return WriteStored(ctx, db, runIDs, o, out, errOut)
+}
+
+// handbuiltStore saves analysis/testdata/handbuilt.jsonl (alpha and beta
+// against sim on s1..s4, plus a failed beta episode on s5) as eval runs
+// "r1" and "r2", persuaders configured in the order beta, alpha.
+func handbuiltStore(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := `{"persuaders":["beta","alpha"],"persuadees":["sim"]}`
+	for _, id := range []string{"r1", "r2"} {
+		if err := db.CreateRun(ctx, store.Run{ID: id, Kind: "eval", Config: json.RawMessage(cfg)}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join("..", "analysis", "testdata", "handbuilt.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var ep episode.Episode
+			if err := json.Unmarshal(sc.Bytes(), &ep); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SaveEpisode(ctx, id, &ep); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.Close()
+	}
+	return path
 }

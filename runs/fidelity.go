@@ -1,0 +1,48 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/persuarena/persuarena/fidelity"
+	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// FidelitySpec is a fidelity check of a persuadee against
+// PersuasionForGood (P4G paper; docs/fidelity.md): From re-imports the
+// CSV files ("" the embedded set), Split replays one split ("" all),
+// Persuadee (with Config for llm:NAME) is the persuadee checked; Seed,
+// Resamples (>= 1) and Workers (>= 1) are fidelity.Options'.
+type FidelitySpec struct {
+	From, Persuadee, Split, Config string
+	Seed                           uint64
+	Resamples, Workers             int
+}
+
+// FidelityP4G replays every P4G dialogue open-loop through the persuadee
+// (fidelity.Run) and returns its report; progress, when set, is called
+// after each dialogue with the counts. Errors: Resamples or Workers < 1,
+// an unknown split, loading's, roles.ResolvePersuadee's and fidelity.Run's.
+func FidelityP4G(ctx context.Context, spec FidelitySpec, progress func(done, total int)) (*fidelity.Report, error) {
+	if err := AtLeast(1, "workers", spec.Workers, "resamples", spec.Resamples); err != nil {
+		return nil, err
+	}
+	if spec.Split != "" && !slices.Contains(scenario.Splits, scenario.Split(spec.Split)) {
+		return nil, fmt.Errorf("--split %q: want one of %v", spec.Split, scenario.Splits)
+	}
+	ss, err := p4g.Scenarios(spec.From)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Split != "" {
+		ss = scenario.Filter(ss, scenario.Split(spec.Split))
+	}
+	pee, err := roles.ResolvePersuadee(ctx, spec.Config, spec.Persuadee)
+	if err != nil {
+		return nil, err
+	}
+	return fidelity.Run(ctx, ss, pee, fidelity.Options{Seed: spec.Seed, Resamples: spec.Resamples, Workers: spec.Workers, Progress: progress})
+}

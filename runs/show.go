@@ -1,0 +1,210 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/store"
+)
+
+const runTimeLayout = "2006-01-02 15:04:05Z"
+
+// List prints the runs of an existing database, newest first: ID,
+// creation time (UTC), kind, status, episodes, failed episodes and the
+// full acceptance share of the scored ones ("-" when none), or "no runs".
+// Errors: store.OpenExisting's and the store's.
+func (s *Service) List(ctx context.Context, w io.Writer) error {
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	rs, err := s.Store.ListRuns(ctx)
+	if err != nil {
+		return err
+	}
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "no runs")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tCREATED (UTC)\tKIND\tSTATUS\tEPISODES\tFAILED\tACCEPT")
+	for _, r := range rs {
+		acc := "-"
+		if r.Episodes > r.Failed {
+			acc = strconv.FormatFloat(100*r.AcceptShare, 'f', 1, 64) + "%"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.CreatedAt.UTC().Format(runTimeLayout),
+			r.Kind, r.Status, r.Episodes, r.Failed, acc)
+	}
+	return tw.Flush()
+}
+
+// Show prints run id's metadata, its configuration (indented JSON) and its
+// terminal-state counts per (persuader, persuadee) pair, with an "other"
+// column only when some terminal is none of the known ones. Errors:
+// store.ErrNotFound; store.OpenExisting's and the store's.
+func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	run, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	pcs, err := s.Store.TerminalCounts(ctx, id)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%s\n", run.ID)
+	fmt.Fprintf(tw, "kind\t%s\n", run.Kind)
+	fmt.Fprintf(tw, "status\t%s\n", run.Status)
+	fmt.Fprintf(tw, "seed\t%d\n", run.Seed)
+	fmt.Fprintf(tw, "version\t%s\n", run.Version)
+	fmt.Fprintf(tw, "created\t%s\n", run.CreatedAt.UTC().Format(runTimeLayout))
+	fmt.Fprintf(tw, "updated\t%s\n", run.UpdatedAt.UTC().Format(runTimeLayout))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if run.Config != nil {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, run.Config, "  ", "  "); err != nil {
+			buf.Reset()
+			buf.Write(run.Config)
+		}
+		fmt.Fprintf(w, "config\n  %s\n", buf.Bytes())
+	}
+	fmt.Fprintln(w)
+	if len(pcs) == 0 {
+		_, err := fmt.Fprintln(w, "no episodes")
+		return err
+	}
+	cols := append(append([]decision.Terminal{}, decision.Terminals...), decision.TermTruncated, decision.TermFailed)
+	known := func(pc store.PairCounts) int {
+		n := 0
+		for _, c := range cols {
+			n += pc.Terminals[c]
+		}
+		return n
+	}
+	other := false
+	for _, pc := range pcs {
+		other = other || pc.Episodes != known(pc)
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"PERSUADER", "PERSUADEE", "EPISODES"}
+	for _, c := range cols {
+		head = append(head, string(c))
+	}
+	if other {
+		head = append(head, "other")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, pc := range pcs {
+		row := []string{pc.Persuader, pc.Persuadee, strconv.Itoa(pc.Episodes)}
+		for _, c := range cols {
+			row = append(row, strconv.Itoa(pc.Terminals[c]))
+		}
+		if other {
+			row = append(row, strconv.Itoa(pc.Episodes-known(pc)))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// ShowEpisode prints the episode of run runID with key
+// "persuader/persuadee/scenario#rollout" (store.ParseEpisodeKey) as a
+// transcript (WriteTranscript). Errors: a malformed key (naming
+// --episode), "run R has no episode K", and the store's.
+func (s *Service) ShowEpisode(ctx context.Context, runID, key string, w io.Writer) error {
+	k, err := store.ParseEpisodeKey(key)
+	if err != nil {
+		return fmt.Errorf("--episode: %w", err)
+	}
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	eps, err := s.Store.Episodes(ctx, runID, store.Filter{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID})
+	if err != nil {
+		return err
+	}
+	for _, ep := range eps {
+		if ep.Rollout == k.Rollout {
+			WriteTranscript(w, ep)
+			return nil
+		}
+	}
+	return fmt.Errorf("run %s has no episode %s", runID, k)
+}
+
+// Remove deletes runs ids in order, each in one transaction with its
+// episodes, turns, probe read-outs, metrics and artifacts, and prints
+// "removed run ID" for each. Errors: store.ErrNotFound for an unknown run
+// (the runs before it are removed).
+func (s *Service) Remove(ctx context.Context, ids []string, w io.Writer) error {
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := s.Store.DeleteRun(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "removed run %s\n", id)
+	}
+	return nil
+}
+
+// WriteTranscript prints ep as a readable transcript: a header (key, run,
+// seed, split, domain, resistance), the initial probes and B_0, then per
+// turn the persuader's acts, both utterances, the persuadee's decision,
+// the probe read-outs p_k, the belief B_t and the dense reward
+// r_t = B_t - B_{t-1} (Probe-RPO paper; "-" where missing), and the end:
+// terminal state, R_goal, R_strategy and error when present.
+func WriteTranscript(w io.Writer, ep *episode.Episode) {
+	num := func(p *float64, format string) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	probes := func(rs []probe.Reading) string {
+		var parts []string
+		for _, r := range rs {
+			v := "-"
+			if r.OK {
+				v = fmt.Sprintf("%.3f", r.P)
+			}
+			parts = append(parts, r.Probe+" "+v)
+		}
+		return strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "episode %s of run %s (seed %d; %s, %s, %s)\n", store.KeyOf(ep), ep.RunID, ep.Seed, ep.Split, ep.Domain, ep.Resistance)
+	fmt.Fprintf(w, "start: probes %s; belief B_0 %s\n", probes(ep.Initial), num(ep.B0, "%.3f"))
+	for _, t := range ep.Turns {
+		acts := strings.Join(t.Acts, ", ")
+		if acts == "" {
+			acts = "-"
+		}
+		fmt.Fprintf(w, "\nturn %d  acts: %s\n", t.T, acts)
+		fmt.Fprintf(w, "  persuader: %s\n", t.Persuader)
+		fmt.Fprintf(w, "  persuadee: %s\n", t.Persuadee)
+		fmt.Fprintf(w, "  decision %s; probes %s; belief B_t %s; dense r_t %s\n", t.Decision, probes(t.Probes), num(t.Belief, "%.3f"), num(t.Dense, "%+.3f"))
+	}
+	fmt.Fprintf(w, "\nend: %s, R_goal %+.2f", ep.Terminal, ep.RGoal)
+	if ep.RStrategy != nil {
+		fmt.Fprintf(w, ", R_strategy %+.2f", *ep.RStrategy)
+	}
+	if ep.Error != "" {
+		fmt.Fprintf(w, "; error: %s", ep.Error)
+	}
+	fmt.Fprintln(w)
+}
