@@ -253,7 +253,7 @@ type CrossRow struct {
 	// domains' test tasks; Plain is the plan without memory and Best the
 	// strongest built-in on those other tasks.
 	In, Out, Plain, Best Result
-	Strategies          int
+	Strategies           int
 }
 
 // CrossDomain learns one memory per domain of c.Learn (full loop and
