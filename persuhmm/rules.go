@@ -126,8 +126,8 @@ type rules struct {
 }
 
 // Plan picks, for each goal in the order ca, pe, ac, the subtree strategy
-// aimed at it of highest validity (ties: more successes, then memory
-// order); with probability 1/4 per stage (seeded) a uniformly random one
+// aimed at it of highest validity among those validated (n_d > DefaultNd),
+// else among all (ties: more successes, then memory order); with probability 1/4 per stage (seeded) a uniformly random one
 // of those aimed at it instead, so that other strategies are tried during
 // learning. A goal no subtree strategy aims at gets the task-alone recipe
 // (diagnostic; evidence+plan; commitment+autonomy).
@@ -144,7 +144,7 @@ func (r rules) Plan(_ context.Context, task Task, sub Subtree, seed uint64) (Pla
 		if len(cands) > 0 {
 			best := cands[0]
 			for _, s := range cands[1:] {
-				if s.Validity() > best.Validity() || s.Validity() == best.Validity() && s.Succ > best.Succ {
+				if planBetter(s, best) {
 					best = s
 				}
 			}
@@ -157,6 +157,19 @@ func (r rules) Plan(_ context.Context, task Task, sub Subtree, seed uint64) (Pla
 		p.Stages = append(p.Stages, st)
 	}
 	return p, llm.Usage{}, nil
+}
+
+// planBetter: validated strategies (n_d > DefaultNd) first, then higher
+// validity, then more successes. Choice: without it a fresh strategy (V =
+// 1 from its few source patterns) would win every plan.
+func planBetter(a, b *Strategy) bool {
+	if va, vb := a.ND > DefaultNd, b.ND > DefaultNd; va != vb {
+		return va
+	}
+	if a.Validity() != b.Validity() {
+		return a.Validity() > b.Validity()
+	}
+	return a.Succ > b.Succ
 }
 
 // reading returns p of probe id after turn t (0: the initial read-out),
