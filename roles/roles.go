@@ -14,6 +14,8 @@
 //	                        selfplay; its arm is named "planner:NAME@HASH"
 //	                        (planner.Checkpoint.ArmName), never by file path.
 //	                        Persuaders only.
+//	hmm:MEMORY              a PersuHMM memory file (persuarena memory learn);
+//	                        its persuader is named "hmm:BASENAME". Persuaders only.
 //	llm:ROLE                a role (or backend) of the --config file
 //	                        (docs/llm-roles.md); persuader, persuadee or judge.
 //
@@ -37,6 +39,7 @@ import (
 	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/persuader"
+	"github.com/persuarena/persuarena/persuhmm"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -55,7 +58,7 @@ var ErrUnknown = errors.New("unknown role")
 // PersuaderKinds and PersuadeeKinds describe the accepted names, for help
 // texts and errors.
 const (
-	PersuaderKinds = "built-in persuaders (pushy, informer, script, random), planner:CHECKPOINT, llm:ROLE (a role of --config)"
+	PersuaderKinds = "built-in persuaders (pushy, informer, script, random), planner:CHECKPOINT, hmm:MEMORY (a PersuHMM memory file), llm:ROLE (a role of --config)"
 	PersuadeeKinds = "sim, sim-soft, sim-hard, sim-hand, sim:FILE (a simulator config file), llm:ROLE (a role of --config)"
 )
 
@@ -146,8 +149,8 @@ func (r *Registry) Role(ref string) (llm.Role, *llm.Client, error) {
 	return role, c, nil
 }
 
-// Persuader resolves one persuader name: a built-in, planner:CHECKPOINT or
-// llm:ROLE. Errors: an unknown name (wrapping ErrUnknown and listing the
+// Persuader resolves one persuader name: a built-in, planner:CHECKPOINT,
+// hmm:MEMORY or llm:ROLE. Errors: an unknown name (wrapping ErrUnknown and listing the
 // kinds), an unreadable checkpoint, or Role's errors.
 func (r *Registry) Persuader(name string) (episode.Persuader, error) {
 	if IsLLM(name) {
@@ -159,6 +162,9 @@ func (r *Registry) Persuader(name string) (episode.Persuader, error) {
 	}
 	if path, ok := PlannerPath(name); ok {
 		return planner.LoadPlanner(path)
+	}
+	if path, ok := strings.CutPrefix(name, persuhmm.PersuaderPrefix); ok {
+		return persuhmm.LoadPersuader(path)
 	}
 	if slices.Contains(persuader.Names(), name) {
 		return persuader.New(name)
