@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/persuarena/persuarena/runs"
 	"io"
 	"os"
 
@@ -54,7 +55,7 @@ func init() {
   persuarena memory learn --out hmm.json --dailypersuasion path/to/DailyPersuasion.json --llm llm:planner --config persuarena.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := atLeast(1, "batch", lo.b, "cap", lo.u, "patterns", lo.w, "tmax", lo.tmax); err != nil {
+			if err := runs.AtLeast(1, "batch", lo.b, "cap", lo.u, "patterns", lo.w, "tmax", lo.tmax); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
