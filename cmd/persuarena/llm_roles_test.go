@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"math"
 	"os"
 	"path/filepath"
@@ -431,5 +433,33 @@ func TestFidelityLLM(t *testing.T) {
 		if tr.B0 == nil || math.Abs(*tr.B0-0.8) > 1e-6 || tr.Decision != decision.Accept {
 			t.Errorf("trace %s: B0 %v, decision %q", tr.ScenarioID, tr.B0, tr.Decision)
 		}
+	}
+}
+
+// A run in which every episode failed is an error that says why (the
+// engine's own message), and the stored run is marked failed.
+func TestEvalAllFailed(t *testing.T) {
+	cfgPath, srv := startFakeEngine(t, llm.VLLM)
+	faults := make([]fakeengine.Fault, 200)
+	for i := range faults {
+		faults[i] = fakeengine.Fault{Path: "/v1/chat/completions", Status: 400, Body: `{"error": {"message": "model is being unloaded", "type": "invalid_request_error"}}`}
+	}
+	srv.Fail(faults...)
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 3)},
+		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath}
+	var out, errOut bytes.Buffer
+	err = runEval(ctx, have(db), "", cfg, 2, "table", &out, &errOut)
+	if !errors.Is(err, runs.ErrAllFailed) || !strings.Contains(err.Error(), "3 failed, none scored") || !strings.Contains(err.Error(), "model is being unloaded") {
+		t.Fatalf("error %v\n%s", err, errOut.String())
+	}
+	rs, _ := db.ListRuns(ctx)
+	if len(rs) != 1 || rs[0].Status != store.StatusFailed {
+		t.Fatalf("runs %+v", rs)
 	}
 }
