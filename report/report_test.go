@@ -13,7 +13,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -688,26 +687,5 @@ func TestBaselineComparisons(t *testing.T) {
 	}
 	if _, err := Build(eps, Options{Baseline: "nobody"}); err == nil || !strings.Contains(err.Error(), `baseline "nobody"`) {
 		t.Errorf("unknown baseline: err = %v", err)
-	}
-}
-
-// TestVersionOf checks the version string for a release, a checkout with
-// and without local changes, and no build information.
-func TestVersionOf(t *testing.T) {
-	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "20f0f33a1b2c3d4e5f60718293a4b5c6d7e8f901"}}
-	for _, c := range []struct {
-		bi   *debug.BuildInfo
-		ok   bool
-		want string
-	}{
-		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: rev}, true, "v1.2.0"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, true, "devel-20f0f33a1b2c"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(slices.Clone(rev), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, true, "devel-20f0f33a1b2c-modified"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "devel"},
-		{nil, false, "unknown"},
-	} {
-		if got := VersionOf(c.bi, c.ok); got != c.want {
-			t.Errorf("VersionOf(%+v) = %q, want %q", c.bi, got, c.want)
-		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persuarena/persuarena/internal/buildinfo"
+
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -102,7 +104,7 @@ func WriteStored(ctx context.Context, st store.Store, runIDs []string, o StoredO
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
 	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
-		Baseline: o.Baseline, Generator: "persuarena " + Version(),
+		Baseline: o.Baseline, Generator: "persuarena " + buildinfo.Version(),
 		Progress: func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
 		Training: training, GRPO: gcfg}
 	if len(groupSize) > 0 {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persuarena/persuarena/internal/buildinfo"
+
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
@@ -126,7 +128,7 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o St
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
 	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
-		Generator: "persuarena " + Version(),
+		Generator: "persuarena " + buildinfo.Version(),
 		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
 		Training:  training, GRPO: gcfg}
 	if len(groupSize) > 0 {

@@ -14,7 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
+
+	"github.com/persuarena/persuarena/internal/buildinfo"
+
 	"time"
 
 	"github.com/persuarena/persuarena/eval"
@@ -34,7 +36,7 @@ type Service struct {
 	// Path is the run database file of a service made by Open ("" for one
 	// made by New); messages name it (--db PATH).
 	Path string
-	// Version identifies the binary in created runs (default Version()).
+	// Version identifies the binary in created runs (default buildinfo.Version()).
 	Version string
 	// Now is the clock of run IDs and creation times (default time.Now).
 	Now func() time.Time
@@ -42,13 +44,17 @@ type Service struct {
 }
 
 // New returns a service over st with the build's version.
-func New(st store.Store) *Service { return &Service{Store: st, Version: Version(), Now: time.Now} }
+func New(st store.Store) *Service {
+	return &Service{Store: st, Version: buildinfo.Version(), Now: time.Now}
+}
 
 // Open returns a service over the SQLite run database at path, opened
 // only when a job first needs it, after its inputs validated, so a
 // rejected command creates no file. A job resuming a run needs an
 // existing file (store.OpenExisting). Close closes what was opened.
-func Open(path string) *Service { return &Service{Path: path, Version: Version(), Now: time.Now} }
+func Open(path string) *Service {
+	return &Service{Path: path, Version: buildinfo.Version(), Now: time.Now}
+}
 
 // Close closes the database Open's service opened (nil when none was).
 func (s *Service) Close() error {
@@ -147,22 +153,6 @@ func (s *Service) Finish(ctx context.Context, id string, jobErr error) error {
 		return jobErr
 	}
 	return errors.Join(jobErr, s.Store.SetRunStatus(context.WithoutCancel(ctx), id, Status(jobErr)))
-}
-
-// Version identifies the binary in stored runs: the module version and
-// VCS revision when the build recorded them, "unknown" otherwise.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += "+" + s.Value
-		}
-	}
-	return v
 }
 
 // CheckSplit accepts train, val, heldout and all.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persuarena/persuarena/internal/buildinfo"
+
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
@@ -77,7 +79,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 	return server.New(server.Config{
 		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: spec.Tmax, Basis: spec.Basis,
 			Reward: server.RewardMode(spec.Reward), MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
-		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, Version: Version(), Logger: logger,
+		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, Version: buildinfo.Version(), Logger: logger,
 	})
 }
 

@@ -1,9 +1,12 @@
-package report
+// Package buildinfo names the running binary from the build information
+// the Go toolchain records: one home for the version stored in runs, sent
+// by the server and printed in reports.
+package buildinfo
 
 import "runtime/debug"
 
-// Version names the running binary for a report's Generator line and stored
-// runs: VersionOf(debug.ReadBuildInfo()).
+// Version names the running binary for stored runs, the server's
+// metadata and a report's Generator line: VersionOf(debug.ReadBuildInfo()).
 func Version() string { return VersionOf(debug.ReadBuildInfo()) }
 
 // VersionOf returns the module version recorded in bi (e.g. "v1.2.0") when
