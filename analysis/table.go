@@ -8,7 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/persuarena/persuarena/internal/tablefmt"
 )
+
+// pct and num are the tables' number formats (package tablefmt, shared by
+// eval, analysis and report).
+var pct, num = tablefmt.Pct, tablefmt.Num
 
 // Table is a rendered analysis: a title, a header, rows of cells (already
 // formatted strings, one per header column) and notes. Every typed result
@@ -174,31 +180,6 @@ func (t Table) Write(w io.Writer, format string) error {
 		return t.WriteMarkdown(w)
 	}
 	return fmt.Errorf("unknown format %q (want text, csv or markdown)", format)
-}
-
-// pct formats a share in [0, 1] as a percentage with one decimal, as seed
-// 000's tables do; NaN (empty group) is "-".
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return strconv.FormatFloat(100*x, 'f', 1, 64)
-}
-
-// num formats x with prec decimals, "+" before non-negative values when
-// sign is set; NaN is "-". Negative zero prints as "0".
-func num(x float64, prec int, sign bool) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	s := strconv.FormatFloat(x, 'f', prec, 64)
-	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" {
-		s = s[1:]
-	}
-	if sign && s[0] != '-' {
-		s = "+" + s
-	}
-	return s
 }
 
 // pval formats a p-value with two significant digits, in exponent form

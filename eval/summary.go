@@ -10,10 +10,16 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/persuarena/persuarena/internal/tablefmt"
+
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/reward"
 )
+
+// pct and num are the tables' number formats (package tablefmt, shared by
+// eval, analysis and report).
+var pct, num = tablefmt.Pct, tablefmt.Num
 
 // MovedThreshold is the final-belief threshold of seed 000 Table 9's
 // "moved" column: B_T > 0.5.
@@ -168,24 +174,6 @@ func Group(eps []*episode.Episode, setOf func(scenarioID string) string) map[Gro
 		out[k] = append(out[k], ep)
 	}
 	return out
-}
-
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return strconv.FormatFloat(100*x, 'f', 1, 64)
-}
-
-func num(x float64, prec int, sign bool) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	s := strconv.FormatFloat(x, 'f', prec, 64)
-	if sign && x >= 0 {
-		s = "+" + s
-	}
-	return s
 }
 
 var header = []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "trunc%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persuarena/persuarena/internal/tablefmt"
+
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -28,6 +30,10 @@ import (
 	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/store"
 )
+
+// pct and num are the tables' number formats (package tablefmt, shared by
+// eval, analysis and report).
+var pct, num = tablefmt.Pct, tablefmt.Num
 
 // RunInfo is one run's metadata as the report shows it (from store.Run
 // and the run's episode count).
@@ -453,31 +459,6 @@ func (a AdvantageTerms) Table() analysis.Table {
 		}
 	}
 	return t
-}
-
-// pct formats a share in [0, 1] as a percentage with one decimal; NaN is
-// "-" (as package analysis prints).
-func pct(x float64) string {
-	if x != x {
-		return "-"
-	}
-	return strconv.FormatFloat(100*x, 'f', 1, 64)
-}
-
-// num formats x with prec decimals, "+" before non-negative values when
-// sign is set; NaN is "-"; negative zero prints as zero.
-func num(x float64, prec int, sign bool) string {
-	if x != x {
-		return "-"
-	}
-	s := strconv.FormatFloat(x, 'f', prec, 64)
-	if z, _ := strconv.ParseFloat(s, 64); z == 0 {
-		s = strconv.FormatFloat(0, 'f', prec, 64)
-	}
-	if sign && s[0] != '-' {
-		s = "+" + s
-	}
-	return s
 }
 
 // redactedConfig returns the run config pretty-printed, with every
