@@ -468,40 +468,16 @@ func redactedConfig(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	secrets := store.ConfigSecrets(raw)
-	if len(secrets) == 0 {
+	red, secrets, err := store.RedactConfig(raw)
+	switch {
+	case err != nil:
+		return string(raw)
+	case len(secrets) == 0:
 		var b bytes.Buffer
 		if json.Indent(&b, raw, "", "  ") != nil {
 			return string(raw)
 		}
 		return b.String()
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return "[config hidden: it holds credential-like keys]"
-	}
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, c := range x {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				if slices.Contains(secrets, p) {
-					x[k] = "[redacted]"
-					continue
-				}
-				walk(p, c)
-			}
-		case []any:
-			for i, c := range x {
-				walk(path+"["+strconv.Itoa(i)+"]", c)
-			}
-		}
-	}
-	walk("", v)
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
+	return string(red)
 }

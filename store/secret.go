@@ -39,11 +39,18 @@ func secretKey(k string) bool {
 // JSON gives nil. It is the guard CreateRun applies; it does not replace
 // stripping credentials from configs before they are saved.
 func ConfigSecrets(config []byte) []string {
+	_, paths, _ := RedactConfig(config)
+	return paths
+}
+
+// RedactConfig returns config re-encoded (indented by two spaces) with the
+// value of every key ConfigSecrets names replaced by "[redacted]", and
+// those paths, sorted. Invalid JSON gives an error and nothing else.
+func RedactConfig(config []byte) (redacted []byte, paths []string, err error) {
 	var v any
 	if err := json.Unmarshal(config, &v); err != nil {
-		return nil
+		return nil, nil, err
 	}
-	var out []string
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch x := v.(type) {
@@ -54,7 +61,9 @@ func ConfigSecrets(config []byte) []string {
 					p = path + "." + k
 				}
 				if s, ok := c.(string); ok && s != "" && secretKey(k) {
-					out = append(out, p)
+					paths = append(paths, p)
+					x[k] = "[redacted]"
+					continue
 				}
 				walk(p, c)
 			}
@@ -65,6 +74,7 @@ func ConfigSecrets(config []byte) []string {
 		}
 	}
 	walk("", v)
-	sort.Strings(out) // map order is random; report deterministically
-	return out
+	sort.Strings(paths) // map order is random; report deterministically
+	redacted, err = json.MarshalIndent(v, "", "  ")
+	return redacted, paths, err
 }
