@@ -23,4 +23,6 @@
 // message) and dynamic (multi-turn) settings through episode.Run; Train
 // fits a Planner by policy gradient. Claims loads the built-in claim set
 // and ImportRatings reads human persuasion-rating data as a reference.
+// RunOptimum, RunEval, RunTrain and RunImport are the one-call entry
+// points of the "persuarena bayes" commands (typed specs, output written).
 package bayes

@@ -26,6 +26,9 @@
 // a stage goal is a target movement of one probe (CA, PE or AC) read from
 // the persuadee's probe trajectory, and the analyst, generator and refiner
 // are the documented rules of rules.go. docs/persuhmm.md describes both.
+//
+// RunLearn and RunAblate (specs LearnSpec and AblateSpec) are the one-call
+// entry points of the "persuarena memory" commands.
 package persuhmm
 
 import (

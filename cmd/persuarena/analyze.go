@@ -18,12 +18,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "analyze RUN_ID...",
 		Short: "The Probe-RPO paper's analyses of stored runs: Tables 6-9 and the data of Figures 5-7",
-		Long: `Computes the Probe-RPO paper's analyses from the episodes of stored runs (--what):
-table6 (acceptance by resistance type and family), table7 (persuader x
-persuadee), table8 (probe trace of one episode; --scenario, --rollout),
-table9 (final belief), acts (Figure 5), beliefs (Figure 6), deadgroups
-(Figure 7; needs --rollouts >= 2) or all. Several runs are concatenated; a
-persuader in more than one run is renamed RUN_ID:name. See docs/analysis.md.`,
+		Long: `Computes the Probe-RPO paper's Tables 6-9 and Figures 5-7 (--what) from the
+episodes of stored runs, concatenated. See docs/analysis.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("rollout") {

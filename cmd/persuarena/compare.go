@@ -15,13 +15,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A[:PERSUADER[:PERSUADEE]] RUN_B[:PERSUADER[:PERSUADEE]]",
 		Short: "Paired comparison of two persuaders on the same scenarios (the Probe-RPO paper's Table 5 tests)",
-		Long: `Pairs the episodes of sides A and B on (scenario id, rollout) and reports each
-side's full acceptance, the margin A - B, wins and losses with McNemar's exact
-p, the Wilcoxon signed-rank p on the R_goal differences, and paired bootstrap
-95% intervals. A side names a run and, when it holds several, the persuader
-and persuadee ("RUN:script RUN:pushy"). Different (scenario, rollout) sets are
-refused unless --intersection. --metrics masp adds the MASP paper's paired
-SR@T, AT and RCSR@T. See docs/analysis.md and docs/masp.md.`,
+		Long: `Pairs the episodes of A and B on (scenario id, rollout) and reports acceptance,
+margin, McNemar, Wilcoxon and bootstrap intervals. See docs/analysis.md.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, err := store.OpenExisting(cmd.Context(), dbPath)

@@ -19,16 +19,10 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Evaluate persuaders against persuadees on scenario sets (the main job)",
-		Long: `Plays every persuader against every persuadee on every scenario of the chosen
-sets and split, stores each episode in the run database, and prints the
-Probe-RPO paper's Table 5/9 columns per persuader, persuadee and set.
-
-Defaults: the built-in persuaders against "sim" (a seeded simulator, not an
-LLM) on the held-out splits of p4g and arena, --tmax 10, one rollout.
---judge llm:NAME adds R_strategy; --metrics masp adds the MASP paper's
-SR@T, AT and RCSR@T. Ctrl-C keeps finished episodes: --resume RUN_ID plays
-the rest, --retry-failed replays stored failures. See README.md, docs/llm-roles.md
-(--judge) and docs/masp.md (--metrics masp).`,
+		Long: `Plays every persuader against every persuadee on every scenario of the sets
+and split, stores each episode in --db and prints the Probe-RPO paper's Table
+5/9 columns. Ctrl-C keeps finished episodes (--resume RUN_ID plays the rest).
+See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc := runs.Open(dbPath)

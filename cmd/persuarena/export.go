@@ -19,12 +19,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "export RUN_ID --format jsonl|parquet [--out FILE]",
 		Short: "Export a run as training data with Probe-RPO advantages (JSON Lines or Parquet)",
-		Long: `Writes every episode of a stored run with its per-turn messages, acts, probe
-read-outs, belief B_t, dense reward r_t, rewards and the Probe-RPO advantages
-A = A_out + λ·A_dense of its group (one scenario's rollouts for one pair).
-jsonl: one episode per line; parquet: one row per turn (needs --out);
-episodes: the stored records as "runs export --jsonl" writes them. The hidden
-profile, configuration and engine errors are never exported. See docs/export.md.`,
+		Long: `Writes every episode of a stored run with per-turn messages, probes, rewards and
+Probe-RPO advantages (never the hidden profile). See docs/export.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := export.ParseFormat(format)

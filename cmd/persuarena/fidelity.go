@@ -17,12 +17,9 @@ func init() {
 	p4gCmd := &cobra.Command{
 		Use:   "p4g",
 		Short: "Replay PersuasionForGood dialogues and compare the persuadee with the real persuadees",
-		Long: `Open-loop replay: the real persuader's utterances of every PersuasionForGood
-dialogue are fed to the persuadee built from the real persuadee's survey.
-Reports the ROC AUC of the beliefs B_0 and B_T and of a profile-only baseline
-against the real donation (user-grouped bootstrap intervals), per-turn
-agreement with the annotated persuadee acts (Cohen's kappa), and calibration
-tables. --from DIR re-imports the raw CSV files. See docs/fidelity.md.`,
+		Long: `Replays every P4G paper dialogue open-loop against the persuadee built from its
+real persuadee's survey and reports AUC, act agreement and calibration
+against the real outcomes. See docs/fidelity.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "table" && format != "json" {

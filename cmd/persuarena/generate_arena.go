@@ -24,11 +24,8 @@ var generateArenaFlags struct {
 var generateArenaCmd = &cobra.Command{
 	Use:   "arena",
 	Short: "Compose the multi-domain PersuArena-style set (1,468 train / 200 val / 120 held-out)",
-	Long: `Compose the multi-domain scenario set from a domain bank (by default the
-embedded arena/domains.json: 50 base domains in five families) and write it
-as JSONL. The held-out split has the resistance mix IT 36, EB 45, AR 22,
-AA 17 (seed 000); train and val use the same proportions. The same seed,
-bank and sizes always write the same bytes. See docs/arena.md.`,
+	Long: `Compose the multi-domain scenario set from a domain bank (default the embedded
+arena/domains.json) and write it as JSONL; same seed, same bytes. See docs/arena.md.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		f := &generateArenaFlags

@@ -22,14 +22,8 @@ var importP4GFlags struct {
 var importP4GCmd = &cobra.Command{
 	Use:   "p4g --from DIR [--out FILE]",
 	Short: "Import PersuasionForGood: one scenario per real persuadee",
-	Long: `Import PersuasionForGood (Wang et al., ACL 2019; Apache-2.0) from the directory
-holding full_info.csv, full_dialog.csv, 300_dialog.csv and 300_info.csv.
-
-Each real persuadee becomes one scenario whose hidden profile is rendered from
-that participant's own survey; the real donation, turn count, persuader
-utterances and (for the 300 annotated dialogues) persuadee acts are kept for
-fidelity checks. Rules and counts: docs/p4g.md. The output is deterministic
-and validated; it is written atomically.`,
+	Long: `Import PersuasionForGood (P4G paper; Apache-2.0) from the directory of its CSV
+files: one scenario per real persuadee, profile from its survey. See docs/p4g.md.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		ss, rep, err := p4g.Import(importP4GFlags.from)

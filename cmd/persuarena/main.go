@@ -17,13 +17,9 @@ import (
 var rootCmd = &cobra.Command{
 	Use:   "persuarena",
 	Short: "Simulate, train and evaluate persuaders against persuadees with hidden profiles",
-	Long: `PersuArena simulates multi-turn persuasion between a persuader (the policy under
-study) and a persuadee with a hidden psychological profile, reads dense per-turn
-rewards from the persuadee's probed beliefs (Probe-RPO), and evaluates persuaders
-with paired statistics.
-
-The default persuadee "sim" is a seeded psychological simulator, not an LLM.
-Defaults reward honest, respectful persuasion: no deception, no pressure.`,
+	Long: `PersuArena simulates multi-turn persuasion against persuadees with hidden
+profiles, rewards probed belief changes (Probe-RPO) and evaluates persuaders.
+The default persuadee "sim" is a seeded simulator, not an LLM. See README.md.`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
 }

@@ -32,14 +32,9 @@ func maspEvalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Closed-loop MASP evaluation: SR@T, AT, RCSR@T and worst case over users, with bootstrap CIs",
-		Long: `Plays each persuader against each user on every case of the task (MASP paper,
-Appendix C.2: up to T = 8 exchanges, a success judge after each, a rationality
-judge on each reply) and prints SR@T, AT, RCSR@T and the worst case over the
-users, with 95% bootstrap intervals and paired differences against the first
-persuader. Users: sim, sim-soft, sim-hard (rule-based judges) or llm:NAME
-roles of --config (--judge, --success-judge, --teacher). Tasks: p4g
-(scenarios), esconv and cb (a PPDPP file, --from). The run and its dialogues
-are stored in --db. See docs/masp.md.`,
+		Long: `Plays each persuader against each user on every case of the task (MASP paper)
+and prints SR@T, AT, RCSR@T and the worst case over users; stored in --db.
+See docs/masp.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc := runs.Open(dbPath)
@@ -89,10 +84,8 @@ func maspCacheCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache --out FILE.jsonl",
 		Short: "Build a BDI cache from simulated dialogues labelled by the teacher (for the student mentalizer)",
-		Long: `Plays the persuaders against the simulator users (default: the p4g train split),
-labels every turn with the teacher mentalizer and writes a BDI cache (one
-session record per dialogue, one turn record per turn) for "masp eval
---student FILE". See docs/masp.md.`,
+		Long: `Labels simulated dialogues with the teacher mentalizer into a BDI cache for
+"masp eval --student FILE". See docs/masp.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := runs.MASPCache(cmd.Context(), spec)

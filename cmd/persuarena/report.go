@@ -16,12 +16,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "report RUN_ID... --out DIR",
 		Short: "Write a self-contained HTML report (tables and figures) of stored runs",
-		Long: `Writes DIR/index.html (inline CSS and SVG, no scripts, nothing from the network)
-with the runs' configurations, the outcome summary, the Probe-RPO paper's
-Tables 6-9 and Figures 5-7, terminal shares with 95% Wilson intervals and the
-paired comparison of every persuader against --baseline (default the first);
-each figure also as SVG and PNG, every table in tables.md. The same runs give
-the same bytes (unless --timestamp). See docs/report.md.`,
+		Long: `Writes a self-contained DIR/index.html (with SVG, PNG and tables.md) of the runs'
+Probe-RPO paper tables and figures and paired comparisons. See docs/report.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			db, err := store.OpenExisting(cmd.Context(), dbPath)

@@ -24,14 +24,8 @@ func newSelfplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "selfplay",
 		Short: "MASP alternating self-play: train the planner against a trainable user policy and back (MASP paper, Algorithm 1)",
-		Long: `Alternating self-play at the planner level (MASP paper, Algorithm 1): each cycle
-updates the planner against the frozen user policy (r_S: progress minus
-mentalization error), then the user against the frozen planner (r_U: minus
-progress plus rationality), then refits the student mentalizer. After every
-cycle --checkpoint-dir receives selfplay.json (--resume continues it),
-planner.json and user.json; metrics go to the run database ("train metrics
-RUN_ID"). "selfplay warmstart" trains a starting planner against one
-simulator variant. See docs/masp.md, "Self-play".`,
+		Long: `Alternating planner/user self-play (MASP paper, Algorithm 1), checkpointed to
+--checkpoint-dir after every cycle (--resume continues). See docs/masp.md, "Self-play".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("user-lr") {
@@ -95,11 +89,8 @@ func selfplayWarmstartCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "warmstart --out FILE",
 		Short: "Train a planner with Probe-RPO against one simulator variant (e.g. soft users only) to start self-play from",
-		Long: `Trains a planner as "persuarena train" does (docs/training.md) against one
-simulator variant: sim-soft (default; the MASP paper's "trained only against
-soft users" baseline), sim or sim-hard. Pass the checkpoint to "selfplay
---init-planner planner:FILE" or "masp eval --persuader planner:FILE". --resume
-continues it. Nothing is stored in the run database.`,
+		Long: `Trains a planner as "persuarena train" does against one simulator variant, for
+"selfplay --init-planner planner:FILE"; not stored in --db. See docs/masp.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if spec.Resume && !cmd.Flags().Changed("steps") {

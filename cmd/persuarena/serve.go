@@ -17,12 +17,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve persuadees as an OpenEnv-compatible environment for external trainers (TRL, verl)",
-		Long: `Runs an OpenEnv-compatible environment server: the client (an LLM persuader
-trained by TRL, verl or any OpenEnv client) sends one utterance per step and
-gets the persuadee's visible reply, the decision and the public scenario; the
-reward is the dense probe reward, the outcome reward, or both. The hidden
-profile never leaves the server. It listens on loopback by default; with --db
-every finished episode is stored in a run of kind "serve". See docs/server.md.`,
+		Long: `Runs an OpenEnv-compatible environment server: a client persuader sends one
+utterance per step and gets the persuadee's reply and reward. See docs/server.md.`,
 		Example: `  persuarena serve
   persuarena serve --persuadee sim-hard --scenarios arena,p4g --split train --reward both --db serve.db`,
 		Args: cobra.NoArgs,

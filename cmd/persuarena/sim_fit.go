@@ -19,13 +19,8 @@ func init() {
 	p4gCmd := &cobra.Command{
 		Use:   "p4g [--from DIR] [--seed N] [--out FILE]",
 		Short: "Fit the simulator's free parameters to PersuasionForGood (train users only)",
-		Long: `Fits a named subset of the simulator's parameters (--bounds) to the
-PersuasionForGood train split by open-loop replay (Nelder-Mead on the outcome
-and reaction likelihoods; seeded, so the same seed gives the same fit), with
-penalties from a seeded closed-loop eval unless --closed-n 0, and reports
-user-grouped cross-validation (--folds) and the validation split. The held-out
-split is never read. Writes a sim config file that --persuadee sim:FILE loads.
---from DIR re-imports the raw CSV files. See docs/simulator.md.`,
+		Long: `Fits simulator parameters (--bounds) to the P4G paper's train split by seeded
+open-loop replay and writes a config for --persuadee sim:FILE. See docs/simulator.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			file, err := simfit.FitP4G(cmd.Context(), spec, cmd.ErrOrStderr())

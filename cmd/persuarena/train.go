@@ -19,14 +19,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Train a strategy planner with Probe-RPO against a persuadee",
-		Long: `Trains a planner persuader (a small policy choosing each turn's persuasion acts;
-the built-in templates write them) with Probe-RPO (Probe-RPO paper): G rollouts
-per scenario, group-relative advantages of the outcome and, with weight
---lambda, of the probed belief changes; PPO-clipped Adam updates with a KL
-penalty and an entropy bonus. Every rollout and per-step metrics are stored;
-the checkpoint is written atomically (evaluate it with "eval --persuader
-planner:PATH"). Ctrl-C stops; --resume continues exactly. Defaults: the
-Probe-RPO paper's Table 3 except the learning rate. See docs/training.md.`,
+		Long: `Trains a planner persuader with Probe-RPO (Probe-RPO paper); evaluate it with
+"eval --persuader planner:PATH"; --resume continues exactly. See docs/training.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.MaxSteps = -1 // keep the stored cap on --resume
