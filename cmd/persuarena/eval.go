@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 
+	"github.com/persuarena/persuarena/internal/progress"
+
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/episode"
@@ -27,9 +29,9 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc := runs.Open(dbPath)
 			defer svc.Close()
-			var bar *progress
+			var bar *progress.Bar
 			o.Log = cmd.ErrOrStderr()
-			o.Progress = func(total int) func(int) { bar = newProgress(cmd.ErrOrStderr(), total, "eval"); return bar.Add }
+			o.Progress = func(total int) func(int) { bar = progress.New(cmd.ErrOrStderr(), total, "eval"); return bar.Add }
 			res, err := svc.RunEval(cmd.Context(), spec, o)
 			if bar != nil {
 				bar.Wait()

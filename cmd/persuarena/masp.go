@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/persuarena/persuarena/internal/progress"
+
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/bdi"
@@ -39,9 +41,9 @@ See docs/masp.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc := runs.Open(dbPath)
 			defer svc.Close()
-			var bar *progress
+			var bar *progress.Bar
 			res, err := svc.MASPEval(cmd.Context(), spec, cmd.ErrOrStderr(), func(total int) func(int) {
-				bar = newProgress(cmd.ErrOrStderr(), total, "masp eval")
+				bar = progress.New(cmd.ErrOrStderr(), total, "masp eval")
 				return bar.Add
 			})
 			if bar != nil {

@@ -1,4 +1,7 @@
-package main
+// Package progress shows how far a long command has got: a bar on an
+// interactive terminal (mpb), and a line every 10 % otherwise, so CI logs
+// stay short. The CLI's eval and masp eval use it.
+package progress
 
 import (
 	"fmt"
@@ -11,9 +14,9 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// progress shows a bar on an interactive terminal and a line every 10 %
-// otherwise (CI logs).
-type progress struct {
+// Bar is one progress display of total items. Add may be called from
+// several goroutines.
+type Bar struct {
 	p     *mpb.Progress
 	bar   *mpb.Bar
 	w     io.Writer
@@ -24,8 +27,11 @@ type progress struct {
 	start time.Time
 }
 
-func newProgress(w io.Writer, total int, label string) *progress {
-	pr := &progress{w: w, label: label, total: total, start: time.Now()}
+// New starts a display of total items labelled label on w: a bar when w
+// is a terminal and total > 0, else a line "label: n/total (secs)" at
+// every tenth.
+func New(w io.Writer, total int, label string) *Bar {
+	pr := &Bar{w: w, label: label, total: total, start: time.Now()}
 	if f, ok := w.(*os.File); ok && isTerminal(f) && total > 0 {
 		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))
 		pr.bar = pr.p.AddBar(int64(total),
@@ -42,10 +48,10 @@ func isTerminal(f *os.File) bool {
 }
 
 // Increment records one finished item.
-func (pr *progress) Increment() { pr.Add(1) }
+func (pr *Bar) Increment() { pr.Add(1) }
 
 // Add records k finished items.
-func (pr *progress) Add(k int) {
+func (pr *Bar) Add(k int) {
 	if pr.bar != nil {
 		pr.bar.IncrBy(k)
 		return
@@ -60,7 +66,7 @@ func (pr *progress) Add(k int) {
 }
 
 // Wait finishes the display; an unfinished bar (interrupted run) is aborted.
-func (pr *progress) Wait() {
+func (pr *Bar) Wait() {
 	if pr.p == nil {
 		return
 	}

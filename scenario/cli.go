@@ -1,0 +1,94 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/persuarena/persuarena/scenarios"
+)
+
+// ResolveOrBuiltins is ResolveAll(refs...), or every built-in set
+// (scenarios.Names) when refs is empty.
+func ResolveOrBuiltins(refs []string) ([]Scenario, error) {
+	if len(refs) == 0 {
+		refs = scenarios.Names
+	}
+	return ResolveAll(refs...)
+}
+
+// WriteList writes one line per scenario of refs (the built-in sets when
+// empty) in split ("" for all): id, split, family, resistance type and
+// domain (cut to 50 runes), as an aligned table with a header. Errors: an
+// unknown split, Resolve's errors, or w's.
+func WriteList(w io.Writer, refs []string, split Split) error {
+	if split != "" && !slices.Contains(Splits, split) {
+		return fmt.Errorf("--split %q: want one of %v", split, Splits)
+	}
+	ss, err := ResolveOrBuiltins(refs)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSPLIT\tFAMILY\tRES\tDOMAIN")
+	for _, s := range Filter(ss, split) {
+		d := []rune(s.Domain)
+		if len(d) > 50 {
+			d = append(d[:47], []rune("...")...)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Split, s.Family, s.Hidden.Resistance, string(d))
+	}
+	return tw.Flush()
+}
+
+// WriteOne writes the scenario id of refs (the built-in sets when empty)
+// as indented JSON; public writes only its Public view (what a persuader
+// sees). Errors: no scenario with that id, Resolve's errors, or w's.
+func WriteOne(w io.Writer, refs []string, id string, public bool) error {
+	ss, err := ResolveOrBuiltins(refs)
+	if err != nil {
+		return err
+	}
+	s, ok := ByID(ss, id)
+	if !ok {
+		return fmt.Errorf("no scenario with id %q", id)
+	}
+	var v any = s
+	if public {
+		v = s.Public()
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// CheckFiles loads every ref and writes each problem of an invalid one
+// (file:line: field: problem) or "REF: ok: N scenarios" to w. It returns
+// an error counting the invalid refs, nil when all are valid.
+func CheckFiles(w io.Writer, refs []string) error {
+	bad := 0
+	for _, ref := range refs {
+		ss, err := Resolve(ref)
+		var le *LoadError
+		switch {
+		case errors.As(err, &le):
+			for _, p := range le.Problems {
+				fmt.Fprintln(w, p)
+			}
+			bad++
+		case err != nil:
+			fmt.Fprintf(w, "%s: %v\n", ref, err)
+			bad++
+		default:
+			fmt.Fprintf(w, "%s: ok: %d scenarios\n", ref, len(ss))
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d files invalid", bad, len(refs))
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package scenario
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteListOneCheckFiles(t *testing.T) {
+	ss, err := ResolveAll("arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := Filter(ss, Heldout)
+	var buf bytes.Buffer
+	if err := WriteList(&buf, []string{"arena"}, Heldout); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(held)+1 || !strings.HasPrefix(lines[0], "ID") || !strings.HasPrefix(lines[1], held[0].ID+" ") {
+		t.Fatalf("%d lines for %d held-out scenarios:\n%s", len(lines), len(held), strings.Join(lines[:2], "\n"))
+	}
+	if err := WriteList(&buf, []string{"arena"}, "test"); err == nil || !strings.Contains(err.Error(), `--split "test"`) {
+		t.Fatalf("bad split: %v", err)
+	}
+
+	buf.Reset()
+	if err := WriteOne(&buf, []string{"arena"}, held[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"id": "`+held[0].ID+`"`) || strings.Contains(buf.String(), `"hidden"`) {
+		t.Fatalf("public view:\n%s", buf.String())
+	}
+	if err := WriteOne(&buf, []string{"arena"}, "nope", false); err == nil || err.Error() != `no scenario with id "nope"` {
+		t.Fatalf("unknown id: %v", err)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	err = CheckFiles(&buf, []string{"arena", bad})
+	if err == nil || err.Error() != "1 of 2 files invalid" {
+		t.Fatalf("CheckFiles: %v", err)
+	}
+	if !strings.Contains(buf.String(), "arena: ok: ") || !strings.Contains(buf.String(), bad+":1") {
+		t.Fatalf("CheckFiles output:\n%s", buf.String())
+	}
+}
