@@ -5,9 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/persuarena/persuarena/grpo"
-
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/grpo"
 )
 
 // GroupOptions configures DeadGroups.

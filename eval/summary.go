@@ -10,10 +10,9 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/persuarena/persuarena/internal/tablefmt"
-
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/tablefmt"
 	"github.com/persuarena/persuarena/reward"
 )
 

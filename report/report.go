@@ -20,13 +20,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/persuarena/persuarena/internal/tablefmt"
-
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/tablefmt"
 	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/store"
 )

@@ -10,12 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/persuarena/persuarena/internal/buildinfo"
-
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/buildinfo"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )

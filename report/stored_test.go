@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/persuarena/persuarena/internal/buildinfo"
-
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/buildinfo"
 	"github.com/persuarena/persuarena/store"
 )
 

@@ -14,12 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/persuarena/persuarena/internal/buildinfo"
-
 	"time"
 
 	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/internal/buildinfo"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/persuarena/persuarena/internal/buildinfo"
-
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/buildinfo"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"

@@ -19,9 +19,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/persuarena/persuarena/scenarios"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/persuarena/persuarena/scenarios"
 )
 
 //go:embed schema.json

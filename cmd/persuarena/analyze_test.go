@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/persuarena/persuarena/analysis"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/store"
 )

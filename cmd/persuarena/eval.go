@@ -3,11 +3,10 @@ package main
 import (
 	"errors"
 
-	"github.com/persuarena/persuarena/internal/progress"
-
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/progress"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runs"
 )

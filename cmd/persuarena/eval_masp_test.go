@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/persuarena/persuarena/analysis"
-	"github.com/persuarena/persuarena/runs"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/persuarena/persuarena/p4g"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/spf13/cobra"
 )
 
 // importCmd groups the importers of public data sets; each importer adds

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/persuarena/persuarena/roles"
-	"github.com/persuarena/persuarena/runs"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +19,8 @@ import (
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )

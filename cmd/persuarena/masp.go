@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/persuarena/persuarena/internal/progress"
-
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/internal/progress"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/runs"
 )

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/persuarena/persuarena/runs"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/train"
 )
 

@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/persuarena/persuarena/roles"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/simfit"
 )

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	runs_ "github.com/persuarena/persuarena/runs"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
+	runs_ "github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
 )
