@@ -50,3 +50,15 @@ func TestWriteListOneCheckFiles(t *testing.T) {
 		t.Fatalf("CheckFiles output:\n%s", buf.String())
 	}
 }
+
+// Fingerprint is FNV-1a 64 of "a\x00b\x00": the empty list gives the
+// offset basis cbf29ce484222325; order matters.
+func TestFingerprint(t *testing.T) {
+	if got := Fingerprint(nil); got != "cbf29ce484222325" {
+		t.Fatalf("empty: %s", got)
+	}
+	ab := Fingerprint([]Scenario{{ID: "a"}, {ID: "b"}})
+	if ab == Fingerprint([]Scenario{{ID: "b"}, {ID: "a"}}) || len(ab) != 16 {
+		t.Fatalf("order ignored or bad length: %s", ab)
+	}
+}

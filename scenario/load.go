@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/big"
 	"net/url"
@@ -714,4 +715,17 @@ func ByID(ss []Scenario, id string) (Scenario, bool) {
 		}
 	}
 	return Scenario{}, false
+}
+
+// Fingerprint identifies a list of scenarios by their ids in order: the
+// FNV-1a 64-bit hash of the ids, each followed by a NUL byte, as 16 hex
+// digits. Trainer checkpoints store it so that a resume on another set or
+// order is refused.
+func Fingerprint(ss []Scenario) string {
+	h := fnv.New64a()
+	for i := range ss {
+		h.Write([]byte(ss[i].ID))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
 }

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -279,7 +278,7 @@ func newRunner(cfg Config, o Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, o: o, cases: masp.ScenarioCases(o.Scenarios), fp: fingerprint(o.Scenarios),
+	return &Runner{cfg: cfg, o: o, cases: masp.ScenarioCases(o.Scenarios), fp: scenario.Fingerprint(o.Scenarios),
 		enc: bdi.NewMemo(bdi.NewHashedTFIDF(bdi.DefaultHashDim)), mind: mind}, nil
 }
 
@@ -289,14 +288,6 @@ func newSysOpt(p *planner.Policy, g grpo.Config, state json.RawMessage) (*train.
 
 func trainOptimizer(n *Net, cfg Config, state json.RawMessage) (*train.Optimizer, error) {
 	return train.NewOptimizer(NumFeatures, cfg.UserHidden, NumReactions, n.Weights(), cfg.User, state)
-}
-
-func fingerprint(scs []scenario.Scenario) string {
-	h := fnv.New64a()
-	for i := range scs {
-		fmt.Fprintf(h, "%s\x00", scs[i].ID)
-	}
-	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // Config returns the run's configuration.

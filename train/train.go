@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"maps"
 	"math"
@@ -178,7 +177,7 @@ func New(cfg Config, o Options) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Trainer{cfg: cfg, o: o, policy: pol, ref: pol.Clone(), m: m, fp: fingerprint(o.Scenarios)}, nil
+	return &Trainer{cfg: cfg, o: o, policy: pol, ref: pol.Clone(), m: m, fp: scenario.Fingerprint(o.Scenarios)}, nil
 }
 
 // Resume continues the run saved in the checkpoint at path: weights,
@@ -211,7 +210,7 @@ func Resume(path string, o Options) (*Trainer, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	if fp := fingerprint(o.Scenarios); fp != st.Scenarios {
+	if fp := scenario.Fingerprint(o.Scenarios); fp != st.Scenarios {
 		return nil, fmt.Errorf("train: resume %s: the training scenarios differ from the checkpoint's (fingerprint %s, saved %s)", path, fp, st.Scenarios)
 	}
 	m, err := newModel(ck.Policy, st.Config.GRPO, st.Optimizer)
@@ -250,14 +249,6 @@ func (o Options) check() error {
 		return errors.New("train: a store needs a run ID")
 	}
 	return nil
-}
-
-func fingerprint(scs []scenario.Scenario) string {
-	h := fnv.New64a()
-	for i := range scs {
-		fmt.Fprintf(h, "%s\x00", scs[i].ID)
-	}
-	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // Config returns the run's configuration.
