@@ -12,7 +12,9 @@ import (
 
 // A hand-made comparison of A and B on 4 tasks by two judges.
 func TestWriteComparisonByHand(t *testing.T) {
-	s := func(p, e, h float64) llmagent.DialogueScores { return llmagent.DialogueScores{Persuasiveness: p, Empathy: e, Helpfulness: h} }
+	s := func(p, e, h float64) llmagent.DialogueScores {
+		return llmagent.DialogueScores{Persuasiveness: p, Empathy: e, Helpfulness: h}
+	}
 	c := persuhmm.Comparison{
 		Results: [2]persuhmm.Result{{Name: "A", Won: []bool{true, true, false, false}}, {Name: "B", Won: []bool{true, false, false, false}}},
 		Judged: [][2]persuhmm.Judged{
