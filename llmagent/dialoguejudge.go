@@ -185,25 +185,17 @@ func (j *Judge) Prefer(ctx context.Context, pub scenario.Public, a, b []episode.
 
 // judgeScoresPrompt asks for the three PersuHMM paper ratings.
 func judgeScoresPrompt(pub scenario.Public, transcript []episode.Message) []string {
-	var b strings.Builder
-	setting(&b, pub)
-	b.WriteString("\nConversation:\n")
-	renderTranscript(&b, transcript)
 	return []string{
 		`You rate a persuasive conversation from the persuader's side on three criteria, each an integer from 1 (not at all) to 5 (fully). "persuasiveness": how far the persuader moved the persuadee's opinion or intention towards the proposal, judged from what the persuadee says and does. "empathy": how well the persuader noticed and answered the persuadee's feelings and worries. "helpfulness": how far the persuader dealt with the persuadee's actual problem or need, rather than only pushing the proposal. Answer with only the JSON object {"persuasiveness": <1-5>, "empathy": <1-5>, "helpfulness": <1-5>}.`,
-		b.String(),
+		judgedConversation(pub, transcript),
 	}
 }
 
 // judgeWonPrompt asks the binary Win Rate question.
 func judgeWonPrompt(pub scenario.Public, transcript []episode.Message) []string {
-	var b strings.Builder
-	setting(&b, pub)
-	b.WriteString("\nConversation:\n")
-	renderTranscript(&b, transcript)
 	return []string{
 		`You decide whether a persuasion succeeded. It succeeded (1) only when, by the end of the conversation, the persuadee clearly agrees to the proposal or commits to act on it; interest, hesitation, partial or conditional agreement and polite thanks are failure (0). Answer with only the JSON object {"success": <0 or 1>}.`,
-		b.String(),
+		judgedConversation(pub, transcript),
 	}
 }
 
