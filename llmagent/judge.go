@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -190,18 +189,8 @@ func (j *Judge) strategy(ctx context.Context, pub scenario.Public, transcript []
 			j.miss()
 			continue
 		}
-		var x float64
-		switch v := decision.Field(obj, "score").(type) {
-		case float64:
-			x = v
-		case string:
-			if x, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
-				ok = false
-			}
-		default:
-			ok = false
-		}
-		if !ok || math.IsNaN(x) {
+		x, isNum := numberField(obj, "score")
+		if !ok || !isNum {
 			j.miss()
 			continue
 		}

@@ -24,6 +24,9 @@ type Result struct {
 	Won []bool
 	// Tokens is the test dialogues' engine tokens (prompt + completion).
 	Tokens int
+	// Transcripts[i] is test task i's visible dialogue, for the LLM
+	// judges (JudgeResult, PreferResults).
+	Transcripts [][]episode.Message
 }
 
 // WinRate returns the share of tasks won, in [0, 1] (0 for none).
@@ -43,7 +46,7 @@ func (r Result) WinRate() float64 {
 // Test plays one episode per task (seed episode.Seed(seed, id, 0)) with
 // per against pee and records wins. Errors: Run's, or a failed episode.
 func Test(ctx context.Context, per episode.Persuader, tasks []Task, pee episode.Persuadee, cfg episode.Config, seed uint64) (Result, error) {
-	r := Result{Name: per.Name(), Won: make([]bool, len(tasks))}
+	r := Result{Name: per.Name(), Won: make([]bool, len(tasks)), Transcripts: make([][]episode.Message, len(tasks))}
 	for i, t := range tasks {
 		ep, err := episode.Run(ctx, cfg, t.Scenario, per, pee, episode.Seed(seed, t.Scenario.ID, 0))
 		if err != nil {
@@ -53,6 +56,7 @@ func Test(ctx context.Context, per episode.Persuader, tasks []Task, pee episode.
 			return r, fmt.Errorf("persuhmm: test episode %s failed: %s", t.Scenario.ID, ep.Error)
 		}
 		r.Won[i] = ep.Terminal == decision.TermAccept
+		r.Transcripts[i] = transcriptOf(ep)
 		u := ep.InitialProbeUsage
 		for _, tr := range ep.Turns {
 			u = u.Add(tr.PersuaderUsage).Add(tr.PersuadeeUsage).Add(tr.ProbeUsage)

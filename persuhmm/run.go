@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
@@ -15,15 +16,37 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// Roles resolves the role names of a learning or ablation run:
-// Persuadee a persuadee name (sim, sim-soft, sim:FILE, llm:ROLE, ...),
-// Role an llm:ROLE reference to its role and client. *roles.Registry
-// implements it; package roles imports this package (for hmm:FILE
-// persuaders), so the two methods used are named here. Errors are the
+// Roles resolves the role names of a learning, ablation or comparison
+// run: Persuadee a persuadee name (sim, sim-soft, sim:FILE, llm:ROLE,
+// ...), Persuader a persuader name (hmm:FILE, script, llm:ROLE, ...),
+// Role an llm:ROLE reference to its role and client, Judge an llm:ROLE
+// reference to an LLM judge with samples samples per question.
+// *roles.Registry implements it; package roles imports this package (for
+// hmm:FILE persuaders), so the methods used are named here. Errors are the
 // resolver's (an unknown name, a role missing from the configuration).
 type Roles interface {
 	Persuadee(name string) (episode.Persuadee, error)
+	Persuader(name string) (episode.Persuader, error)
 	Role(ref string) (llm.Role, *llm.Client, error)
+	Judge(ref string, samples int) (*llmagent.Judge, error)
+}
+
+// Encoder resolves a text encoder name: "" or "tfidf" the embedded
+// hashed TF-IDF (bdi.NewHashedTFIDF), llm:ROLE the /v1/embeddings
+// endpoint of the role's backend and model (llmagent.NewEncoder).
+// Errors: an unknown name, or the resolver's.
+func Encoder(name string, r Roles) (bdi.Encoder, error) {
+	switch {
+	case name == "" || name == "tfidf":
+		return bdi.NewHashedTFIDF(0), nil
+	case strings.HasPrefix(name, "llm:"):
+		_, c, err := r.Role(name)
+		if err != nil {
+			return nil, fmt.Errorf("--encoder: %w", err)
+		}
+		return llmagent.NewEncoder(c), nil
+	}
+	return nil, fmt.Errorf("unknown encoder %q (want tfidf or llm:ROLE)", name)
 }
 
 // LearnSpec is one PersuHMM paper learning run (RunLearn): the tasks, the
@@ -55,6 +78,9 @@ type LearnSpec struct {
 	// guided persuader, runs as that role (NewLLMComponents); "" runs the
 	// embedded rules (NewEmbeddedComponents).
 	LLM string
+	// Encoder names the text encoder of retrieval and K-means (Encoder:
+	// "" the hashed TF-IDF, llm:ROLE an engine's /v1/embeddings).
+	Encoder string
 	// Roles resolves Persuadee and LLM. Required.
 	Roles Roles
 	// Seed orders the tasks and seeds the episodes and K-means; Tmax is
@@ -111,6 +137,10 @@ func RunLearn(ctx context.Context, spec LearnSpec, log io.Writer) (*Memory, erro
 			return p
 		})
 	}
+	enc, err := Encoder(spec.Encoder, spec.Roles)
+	if err != nil {
+		return nil, err
+	}
 	m := New()
 	if _, err := os.Stat(spec.Out); err == nil {
 		if m, err = Load(spec.Out); err != nil {
@@ -118,7 +148,6 @@ func RunLearn(ctx context.Context, spec LearnSpec, log io.Writer) (*Memory, erro
 		}
 		fmt.Fprintf(log, "resuming %s\n", spec.Out)
 	}
-	enc := bdi.NewHashedTFIDF(0)
 	err = Learn(ctx, m, tasks, pee, comp, enc, LearnConfig{
 		B: spec.B, Refine: RefineOptions{U: spec.U, W: spec.W, Nd: spec.Nd}, Seed: spec.Seed,
 		Episode: episode.Config{Tmax: spec.Tmax}, Checkpoint: spec.Out,
@@ -234,6 +263,8 @@ type AblateSpec struct {
 	Roles     Roles
 	// TopK is the test-time retrieval size (0: the whole subtree).
 	TopK int
+	// Encoder names the text encoder (Encoder; "" the hashed TF-IDF).
+	Encoder string
 	// Cross adds the cross-domain table (CrossDomain).
 	Cross bool
 	// Seed orders the tasks and seeds the episodes and K-means; Tmax is
@@ -267,7 +298,11 @@ func RunAblate(ctx context.Context, spec AblateSpec, out, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := AblationConfig{Learn: learn, Test: append(val, held...), Persuadee: pee, Encoder: bdi.NewHashedTFIDF(0),
+	enc, err := Encoder(spec.Encoder, spec.Roles)
+	if err != nil {
+		return err
+	}
+	c := AblationConfig{Learn: learn, Test: append(val, held...), Persuadee: pee, Encoder: enc,
 		Learning: LearnConfig{Seed: spec.Seed, Episode: episode.Config{Tmax: spec.Tmax}}, Hier: HierOptions{Seed: spec.Seed},
 		TopK: spec.TopK, Progress: log}
 	a, err := Ablate(ctx, c)
@@ -287,4 +322,75 @@ func RunAblate(ctx context.Context, spec AblateSpec, out, log io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	return WriteCross(out, rows)
+}
+
+// CompareSpec is one LLM-judged comparison of two persuaders (RunCompare):
+// the PersuHMM paper's judge scores and pairwise preference.
+type CompareSpec struct {
+	// A and B are persuader names (hmm:FILE, built-ins, llm:ROLE, ...).
+	A, B string
+	// Persuadee is the persuadee name.
+	Persuadee string
+	// Judges are one or more llm:ROLE judges; Samples the samples per
+	// question (<= 1: one).
+	Judges  []string
+	Samples int
+	// Scenarios, Split, DailyPersuasion and Tasks select the tasks
+	// (LoadTasks).
+	Scenarios       []string
+	Split           string
+	DailyPersuasion string
+	Tasks           int
+	// Roles resolves every name. Required.
+	Roles Roles
+	// Seed seeds the episodes; Tmax is the maximum persuader turns (0:
+	// episode.DefaultTmax).
+	Seed uint64
+	Tmax int
+}
+
+// RunCompare plays spec.A and spec.B on the tasks of spec, has every judge
+// rate and compare them (Compare) and writes a header line and the tables
+// (WriteComparison) to out; a progress line goes to log (nil: none).
+// Errors: no judge or resolver, LoadTasks', the resolver's, Compare's and
+// out's.
+func RunCompare(ctx context.Context, spec CompareSpec, out, log io.Writer) error {
+	if spec.Roles == nil {
+		return errors.New("persuhmm: compare: no role resolver (Roles)")
+	}
+	if len(spec.Judges) == 0 {
+		return errors.New("persuhmm: compare: no judge (want --judge llm:ROLE)")
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	tasks, err := LoadTasks(spec.Scenarios, spec.Split, spec.DailyPersuasion, spec.Tasks)
+	if err != nil {
+		return err
+	}
+	var pers [2]episode.Persuader
+	for i, n := range []string{spec.A, spec.B} {
+		if pers[i], err = spec.Roles.Persuader(n); err != nil {
+			return err
+		}
+	}
+	pee, err := spec.Roles.Persuadee(spec.Persuadee)
+	if err != nil {
+		return err
+	}
+	var judges []*llmagent.Judge
+	for _, ref := range spec.Judges {
+		j, err := spec.Roles.Judge(ref, spec.Samples)
+		if err != nil {
+			return err
+		}
+		judges = append(judges, j)
+	}
+	fmt.Fprintf(log, "comparing %s and %s on %d tasks against %s\n", spec.A, spec.B, len(tasks), spec.Persuadee)
+	c, err := Compare(ctx, pers[0], pers[1], tasks, pee, judges, episode.Config{Tmax: spec.Tmax}, spec.Seed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d tasks, persuadee %s, judges %s, seed %d\n\n", len(tasks), spec.Persuadee, strings.Join(spec.Judges, ", "), spec.Seed)
+	return WriteComparison(out, c)
 }

@@ -167,3 +167,17 @@ func TestRunAblate(t *testing.T) {
 		t.Errorf("nil Roles: %v", err)
 	}
 }
+
+func TestEncoderNames(t *testing.T) {
+	for _, n := range []string{"", "tfidf"} {
+		if e, err := persuhmm.Encoder(n, registry(t)); err != nil || e == nil {
+			t.Errorf("%q: %v", n, err)
+		}
+	}
+	if _, err := persuhmm.Encoder("bert", registry(t)); err == nil || !strings.Contains(err.Error(), `unknown encoder "bert" (want tfidf or llm:ROLE)`) {
+		t.Errorf("unknown: %v", err)
+	}
+	if _, err := persuhmm.Encoder("llm:e", registry(t)); err == nil || !strings.Contains(err.Error(), "--encoder: llm:e needs --config") {
+		t.Errorf("no config: %v", err)
+	}
+}

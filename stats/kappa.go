@@ -100,18 +100,61 @@ func (w Weighting) String() string {
 //
 // Errors: len(a) != len(b); no items; an unknown Weighting.
 func WeightedKappa(a, b []int, w Weighting) (float64, error) {
-	if len(a) != len(b) {
-		return 0, fmt.Errorf("stats: WeightedKappa: %d and %d labels", len(a), len(b))
-	}
-	if len(a) == 0 {
-		return 0, fmt.Errorf("stats: WeightedKappa: no items")
-	}
-	if w != Unweighted && w != Linear && w != Quadratic {
-		return 0, fmt.Errorf("stats: WeightedKappa: unknown weighting %v", w)
+	if err := checkKappa("WeightedKappa", a, b, w); err != nil {
+		return 0, err
 	}
 	cats := append(slices.Clone(a), b...)
 	slices.Sort(cats)
-	cats = slices.Compact(cats)
+	return weightedKappa(a, b, slices.Compact(cats), w), nil
+}
+
+// WeightedKappaScale is WeightedKappa over the fixed ordinal scale lo, lo
+// + 1, ..., hi rather than the labels observed: the disagreement weight of
+// labels x and y is |x - y| (Linear) or (x - y)^2 (Quadratic) even when
+// values between them were never used, as for 1..5 ratings or the
+// lose < tie < win labels -1, 0, 1 of a pairwise preference (the
+// PersuHMM paper's quadratic-weighted kappa between evaluators). It
+// equals scikit-learn's cohen_kappa_score(a, b, labels=range(lo, hi+1),
+// weights=...). NaN when sum w E = 0.
+//
+// Errors: len(a) != len(b); no items; lo > hi; a label outside [lo, hi];
+// an unknown Weighting.
+func WeightedKappaScale(a, b []int, lo, hi int, w Weighting) (float64, error) {
+	if err := checkKappa("WeightedKappaScale", a, b, w); err != nil {
+		return 0, err
+	}
+	if lo > hi {
+		return 0, fmt.Errorf("stats: WeightedKappaScale: scale [%d, %d] is empty", lo, hi)
+	}
+	for i := range a {
+		if a[i] < lo || a[i] > hi || b[i] < lo || b[i] > hi {
+			return 0, fmt.Errorf("stats: WeightedKappaScale: item %d: labels %d, %d outside [%d, %d]", i, a[i], b[i], lo, hi)
+		}
+	}
+	cats := make([]int, 0, hi-lo+1)
+	for v := lo; v <= hi; v++ {
+		cats = append(cats, v)
+	}
+	return weightedKappa(a, b, cats, w), nil
+}
+
+// checkKappa returns fn's error for unequal lengths, no items or an
+// unknown weighting.
+func checkKappa(fn string, a, b []int, w Weighting) error {
+	switch {
+	case len(a) != len(b):
+		return fmt.Errorf("stats: %s: %d and %d labels", fn, len(a), len(b))
+	case len(a) == 0:
+		return fmt.Errorf("stats: %s: no items", fn)
+	case w != Unweighted && w != Linear && w != Quadratic:
+		return fmt.Errorf("stats: %s: unknown weighting %v", fn, w)
+	}
+	return nil
+}
+
+// weightedKappa is kappa_w of labels a, b (all in the sorted categories
+// cats) with weights by position in cats.
+func weightedKappa(a, b, cats []int, w Weighting) float64 {
 	k := len(cats)
 	pos := func(v int) int { i, _ := slices.BinarySearch(cats, v); return i }
 	obs := make([]float64, k*k)
@@ -144,7 +187,7 @@ func WeightedKappa(a, b []int, w Weighting) (float64, error) {
 		}
 	}
 	if den == 0 {
-		return math.NaN(), nil
+		return math.NaN()
 	}
-	return 1 - num/den, nil
+	return 1 - num/den
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -604,5 +605,54 @@ func TestWeightedKappaEdges(t *testing.T) {
 		if k, _ := WeightedKappa([]int{0, 0, 1, 1}, []int{0, 1, 1, 1}, w); !near(k, 0.5, 1e-12) {
 			t.Errorf("%v: %v, want 0.5", w, k)
 		}
+	}
+}
+
+func TestWeightedKappaScaleByHand(t *testing.T) {
+	// Two judges' pairwise labels lose < tie < win as -1, 0, 1 on 10
+	// items, rows judge A, columns judge B:
+	//
+	//	        lose tie win | row
+	//	lose      3   1   0  |  4
+	//	tie       1   2   1  |  4
+	//	win       1   0   1  |  2
+	//	col       5   3   2  | 10
+	//
+	// Quadratic weights w_ij = (i - j)^2: 0 on the diagonal, 1 one step
+	// apart, 4 for lose vs win. sum w O = 1 + 1 + 1 + 4*1 = 7.
+	// E_ij = row_i col_j / 10: row lose [2.0 1.2 0.8], tie [2.0 1.2 0.8],
+	// win [1.0 0.6 0.4]; sum w E = 1.2 + 4*0.8 + 2.0 + 0.8 + 4*1.0 + 0.6
+	// = 11.8. kappa_w = 1 - 7/11.8 = 24/59 = 0.40678 (Cohen 1968).
+	var a, b []int
+	for _, c := range []struct{ x, y, n int }{{-1, -1, 3}, {-1, 0, 1}, {0, -1, 1}, {0, 0, 2}, {0, 1, 1}, {1, -1, 1}, {1, 1, 1}} {
+		a, b = rep(a, c.x, c.n), rep(b, c.y, c.n)
+	}
+	for _, f := range []func() (float64, error){
+		func() (float64, error) { return WeightedKappaScale(a, b, -1, 1, Quadratic) },
+		func() (float64, error) { return WeightedKappa(a, b, Quadratic) }, // all three labels observed: the same
+	} {
+		if k, err := f(); err != nil || !near(k, 24.0/59, 1e-12) {
+			t.Errorf("3x3 by hand: %v, %v; want 24/59", k, err)
+		}
+	}
+	// 1..5 ratings a = 1, 2, 5 and b = 2, 1, 5: O has 1 at (1,2), (2,1),
+	// (5,5); every marginal is 1, so E = 1/3 on the 3x3 block of {1, 2, 5}.
+	// On the scale 1..5: sum w O = 1 + 1 = 2, sum w E = 2 (1 + 16 + 9)/3
+	// = 52/3, kappa_w = 1 - 6/52 = 23/26. By observed position (1, 2, 5
+	// as 0, 1, 2: weights 1, 4, 1) it would be 1 - 2/4 = 1/2.
+	if k, err := WeightedKappaScale([]int{1, 2, 5}, []int{2, 1, 5}, 1, 5, Quadratic); err != nil || !near(k, 23.0/26, 1e-12) {
+		t.Errorf("scale 1..5: %v, %v; want 23/26", k, err)
+	}
+	if k, _ := WeightedKappa([]int{1, 2, 5}, []int{2, 1, 5}, Quadratic); !near(k, 0.5, 1e-12) {
+		t.Errorf("observed positions: %v, want 1/2", k)
+	}
+	if _, err := WeightedKappaScale([]int{1, 6}, []int{1, 2}, 1, 5, Quadratic); err == nil || !strings.Contains(err.Error(), "item 1: labels 6, 2 outside [1, 5]") {
+		t.Errorf("out of scale: %v", err)
+	}
+	if _, err := WeightedKappaScale([]int{1}, []int{1}, 2, 1, Quadratic); err == nil {
+		t.Error("empty scale: no error")
+	}
+	if k, _ := WeightedKappaScale([]int{3, 3}, []int{3, 3}, 1, 5, Quadratic); !math.IsNaN(k) {
+		t.Errorf("one label throughout: %v, want NaN", k)
 	}
 }

@@ -72,6 +72,7 @@ func init() {
 	f.BoolVar(&lo.NoHierarchy, "no-hierarchy", false, "skip K-means hierarchisation after learning")
 	f.StringVar(&lo.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
 	f.StringVar(&lo.LLM, "llm", "", "run every component as this LLM role (llm:ROLE of --config); default the embedded rules")
+	f.StringVar(&lo.Encoder, "encoder", "tfidf", "text encoder: tfidf (hashed TF-IDF) or llm:ROLE (the backend's /v1/embeddings)")
 	f.StringVar(&config, "config", "", "persuarena.yaml with LLM roles")
 	seedFlag(f, &lo.Seed, "task order and episodes")
 	tmaxFlag(f, &lo.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
@@ -81,6 +82,7 @@ func init() {
 	statsCmd := memoryFile("stats", "Summarise a memory", func(m *persuhmm.Memory, cmd *cobra.Command) error { return m.WriteStats(cmd.OutOrStdout()) })
 
 	var ao persuhmm.AblateSpec
+	var aconfig string
 	ablate := &cobra.Command{
 		Use:   "ablate",
 		Short: "Print the PersuHMM ablation table (and the cross-domain table) on the embedded path",
@@ -88,7 +90,7 @@ func init() {
 the built-in persuaders, McNemar against the strongest. See docs/persuhmm.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reg, err := roles.New("")
+			reg, err := roles.New(aconfig)
 			if err != nil {
 				return err
 			}
@@ -102,9 +104,40 @@ the built-in persuaders, McNemar against the strongest. See docs/persuhmm.md.`,
 	f.IntVar(&ao.Tasks, "tasks", 0, "learn on only the first N train tasks (0: all)")
 	f.IntVar(&ao.TopK, "top-k", 0, "test-time top-k retrieval (0: the whole subtree)")
 	f.BoolVar(&ao.Cross, "cross", false, "also print the cross-domain table")
+	f.StringVar(&ao.Encoder, "encoder", "tfidf", "text encoder: tfidf (hashed TF-IDF) or llm:ROLE (the backend's /v1/embeddings)")
+	f.StringVar(&aconfig, "config", "", "persuarena.yaml with LLM roles (for --encoder llm:ROLE)")
 	seedFlag(f, &ao.Seed, "task order and episodes")
 	tmaxFlag(f, &ao.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
 
-	memoryCmd.AddCommand(learn, show, export, statsCmd, ablate)
+	var co persuhmm.CompareSpec
+	var cconfig string
+	compare := &cobra.Command{
+		Use:   "compare A B",
+		Short: "LLM-judge two persuaders: win rate, persuasiveness, empathy, helpfulness and pairwise preference",
+		Example: `  persuarena memory compare hmm:hmm.json script --persuadee llm:user --judge llm:judge --config persuarena.yaml
+  persuarena memory compare hmm:a.json hmm:b.json --judge llm:j1 --judge llm:j2 --config persuarena.yaml   # with kappa`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := roles.New(cconfig)
+			if err != nil {
+				return err
+			}
+			co.A, co.B, co.Roles = args[0], args[1], reg
+			return persuhmm.RunCompare(cmd.Context(), co, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f = compare.Flags()
+	scenariosFlag(f, &co.Scenarios, "test scenarios")
+	f.StringVar(&co.Split, "split", string(scenario.Heldout), "scenario split to test on (train, val, heldout; empty: all)")
+	f.StringVar(&co.DailyPersuasion, "dailypersuasion", "", "test on a DailyPersuasion JSON file instead of --scenarios")
+	f.IntVar(&co.Tasks, "tasks", 0, "use only the first N tasks (0: all)")
+	f.StringVar(&co.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
+	f.StringArrayVar(&co.Judges, "judge", nil, "LLM judge llm:ROLE (repeat for several; two or more add kappa)")
+	f.IntVar(&co.Samples, "judge-samples", 1, "samples per judge question")
+	f.StringVar(&cconfig, "config", "", "persuarena.yaml with LLM roles")
+	seedFlag(f, &co.Seed, "episodes")
+	tmaxFlag(f, &co.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
+
+	memoryCmd.AddCommand(learn, show, export, statsCmd, ablate, compare)
 	rootCmd.AddCommand(memoryCmd)
 }

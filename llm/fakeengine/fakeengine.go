@@ -6,9 +6,9 @@
 // string-keyed or token_id:-keyed top_logprobs and prompt lists, usage with
 // or without prompt_tokens_details, llama-server's native /completion with
 // completion_probabilities, /tokenize, /detokenize, /apply-template,
-// /health and Ollama's /api/version. llm/testdata holds golden bodies of
-// each shape with their sources; the fakeengine tests check the fake
-// against them.
+// /v1/embeddings (Embedding), /health and Ollama's /api/version.
+// llm/testdata holds golden bodies of each shape with their sources; the
+// fakeengine tests check the fake against them.
 //
 // A deterministic tokenizer (Pieces, Tokenize) with fixed ids for the
 // Yes/No variants and a 16-token-block LRU prefix cache give reproducible
@@ -473,6 +473,8 @@ func (s *Server) dispatch(method, path string, raw []byte, body map[string]any, 
 		return s.models(), nil
 	case path == "/v1/chat/completions" && method == http.MethodPost:
 		return s.chat(raw, body, f)
+	case path == "/v1/embeddings" && method == http.MethodPost:
+		return s.embeddings(body)
 	case path == "/v1/completions" && method == http.MethodPost && e != llm.LlamaCpp:
 		return s.completions(raw, body, f)
 	case path == "/completion" && method == http.MethodPost && e == llm.LlamaCpp:
