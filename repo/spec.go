@@ -138,7 +138,7 @@ type RuleSpec struct {
 // SpecError is a problem of a spec or pack file: "file:line: field: msg".
 type SpecError = llm.ConfigError
 
-//go:embed specs/*.yaml pack/*.yaml
+//go:embed specs/*.yaml pack/*.yaml pack/*.jsonl
 var builtin embed.FS
 
 // BuiltinSpecs lists the built-in specs, named as repo:NAME resolves them.
