@@ -6,7 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"slices"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
@@ -146,4 +150,69 @@ func (r *Reward) FixRates(ctx context.Context, per episode.Persuader, cases []Ba
 	rep.FixLo, rep.FixHi = stats.Wilson(rep.Fixed, rep.N, stats.Z95)
 	rep.CleanLo, rep.CleanHi = stats.Wilson(rep.Clean, rep.N, stats.Z95)
 	return rep, nil
+}
+
+// RulesOnly loads the spec "repo:SPEC" (or SPEC) and its pack for its
+// rule functions alone (Problems, FixRates): no reward model is built and
+// no judge is needed. Errors: LoadSpec's and LoadPack's.
+func RulesOnly(ref string) (*Reward, error) {
+	name, _ := strings.CutPrefix(ref, Prefix)
+	s, err := LoadSpec(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := LoadPack(s.Pack)
+	if err != nil {
+		return nil, err
+	}
+	return &Reward{Spec: s, Pack: p}, nil
+}
+
+// WriteFixReport prints the fix and clean-fix rates with Wilson 95%
+// intervals, per category, and each case that was not cleanly fixed.
+// Errors: the writer's.
+func WriteFixReport(w io.Writer, r *FixReport) error {
+	fmt.Fprintf(w, "bad cases: %d, policy %s\n", r.N, r.Policy)
+	fmt.Fprintf(w, "fix rate        %5.1f%%  (%d/%d, 95%% CI %.1f–%.1f%%)\n", 100*r.FixRate, r.Fixed, r.N, 100*r.FixLo, 100*r.FixHi)
+	fmt.Fprintf(w, "clean-fix rate  %5.1f%%  (%d/%d, 95%% CI %.1f–%.1f%%)\n", 100*r.CleanRate, r.Clean, r.N, 100*r.CleanLo, 100*r.CleanHi)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "category\tn\tfixed\tclean")
+	for _, c := range r.Categories {
+		b := r.ByCategory[c]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", c, b[0], b[1], b[2])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range r.Cases {
+		if !c.Clean {
+			fmt.Fprintf(w, "  %s (%s): fixed=%v problems=%v: %q\n", c.ID, c.Category, c.Fixed, c.Problems, c.Reply)
+		}
+	}
+	return nil
+}
+
+// TrainBTFile trains a Bradley–Terry model on the pairs JSONL at in,
+// writes it to out and prints the pair counts and pairwise accuracies.
+// Errors: ReadPairs', TrainBT's, the file's and the writer's.
+func TrainBTFile(in, out string, cfg BTConfig, w io.Writer) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pairs, err := ReadPairs(in, f)
+	if err != nil {
+		return err
+	}
+	m, rep, err := TrainBT(pairs, cfg)
+	if err != nil {
+		return err
+	}
+	if err := m.Save(out); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "bradley-terry: %d training pairs, accuracy %.1f%%; %d held-out pairs, accuracy %.1f%%; written to %s\n",
+		rep.Train, 100*rep.TrainAcc, rep.Heldout, 100*rep.HeldoutAcc, out)
+	return err
 }
