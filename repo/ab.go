@@ -7,6 +7,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/persuarena/persuarena/bayes"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
@@ -128,7 +129,7 @@ func Ratings(ctx context.Context, judge Rater, scs []scenario.Scenario, eps []*e
 			return nil, fmt.Errorf("ratings: episode of unknown scenario %q", ep.ScenarioID)
 		}
 		rep.N++
-		tr := transcriptOf(ep)
+		tr := bayes.Transcript(ep)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -177,14 +178,4 @@ func Ratings(ctx context.Context, judge Rater, scs []scenario.Scenario, eps []*e
 	}
 	rep.ShareLo, rep.ShareHi = stats.Wilson(rep.Excellent, rep.N, stats.Z95)
 	return rep, nil
-}
-
-// transcriptOf rebuilds an episode's visible transcript from its turns.
-func transcriptOf(ep *episode.Episode) []episode.Message {
-	tr := make([]episode.Message, 0, 2*len(ep.Turns))
-	for _, t := range ep.Turns {
-		tr = append(tr, episode.Message{Speaker: episode.PersuaderSpeaker, Text: t.Persuader},
-			episode.Message{Speaker: episode.PersuadeeSpeaker, Text: t.Persuadee})
-	}
-	return tr
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/internal/atomicfile"
 	"github.com/persuarena/persuarena/tagger"
 )
 
@@ -211,13 +212,13 @@ func LoadBT(path string) (*BT, error) {
 	return &m, nil
 }
 
-// Save writes the model as JSON.
+// Save writes the model as JSON, atomically.
 func (m *BT) Save(path string) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	return atomicfile.Write(path, b)
 }
 
 func dot(a, b []float64) float64 {

@@ -1,6 +1,9 @@
 package repo
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // REPO composes the heterogeneous reward as the REPO paper's secondary
 // notes report it: E = clip(E_judge + E_func, -n, n) and R = R_model·(1 +
@@ -11,7 +14,7 @@ import "math"
 // Choice: sign(0) = 0 (so R = 0 for R_model = 0).
 func REPO(rModel, eJudge, eFunc, n float64) (e, r float64) {
 	e = math.Max(-n, math.Min(n, eJudge+eFunc))
-	return e, rModel * (1 + sign(rModel)*e/n)
+	return e, rModel * (1 + float64(cmp.Compare(rModel, 0))*e/n)
 }
 
 // Weighted is the documented alternative: E = clip(E_judge + E_func, -n,
@@ -35,14 +38,4 @@ func (s *Spec) Compose(rModel, eJudge, eFunc float64) (e, r float64) {
 // [-1, 1] (clamped).
 func Unit(v, lo, hi float64) float64 {
 	return math.Max(-1, math.Min(1, 2*(v-lo)/(hi-lo)-1))
-}
-
-func sign(x float64) float64 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
