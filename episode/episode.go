@@ -191,6 +191,54 @@ type ActJudge interface {
 	Acts(ctx context.Context, utterance string) ([]string, Usage, error)
 }
 
+// RewardComponent is one named entry of a reward vector, e.g. "r_model",
+// "e_judge", "judge.emotional_value" or "func.no_overpromise" (the REPO
+// paper's heterogeneous reward, package repo). Value's unit and range are
+// those of the component (documented by whoever wrote it).
+type RewardComponent struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// TurnReward is the reward vector of persuader turn T: its composed
+// reward R and its named components.
+type TurnReward struct {
+	T          int               `json:"t"`
+	R          float64           `json:"r"`
+	Components []RewardComponent `json:"components"`
+}
+
+// RewardVector is an episode's reward from a reward spec (Config.Rewarder;
+// the REPO paper): the composed reward R, its named components for the
+// episode and per persuader turn. Every value is finite.
+type RewardVector struct {
+	// Spec names the reward spec that wrote it.
+	Spec       string            `json:"spec"`
+	R          float64           `json:"r"`
+	Components []RewardComponent `json:"components"`
+	Turns      []TurnReward      `json:"turns,omitempty"`
+}
+
+// Get returns the value of the episode component name; ok is false when
+// there is none.
+func (v *RewardVector) Get(name string) (float64, bool) {
+	for _, c := range v.Components {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Rewarder scores a finished, scored episode with a reward spec (the REPO
+// paper's heterogeneous reward; package repo): it sees the public
+// scenario, the episode so far (turns, terminal, R_goal, R_strategy) and
+// the visible transcript, and returns the reward vector and the engine
+// usage of its judge calls (also when it fails). Safe for concurrent use.
+type Rewarder interface {
+	Reward(ctx context.Context, pub scenario.Public, ep *Episode, transcript []Message) (*RewardVector, Usage, error)
+}
+
 // Turn records one persuader turn and the persuadee's reply (SPEC §2).
 type Turn struct {
 	// T is the persuader turn index, 1..Tmax.
@@ -274,6 +322,10 @@ type Episode struct {
 	// fails the episode (RStrategy stays nil, or the rule tagger's acts
 	// stay).
 	JudgeError string `json:"judge_error,omitempty"`
+	// Reward is the reward vector of Config.Rewarder (the REPO paper);
+	// nil when none is configured or it failed (its error then goes to
+	// JudgeError, its usage to JudgeUsage).
+	Reward *RewardVector `json:"reward,omitempty"`
 }
 
 // ActsByJudge is Episode.ActsBy when the judge tagged the acts.

@@ -39,6 +39,10 @@ type Config struct {
 	// (Message.Tags). When any utterance's tagging fails, every turn keeps
 	// the rule tags and the error goes to Episode.JudgeError.
 	ActJudge ActJudge
+	// Rewarder, when set, scores every scored episode after the judges
+	// (Episode.Reward); its failure never fails the episode: the error
+	// goes to Episode.JudgeError, prefixed "reward: ".
+	Rewarder Rewarder
 	// SequentialProbes, when set, waits for each engine-backed probe
 	// read-out before the persuader's next utterance is asked for, as
 	// before the read-out overlapped it. Same transcripts and numbers on
@@ -750,6 +754,18 @@ func (e *Env) end(ctx context.Context) error {
 	e.ep.RGoal = e.cfg.Goal.Goal(e.ep.Terminal)
 	if err := judge(ctx, e.cfg, e.sc, e.ep, e.transcript); err != nil {
 		return e.abandon(err)
+	}
+	if e.cfg.Rewarder != nil {
+		v, u, err := e.cfg.Rewarder.Reward(ctx, e.sc.Public(), e.ep, e.transcript)
+		e.ep.JudgeUsage = e.ep.JudgeUsage.Add(u)
+		switch {
+		case ctx.Err() != nil:
+			return e.abandon(ctx.Err())
+		case err != nil:
+			e.ep.JudgeError = strings.TrimPrefix(e.ep.JudgeError+"; reward: "+err.Error(), "; ")
+		default:
+			e.ep.Reward = v
+		}
 	}
 	return nil
 }

@@ -165,6 +165,9 @@ type Episode struct {
 	B0      *float64 `json:"b0"`
 	Initial []Probe  `json:"initial"`
 	Turns   []Turn   `json:"turns"`
+	// Reward is the episode's reward vector from a reward spec (REPO
+	// paper; eval --reward), nil without one; R_out is then its R.
+	Reward *episode.RewardVector `json:"reward,omitempty"`
 }
 
 // Build computes every episode's export record, grouping by persuader,
@@ -222,7 +225,7 @@ func Build(eps []*episode.Episode, opt Options) ([]Episode, error) {
 				Rollout: ep.Rollout, Seed: ep.Seed, Split: string(ep.Split), Family: string(ep.Family),
 				Domain: ep.Domain, Group: name, GroupSize: len(idx), Dead: st.Dead, Separated: st.Separated,
 				Lambda: cfg.Lambda, Terminal: string(ep.Terminal), AOut: parts.Out[j],
-				B0: copyPtr(ep.B0), Initial: probes(ep.Initial), Turns: make([]Turn, len(ep.Turns)),
+				B0: copyPtr(ep.B0), Initial: probes(ep.Initial), Turns: make([]Turn, len(ep.Turns)), Reward: ep.Reward,
 			}
 			if !math.IsNaN(rOut[j]) {
 				e.RGoal, e.ROut = ptr(ep.RGoal), ptr(rOut[j])

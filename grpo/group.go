@@ -66,10 +66,14 @@ func (g *Groups[T]) Reset() { g.keys, g.members = nil, nil }
 // Outcome returns R_out of ep as the advantage functions read it: NaN for
 // a failed episode (decision.TermFailed), which they leave out of its
 // group, else ep.OutcomeReward(w) = R_goal + w·R_strategy (Probe-RPO
-// paper, Eq. 1).
+// paper, Eq. 1), or, when a reward spec scored the episode
+// (Episode.Reward), its composed reward R (REPO paper).
 func Outcome(ep *episode.Episode, w float64) float64 {
 	if ep.Terminal == decision.TermFailed {
 		return math.NaN()
+	}
+	if ep.Reward != nil {
+		return ep.Reward.R
 	}
 	return ep.OutcomeReward(w)
 }

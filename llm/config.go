@@ -331,22 +331,57 @@ func walkYAML(n ast.Node, path string, fn func(path, key string, line int, value
 	}
 }
 
+// DecodeYAML strictly decodes the YAML document data into v (unknown
+// fields are errors) and returns the line of every field path in it
+// ("rules[2].kind" -> 14), for FieldError. file names the source in
+// errors; every error is a *ConfigError with file, line and field. Other
+// packages' YAML files (the REPO paper's reward specs, package repo) are
+// read this way so their errors look like persuarena.yaml's.
+func DecodeYAML(file string, data []byte, v any) (map[string]int, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(file, err)
+	}
+	lines := map[string]int{}
+	for _, d := range f.Docs {
+		walkYAML(d.Body, "", func(p string, _ string, line int, _ ast.Node) {
+			if _, ok := lines[p]; !ok {
+				lines[p] = line
+			}
+		})
+	}
+	if err := yaml.UnmarshalWithOptions(data, v, yaml.Strict()); err != nil {
+		ce := yamlError(file, err)
+		ce.Field = fieldAt(lines, ce.Line)
+		return nil, ce
+	}
+	return lines, nil
+}
+
+// FieldError returns the *ConfigError "file:line: field: message" for a
+// field path of a document decoded by DecodeYAML; the line is that of the
+// field, or of its nearest enclosing field when it is absent (0 when
+// none is known).
+func FieldError(file string, lines map[string]int, field, format string, a ...any) *ConfigError {
+	line := 0
+	for p := field; p != ""; {
+		if l, ok := lines[p]; ok {
+			line = l
+			break
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return &ConfigError{file, line, field, fmt.Sprintf(format, a...)}
+}
+
 // validate checks c; lines maps field paths to lines.
 func (c *Config) validate(file string, lines map[string]int) error {
 	at := func(field, format string, a ...any) error {
-		line := 0
-		for p := field; p != ""; {
-			if l, ok := lines[p]; ok {
-				line = l
-				break
-			}
-			i := strings.LastIndexAny(p, ".[")
-			if i < 0 {
-				break
-			}
-			p = p[:i]
-		}
-		return &ConfigError{file, line, field, fmt.Sprintf(format, a...)}
+		return FieldError(file, lines, field, format, a...)
 	}
 	if len(c.Backends) == 0 {
 		return at("backends", "at least one backend is required")

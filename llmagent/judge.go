@@ -182,6 +182,17 @@ func (j *Judge) strategy(ctx context.Context, pub scenario.Public, transcript []
 	if err != nil {
 		return 0, u, err
 	}
+	mean, n := j.meanScore(texts, -1, 1)
+	if n == 0 {
+		return 0, u, fmt.Errorf("llm judge %s: strategy: %w", j.name, ErrJudgeUnparsed)
+	}
+	return mean, u, nil
+}
+
+// meanScore returns the mean of the readable "score" fields of texts,
+// each clamped to [lo, hi], and how many were readable; unreadable ones
+// count as misses.
+func (j *Judge) meanScore(texts []string, lo, hi float64) (float64, int) {
 	sum, n := 0.0, 0
 	for _, t := range texts {
 		obj, ok := lastJSONObject(t)
@@ -190,17 +201,17 @@ func (j *Judge) strategy(ctx context.Context, pub scenario.Public, transcript []
 			continue
 		}
 		x, isNum := numberField(obj, "score")
-		if !ok || !isNum {
+		if !isNum {
 			j.miss()
 			continue
 		}
-		sum += math.Max(-1, math.Min(1, x))
+		sum += math.Max(lo, math.Min(hi, x))
 		n++
 	}
 	if n == 0 {
-		return 0, u, fmt.Errorf("llm judge %s: strategy: %w", j.name, ErrJudgeUnparsed)
+		return 0, 0
 	}
-	return sum / float64(n), u, nil
+	return sum / float64(n), n
 }
 
 // Acts tags one persuader utterance with the five persuasion acts (seed

@@ -12,6 +12,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/repo"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/store"
 )
@@ -40,6 +41,9 @@ type EvalSpec struct {
 	Judge        string `json:"judge,omitempty"`
 	JudgeSamples int    `json:"judge_samples,omitempty"`
 	JudgeActs    bool   `json:"judge_acts,omitempty"`
+	// Reward is a reward spec "repo:SPEC" scoring every scored episode
+	// (episode.Config.Rewarder; REPO paper); its rubrics ask Judge.
+	Reward string `json:"reward,omitempty"`
 	// SequentialProbes turns off the overlap of a turn's probe read-out
 	// with the persuader's next utterance (episode.Config.SequentialProbes).
 	SequentialProbes bool `json:"sequential_probes,omitempty"`
@@ -124,6 +128,9 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 			p.Episode.ActJudge = j.ForEpisodes()
 		}
 	}
+	if p.Episode.Rewarder, err = rewarder(reg, spec.Reward, spec.Judge, spec.JudgeSamples); err != nil {
+		return nil, err
+	}
 	if err := reg.Preflight(ctx); err != nil {
 		return nil, err
 	}
@@ -189,6 +196,8 @@ type EvalResult struct {
 	Episodes []*episode.Episode
 	// MASP holds the MASP paper's metrics per set (Spec.Metrics "masp").
 	MASP []SetMASP
+	// Reward summarises the episodes' reward vectors per arm (--reward).
+	Reward []repo.Summary
 	// FirstError is the failure of the first episode of this invocation
 	// that failed ("" when none did).
 	FirstError string
@@ -340,7 +349,7 @@ func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*E
 func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult) error {
 	spec := plan.Spec
 	var err error
-	if !plan.Registry.UsesLLM() && spec.Judge == "" && spec.Metrics == "" && len(plan.Persuadees) == 1 {
+	if !plan.Registry.UsesLLM() && spec.Judge == "" && spec.Metrics == "" && spec.Reward == "" && len(plan.Persuadees) == 1 {
 		res.Summaries, err = s.summarizeStored(ctx, res.RunID, plan)
 		return err
 	}
@@ -348,6 +357,7 @@ func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult
 		return err
 	}
 	res.Summaries = summarize(res.Episodes, plan)
+	res.Reward = repo.Summarize(res.Episodes)
 	if spec.Metrics == "masp" {
 		res.MASP, err = maspOfEpisodes(ctx, res.Episodes, plan)
 	}
@@ -411,4 +421,22 @@ func setIndex(sets []eval.Set) map[string]string {
 		}
 	}
 	return setOf
+}
+
+// rewarder resolves a --reward reference (repo.Resolve; "" is none); the
+// spec's rubrics ask the --judge role's judge. Errors: repo.Resolve's,
+// the registry's.
+func rewarder(reg *roles.Registry, ref, judge string, samples int) (episode.Rewarder, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	var rater repo.Rater
+	if judge != "" {
+		j, err := reg.Judge(judge, samples)
+		if err != nil {
+			return nil, err
+		}
+		rater = j
+	}
+	return repo.Resolve(ref, rater)
 }

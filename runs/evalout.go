@@ -12,6 +12,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/masp"
+	"github.com/persuarena/persuarena/repo"
 )
 
 // checkFormat accepts eval's output formats: table ("" too), json, csv.
@@ -29,6 +30,7 @@ type evalJSON struct {
 	RunID    string         `json:"run_id"`
 	Outcomes []eval.Summary `json:"outcomes"`
 	MASP     []SetMASP      `json:"masp,omitempty"`
+	Reward   []repo.Summary `json:"reward,omitempty"`
 }
 
 // Write prints res in format: "json" an object {run_id, outcomes, masp};
@@ -48,7 +50,7 @@ func (res *EvalResult) Write(out io.Writer, format string) error {
 	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(evalJSON{RunID: res.RunID, Outcomes: sums, MASP: mreps})
+		return enc.Encode(evalJSON{RunID: res.RunID, Outcomes: sums, MASP: mreps, Reward: res.Reward})
 	case "csv":
 		if err := eval.WriteRunCSV(out, res.RunID, sums); err != nil || mreps == nil {
 			return err
@@ -71,6 +73,9 @@ func (res *EvalResult) Write(out io.Writer, format string) error {
 		if err := writeMASPText(out, mreps); err != nil {
 			return err
 		}
+	}
+	if err := repo.WriteSummaries(out, res.Reward); err != nil {
+		return err
 	}
 	return res.writeLLMTables(out)
 }

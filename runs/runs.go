@@ -14,10 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/internal/buildinfo"
+	"github.com/persuarena/persuarena/repo"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -180,6 +182,17 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 	}
 	var sets []eval.Set
 	for _, ref := range refs {
+		if name, ok := strings.CutPrefix(ref, repo.PackPrefix); ok { // a REPO scenario pack
+			p, err := repo.LoadPack(name)
+			if err != nil {
+				return nil, err
+			}
+			if ss := scenario.Filter(p.Scenarios, sp); len(ss) > 0 {
+				sets = append(sets, eval.Set{Name: ref, Scenarios: ss})
+				continue
+			}
+			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
+		}
 		// only the split's lines of a built-in set are decoded
 		ss, err := scenario.ResolveSplit(sp, ref)
 		if err != nil {

@@ -30,6 +30,9 @@ type TrainSpec struct {
 	// samples per question.
 	Judge        string `json:"judge,omitempty"`
 	JudgeSamples int    `json:"judge_samples,omitempty"`
+	// Reward is a reward spec "repo:SPEC" (REPO paper): each rollout's
+	// outcome reward is then the spec's composed R.
+	Reward string `json:"reward,omitempty"`
 }
 
 // TrainOptions are a train invocation's options, not stored.
@@ -125,6 +128,10 @@ func (s *Service) Train(ctx context.Context, spec TrainSpec, o TrainOptions) (*T
 		}
 		judge = j.ForEpisodes()
 	}
+	rw, err := rewarder(reg, spec.Reward, spec.Judge, spec.JudgeSamples)
+	if err != nil {
+		return nil, err
+	}
 	if !o.Resume {
 		if err := spec.Train.Validate(); err != nil {
 			return nil, err
@@ -134,7 +141,7 @@ func (s *Service) Train(ctx context.Context, spec TrainSpec, o TrainOptions) (*T
 		}
 	}
 	to := train.Options{Scenarios: scs, Persuadee: pees[0], Basis: spec.Basis, Workers: o.Workers, Store: s.Store,
-		Checkpoint: spec.Checkpoint, Log: o.Log, Judge: judge}
+		Checkpoint: spec.Checkpoint, Log: o.Log, Judge: judge, Rewarder: rw}
 	var tr *train.Trainer
 	if o.Resume {
 		to.RunID = runID

@@ -56,8 +56,8 @@ const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, sce
 	r_strategy, acts_by, judge_error, judge_ms,
 	judge_prompt_tokens, judge_completion_tokens, judge_cached_tokens, judge_requests,
 	initial_probe_ms, initial_probe_prompt_tokens, initial_probe_completion_tokens,
-	initial_probe_cached_tokens, initial_probe_requests)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	initial_probe_cached_tokens, initial_probe_requests, reward)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const insertTurnHead = `INSERT INTO turns(episode_id, t, persuader_text, persuadee_text, decision, acts,
 	belief, dense, persuader_ms, persuadee_ms, probe_ms,
@@ -197,6 +197,7 @@ type episodeRow struct {
 	ep     *episode.Episode
 	acts   []string
 	bFinal any
+	reward string // Episode.Reward as JSON, "" when nil
 }
 
 func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
@@ -226,6 +227,13 @@ func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
 	if b, ok := ep.FinalBelief(); ok {
 		r.bFinal = b
 	}
+	if ep.Reward != nil {
+		b, err := json.Marshal(ep.Reward)
+		if err != nil {
+			return fmt.Errorf("store: save episode %s: reward: %w", key, err)
+		}
+		r.reward = string(b)
+	}
 	return nil
 }
 
@@ -240,7 +248,7 @@ func (db *DB) insertEpisode(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, runI
 		ep.RGoal, nullable(ep.B0), r.bFinal, len(ep.Turns), ep.Error,
 		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
 		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
-		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests)
+		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, r.reward)
 	if isUnique(err) {
 		return ErrDuplicate
 	}
@@ -496,7 +504,7 @@ const (
 		e.r_strategy, e.acts_by, e.judge_error, e.judge_ms,
 		e.judge_prompt_tokens, e.judge_completion_tokens, e.judge_cached_tokens, e.judge_requests,
 		e.initial_probe_ms, e.initial_probe_prompt_tokens, e.initial_probe_completion_tokens,
-		e.initial_probe_cached_tokens, e.initial_probe_requests`
+		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward`
 	selectTurnCols = `t.episode_id, t.t, t.persuader_text, t.persuadee_text, t.decision, t.acts,
 		t.belief, t.dense, t.persuader_ms, t.persuadee_ms, t.probe_ms,
 		t.persuader_prompt_tokens, t.persuader_completion_tokens, t.persuader_cached_tokens, t.persuader_requests,
@@ -512,6 +520,7 @@ func scanEpisode(rows *sql.Rows, runID string) (int64, *episode.Episode, error) 
 		nTurns                              int
 		split, family, resistance, terminal string
 		b0, rStrategy                       sql.NullFloat64
+		rewardJSON                          string
 		ep                                  = &episode.Episode{RunID: runID}
 		ju, iu                              = &ep.JudgeUsage, &ep.InitialProbeUsage
 	)
@@ -519,8 +528,14 @@ func scanEpisode(rows *sql.Rows, runID string) (int64, *episode.Episode, error) 
 		&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error,
 		&rStrategy, &ep.ActsBy, &ep.JudgeError, &ep.JudgeMS,
 		&ju.PromptTokens, &ju.CompletionTokens, &ju.CachedTokens, &ju.Requests,
-		&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests); err != nil {
+		&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests, &rewardJSON); err != nil {
 		return 0, nil, err
+	}
+	if rewardJSON != "" {
+		ep.Reward = new(episode.RewardVector)
+		if err := json.Unmarshal([]byte(rewardJSON), ep.Reward); err != nil {
+			return id, nil, fmt.Errorf("episode %d: reward: %w", id, err)
+		}
 	}
 	ep.Seed = uint64(seed)
 	ep.Split, ep.Family, ep.Resistance = scenario.Split(split), scenario.Family(family), scenario.Resistance(resistance)

@@ -121,6 +121,11 @@ CREATE TABLE artifacts (
 	PRIMARY KEY (run_id, name)
 ) WITHOUT ROWID;
 `,
+	// 5: the reward vector of a reward spec (Episode.Reward; REPO paper):
+	// JSON, '' when none. Older rows read as no reward vector.
+	`
+ALTER TABLE episodes ADD COLUMN reward TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaLatest is the schema version this binary writes.

@@ -121,6 +121,10 @@ type Options struct {
 	// w·R_strategy (Episode.OutcomeReward). nil, or a judge failure on an
 	// episode, means R_out = R_goal there.
 	Judge episode.Judge
+	// Rewarder, when set, scores each finished rollout with a reward spec
+	// (episode.Config.Rewarder; REPO paper): the rollout's outcome reward
+	// is then the spec's composed R (grpo.Outcome).
+	Rewarder episode.Rewarder
 	// Workers bounds concurrent rollouts (<= 0: 1). Results do not depend
 	// on it.
 	Workers int
@@ -421,7 +425,7 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 		return Metrics{}, err
 	}
 	rolls := make([]rollout, len(idx)*G)
-	ecfg := episode.Config{Tmax: t.cfg.Tmax, Basis: t.o.Basis, Judge: t.o.Judge}
+	ecfg := episode.Config{Tmax: t.cfg.Tmax, Basis: t.o.Basis, Judge: t.o.Judge, Rewarder: t.o.Rewarder}
 	err = Parallel(ctx, t.o.Workers, len(rolls), func(j int) error {
 		sc := &t.o.Scenarios[idx[j/G]]
 		ro := s*G + j%G

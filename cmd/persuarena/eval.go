@@ -60,6 +60,7 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.StringVar(&spec.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
 	f.IntVar(&spec.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
 	f.BoolVar(&spec.JudgeActs, "judge-acts", false, "store the judge's persuasion-act tags instead of the rule tagger's (with --judge; one judge request per persuader turn)")
+	f.StringVar(&spec.Reward, "reward", "", "repo:SPEC: score every episode with a heterogeneous reward spec (REPO paper; built in: negotiation, negotiation-judged; docs/repo.md)")
 	f.StringVar(&spec.Metrics, "metrics", "", "extra metrics after the outcome table: masp (SR@T, AT, RCSR@T, worst case over persuadees; docs/masp.md)")
 	f.IntVar(&spec.MASPT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, --tmax))")
 	cmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")

@@ -34,6 +34,8 @@ func fakeReply(r fakeengine.Request) fakeengine.Reply {
 	switch {
 	case strings.Contains(r.Prompt, "You rate how a persuader went about persuading"): // judge: R_strategy
 		return fakeengine.Reply{Text: `{"score": 0.5, "reason": "Honest, asks about concerns."}`}
+	case strings.Contains(r.Prompt, "reviewer of business negotiations"): // judge: a REPO rubric
+		return fakeengine.Reply{Text: `{"score": 4, "reason": "Warm and in order."}`}
 	case strings.Contains(r.Prompt, "You label one persuader message"): // judge: acts
 		return fakeengine.Reply{Text: "```json\n{\"acts\": [\"diagnostic\", \"autonomy\"]}\n```"}
 	case strings.Contains(r.Prompt, "A private question to yourself"):

@@ -46,6 +46,7 @@ func init() {
 	f.StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuadees and judges (docs/llm-roles.md)")
 	f.StringVar(&spec.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each rollout's strategy, R_strategy in [-1, 1] (default: none, R_strategy = 0)")
 	f.IntVar(&spec.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
+	f.StringVar(&spec.Reward, "reward", "", "repo:SPEC: the rollouts' outcome reward becomes the spec's R (REPO paper; docs/repo.md)")
 	f.StringVar(&spec.Checkpoint, "checkpoint", "planner.json", "checkpoint file (written atomically; --resume reads it)")
 	f.BoolVar(&o.Resume, "resume", false, "continue the run saved in --checkpoint (its stored configuration is used; --max-steps may extend it)")
 	f.Float64Var(&cfg.GRPO.Lambda, "lambda", cfg.GRPO.Lambda, "λ, weight of the dense (probe) advantage; 0 = outcome-only GRPO (Probe-RPO paper best: 0.5)")
