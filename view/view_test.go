@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/scenario"
