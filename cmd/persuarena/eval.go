@@ -2,12 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runs"
+	"github.com/persuarena/persuarena/view"
 )
 
 func init() {
@@ -39,6 +41,9 @@ the rest, --retry-failed replays stored failures. See README.md, docs/llm-roles.
 			res, err := svc.RunEval(cmd.Context(), spec, o)
 			if bar != nil {
 				bar.Wait()
+			}
+			if res != nil && res.RunID != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), view.Hint(svc.DBPath(), res.RunID))
 			}
 			if res == nil || res.Summaries == nil {
 				return err
