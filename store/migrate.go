@@ -121,6 +121,12 @@ CREATE TABLE artifacts (
 	PRIMARY KEY (run_id, name)
 ) WITHOUT ROWID;
 `,
+	// 6: a covering index of the per-pair terminal counts (TerminalCounts:
+	// the viewer's outcome table, runs show), which otherwise read every
+	// episode row of the run (about 0.5 s on a 200k-episode run).
+	`
+CREATE INDEX episodes_run_pair_terminal ON episodes(run_id, persuader, persuadee, terminal);
+`,
 }
 
 // SchemaLatest is the schema version this binary writes.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
@@ -70,5 +71,29 @@ func TestEpisodePage(t *testing.T) {
 	}
 	if _, err := db.EpisodePage(ctx, "nope", 0, 10); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown run: err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestTerminalCountsCoveringIndex checks that the per-pair terminal
+// counts read the covering index of migration 6, not the episode rows.
+func TestTerminalCountsCoveringIndex(t *testing.T) {
+	db := openMem(t)
+	rows, err := db.sql.Query(`EXPLAIN QUERY PLAN SELECT persuader, persuadee, terminal, COUNT(*) FROM episodes
+			WHERE run_id = ? GROUP BY persuader, persuadee, terminal ORDER BY persuader, persuadee, terminal`, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "COVERING INDEX episodes_run_pair_terminal") {
+		t.Errorf("plan = %q, want one covering-index search of episodes_run_pair_terminal", plan)
 	}
 }
