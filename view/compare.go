@@ -150,6 +150,17 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 			p.Persuadees = append(p.Persuadees, pee)
 		}
 	}
+	// A choice the (newly chosen) run does not hold falls back to the
+	// default.
+	if !slices.Contains(p.PersuadersA, f.PA) {
+		f.PA = ""
+	}
+	if !slices.Contains(p.PersuadersB, f.PB) {
+		f.PB = ""
+	}
+	if !slices.Contains(p.Persuadees, f.Persuadee) {
+		f.Persuadee = ""
+	}
 	// Defaults: A's first persuader; on B the same persuader when B has
 	// it, else B's first; the first persuadee both runs hold.
 	if f.PA == "" && len(p.PersuadersA) > 0 {
