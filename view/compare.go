@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 
@@ -19,6 +20,11 @@ import (
 type compareForm struct {
 	A, B, PA, PB, Persuadee string
 	Changed                 bool
+}
+
+// parseCompareForm reads the form from a query string (kv's names).
+func parseCompareForm(q url.Values) compareForm {
+	return compareForm{A: q.Get("a"), B: q.Get("b"), PA: q.Get("pa"), PB: q.Get("pb"), Persuadee: q.Get("persuadee"), Changed: q.Get("changed") != ""}
 }
 
 func (f compareForm) kv() []string {
@@ -121,7 +127,7 @@ type pairKey struct {
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	f := compareForm{A: q.Get("a"), B: q.Get("b"), PA: q.Get("pa"), PB: q.Get("pb"), Persuadee: q.Get("persuadee"), Changed: q.Get("changed") != ""}
+	f := parseCompareForm(q)
 	p := comparePage{head: head{Title: "Compare runs", DB: s.dbPath}, Cols: transitionCols}
 	rs, err := s.st.ListRuns(ctx)
 	if err != nil {
@@ -301,7 +307,7 @@ type pairPage struct {
 func (s *Server) handleCompareEpisode(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	f := compareForm{A: q.Get("a"), B: q.Get("b"), PA: q.Get("pa"), PB: q.Get("pb"), Persuadee: q.Get("persuadee"), Changed: q.Get("changed") != ""}
+	f := parseCompareForm(q)
 	sc := q.Get("scenario")
 	roll, err := strconv.Atoi(q.Get("rollout"))
 	if f.A == "" || f.B == "" || f.PA == "" || f.PB == "" || f.Persuadee == "" || sc == "" || err != nil || roll < 0 {
