@@ -447,12 +447,17 @@ type Filter struct {
 	Persuader, Persuadee, ScenarioID string
 	Split                            scenario.Split
 	Terminal                         decision.Terminal
+	// Family is the scenario's domain family, Resistance its hidden
+	// resistance type (scenario.Families, scenario.Resistances).
+	Family     scenario.Family
+	Resistance scenario.Resistance
 }
 
 func (f Filter) where(conds []string, args []any) ([]string, []any) {
 	for _, c := range []struct{ col, v string }{
 		{"persuader", f.Persuader}, {"persuadee", f.Persuadee}, {"scenario_id", f.ScenarioID},
 		{"split", string(f.Split)}, {"terminal", string(f.Terminal)},
+		{"family", string(f.Family)}, {"resistance", string(f.Resistance)},
 	} {
 		if c.v != "" {
 			conds = append(conds, "e."+c.col+" = ?")

@@ -28,6 +28,7 @@ type Store interface {
 	EachEpisode(ctx context.Context, runID string, fn func(*episode.Episode) error, filters ...Filter) error
 	EachOutcome(ctx context.Context, runID string, fn func(episode.Outcome) error, filters ...Filter) error
 	TerminalCounts(ctx context.Context, runID string) ([]PairCounts, error)
+	EpisodePage(ctx context.Context, runID string, offset, limit int, filters ...Filter) (Page, error)
 	Arms(ctx context.Context, runID string) ([]Arm, error)
 
 	SaveMetrics(ctx context.Context, runID string, step int, metrics map[string]float64) error

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/persuarena/persuarena/internal/progress"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runs"
+	"github.com/persuarena/persuarena/view"
 )
 
 func init() {
@@ -34,6 +36,9 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 			res, err := svc.RunEval(cmd.Context(), spec, o)
 			if bar != nil {
 				bar.Wait()
+			}
+			if res != nil && res.RunID != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), view.Hint(svc.DBPath(), res.RunID))
 			}
 			if res == nil || res.Summaries == nil {
 				return err

@@ -232,7 +232,8 @@ func TestEvalRetryFailed(t *testing.T) {
 		}
 		return errOut.String()
 	}
-	if out := exec("--resume", runID); !strings.Contains(out, "0 episodes to play") || failed() != 2 {
+	if out := exec("--resume", runID); !strings.Contains(out, "0 episodes to play") || failed() != 2 ||
+		!strings.Contains(out, "view: persuarena view --db "+path+", then open http://127.0.0.1:8080/runs/"+runID+"\n") {
 		t.Fatalf("plain resume replayed failures:\n%s", out)
 	}
 	if out := exec("--resume", runID, "--retry-failed"); !strings.Contains(out, "2 failed episodes removed") || !strings.Contains(out, "2 episodes to play") || failed() != 0 {

@@ -1,0 +1,19 @@
+package runs
+
+import (
+	"context"
+	"io"
+
+	"github.com/persuarena/persuarena/view"
+)
+
+// View serves the read-only trajectory viewer (package view) over the
+// existing run database on addr (host:port; view.DefaultAddr when empty)
+// until ctx is cancelled, telling log where. Errors: store.OpenExisting's
+// and view.Serve's.
+func (s *Service) View(ctx context.Context, addr string, log io.Writer) error {
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	return view.Serve(ctx, s.Store, addr, s.DBPath(), log)
+}

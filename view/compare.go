@@ -1,0 +1,332 @@
+package view
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/store"
+)
+
+// compareForm is the compare page's choice: runs A and B, one persuader
+// per side, the persuadee and whether only changed pairs are listed.
+type compareForm struct {
+	A, B, PA, PB, Persuadee string
+	Changed                 bool
+}
+
+// parseCompareForm reads the form from a query string (kv's names).
+func parseCompareForm(q url.Values) compareForm {
+	return compareForm{A: q.Get("a"), B: q.Get("b"), PA: q.Get("pa"), PB: q.Get("pb"), Persuadee: q.Get("persuadee"), Changed: q.Get("changed") != ""}
+}
+
+func (f compareForm) kv() []string {
+	ch := ""
+	if f.Changed {
+		ch = "1"
+	}
+	return []string{"a", f.A, "b", f.B, "pa", f.PA, "pb", f.PB, "persuadee", f.Persuadee, "changed", ch}
+}
+
+// pairRow is one (scenario, rollout, persuadee) pair of two runs.
+type pairRow struct {
+	ScenarioID     string
+	Rollout        int
+	A, B           decision.Terminal
+	RGoalA, RGoalB float64
+	Changed        bool
+	URL            string
+}
+
+// transitionRow is one row of the transition table: the pairs whose A
+// side ended in From, counted by B's terminal state (transitionCols).
+type transitionRow struct {
+	From   decision.Terminal
+	Counts []int
+	Total  int
+}
+
+// transitionCols order the transition table's rows and columns.
+var transitionCols = append(slices.Clone(outcomeCols), decision.TermFailed)
+
+type comparePage struct {
+	head
+	Form                   compareForm
+	Runs                   []string
+	PersuadersA            []string
+	PersuadersB            []string
+	Persuadees             []string
+	Ready                  bool
+	Cols                   []decision.Terminal
+	Transitions            []transitionRow
+	Paired, Changed        int
+	OnlyA, OnlyB           int
+	AcceptA, AcceptB       share
+	Stats                  string
+	Pairs                  []pairRow
+	From, To, Shown        int
+	Prev, Next             string
+	RunAURL, RunBURL       string
+	ChangedURL, AllURL     string
+	StatsNote              string
+	ShowStats              bool
+	DeltaPP, DeltaCI, PVal string
+	Wins, Losses           int
+}
+
+// maxStatsPairs bounds the pairs the page bootstraps (analysis.CompareOutcomes
+// with statsResamples resamples); larger comparisons point to persuarena
+// compare instead, to keep the page fast.
+const (
+	maxStatsPairs  = 20000
+	statsResamples = 2000
+)
+
+// armsOf returns the run's persuaders and persuadees, sorted.
+func (s *Server) armsOf(ctx context.Context, runID string) (pers, pees []string, err error) {
+	arms, err := s.st.Arms(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range arms {
+		if !slices.Contains(pers, a.Persuader) {
+			pers = append(pers, a.Persuader)
+		}
+		if !slices.Contains(pees, a.Persuadee) {
+			pees = append(pees, a.Persuadee)
+		}
+	}
+	slices.Sort(pees)
+	return pers, pees, nil
+}
+
+// outcomes reads one side's outcomes, keyed by (scenario, rollout).
+func (s *Server) outcomes(ctx context.Context, runID, per, pee string) (map[pairKey]episode.Outcome, []episode.Outcome, error) {
+	var list []episode.Outcome
+	m := map[pairKey]episode.Outcome{}
+	err := s.st.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		m[pairKey{o.ScenarioID, o.Rollout}] = o
+		list = append(list, o)
+		return nil
+	}, store.Filter{Persuader: per, Persuadee: pee})
+	return m, list, err
+}
+
+type pairKey struct {
+	scenario string
+	rollout  int
+}
+
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	f := parseCompareForm(q)
+	p := comparePage{head: head{Title: "Compare runs", DB: s.dbPath}, Cols: transitionCols}
+	rs, err := s.st.ListRuns(ctx)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	for _, run := range rs {
+		p.Runs = append(p.Runs, run.ID)
+	}
+	if f.A == "" || f.B == "" {
+		p.Form = f
+		s.render(w, http.StatusOK, "compare", p)
+		return
+	}
+	var peesA, peesB []string
+	if p.PersuadersA, peesA, err = s.armsOf(ctx, f.A); err != nil {
+		s.storeError(w, err)
+		return
+	}
+	if p.PersuadersB, peesB, err = s.armsOf(ctx, f.B); err != nil {
+		s.storeError(w, err)
+		return
+	}
+	for _, pee := range peesA {
+		if slices.Contains(peesB, pee) {
+			p.Persuadees = append(p.Persuadees, pee)
+		}
+	}
+	// A choice the (newly chosen) run does not hold falls back to the
+	// default.
+	if !slices.Contains(p.PersuadersA, f.PA) {
+		f.PA = ""
+	}
+	if !slices.Contains(p.PersuadersB, f.PB) {
+		f.PB = ""
+	}
+	if !slices.Contains(p.Persuadees, f.Persuadee) {
+		f.Persuadee = ""
+	}
+	// Defaults: A's first persuader; on B the same persuader when B has
+	// it, else B's first; the first persuadee both runs hold.
+	if f.PA == "" && len(p.PersuadersA) > 0 {
+		f.PA = p.PersuadersA[0]
+	}
+	if f.PB == "" && len(p.PersuadersB) > 0 {
+		f.PB = p.PersuadersB[0]
+		if slices.Contains(p.PersuadersB, f.PA) {
+			f.PB = f.PA
+		}
+	}
+	if f.Persuadee == "" && len(p.Persuadees) > 0 {
+		f.Persuadee = p.Persuadees[0]
+	}
+	p.Form = f
+	p.RunAURL, p.RunBURL = "/runs/"+f.A, "/runs/"+f.B
+	if f.PA == "" || f.PB == "" || f.Persuadee == "" {
+		s.render(w, http.StatusOK, "compare", p)
+		return
+	}
+	page := 1
+	if v := q.Get("page"); v != "" {
+		if page, err = strconv.Atoi(v); err != nil || page < 1 {
+			s.fail(w, http.StatusBadRequest, "page %q: want a number >= 1", v)
+			return
+		}
+	}
+	ma, la, err := s.outcomes(ctx, f.A, f.PA, f.Persuadee)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	mb, lb, err := s.outcomes(ctx, f.B, f.PB, f.Persuadee)
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	p.Ready = true
+	idx := map[decision.Terminal]int{}
+	for i, t := range transitionCols {
+		idx[t] = i
+		p.Transitions = append(p.Transitions, transitionRow{From: t, Counts: make([]int, len(transitionCols))})
+	}
+	var all []pairRow
+	var accA, accB, scored int
+	for k, oa := range ma {
+		ob, ok := mb[k]
+		if !ok {
+			p.OnlyA++
+			continue
+		}
+		pr := pairRow{ScenarioID: k.scenario, Rollout: k.rollout, A: oa.Terminal, B: ob.Terminal,
+			RGoalA: oa.RGoal, RGoalB: ob.RGoal, Changed: oa.Terminal != ob.Terminal}
+		pr.URL = query("/compare/episode", append(f.kv(), "scenario", k.scenario, "rollout", strconv.Itoa(k.rollout))...)
+		all = append(all, pr)
+		if i, ok := idx[oa.Terminal]; ok {
+			if j, ok := idx[ob.Terminal]; ok {
+				p.Transitions[i].Counts[j]++
+				p.Transitions[i].Total++
+			}
+		}
+		if pr.Changed {
+			p.Changed++
+		}
+		if oa.Terminal != decision.TermFailed && ob.Terminal != decision.TermFailed {
+			scored++
+			if oa.Terminal == decision.TermAccept {
+				accA++
+			}
+			if ob.Terminal == decision.TermAccept {
+				accB++
+			}
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			p.OnlyB++
+		}
+	}
+	p.Paired = len(all)
+	p.AcceptA, p.AcceptB = newShare(accA, scored), newShare(accB, scored)
+	slices.SortFunc(all, func(x, y pairRow) int {
+		return cmp.Or(cmp.Compare(x.ScenarioID, y.ScenarioID), cmp.Compare(x.Rollout, y.Rollout))
+	})
+	switch {
+	case scored == 0:
+		p.StatsNote = "no pair with both sides scored"
+	case scored > maxStatsPairs:
+		p.StatsNote = fmt.Sprintf("%d pairs: run persuarena compare for the paired statistics", scored)
+	default:
+		c, err := analysis.CompareOutcomes(f.A, la, f.B, lb, analysis.CompareOptions{Intersection: true, Seed: 1, Resamples: statsResamples})
+		if err != nil {
+			p.StatsNote = err.Error()
+			break
+		}
+		p.ShowStats = true
+		p.DeltaPP = fmt.Sprintf("%+.1f pp", c.DeltaPP)
+		p.DeltaCI = fmt.Sprintf("[%+.1f, %+.1f]", c.DeltaCI.Lo, c.DeltaCI.Hi)
+		p.PVal = fmt.Sprintf("%.3g", c.McNemarP)
+		p.Wins, p.Losses = c.Wins, c.Losses
+	}
+	list := all
+	if f.Changed {
+		list = slices.DeleteFunc(slices.Clone(all), func(pr pairRow) bool { return !pr.Changed })
+	}
+	p.Shown = len(list)
+	lo := min((page-1)*pageSize, len(list))
+	hi := min(lo+pageSize, len(list))
+	p.Pairs = list[lo:hi]
+	if hi > lo {
+		p.From, p.To = lo+1, hi
+	}
+	if page > 1 {
+		p.Prev = query("/compare", append(f.kv(), "page", strconv.Itoa(page-1))...)
+	}
+	if hi < len(list) {
+		p.Next = query("/compare", append(f.kv(), "page", strconv.Itoa(page+1))...)
+	}
+	fc := f
+	fc.Changed = true
+	p.ChangedURL = query("/compare", fc.kv()...)
+	fc.Changed = false
+	p.AllURL = query("/compare", fc.kv()...)
+	s.render(w, http.StatusOK, "compare", p)
+}
+
+type pairPage struct {
+	head
+	Form       compareForm
+	BackURL    string
+	ScenarioID string
+	Rollout    int
+	A, B       episodeView
+	RunAURL    string
+	RunBURL    string
+}
+
+func (s *Server) handleCompareEpisode(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	f := parseCompareForm(q)
+	sc := q.Get("scenario")
+	roll, err := strconv.Atoi(q.Get("rollout"))
+	if f.A == "" || f.B == "" || f.PA == "" || f.PB == "" || f.Persuadee == "" || sc == "" || err != nil || roll < 0 {
+		s.fail(w, http.StatusBadRequest, "want a, b, pa, pb, persuadee, scenario and rollout (a number >= 0)")
+		return
+	}
+	ea, err := s.loadEpisode(ctx, f.A, store.EpisodeKey{Persuader: f.PA, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	eb, err := s.loadEpisode(ctx, f.B, store.EpisodeKey{Persuader: f.PB, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
+	if err != nil {
+		s.storeError(w, err)
+		return
+	}
+	p := pairPage{head: head{Title: fmt.Sprintf("Pair %s#%d", sc, roll), DB: s.dbPath}, Form: f,
+		BackURL: query("/compare", f.kv()...), ScenarioID: sc, Rollout: roll,
+		A: newEpisodeView(ea), B: newEpisodeView(eb),
+		RunAURL: episodeURL(f.A, store.KeyOf(ea)), RunBURL: episodeURL(f.B, store.KeyOf(eb))}
+	s.render(w, http.StatusOK, "pair", p)
+}
