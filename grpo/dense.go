@@ -63,6 +63,30 @@ func ParseDenseMode(s string) (DenseMode, error) {
 	return m, nil
 }
 
+// String returns the mode's name ("" for the zero value, which configs
+// read as DenseScaled). With Set and Type it makes *DenseMode a command-line
+// flag value (flag.Value, pflag.Value).
+func (m *DenseMode) String() string {
+	if m == nil {
+		return ""
+	}
+	return string(*m)
+}
+
+// Set parses s with ParseDenseMode; an unknown mode is an error naming the
+// known ones and leaves m unchanged.
+func (m *DenseMode) Set(s string) error {
+	v, err := ParseDenseMode(s)
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// Type names the flag value's kind in help text.
+func (*DenseMode) Type() string { return "mode" }
+
 // DenseAdvantages returns the process-supervised dense advantage of every
 // persuader turn of one group (Probe-RPO paper Eq. 3, dense term),
 // computed as cfg.DenseMode says (DenseScaled by default; see DenseMode).

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -265,5 +266,21 @@ func TestGroupStatsSeparationAndLength(t *testing.T) {
 	p, _ = AnalyzeParts([]float64{3, 3}, [][]float64{{0.2, 0.1}, {0.1, 0.0}}, cfg)
 	if p.Stats.Mixed || p.Stats.ShortestTop || !math.IsNaN(p.Stats.LengthCorr) {
 		t.Fatalf("equal lengths: %+v", p.Stats)
+	}
+}
+
+// *DenseMode is a flag value: Set accepts the known modes and rejects
+// others without changing the value.
+func TestDenseModeFlagValue(t *testing.T) {
+	m := DenseScaled
+	if err := m.Set("pooled"); err != nil || m.String() != "pooled" || m.Type() != "mode" {
+		t.Fatalf("Set(pooled): %v, %q", err, m.String())
+	}
+	if err := m.Set("bogus"); err == nil || !strings.Contains(err.Error(), `"bogus"`) || m != DensePooled {
+		t.Fatalf("Set(bogus): %v, %q", err, m)
+	}
+	var nilMode *DenseMode
+	if nilMode.String() != "" {
+		t.Fatal("nil String")
 	}
 }

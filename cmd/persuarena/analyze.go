@@ -39,7 +39,7 @@ episodes of stored runs, concatenated. See docs/analysis.md.`,
 	f.StringVar(&o.Scenario, "scenario", "", "table8: scenario id of the episode to trace")
 	f.IntVar(&o.Rollout, "rollout", 0, "table8: rollout of the episode to trace (default 0 with --scenario)")
 	f.StringVar(&o.Format, "format", "text", "output format: text, csv or markdown")
-	f.Var(denseModeFlag{&o.GRPO.DenseMode}, "dense-mode", "deadgroups: dense advantage (scaled, pooled, turn, rtg-per-turn, length-only)")
+	f.Var(&o.GRPO.DenseMode, "dense-mode", "deadgroups: dense advantage (scaled, pooled, turn, rtg-per-turn, length-only)")
 	f.Float64Var(&o.GRPO.Lambda, "lambda", o.GRPO.Lambda, "deadgroups: λ weighting the dense term in the separation test")
 	f.Float64Var(&o.GRPO.SeparateThreshold, "separate-threshold", o.GRPO.SeparateThreshold, "deadgroups: separated when λ·A_dense at turn 1 differs by more than this")
 	dbFlag(f, &dbPath)

@@ -6,8 +6,6 @@ import (
 	"slices"
 
 	"github.com/spf13/pflag"
-
-	"github.com/persuarena/persuarena/grpo"
 )
 
 // The shared flag vocabulary: one name, one default and one meaning per
@@ -43,25 +41,3 @@ func scenariosFlag(f *pflag.FlagSet, p *[]string, what string) {
 func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
 	f.IntVar(p, "tmax", def, fmt.Sprintf("maximum persuader turns per episode (>= 1; %s)", paper))
 }
-
-// denseModeFlag is a pflag.Value for grpo.DenseMode; Set rejects unknown
-// modes with the list of known ones (grpo.ParseDenseMode).
-type denseModeFlag struct{ m *grpo.DenseMode }
-
-func (f denseModeFlag) String() string {
-	if f.m == nil {
-		return ""
-	}
-	return string(*f.m)
-}
-
-func (f denseModeFlag) Set(s string) error {
-	m, err := grpo.ParseDenseMode(s)
-	if err != nil {
-		return err
-	}
-	*f.m = m
-	return nil
-}
-
-func (denseModeFlag) Type() string { return "mode" }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"encoding/json"
+
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/masp"

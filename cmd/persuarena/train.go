@@ -50,7 +50,7 @@ func init() {
 	f.StringVar(&spec.Checkpoint, "checkpoint", "planner.json", "checkpoint file (written atomically; --resume reads it)")
 	f.BoolVar(&o.Resume, "resume", false, "continue the run saved in --checkpoint (its stored configuration is used; --max-steps may extend it)")
 	f.Float64Var(&cfg.GRPO.Lambda, "lambda", cfg.GRPO.Lambda, "λ, weight of the dense (probe) advantage; 0 = outcome-only GRPO (Probe-RPO paper best: 0.5)")
-	f.Var(denseModeFlag{&cfg.GRPO.DenseMode}, "dense-mode", "dense advantage: scaled ((B_T - B_{t-1})/std, default), pooled (DeepSeekMath form, length-biased), turn, rtg-per-turn, or the control length-only (docs/grpo.md)")
+	f.Var(&cfg.GRPO.DenseMode, "dense-mode", "dense advantage: scaled ((B_T - B_{t-1})/std, default), pooled (DeepSeekMath form, length-biased), turn, rtg-per-turn, or the control length-only (docs/grpo.md)")
 	f.BoolVar(&cfg.ShuffleBeliefs, "shuffle-beliefs", false, "control: replace each rollout's dense rewards by another group's of the same length (docs/results.md λ study)")
 	f.Float64Var(&cfg.GRPO.SeparateThreshold, "separate-threshold", cfg.GRPO.SeparateThreshold, "Figure 7: a dead group counts as separated when λ·A_dense at turn 1 differs by more than this")
 	f.IntVar(&cfg.GRPO.G, "g", cfg.GRPO.G, "rollouts per scenario (group size)")
