@@ -489,3 +489,30 @@ func article(s string) string {
 	}
 	return "a"
 }
+
+// GenerateFile composes the set from the domain bank file domains (the
+// embedded DefaultBank when "") with seed and sizes, writes it as JSONL to
+// out (atomically, scenario.WriteFile) and writes "wrote N scenarios to
+// OUT" and the generation Report to w. Same seed and bank, same bytes.
+// Errors: the bank's (file:line), Generate's, or the write's.
+func GenerateFile(seed uint64, domains string, sizes Sizes, out string, w io.Writer) error {
+	var bank Bank
+	var err error
+	if domains == "" {
+		bank, err = DefaultBank()
+	} else {
+		bank, err = LoadBank(domains)
+	}
+	if err != nil {
+		return err
+	}
+	ss, rep, err := Generate(seed, bank, sizes)
+	if err != nil {
+		return err
+	}
+	if err := scenario.WriteFile(out, ss); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %d scenarios to %s\n", len(ss), out)
+	return rep.Write(w)
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/export"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
@@ -207,4 +208,15 @@ func WriteTranscript(w io.Writer, ep *episode.Episode) {
 		fmt.Fprintf(w, "; error: %s", ep.Error)
 	}
 	fmt.Fprintln(w)
+}
+
+// ExportEpisodes writes run id's stored episode records as JSON Lines
+// (export.Episodes, docs/export.md) to the file out, atomically, or to
+// stdout when out is "". Errors: a missing database file, an unknown run
+// (store.ErrNotFound), or the write's.
+func (s *Service) ExportEpisodes(ctx context.Context, id, out string, stdout io.Writer) error {
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	return export.ToPath(ctx, s.Store, id, export.Episodes, out, stdout, export.DefaultOptions())
 }

@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/persuarena/persuarena/export"
 	"github.com/persuarena/persuarena/runs"
-	"github.com/persuarena/persuarena/store"
 )
 
 func init() {
@@ -59,12 +57,7 @@ func init() {
 			if !jsonl {
 				return errors.New("runs export: choose a format: --jsonl (the only one so far)")
 			}
-			db, err := store.OpenExisting(cmd.Context(), dbPath)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			return export.ToPath(cmd.Context(), db, args[0], export.Episodes, out, cmd.OutOrStdout(), export.DefaultOptions())
+			return svc(cmd, func(s *runs.Service) error { return s.ExportEpisodes(cmd.Context(), args[0], out, cmd.OutOrStdout()) })
 		},
 	}
 	exp.Flags().BoolVar(&jsonl, "jsonl", false, "write JSON Lines, the episode records as eval stores them")
