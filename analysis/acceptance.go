@@ -53,8 +53,8 @@ type ProfileRow struct {
 	Cells []Rate
 }
 
-// ProfileAcceptance is seed 000 Table 6: the full-acceptance rate by hidden
-// resistance type and by domain family, per arm (columns).
+// ProfileAcceptance is the Probe-RPO paper's Table 6: the full-acceptance
+// rate by hidden resistance type and by domain family, per arm (columns).
 type ProfileAcceptance struct {
 	Arms   []Arm
 	Labels []string
@@ -67,8 +67,8 @@ type ProfileAcceptance struct {
 	Failed int
 }
 
-// AcceptanceByProfile computes Table 6 over eps (SPEC §2, seed 000 Table
-// 6). Rates are over scored (non-failed) episodes.
+// AcceptanceByProfile computes Table 6 over eps (Probe-RPO paper, Table 6).
+// Rates are over scored (non-failed) episodes.
 func AcceptanceByProfile(eps []*episode.Episode) ProfileAcceptance {
 	return sliceStream(eps, StreamOptions{Ungrouped: true}).AcceptanceByProfile()
 }
@@ -91,7 +91,7 @@ func label(v string) string {
 // Table renders Table 6: one row per ProfileRow, two columns per arm (full
 // acceptance % and n). The Wilson intervals stay in the typed result.
 func (p ProfileAcceptance) Table() Table {
-	t := Table{Title: "Full acceptance (%) by hidden resistance type and domain family (seed 000 Table 6)",
+	t := Table{Title: "Full acceptance (%) by hidden resistance type and domain family (Probe-RPO paper, Table 6)",
 		Header: []string{"dimension", "value"}, Notes: failedNote(p.Failed)}
 	for _, l := range p.Labels {
 		t.Header = append(t.Header, l+" acc%", l+" n")
@@ -106,7 +106,7 @@ func (p ProfileAcceptance) Table() Table {
 	return t
 }
 
-// Grid is seed 000 Table 7: full acceptance per persuader (rows) and
+// Grid is the Probe-RPO paper's Table 7: full acceptance per persuader (rows) and
 // persuadee (columns).
 type Grid struct {
 	Persuaders, Persuadees []string
@@ -117,7 +117,7 @@ type Grid struct {
 	Failed int
 }
 
-// AcceptanceGrid computes Table 7 over eps (seed 000 Table 7), persuaders
+// AcceptanceGrid computes Table 7 over eps (Probe-RPO paper, Table 7), persuaders
 // and persuadees in order of first appearance.
 func AcceptanceGrid(eps []*episode.Episode) Grid {
 	return sliceStream(eps, StreamOptions{Ungrouped: true}).AcceptanceGrid()
@@ -126,7 +126,7 @@ func AcceptanceGrid(eps []*episode.Episode) Grid {
 // Table renders Table 7: one row per persuader, two columns per persuadee
 // (full acceptance % and n).
 func (g Grid) Table() Table {
-	t := Table{Title: "Full acceptance (%) per persuader and persuadee (seed 000 Table 7)",
+	t := Table{Title: "Full acceptance (%) per persuader and persuadee (Probe-RPO paper, Table 7)",
 		Header: []string{"persuader"}, Notes: failedNote(g.Failed)}
 	for _, pee := range g.Persuadees {
 		t.Header = append(t.Header, pee+" acc%", pee+" n")

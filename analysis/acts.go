@@ -29,7 +29,7 @@ type ActSeries struct {
 	Points []ActPoint
 }
 
-// ActCurves is seed 000 Figure 5: the share of persuader utterances
+// ActCurves is the Probe-RPO paper's Figure 5: the share of persuader utterances
 // containing each of the five persuasion acts, by persuader turn, per arm.
 type ActCurves struct {
 	// Acts are the act names in tagger.Acts order (diagnostic, evidence,
@@ -40,7 +40,7 @@ type ActCurves struct {
 	Failed int
 }
 
-// ActsByTurn computes Figure 5 over eps (SPEC §2, seed 000 Figure 5) from
+// ActsByTurn computes Figure 5 over eps (Probe-RPO paper, Figure 5) from
 // the tagged acts stored with each turn; act names the tagger does not know
 // are ignored.
 func ActsByTurn(eps []*episode.Episode) ActCurves {
@@ -50,7 +50,7 @@ func ActsByTurn(eps []*episode.Episode) ActCurves {
 // Table renders Figure 5's data: one row per arm and turn with n and the
 // percentage of utterances containing each act.
 func (c ActCurves) Table() Table {
-	t := Table{Title: "Persuasion acts by persuader turn, % of utterances (seed 000 Figure 5)",
+	t := Table{Title: "Persuasion acts by persuader turn, % of utterances (Probe-RPO paper, Figure 5)",
 		Header: []string{"persuader", "t", "n"}, Notes: failedNote(c.Failed)}
 	for _, a := range c.Acts {
 		t.Header = append(t.Header, a+"%")

@@ -1,11 +1,11 @@
-// Package analysis computes seed 000's analyses from stored episodes (SPEC
-// §2): full acceptance by hidden resistance type and domain family (Table
-// 6), the persuader × persuadee grid (Table 7), a probe trace (Table 8),
-// final-belief conversion (Table 9), persuasion acts by turn (Figure 5),
+// Package analysis computes the Probe-RPO paper's analyses from stored
+// episodes: full acceptance by hidden resistance type and domain family
+// (Table 6), the persuader × persuadee grid (Table 7), a probe trace (Table
+// 8), final-belief conversion (Table 9), persuasion acts by turn (Figure 5),
 // belief trajectories by terminal state (Figure 6), dead GRPO groups and the
-// share the dense term separates (Figure 7), and the paired comparison of
-// two persuaders behind Table 5's Δ pp, win/loss, McNemar and Wilcoxon
-// columns, and the reliability of the belief before a commitment ask
+// share the dense term separates (Figure 7), and the paired comparison of two
+// persuaders behind Table 5's Δ pp, win/loss, McNemar and Wilcoxon columns,
+// and the reliability of the belief before a commitment ask
 // (AskReliabilityOf: does B_{t-1} predict P(accept | ask)?).
 //
 // Every analysis takes plain []*episode.Episode (as store.DB.Episodes

@@ -255,7 +255,7 @@ func TestBeliefTrajectories(t *testing.T) {
 // -1): turns 3 and 4 carry 95.9% of sum |r_dense| in the paper. From the
 // printed two-decimal states, B_t = (1 + mean_k s)/2 is 0, 0, .01, .725,
 // .97, 1, so r = 0, .01, .715, .245, .03 (sum 1) and the share is
-// (.715 + .245)/1 = 96.0%, within the ±0.003 of SPEC §2.
+// (.715 + .245)/1 = 96.0%, within the ±0.003 of the Probe-RPO paper.
 func TestTraceTable8(t *testing.T) {
 	rows := [][3]float64{{-1, -1, -1}, {-0.98, -1, -0.96}, {0.99, -0.64, 1}, {0.91, 0.91, 1}, {1, 1, 1}}
 	p := func(s [3]float64) [3]float64 { return [3]float64{(1 + s[0]) / 2, (1 + s[1]) / 2, (1 + s[2]) / 2} }

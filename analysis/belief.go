@@ -11,16 +11,17 @@ import (
 	"github.com/persuarena/persuarena/probe"
 )
 
-// Conversion is seed 000 Table 9: per arm, the terminal shares, mean turns,
-// mean final belief B_T, the share moved (B_T > 0.5) and the share of moved
-// episodes closed (full acceptance), as eval.Summarize computes them.
+// Conversion is the Probe-RPO paper's Table 9: per arm, the terminal shares,
+// mean turns, mean final belief B_T, the share moved (B_T > 0.5) and the
+// share of moved episodes closed (full acceptance), as eval.Summarize
+// computes them.
 type Conversion struct {
 	Arms []Arm
 	// Rows holds one eval.Summary per arm (Set empty).
 	Rows []eval.Summary
 }
 
-// ConversionOf computes Table 9 per arm (SPEC §2, seed 000 Table 9) with
+// ConversionOf computes Table 9 per arm (Probe-RPO paper, Table 9) with
 // eval.Summarize; failed episodes are counted in each row's Failed.
 func ConversionOf(eps []*episode.Episode) Conversion {
 	return sliceStream(eps, StreamOptions{Ungrouped: true}).ConversionOf()
@@ -28,7 +29,7 @@ func ConversionOf(eps []*episode.Episode) Conversion {
 
 // Table renders Table 9's columns.
 func (c Conversion) Table() Table {
-	t := Table{Title: "Final belief and conversion (seed 000 Table 9)",
+	t := Table{Title: "Final belief and conversion (Probe-RPO paper, Table 9)",
 		Header: []string{"persuader", "persuadee", "n", "acc%", "cond%", "pend%", "rej%", "turns", "B_T", "moved%", "closed|moved%", "failed"},
 		Notes:  []string{"B_T: mean final belief; moved: B_T > 0.5; closed|moved: share of moved episodes ending in full acceptance"}}
 	for _, s := range c.Rows {
@@ -71,9 +72,9 @@ type Trajectory struct {
 	Points []TrajectoryPoint
 }
 
-// Trajectories is seed 000 Figure 6: mean probe states and belief by turn,
-// pooled over arms and split by terminal state (panel c), and per arm over
-// all terminal states (panels a, b).
+// Trajectories is the Probe-RPO paper's Figure 6: mean probe states and
+// belief by turn, pooled over arms and split by terminal state (panel c), and
+// per arm over all terminal states (panels a, b).
 type Trajectories struct {
 	// Probes are the probe ids, in basis order.
 	Probes []string
@@ -87,9 +88,9 @@ type Trajectories struct {
 	Failed int
 }
 
-// BeliefTrajectories computes Figure 6 over eps (SPEC §2, seed 000 Figure
-// 6). Unreadable probes and missing beliefs are left out of the means
-// (never read as 0); each point carries its counts.
+// BeliefTrajectories computes Figure 6 over eps (Probe-RPO paper, Figure 6).
+// Unreadable probes and missing beliefs are left out of the means (never read
+// as 0); each point carries its counts.
 func BeliefTrajectories(eps []*episode.Episode) Trajectories {
 	return sliceStream(eps, StreamOptions{Ungrouped: true}).BeliefTrajectories()
 }
@@ -155,7 +156,7 @@ func mean(sum float64, n int) float64 {
 // Table renders Figure 6's data: one row per curve and turn with n, the
 // mean state of each probe and the mean belief.
 func (tr Trajectories) Table() Table {
-	t := Table{Title: "Mean probe states and belief by turn (seed 000 Figure 6)",
+	t := Table{Title: "Mean probe states and belief by turn (Probe-RPO paper, Figure 6)",
 		Header: []string{"group", "t", "n"}, Notes: failedNote(tr.Failed)}
 	t.Header = append(t.Header, tr.Probes...)
 	t.Header = append(t.Header, "B_t")

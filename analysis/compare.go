@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultResamples is the number of paired-bootstrap resamples of Compare
-// (10,000, as seed 003 reports its paired CIs).
+// (10,000, as the MASP paper reports its paired CIs).
 const DefaultResamples = 10000
 
 // CompareOptions configures Compare.
@@ -56,7 +56,7 @@ type PairOutcome struct {
 }
 
 // Comparison is the paired comparison of two arms on the same scenarios
-// (SPEC §2, seed 000 Table 5's paired columns): Δ full acceptance in
+// (the Probe-RPO paper's Table 5 paired columns): Δ full acceptance in
 // percentage points, win/loss, McNemar's exact test, the Wilcoxon
 // signed-rank test on R_goal differences, and paired bootstrap intervals.
 type Comparison struct {
@@ -73,7 +73,7 @@ type Comparison struct {
 	// DeltaCI is the paired bootstrap interval of DeltaPP (pp).
 	DeltaCI stats.CI
 	// Wins counts pairs where only A reached full acceptance, Losses those
-	// where only B did (seed 000 Table 5 "win/loss").
+	// where only B did (the Probe-RPO paper's Table 5 "win/loss").
 	Wins, Losses int
 	// McNemarP is McNemar's exact two-sided p on (Wins, Losses).
 	McNemarP float64
@@ -144,7 +144,7 @@ func index(side string, os []episode.Outcome) (map[pairKey]*episode.Outcome, err
 }
 
 // Compare pairs the episodes of two arms on (scenario id, rollout) and
-// tests their difference (SPEC §2, seed 000 Table 5): a and b must each
+// tests their difference (Probe-RPO paper, Table 5): a and b must each
 // hold one arm (see Pick) and at most one episode per key. A pair with a
 // failed side is dropped and counted. Win/loss counts pairs, which are
 // scenarios when each scenario has one rollout.
@@ -315,7 +315,7 @@ func (c Comparison) Table() Table {
 	if c.OnlyA+c.OnlyB > 0 {
 		pairs += fmt.Sprintf("; intersection: %d only in A and %d only in B left out", c.OnlyA, c.OnlyB)
 	}
-	t := Table{Title: "Paired comparison, A − B (seed 000 Table 5)", Header: []string{"measure", "value"},
+	t := Table{Title: "Paired comparison, A − B (Probe-RPO paper, Table 5)", Header: []string{"measure", "value"},
 		Rows: [][]string{
 			{"A", side(c.A)},
 			{"B", side(c.B)},

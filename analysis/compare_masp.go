@@ -28,8 +28,8 @@ type MASPCompareOptions struct {
 	Level     float64
 }
 
-// MASPComparison is the paired comparison of two arms' MASP metrics (seed
-// 003 §4, Appendix A.4) on the pairs of a Comparison: each side's SR@T, AT
+// MASPComparison is the paired comparison of two arms' MASP metrics (MASP
+// paper, §4, Appendix A.4) on the pairs of a Comparison: each side's SR@T, AT
 // and RCSR@T, and paired bootstrap intervals of the differences A - B.
 type MASPComparison struct {
 	T    int
@@ -115,7 +115,7 @@ func (m MASPComparison) Table() Table {
 	diff := func(ci stats.CI, prec int) string {
 		return fmt.Sprintf("%s, %s CI %s", num(ci.Estimate, prec, true), level, ciText(ci, prec))
 	}
-	return Table{Title: "MASP metrics, A − B (seed 003)", Header: []string{"measure", "value"},
+	return Table{Title: "MASP metrics, A − B (MASP paper)", Header: []string{"measure", "value"},
 		Rows: [][]string{
 			{"SR@" + t + " A / B", f3(m.SRA) + " / " + f3(m.SRB)},
 			{"ΔSR@" + t, diff(m.DSR, 3)},

@@ -17,7 +17,7 @@ type GroupOptions struct {
 	// Outcome is the outcome reward R_out that decides whether a group is
 	// dead; nil means ep.OutcomeReward(reward.DefaultStrategyWeight):
 	// R_goal + w·R_strategy where the episode has a judge rating, else
-	// R_goal (SPEC §1). A trainer with another weight passes its own.
+	// R_goal (Probe-RPO paper). A trainer with another weight passes its own.
 	Outcome func(*episode.Episode) float64
 	// Config is the GRPO configuration whose dense mode, λ and separation
 	// threshold decide Separated and the length figures; nil means
@@ -49,7 +49,7 @@ type DeadGroupPoint struct {
 	corrN                                                   int
 }
 
-// DeadGroupStats is seed 000 Figure 7's data: per arm and step (panel a)
+// DeadGroupStats is the Probe-RPO paper's Figure 7 data: per arm and step (panel a)
 // and over all steps (panel b), the share of dead groups and the share of
 // dead groups the dense term still separates.
 type DeadGroupStats struct {
@@ -65,7 +65,7 @@ type DeadGroupStats struct {
 }
 
 // DeadGroups computes Figure 7's dead-group and dense-separated shares
-// (SPEC §2). A group is the scored rollouts of one scenario for one arm at
+// (Probe-RPO paper). A group is the scored rollouts of one scenario for one arm at
 // one step; failed rollouts are dropped before grouping.
 func DeadGroups(eps []*episode.Episode, o GroupOptions) DeadGroupStats {
 	return sliceStream(eps, StreamOptions{Groups: o, Ungrouped: true}).DeadGroups()
@@ -101,7 +101,7 @@ func groupStats(g []*episode.Episode, outcome func(*episode.Episode) float64, cf
 // Table renders Figure 7's data: one row per arm and step that has groups
 // (and an "all" row per arm when there are several such steps).
 func (st DeadGroupStats) Table() Table {
-	t := Table{Title: "Dead GRPO groups and the share the dense term separates (seed 000 Figure 7)",
+	t := Table{Title: "Dead GRPO groups and the share the dense term separates (Probe-RPO paper, Figure 7)",
 		Header: []string{"persuader", "step", "groups", "dead", "dead%", "separated", "separated|dead%", "corr(A_dense,len)|dead", "shortest-top|mixed dead%"},
 		Notes:  failedNote(st.Failed)}
 	row := func(p DeadGroupPoint, step string) {

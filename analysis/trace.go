@@ -29,8 +29,8 @@ type TraceRow struct {
 	Decision decision.Decision
 }
 
-// Trace is seed 000 Table 8: one episode's probe states, belief and dense
-// reward per turn.
+// Trace is the Probe-RPO paper's Table 8: one episode's probe states, belief
+// and dense reward per turn.
 type Trace struct {
 	RunID, Persuader, Persuadee, ScenarioID string
 	Rollout                                 int
@@ -43,7 +43,7 @@ type Trace struct {
 	// SumAbsDense is sum_t |r_t| over turns with a dense reward.
 	SumAbsDense float64
 	// TopTwoShare is the share of SumAbsDense carried by the two turns with
-	// the largest |r_t| (seed 000 Table 8: 95.9%), in [0, 1]; NaN when
+	// the largest |r_t| (Probe-RPO paper, Table 8: 95.9%), in [0, 1]; NaN when
 	// SumAbsDense is 0.
 	TopTwoShare float64
 	// TopTurns are those two turns' T, the larger |r_t| first (fewer when
@@ -92,8 +92,7 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// TraceOf computes the probe trace of one episode (SPEC §2, seed 000 Table
-// 8).
+// TraceOf computes the probe trace of one episode (Probe-RPO paper, Table 8).
 func TraceOf(ep *episode.Episode) Trace {
 	tr := Trace{RunID: ep.RunID, Persuader: ep.Persuader, Persuadee: ep.Persuadee, ScenarioID: ep.ScenarioID,
 		Rollout: ep.Rollout, Terminal: ep.Terminal, RGoal: ep.RGoal, Probes: probeIDs(ep)}
@@ -150,7 +149,7 @@ func sumAbsDense(ep *episode.Episode) float64 {
 // empty), the one with the largest sum_t |r_t|; ties go to the earliest in
 // eps.
 //
-// Choice: seed 000 shows one hand-picked accepted episode; the largest
+// Choice: the Probe-RPO paper shows one hand-picked accepted episode; the largest
 // total dense movement is a reproducible stand-in for "an instructive one".
 //
 // Errors: no accepted episode (of that persuader).
@@ -211,7 +210,7 @@ func ofPersuader(p string) string {
 // Table renders Table 8: t, acts, one column per probe state, B_t and r_t,
 // with the top-two share as a note. Missing values print as "-".
 func (tr Trace) Table() Table {
-	t := Table{Title: fmt.Sprintf("Probe trace: %s vs %s, scenario %s rollout %d, %s (seed 000 Table 8)",
+	t := Table{Title: fmt.Sprintf("Probe trace: %s vs %s, scenario %s rollout %d, %s (Probe-RPO paper, Table 8)",
 		tr.Persuader, tr.Persuadee, tr.ScenarioID, tr.Rollout, tr.Terminal),
 		Header: []string{"t", "acts"}}
 	t.Header = append(t.Header, tr.Probes...)

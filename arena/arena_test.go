@@ -130,7 +130,7 @@ func TestGenerateSizesAndMixes(t *testing.T) {
 			}
 		}
 	}
-	// SPEC §1: held-out mix IT 36, EB 45, AR 22, AA 17.
+	// the Probe-RPO paper: held-out mix IT 36, EB 45, AR 22, AA 17.
 	held := rep.Splits[2]
 	if held.Split != scenario.Heldout || held.Resistance[scenario.IdentityThreat] != 36 || held.Resistance[scenario.EntrenchedBelief] != 45 ||
 		held.Resistance[scenario.AutonomyResistance] != 22 || held.Resistance[scenario.AmbivalentAvoidance] != 17 {

@@ -1,5 +1,5 @@
 // Package arena composes the multi-domain PersuArena-style scenario set
-// (SPEC §1, seed 000 Table 2): five domain families (healthcare, financial
+// (Probe-RPO paper, Table 2): five domain families (healthcare, financial
 // advising, workplace management, education, personal relationships),
 // splits of 1,468 train / 200 val / 120 held-out scenarios, a hidden
 // resistance type per scenario (EB, IT, AR, AA), and around one distinct
@@ -140,7 +140,7 @@ const (
 	MaxAge      = 100
 )
 
-// arenaFamilies are the families a bank domain may use: SPEC §1's five,
+// arenaFamilies are the families a bank domain may use: the Probe-RPO paper's five,
 // without "charity" (PersuasionForGood has its own importer).
 var arenaFamilies = []scenario.Family{scenario.Healthcare, scenario.Financial, scenario.Workplace, scenario.Education, scenario.Relationships}
 

@@ -31,7 +31,7 @@ type Sizes struct {
 	Heldout int
 }
 
-// DefaultSizes are seed 000 Table 2's splits: 1,468 train, 200 val,
+// DefaultSizes are the Probe-RPO paper's Table 2 splits: 1,468 train, 200 val,
 // 120 held-out.
 var DefaultSizes = Sizes{Train: 1468, Val: 200, Heldout: 120}
 
@@ -46,7 +46,7 @@ func (s Sizes) of(sp scenario.Split) int {
 	}
 }
 
-// heldoutMix is the held-out resistance mix of SPEC §1 (seed 000 Table 6):
+// heldoutMix is the held-out resistance mix of the Probe-RPO paper (Table 6):
 // IT 36, EB 45, AR 22, AA 17 of 120, in scenario.Resistances order.
 var heldoutMix = [4]int{45, 36, 22, 17}
 
@@ -54,13 +54,13 @@ var heldoutMix = [4]int{45, 36, 22, 17}
 const heldoutTotal = 120
 
 // ResistanceMix returns how many of n scenarios get each resistance type:
-// the held-out proportions IT 36 : EB 45 : AR 22 : AA 17 (SPEC §1)
+// the held-out proportions IT 36 : EB 45 : AR 22 : AA 17 (Probe-RPO paper)
 // apportioned by largest remainder, ties to the larger share, then to
 // scenario.Resistances order. For n = 120 it is exactly the paper's mix;
 // for 1,468 it is EB 551, IT 440, AR 269, AA 208; for 200 it is EB 75,
 // IT 60, AR 37, AA 28. Counts sum to n (n >= 0).
 //
-// Choice: seed 000 reports only the held-out mix; train and val use the
+// Choice: the Probe-RPO paper reports only the held-out mix; train and val use the
 // same proportions so that every split sees the same type balance.
 func ResistanceMix(n int) map[scenario.Resistance]int {
 	counts := [4]int{}
@@ -91,7 +91,7 @@ func ResistanceMix(n int) map[scenario.Resistance]int {
 // stanceRange is the uniform range of initial_stance per resistance type,
 // in scenario.Resistances order (EB, IT, AR, AA).
 //
-// Choice: seed 000 does not publish stances. Entrenched Belief and
+// Choice: the Probe-RPO paper does not publish stances. Entrenched Belief and
 // Identity Threat start most against the proposal, Autonomy Resistance
 // mildly against (its resistance is to pressure, not to the idea), and
 // Ambivalent Avoidance near neutral on either side.
@@ -134,7 +134,7 @@ type SplitReport struct {
 	// Resistance and Family count scenarios per resistance type and family.
 	Resistance map[scenario.Resistance]int
 	Family     map[scenario.Family]int
-	// DistinctDomains counts distinct domain strings (seed 000 Table 2:
+	// DistinctDomains counts distinct domain strings (Probe-RPO paper, Table 2:
 	// 1,401 of 1,468 train).
 	DistinctDomains int
 	// BaseDomains counts distinct base domains used.

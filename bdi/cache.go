@@ -24,7 +24,7 @@ const (
 )
 
 // SessionRecord is a session-level cache entry: one training dialogue's
-// initial state and profile text (seed 003 §3.2: the BDI prior is the pool
+// initial state and profile text (MASP paper, §3.2: the BDI prior is the pool
 // of these).
 type SessionRecord struct {
 	Kind    string `json:"kind"` // "session"
@@ -47,7 +47,7 @@ type TurnRecord struct {
 	State   State             `json:"state"`
 }
 
-// Cache is a BDI cache (seed 003 §3.2, Appendix B.1): session records and
+// Cache is a BDI cache (MASP paper, §3.2, Appendix B.1): session records and
 // turn records, stored as JSON Lines, one record per line, each with a
 // "kind" of "session" or "turn".
 type Cache struct {
@@ -252,7 +252,7 @@ type PriorRecord struct {
 	Z       []float64
 }
 
-// Prior is the BDI prior (seed 003 §3.2, Appendix B.2): the pool of
+// Prior is the BDI prior (MASP paper, §3.2, Appendix B.2): the pool of
 // initial states of training sessions, used to sample initial user states
 // and to render a continuous estimate z-hat back to text by cosine nearest
 // neighbour (Appendix B.5).
@@ -302,7 +302,7 @@ func cosine(x, y []float64) float64 {
 }
 
 // Nearest returns the prior record whose vector has the highest cosine
-// similarity with zHat, and that similarity (seed 003 Appendix B.5:
+// similarity with zHat, and that similarity (MASP paper, Appendix B.5:
 // "cosine nearest-neighbour retrieval over the encoded pool").
 // Choice: the plain cosine of the Eq. 8 vectors, where the three unit
 // text blocks and the sqrt(alpha)-scaled scalars weigh alike. Under the

@@ -17,7 +17,7 @@ import (
 	"unicode"
 )
 
-// Encoder turns texts into embeddings E(.) (seed 003 Eq. 7). Every returned
+// Encoder turns texts into embeddings E(.) (MASP paper, Eq. 7). Every returned
 // vector has the same length d and unit L2 norm (an empty or token-free
 // text may give the zero vector), one per input text, in input order.
 // Implementations must be safe for concurrent use.
@@ -26,7 +26,7 @@ type Encoder interface {
 }
 
 // Vector encodes s into z = [e_B; e_D; e_I; sqrt(a_rho) rho; sqrt(a_c) c;
-// sqrt(a_v) v] (SPEC §3, seed 003 Eq. 8) with enc, checking s first
+// sqrt(a_v) v] (MASP paper, Eq. 8) with enc, checking s first
 // (Validate). Its length is 3d + 3 for encoder dimension d (TextDim
 // recovers d). Errors: an invalid state, an encoder error, or embeddings
 // of unequal length.
@@ -289,7 +289,7 @@ const (
 )
 
 // HTTPEncoder calls an embeddings endpoint over net/http and
-// L2-normalises what it returns (seed 003 Eq. 7 normalises every
+// L2-normalises what it returns (the MASP paper's Eq. 7 normalises every
 // component embedding). The API key is read from the environment variable
 // named by APIKeyEnv at each call and sent as "Authorization: Bearer ...";
 // it never appears in errors or logs. Safe for concurrent use.

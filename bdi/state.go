@@ -1,7 +1,7 @@
-// Package bdi is MASP's model of a persuadee's mind (SPEC §3, seed 003
-// §3.2-3.3): the six-field BDI state (belief, desire and intention texts
-// plus receptivity, confidence and valence), its vector z (Eq. 8) built
-// from unit-normalised text embeddings, the weighted metric A (Eq. 11),
+// Package bdi is MASP's model of a persuadee's mind (MASP paper, §3.2-3.3):
+// the six-field BDI state (belief, desire and intention texts plus
+// receptivity, confidence and valence), its vector z (Eq. 8) built from
+// unit-normalised text embeddings, the weighted metric A (Eq. 11),
 // user-relative progress s_t and its increment (Eq. 13-14), per-task target
 // states (Appendix B.2), the mentalizers that label states (teacher, Eq. 9)
 // and estimate them from history alone (student, Eq. 10, 21), and the BDI
@@ -17,11 +17,11 @@ import (
 	"strings"
 )
 
-// State is one BDI mental state m_t = (B, D, I, rho, c, v) (SPEC §3, seed
-// 003 Eq. 6). Belief, Desire and Intention are free text about the user;
-// Receptivity rho in [0, 1] is openness to the other side's proposals,
-// Confidence c in [0, 1] is commitment to / certainty of the current
-// stance, Valence v in [-1, 1] is emotional tone (negative .. positive).
+// State is one BDI mental state m_t = (B, D, I, rho, c, v) (MASP paper, Eq.
+// 6). Belief, Desire and Intention are free text about the user; Receptivity
+// rho in [0, 1] is openness to the other side's proposals, Confidence c in
+// [0, 1] is commitment to / certainty of the current stance, Valence v in
+// [-1, 1] is emotional tone (negative .. positive).
 type State struct {
 	Belief      string  `json:"belief"`
 	Desire      string  `json:"desire"`
@@ -61,7 +61,7 @@ func firstNil(errs ...error) error {
 }
 
 // Text renders s as the short control block the paper prepends to a
-// role's prompt (seed 003 Appendix B.5): three labelled text lines and
+// role's prompt (MASP paper, Appendix B.5): three labelled text lines and
 // the scalars to two decimals.
 func (s State) Text() string {
 	return fmt.Sprintf("Belief: %s\nDesire: %s\nIntention: %s\nReceptivity: %.2f\nConfidence: %.2f\nValence: %+.2f",
@@ -69,7 +69,7 @@ func (s State) Text() string {
 }
 
 // Alpha holds the scalar importance weights alpha_rho, alpha_c, alpha_v of
-// the latent metric (seed 003 Eq. 8, 11), each >= 0. They enter z as
+// the latent metric (MASP paper, Eq. 8, 11), each >= 0. They enter z as
 // sqrt(alpha) pre-scaling of the scalar coordinates, so A's scalar entries
 // stay 1.
 type Alpha struct{ Rho, C, V float64 }
@@ -83,7 +83,7 @@ var DefaultAlpha = Alpha{Rho: 1, C: 1, V: 1}
 func Dim(d int) int { return 3*d + 3 }
 
 // Assemble builds z = [e_B; e_D; e_I; sqrt(a_rho) rho; sqrt(a_c) c;
-// sqrt(a_v) v] (seed 003 Eq. 8) from three embeddings of equal length d
+// sqrt(a_v) v] (MASP paper, Eq. 8) from three embeddings of equal length d
 // (unit-normalised by the encoder) and the state's scalars. It returns an
 // error when the embeddings differ in length or are empty, or an alpha is
 // negative or NaN.
@@ -107,10 +107,10 @@ func Assemble(eB, eD, eI []float64, s State, a Alpha) ([]float64, error) {
 	return append(z, math.Sqrt(a.Rho)*s.Receptivity, math.Sqrt(a.C)*s.Confidence, math.Sqrt(a.V)*s.Valence), nil
 }
 
-// InnerA returns x^T A y for A = diag(I_3d / (3d), 1, 1, 1) (seed 003 Eq.
-// 11): the text block (first 3d coordinates) is averaged, the three
-// (already sqrt(alpha)-scaled) scalar coordinates count fully. x and y
-// must have length 3d + 3; it panics otherwise (a programming error).
+// InnerA returns x^T A y for A = diag(I_3d / (3d), 1, 1, 1) (MASP paper, Eq.
+// 11): the text block (first 3d coordinates) is averaged, the three (already
+// sqrt(alpha)-scaled) scalar coordinates count fully. x and y must have
+// length 3d + 3; it panics otherwise (a programming error).
 func InnerA(x, y []float64, d int) float64 {
 	if len(x) != Dim(d) || len(y) != Dim(d) {
 		panic(fmt.Sprintf("bdi: InnerA on lengths %d and %d, want 3*%d+3", len(x), len(y), d))
@@ -125,7 +125,7 @@ func InnerA(x, y []float64, d int) float64 {
 	return t/float64(3*d) + s
 }
 
-// NormA returns ||x||_A^2 = x^T A x (seed 003 Eq. 12).
+// NormA returns ||x||_A^2 = x^T A x (MASP paper, Eq. 12).
 func NormA(x []float64, d int) float64 { return InnerA(x, x, d) }
 
 // DistA returns ||x - y||_A^2, the mentalization error of Eq. 15 when x is
@@ -141,10 +141,10 @@ func DistA(x, y []float64, d int) float64 {
 	return NormA(diff, d)
 }
 
-// EpsProg is epsilon_prog of Eq. 13 (seed 003: 1e-6).
+// EpsProg is epsilon_prog of Eq. 13 (MASP paper: 1e-6).
 const EpsProg = 1e-6
 
-// Progress returns user-relative progress (seed 003 Eq. 13)
+// Progress returns user-relative progress (MASP paper, Eq. 13)
 //
 //	s = ((z - z0)^T A (z* - z0)) / ((z* - z0)^T A (z* - z0) + 1e-6),
 //
@@ -166,7 +166,7 @@ func Progress(z, z0, zStar []float64, d int) float64 {
 	return InnerA(dz, dt, d) / (NormA(dt, d) + EpsProg)
 }
 
-// DeltaProgress returns Delta s_t = s_{t+1} - s_t (seed 003 Eq. 14) for
+// DeltaProgress returns Delta s_t = s_{t+1} - s_t (MASP paper, Eq. 14) for
 // consecutive states z_t (prev) and z_{t+1} (next) of one user.
 func DeltaProgress(next, prev, z0, zStar []float64, d int) float64 {
 	return Progress(next, z0, zStar, d) - Progress(prev, z0, zStar, d)

@@ -40,7 +40,7 @@ func cueCount(padded string, cues []string) int {
 }
 
 // Features returns the student's observable features of a history (the
-// visible transcript only, seed 003 Eq. 10), NumFeatures values named by
+// visible transcript only, MASP paper, Eq. 10), NumFeatures values named by
 // FeatureNames: the number of persuader turns / 8; the share of persuader
 // turns with each of the five acts (tagger); mean pressure markers per
 // persuader turn; the acts and pressure of the latest persuader turn; cue
@@ -113,7 +113,7 @@ type Example struct {
 // standardised features, a mild penalty for a few hundred examples.
 const DefaultLambda = 1.0
 
-// Student is the history-only mentalizer M(h_t) (seed 003 Eq. 10): a
+// Student is the history-only mentalizer M(h_t) (MASP paper, Eq. 10): a
 // linear ridge regression from Features to the whole vector z, fitted to
 // teacher vectors by minimising the A-weighted loss of Eq. 21,
 // sum_t ||M(h_t) - z_t||_A^2, plus Lambda ||W||^2. The loss separates by

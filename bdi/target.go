@@ -7,7 +7,7 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// Task names a MASP benchmark task (seed 003 §4, Appendix C).
+// Task names a MASP benchmark task (MASP paper, §4, Appendix C).
 type Task string
 
 // The tasks with target templates.
@@ -44,10 +44,10 @@ func ParseTask(s string) (Task, error) {
 	return "", fmt.Errorf("bdi: unknown task %q (known: p4g, esconv, cb, ed)", s)
 }
 
-// Target returns the task's fixed target state z* before encoding (SPEC
-// §3, seed 003 §3.3 and Appendix B.2). The scalars are the paper's: P4G
-// (1.0, 0.8, 0.5), ESConv (1.0, 0.7, 0.4), CraigslistBargain (0.8, 0.7,
-// 0.3), EmpatheticDialogues (0.8, 0.6, 0.3). The texts say what the paper's
+// Target returns the task's fixed target state z* before encoding (MASP
+// paper, §3.3 and Appendix B.2). The scalars are the paper's: P4G (1.0, 0.8,
+// 0.5), ESConv (1.0, 0.7, 0.4), CraigslistBargain (0.8, 0.7, 0.3),
+// EmpatheticDialogues (0.8, 0.6, 0.3). The texts say what the paper's
 // templates say, in the project's own words. It returns an error for an
 // unknown task.
 func Target(t Task) (State, error) {
@@ -84,12 +84,12 @@ func Target(t Task) (State, error) {
 	return State{}, fmt.Errorf("bdi: no target for task %q", t)
 }
 
-// ProposalTarget returns a P4G-style target for any persuasion scenario:
-// the user finds the proposal worthwhile, wants what it offers and intends
-// to go ahead now, with P4G's scalars (1.0, 0.8, 0.5).
-// Choice: PersuArena's arena scenarios have no target of their own in seed
-// 003; the persuasion template with the scenario's proposal is the closest.
-// proposal is a verb phrase such as "get the flu shot this week".
+// ProposalTarget returns a P4G-style target for any persuasion scenario: the
+// user finds the proposal worthwhile, wants what it offers and intends to go
+// ahead now, with P4G's scalars (1.0, 0.8, 0.5). Choice: PersuArena's arena
+// scenarios have no target of their own in the MASP paper; the persuasion
+// template with the scenario's proposal is the closest. proposal is a verb
+// phrase such as "get the flu shot this week".
 func ProposalTarget(proposal string) State {
 	p := GoalPhrase(proposal)
 	return State{

@@ -14,7 +14,7 @@ import (
 )
 
 // Teacher labels the user's BDI state from the task, the user's profile,
-// the task goal and the dialogue history (seed 003 Eq. 9: z_t =
+// the task goal and the dialogue history (MASP paper, Eq. 9: z_t =
 // F(h_t, p_u, g); the paper's offline "oracle belief updater", Appendix
 // B.1). It is the only state estimator used on the reward side. history is
 // the visible transcript h_t, oldest first.
@@ -36,7 +36,7 @@ var StateSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"required":["belief","desire","intention","receptivity","confidence","valence"]}`)
 
 // TaskDescription returns the short task and role description given to
-// LLM teachers and judges (the project's wording of seed 003 Appendix B.2
+// LLM teachers and judges (the project's wording of the MASP paper's Appendix B.2
 // and C): who the assistant and the user are and what the assistant wants.
 func TaskDescription(t Task) string {
 	switch t {

@@ -1,5 +1,5 @@
 // Package decision defines the persuadee's per-turn decision and the
-// episode's terminal state (SPEC §1, seed 000 Table 5).
+// episode's terminal state (Probe-RPO paper, Table 5).
 package decision
 
 // Decision is what the persuadee decided in one reply.
@@ -20,7 +20,7 @@ func (d Decision) Terminal() bool { return d == Accept || d == Conditional || d 
 // Valid reports whether d is one of the four decisions.
 func (d Decision) Valid() bool { return d == Continue || d.Terminal() }
 
-// Terminal is how an episode ended (SPEC §1, seed 000 Table 5), plus two
+// Terminal is how an episode ended (Probe-RPO paper, Table 5), plus two
 // states for episodes that could not finish normally.
 type Terminal string
 
@@ -35,7 +35,7 @@ const (
 	// TermReject is rejection.
 	TermReject Terminal = "reject"
 	// TermTruncated is an episode cut short because the conversation outgrew
-	// the persuadee's context window (SPEC §7). It is never a rejection.
+	// the persuadee's context window (docs/engines.md). It is never a rejection.
 	TermTruncated Terminal = "truncated"
 	// TermFailed is an episode that ended in an error; it is recorded, and
 	// excluded from outcome metrics.
@@ -43,7 +43,7 @@ const (
 )
 
 // Terminals lists the four decision-bearing terminal states in the order of
-// seed 000 Table 5 (Acc., Cond., Pend., Rej.).
+// the Probe-RPO paper's Table 5 (Acc., Cond., Pend., Rej.).
 var Terminals = []Terminal{TermAccept, TermConditional, TermPending, TermReject}
 
 // FromDecision maps a terminal decision to its terminal state. Continue

@@ -7,7 +7,7 @@ import (
 )
 
 // Parse reads the machine-readable decision from one persuadee message (its
-// own latest reply only; SPEC §7): either a tagged line such as
+// own latest reply only; docs/engines.md): either a tagged line such as
 // "DECISION: accept" or a JSON object {"decision": "..."} (structured
 // output). Reasoning inside <think>...</think>, and everything after an
 // unterminated <think>, is ignored: a reply cut off while thinking carries no
@@ -157,7 +157,7 @@ func StripDecision(text string) string {
 	return s
 }
 
-// StripThink removes reasoning blocks (SPEC §7): every
+// StripThink removes reasoning blocks (docs/engines.md): every
 // <think>...</think> block (tags in any ASCII case), everything after an
 // unterminated <think>, and everything before a lone </think> (chat
 // templates that open the block in the prompt).

@@ -6,7 +6,7 @@ import (
 )
 
 // Messy persuadee outputs of the kinds instruction-tuned and reasoning
-// models produce (SPEC §7), with the decision each must give.
+// models produce (docs/engines.md), with the decision each must give.
 var parseCases = []struct {
 	name string
 	in   string

@@ -1,6 +1,6 @@
 // Package episode runs one persuasion dialogue between a Persuader and a
 // Persuadee over a Scenario, reading the persuadee's probed belief after
-// every reply (SPEC §1-2, seed 000 §2-3). It defines the small interfaces
+// every reply (Probe-RPO paper, §2-3). It defines the small interfaces
 // every role implements: the embedded simulator, built-in persuaders and
 // LLM-backed roles alike.
 //
@@ -145,7 +145,7 @@ type PersuadeeSession interface {
 }
 
 // Prober reads the probe basis from a persuadee's current state in a
-// discarded fork of its context (SPEC §2): the fork never enters the
+// discarded fork of its context (Probe-RPO paper): the fork never enters the
 // conversation. A PersuadeeSession that can be probed implements Prober;
 // transcript is the conversation so far (empty at t = 0). It returns one
 // Answer per probe, in basis order.
@@ -175,16 +175,16 @@ type UtteranceTagger interface {
 	TagUtterance(text string) tagger.Tags
 }
 
-// Judge rates a finished episode's persuasion strategy (issue 3 §5,
-// SPEC §1). It sees only the public scenario and the visible transcript.
-// Strategy returns R_strategy in [-1, 1] and the engine usage of this
-// call (also when it fails: the cost was paid). Safe for concurrent use.
+// Judge rates a finished episode's persuasion strategy (Probe-RPO paper). It
+// sees only the public scenario and the visible transcript. Strategy returns
+// R_strategy in [-1, 1] and the engine usage of this call (also when it
+// fails: the cost was paid). Safe for concurrent use.
 type Judge interface {
 	Strategy(ctx context.Context, pub scenario.Public, transcript []Message) (float64, Usage, error)
 }
 
 // ActJudge tags one persuader utterance with the five persuasion acts of
-// seed 000 Figure 5 (multi-label; names as tagger.Act.String, in
+// the Probe-RPO paper's Figure 5 (multi-label; names as tagger.Act.String, in
 // tagger.Acts order) and returns the engine usage of this call. Safe for
 // concurrent use.
 type ActJudge interface {
@@ -239,7 +239,7 @@ type Rewarder interface {
 	Reward(ctx context.Context, pub scenario.Public, ep *Episode, transcript []Message) (*RewardVector, Usage, error)
 }
 
-// Turn records one persuader turn and the persuadee's reply (SPEC §2).
+// Turn records one persuader turn and the persuadee's reply (Probe-RPO paper).
 type Turn struct {
 	// T is the persuader turn index, 1..Tmax.
 	T         int               `json:"t"`
@@ -285,7 +285,8 @@ type Episode struct {
 	B0       *float64          `json:"b0"`
 	Turns    []Turn            `json:"turns"`
 	Terminal decision.Terminal `json:"terminal"`
-	// RGoal is R_goal of Terminal (SPEC §1); NaN-free: 0 for failed episodes.
+	// RGoal is R_goal of Terminal (Probe-RPO paper); NaN-free: 0 for failed
+	// episodes.
 	RGoal float64 `json:"r_goal"`
 	// Error holds the failure message of a TermFailed episode.
 	Error string `json:"error,omitempty"`
@@ -298,14 +299,14 @@ type Episode struct {
 	RetryAfter time.Duration `json:"-"`
 
 	// InitialProbeUsage and InitialProbeMS are the engine usage and latency
-	// (milliseconds) of the t = 0 probe read-out (seed 000 Table 4 counts a
-	// read-out per persuadee turn; this is the one before the first turn).
-	// Zero for probers that report no usage (the simulator).
+	// (milliseconds) of the t = 0 probe read-out (the Probe-RPO paper's Table
+	// 4 counts a read-out per persuadee turn; this is the one before the
+	// first turn). Zero for probers that report no usage (the simulator).
 	InitialProbeUsage Usage   `json:"initial_probe_usage,omitzero"`
 	InitialProbeMS    float64 `json:"initial_probe_ms,omitempty"`
 
 	// RStrategy is the judge's rating of the persuader's conduct,
-	// R_strategy in [-1, 1] (SPEC §1: 1 honest and respectful, -1
+	// R_strategy in [-1, 1] (Probe-RPO paper: 1 honest and respectful, -1
 	// deceptive or pressuring); nil when no judge ran or the judge failed.
 	RStrategy *float64 `json:"r_strategy,omitempty"`
 	// ActsBy names who tagged Turn.Acts: "" for the rule tagger (package
@@ -332,7 +333,7 @@ type Episode struct {
 const ActsByJudge = "judge"
 
 // OutcomeReward returns the episode's outcome reward R_out = R_goal +
-// w·R_strategy (SPEC §1, reward.Outcome); R_goal when RStrategy is nil (no
+// w·R_strategy (Probe-RPO paper, reward.Outcome); R_goal when RStrategy is nil (no
 // judge, or the judge failed). w is normally reward.DefaultStrategyWeight.
 // For a failed episode it returns RGoal (0): callers exclude failed
 // episodes.

@@ -17,7 +17,7 @@ import (
 	"github.com/persuarena/persuarena/tagger"
 )
 
-// DefaultTmax is the maximum number of persuader turns (SPEC §1, seed 000: 10).
+// DefaultTmax is the maximum number of persuader turns (Probe-RPO paper: 10).
 const DefaultTmax = 10
 
 // Config configures episodes.
@@ -32,8 +32,8 @@ type Config struct {
 	// ended (Episode.RStrategy; never for failed episodes). A judge error
 	// is recorded in Episode.JudgeError and never fails the episode.
 	Judge Judge
-	// ActJudge, when set, replaces the rule tagger's Turn.Acts by the
-	// judge's multi-label tagging of every persuader utterance (seed 000
+	// ActJudge, when set, replaces the rule tagger's Turn.Acts by the judge's
+	// multi-label tagging of every persuader utterance (Probe-RPO paper,
 	// Figure 5), asked once the episode has ended (Episode.ActsBy =
 	// ActsByJudge). The persuadee still receives the rule tags
 	// (Message.Tags). When any utterance's tagging fails, every turn keeps
@@ -106,7 +106,7 @@ func (c *chunk[T]) take(n, batch int) []T {
 
 // ErrTruncated is returned (wrapped) by a PersuadeeSession or
 // PersuaderSession when the conversation no longer fits the model's context
-// window. The episode then ends as decision.TermTruncated (SPEC §7).
+// window. The episode then ends as decision.TermTruncated (docs/engines.md).
 var ErrTruncated = errors.New("conversation exceeds the context window")
 
 // ErrTransient marks a role error that may not recur: an engine that
@@ -133,7 +133,7 @@ func Mix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// Run plays one episode of sc between per and pee (SPEC §1-2): probes at
+// Run plays one episode of sc between per and pee (Probe-RPO paper): probes at
 // t = 0, then up to Tmax persuader turns, each followed by the persuadee's
 // reply and a probe read-out; a terminal decision ends the episode, Tmax
 // gives pending. The persuader only ever receives sc.Public() and the

@@ -25,7 +25,7 @@ const (
 	CostJudge = "judge"
 )
 
-// CostRow holds seed 000 Table 4's columns for one role of one
+// CostRow holds the Probe-RPO paper's Table 4 columns for one role of one
 // (persuader, persuadee) pair: engine cost per persuader turn, as means over
 // every recorded turn (failed episodes included: their cost was paid).
 // Tokens are counts, LatencyMS milliseconds. Costs paid once per episode
@@ -54,7 +54,7 @@ type CostRow struct {
 	LatencyMS     float64 `json:"latency_ms"`
 }
 
-// CostTable computes per-turn engine costs (seed 000 Table 4) for every
+// CostTable computes per-turn engine costs (Probe-RPO paper, Table 4) for every
 // (persuader, persuadee) pair and role that made engine requests; roles
 // with no requests (the simulator, built-in persuaders, no judge) get no
 // row. Every row of a pair divides by the pair's number of recorded turns:
@@ -129,7 +129,7 @@ func cmpStr(a, b string) int {
 
 // WriteCostTable writes cost rows as an aligned text table with a title.
 func WriteCostTable(w io.Writer, rows []CostRow) error {
-	fmt.Fprintln(w, "engine cost per persuader turn (means; seed 000 Table 4 columns):")
+	fmt.Fprintln(w, "engine cost per persuader turn (means; the Probe-RPO paper's Table 4 columns):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "persuader\tpersuadee\trole\tturns\trequests\tprompt tok\tcached tok\tuncached tok\tdecoded tok\tms\t")
 	for _, r := range rows {
@@ -139,8 +139,8 @@ func WriteCostTable(w io.Writer, rows []CostRow) error {
 	return tw.Flush()
 }
 
-// Grid is seed 000 Table 7: the full-acceptance rate of every persuader
-// against every persuadee, pooled over scenario sets.
+// Grid is the Probe-RPO paper's Table 7: the full-acceptance rate of every
+// persuader against every persuadee, pooled over scenario sets.
 type Grid struct {
 	Persuaders []string `json:"persuaders"`
 	Persuadees []string `json:"persuadees"`
@@ -187,7 +187,7 @@ func CrossGrid(eps []*episode.Episode, persuaders, persuadees []string) Grid {
 // WriteGrid writes the grid as a text table of full-acceptance percentages
 // (one decimal, "-" for empty cells), persuaders down, persuadees across.
 func WriteGrid(w io.Writer, g Grid) error {
-	fmt.Fprintln(w, "full acceptance % (persuader x persuadee; seed 000 Table 7):")
+	fmt.Fprintln(w, "full acceptance % (persuader x persuadee; Probe-RPO paper, Table 7):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "persuader\t")
 	for _, p := range g.Persuadees {

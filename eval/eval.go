@@ -1,6 +1,6 @@
 // Package eval runs persuaders against persuadees over scenario sets with a
-// bounded worker pool, and summarises the stored episodes into seed 000's
-// Table 5 and Table 9 columns (SPEC §1-2).
+// bounded worker pool, and summarises the stored episodes into the Probe-RPO
+// paper's Table 5 and Table 9 columns.
 package eval
 
 import (

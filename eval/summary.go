@@ -20,11 +20,11 @@ import (
 // eval, analysis and report).
 var pct, num = tablefmt.Pct, tablefmt.Num
 
-// MovedThreshold is the final-belief threshold of seed 000 Table 9's
+// MovedThreshold is the final-belief threshold of the Probe-RPO paper's Table 9
 // "moved" column: B_T > 0.5.
 const MovedThreshold = 0.5
 
-// Summary holds seed 000 Table 5 and Table 9 columns for one group of
+// Summary holds the Probe-RPO paper's Table 5 and Table 9 columns for one group of
 // episodes. Shares are fractions in [0, 1] (printed as %); failed episodes
 // are counted in Failed and excluded from every other column.
 type Summary struct {
@@ -58,8 +58,8 @@ type Summary struct {
 	// (rated, or with a judge error); 0 when no judge ran. Tables show the
 	// R_strategy and R_out columns only when some summary has Judged > 0.
 	Judged int
-	// MeanRStrategy is the mean judge rating R_strategy in [-1, 1] (SPEC
-	// §1) over the scored episodes that have one; NaN when none.
+	// MeanRStrategy is the mean judge rating R_strategy in [-1, 1] (Probe-RPO
+	// paper) over the scored episodes that have one; NaN when none.
 	MeanRStrategy float64
 	// MeanROut is the mean outcome reward R_out = R_goal + w·R_strategy
 	// over the N scored episodes (Episode.OutcomeReward with w =
@@ -68,7 +68,7 @@ type Summary struct {
 	MeanROut float64
 }
 
-// Summarize computes the Table 5/9 columns over eps (SPEC §2).
+// Summarize computes the Table 5/9 columns over eps (Probe-RPO paper).
 func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary {
 	var a Accumulator
 	for _, ep := range eps {
@@ -209,8 +209,9 @@ func (s Summary) row(judge bool) []string {
 		num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved), strconv.Itoa(s.Failed))
 }
 
-// WriteTable writes summaries as an aligned text table (percentages with
-// one decimal, as in seed 000 Table 5). When a judge ran (some Judged >
+// WriteTable writes summaries as an aligned text table (percentages with one
+// decimal, as in the Probe-RPO paper's Table 5). When a judge ran (some
+// Judged >
 // 0) the columns R_strategy and R_out follow R_goal; otherwise the table
 // is exactly the judge-less one.
 func WriteTable(w io.Writer, ss []Summary) error {

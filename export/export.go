@@ -1,7 +1,7 @@
 // Package export turns a stored run into training data for offline and
 // external trainers: every episode with its per-turn messages, persuasion
 // acts, probe read-outs, belief, dense reward, terminal state, rewards and
-// the Probe-RPO advantages of its group (SPEC §2, seed 000 Eq. 3, computed
+// the Probe-RPO advantages of its group (Probe-RPO paper, Eq. 3, computed
 // by package grpo), as JSON Lines (one episode per line) or Parquet (one
 // row per turn). See docs/export.md for the field list.
 //
@@ -116,7 +116,7 @@ type Turn struct {
 	// Probes are the read-outs after the reply, in basis order.
 	Probes []Probe `json:"probes"`
 	// Belief is B_t in [0, 1] and Dense r_t = B_t - B_{t-1}; nil when
-	// missing (SPEC §2).
+	// missing (Probe-RPO paper).
 	Belief *float64 `json:"belief"`
 	Dense  *float64 `json:"dense"`
 	// AOut is the episode's A_out, ADense is A_dense_{i,t} (unscaled)

@@ -69,7 +69,7 @@ func normalize(xs []float64, eps float64, ddof int) []float64 {
 //
 //	A_out_i = (R_out_i - mean_G R_out) / (std_G R_out + ε)
 //
-// (SPEC §2, seed 000 Eq. 3 outcome term, DeepSeekMath §4.1.2), with ε =
+// (the Probe-RPO paper's Eq. 3 outcome term, DeepSeekMath §4.1.2), with ε =
 // cfg.Eps and the std's ddof cfg.StdDDOF. The result has len(rOut)
 // entries.
 //
@@ -108,10 +108,10 @@ func OutcomeAdvantages(rOut []float64, cfg Config) ([]float64, error) {
 	return adv, nil
 }
 
-// Combine returns A_{i,t} = A_out_i + λ·A_dense_{i,t} (SPEC §2, seed 000
-// Eq. 3), with aDense's shape. With λ = 0 every A_{i,t} is A_out_i itself,
-// bit for bit (nothing is added, so a NaN or -0 in aDense cannot leak in):
-// plain outcome GRPO.
+// Combine returns A_{i,t} = A_out_i + λ·A_dense_{i,t} (Probe-RPO paper, Eq.
+// 3), with aDense's shape. With λ = 0 every A_{i,t} is A_out_i itself, bit
+// for bit (nothing is added, so a NaN or -0 in aDense cannot leak in): plain
+// outcome GRPO.
 //
 // It panics when len(aOut) != len(aDense), a programming error.
 func Combine(aOut []float64, aDense [][]float64, lambda float64) [][]float64 {
@@ -132,7 +132,7 @@ func Combine(aOut []float64, aDense [][]float64, lambda float64) [][]float64 {
 	return adv
 }
 
-// GroupStats describes one group for seed 000 Figure 7.
+// GroupStats describes one group for the Probe-RPO paper's Figure 7.
 type GroupStats struct {
 	// Scored counts the rollouts with a non-NaN R_out.
 	Scored int
@@ -201,8 +201,8 @@ func Analyze(rOut []float64, dense [][]float64, cfg Config) ([][]float64, GroupS
 }
 
 // AnalyzeParts computes one group's advantages with OutcomeAdvantages,
-// DenseAdvantages and Combine (λ = cfg.Lambda; SPEC §2, seed 000 Eq. 3)
-// and its GroupStats (seed 000 Figure 7). Arguments as in Analyze.
+// DenseAdvantages and Combine (λ = cfg.Lambda; Probe-RPO paper, Eq. 3)
+// and its GroupStats (Probe-RPO paper, Figure 7). Arguments as in Analyze.
 //
 // Choice: a rollout with NaN R_out (failed) is left out entirely: its
 // dense rewards do not enter the group's statistics and every one of its

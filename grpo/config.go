@@ -1,9 +1,9 @@
 // Package grpo holds Probe-RPO's training math as plain float64 reference
-// functions (SPEC §2, seed 000 §3 Eq. 3): group-relative outcome advantages,
+// functions (the Probe-RPO paper's §3 Eq. 3): group-relative outcome advantages,
 // process-supervised dense advantages from the probed belief, their
 // combination A_{i,t} = A_out_i + λ·A_dense_{i,t}, dead-group analysis
-// (seed 000 Figure 7), and the per-turn PPO-clipped objective with a k3 KL
-// penalty and an entropy bonus (seed 000 Table 3).
+// (Probe-RPO paper, Figure 7), and the per-turn PPO-clipped objective with a k3 KL
+// penalty and an entropy bonus (Probe-RPO paper, Table 3).
 //
 // Key, Groups, Inputs and DeadTally are the one definition of a GRPO
 // group (the rollouts of one scenario by one persuader against one
@@ -26,42 +26,42 @@ import (
 // ErrConfig is wrapped by every error Config.Validate returns.
 var ErrConfig = errors.New("invalid grpo config")
 
-// Config is every setting of a Probe-RPO training run. Defaults come from
-// seed 000 Table 3 unless a field says otherwise; see DefaultConfig and
-// docs/grpo.md.
+// Config is every setting of a Probe-RPO training run. Defaults come from the
+// Probe-RPO paper's Table 3 unless a field says otherwise; see DefaultConfig
+// and docs/grpo.md.
 type Config struct {
-	// Lambda is λ in A_{i,t} = A_out_i + λ·A_dense_{i,t} (SPEC §2, seed 000
+	// Lambda is λ in A_{i,t} = A_out_i + λ·A_dense_{i,t} (Probe-RPO paper,
 	// Eq. 3), >= 0. λ = 0 is plain outcome GRPO. Default 0.5, the paper's
-	// best checkpoint (seed 000 Table 9).
+	// best checkpoint (Probe-RPO paper, Table 9).
 	Lambda float64 `json:"lambda"`
 	// G is the number of rollouts per scenario, i.e. the group size, >= 2.
-	// Default 4 (seed 000 Table 3).
+	// Default 4 (Probe-RPO paper, Table 3).
 	G int `json:"g"`
 	// ScenariosPerStep is the number of scenarios (groups) per optimiser
-	// step, >= 1. Default 16 (seed 000 Table 3, "batch 16").
+	// step, >= 1. Default 16 (Probe-RPO paper, Table 3, "batch 16").
 	ScenariosPerStep int `json:"scenarios_per_step"`
 	// Epochs is the number of passes over the training scenarios, >= 1.
-	// Default 2 (seed 000 Table 3: 2 epochs = 182 steps on 1,468
+	// Default 2 (Probe-RPO paper, Table 3: 2 epochs = 182 steps on 1,468
 	// scenarios).
 	Epochs int `json:"epochs"`
-	// LearningRate is the optimiser step size, > 0. Default 1e-5 (seed 000
-	// Table 3, for a 4B LLM; a small planner may want more).
+	// LearningRate is the optimiser step size, > 0. Default 1e-5 (Probe-RPO
+	// paper, Table 3, for a 4B LLM; a small planner may want more).
 	LearningRate float64 `json:"learning_rate"`
 	// KLBeta is β, the weight of the k3 KL penalty to the reference
-	// (initial) policy, >= 0. Default 0.05 (seed 000 Table 3).
+	// (initial) policy, >= 0. Default 0.05 (Probe-RPO paper, Table 3).
 	KLBeta float64 `json:"kl_beta"`
-	// EntropyCoef weights the entropy bonus, >= 0. Default 0.01 (seed 000
-	// Table 3).
+	// EntropyCoef weights the entropy bonus, >= 0. Default 0.01 (Probe-RPO
+	// paper, Table 3).
 	EntropyCoef float64 `json:"entropy_coef"`
 	// ClipEps is ε of the PPO-clipped surrogate, in (0, 1).
-	// Choice: 0.2, the PPO default (Schulman et al. 2017); seed 000 does
+	// Choice: 0.2, the PPO default (Schulman et al. 2017); the Probe-RPO paper does
 	// not state it.
 	ClipEps float64 `json:"clip_eps"`
 	// Eps is ε in (x - mean)/(std + ε), >= 0; it bounds the advantage of a
-	// near-tied group. Choice: 1e-6 (seed 000 does not state it).
+	// near-tied group. Choice: 1e-6 (the Probe-RPO paper does not state it).
 	Eps float64 `json:"eps"`
 	// StrategyWeight is w_strategy in R_out = R_goal + w·R_strategy
-	// (reward.Outcome), >= 0. Choice: 1 (SPEC §1; seed 000 does not state
+	// (reward.Outcome), >= 0. Choice: 1 (the Probe-RPO paper does not state
 	// it).
 	StrategyWeight float64 `json:"strategy_weight"`
 	// StdDDOF is the delta degrees of freedom of the group standard

@@ -417,7 +417,7 @@ func TestAnalyzePartsTerms(t *testing.T) {
 	}
 }
 
-// BenchmarkAnalyze is one seed 000-sized group: G = 4 rollouts of 10 turns.
+// BenchmarkAnalyze is one Probe-RPO-paper-sized group: G = 4 rollouts of 10 turns.
 func BenchmarkAnalyze(b *testing.B) {
 	r := []float64{3, 1, -1, 1}
 	dense := make([][]float64, 4)

@@ -11,7 +11,7 @@ import (
 //
 //	min(ρ·A, clip(ρ, 1-ε, 1+ε)·A),  ρ = exp(logp - oldLogp)
 //
-// (Schulman et al. 2017 Eq. 7; DeepSeekMath §4.1.1 Eq. 3; seed 000 §3).
+// (Schulman et al. 2017 Eq. 7; DeepSeekMath §4.1.1 Eq. 3; Probe-RPO paper, §3).
 // logp is the log-probability of the taken action under the policy being
 // optimised, oldLogp under the policy that sampled it (nats); adv is
 // A_{i,t}; clipEps is ε (Config.ClipEps). With A > 0 the ratio is capped
@@ -28,7 +28,7 @@ func ClippedSurrogate(logp, oldLogp, adv, clipEps float64) float64 {
 //	exp(refLogp - logp) - (refLogp - logp) - 1
 //
 // unbiased and always >= 0 (Schulman 2020, "Approximating KL divergence";
-// DeepSeekMath §4.1.1 Eq. 4; seed 000 Table 3's KL term). logp and
+// DeepSeekMath §4.1.1 Eq. 4; the Probe-RPO paper's Table 3 KL term). logp and
 // refLogp are the sampled action's log-probabilities (nats) under the
 // policy and the reference (initial) policy.
 func KL3(logp, refLogp float64) float64 {
@@ -37,9 +37,9 @@ func KL3(logp, refLogp float64) float64 {
 }
 
 // Entropy returns the Shannon entropy -Σ p ln p (nats) of a probability
-// distribution, the bonus weighted by Config.EntropyCoef (seed 000 Table
-// 3). Entries equal to 0 contribute 0 (the limit of p ln p); probs should
-// sum to 1. A negative or NaN entry gives NaN, so the error surfaces.
+// distribution, the bonus weighted by Config.EntropyCoef (Probe-RPO paper,
+// Table 3). Entries equal to 0 contribute 0 (the limit of p ln p); probs
+// should sum to 1. A negative or NaN entry gives NaN, so the error surfaces.
 func Entropy(probs []float64) float64 {
 	h := 0.0
 	for _, p := range probs {
@@ -91,7 +91,7 @@ var ErrEmptyBatch = errors.New("grpo: empty batch")
 //
 // with surrogate_n = ClippedSurrogate(Logp, OldLogp, Adv, cfg.ClipEps),
 // KL3_n = KL3(Logp, RefLogp), H_n = Sample.Entropy, β = cfg.KLBeta and c =
-// cfg.EntropyCoef (seed 000 Table 3; DeepSeekMath §4.1.1 Eq. 3 with the
+// cfg.EntropyCoef (Probe-RPO paper, Table 3; DeepSeekMath §4.1.1 Eq. 3 with the
 // KL inside the objective rather than in the reward).
 //
 // Choice: one mean over all samples (turns) of the batch, so every turn

@@ -108,7 +108,7 @@ func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []op
 	if s.Seed != nil {
 		p.Seed = openai.Int(*s.Seed)
 	}
-	if s.MaxTokens > 0 { // never <= 0 (SPEC §7); omitted means engine default
+	if s.MaxTokens > 0 { // never <= 0 (docs/engines.md); omitted means engine default
 		p.MaxTokens = openai.Int(int64(s.MaxTokens))
 	}
 	if len(r.Stop) > 0 {

@@ -86,7 +86,7 @@ func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, 
 	if s.Seed != nil {
 		p.Seed = openai.Int(*s.Seed)
 	}
-	if s.MaxTokens > 0 { // never <= 0 (SPEC §7; SGLang rejects it)
+	if s.MaxTokens > 0 { // never <= 0 (docs/engines.md; SGLang rejects it)
 		p.MaxTokens = openai.Int(int64(s.MaxTokens))
 	}
 	if len(r.Stop) > 0 {
@@ -157,7 +157,7 @@ func (c *Client) completeLlama(ctx context.Context, u *Usage, r CompletionReques
 	}
 	if want {
 		body["n_probs"] = min(max(r.Logprobs, 1), c.maxTop(true))
-		body["post_sampling_probs"] = false // raw distribution (SPEC §7)
+		body["post_sampling_probs"] = false // raw distribution (docs/engines.md)
 	}
 	for k, v := range s.Extra {
 		body[k] = v

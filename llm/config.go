@@ -16,7 +16,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// Backend is one OpenAI-compatible server (issue 3 §2). The zero values of
+// Backend is one OpenAI-compatible server (docs/engines.md). The zero values of
 // the numeric fields take the documented defaults.
 type Backend struct {
 	// Name identifies the backend in roles and CLI shorthands (llm:NAME);
@@ -100,7 +100,7 @@ type Sampling struct {
 	// TopP in (0, 1].
 	TopP *float64 `yaml:"top_p"`
 	// MaxTokens > 0 caps generated tokens; 0 omits the field (never sent as
-	// <= 0, SPEC §7).
+	// <= 0, docs/engines.md).
 	MaxTokens int `yaml:"max_tokens"`
 	// Seed for engines that honour it.
 	Seed *int64 `yaml:"seed"`
@@ -118,8 +118,8 @@ type Role struct {
 	// Thinking: nil = engine default; false disables thinking (Qwen3:
 	// chat_template_kwargs.enable_thinking=false).
 	Thinking *bool `yaml:"thinking"`
-	// Variant selects an LLM persuadee's conduct (package llmagent; seed
-	// 003 §4's soft and hard users): "" or "default", "soft" (cooperative,
+	// Variant selects an LLM persuadee's conduct (package llmagent; the MASP
+	// paper's §4 soft and hard users): "" or "default", "soft" (cooperative,
 	// imitation-style: follows the persuader's lead and yields readily to
 	// reasonable requests) or "hard" (rationally resisting: yields only to
 	// concrete, honest reasons). Other roles ignore it.

@@ -205,7 +205,7 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 		}
 		caps.Version = v.Version
 		// Support is decided by asking, not by the version: builds from
-		// source report 0.0.0 and do return log-probs (SPEC §7).
+		// source report 0.0.0 and do return log-probs (docs/engines.md).
 		ok, err := c.askChatLogprobs(ctx)
 		if err != nil {
 			return caps, fmt.Errorf("llm: backend %q: asking for chat log-probs: %w", c.b.Name, err)

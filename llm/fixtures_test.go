@@ -279,7 +279,7 @@ func TestParseLlamaNoCandidates(t *testing.T) {
 // TestParseReplacementCharIsUnreadable: llama-server answers a probe whose
 // sampled token is an incomplete UTF-8 byte with content "\uFFFD" and no
 // log-probs, on /completion and on chat; that is one unreadable position,
-// never an error that fails the episode (SPEC §7).
+// never an error that fails the episode (docs/engines.md).
 func TestParseReplacementCharIsUnreadable(t *testing.T) {
 	chs, _, _, err := parseLlamaCompletion([]byte(`{"content":"\uFFFD","tokens_predicted":1,"tokens_evaluated":9,"completion_probabilities":[]}`), 1, true)
 	if err != nil || len(chs[0].Top) != 1 || len(chs[0].Top[0]) != 0 {

@@ -1,7 +1,7 @@
 // Package llm talks to OpenAI-compatible inference engines (vLLM, SGLang,
 // llama.cpp's llama-server, Ollama and hosted OpenAI-compatible APIs) for
-// PersuArena's LLM persuadees, persuaders, judges and logit probes (issue 3,
-// SPEC §2 and §7).
+// PersuArena's LLM persuadees, persuaders, judges and logit probes (Probe-RPO
+// paper; docs/engines.md).
 //
 // A Client wraps one Backend: it sends chat and completion requests through
 // github.com/openai/openai-go/v3 (engine-specific fields go in as extra JSON),
@@ -32,7 +32,7 @@ import (
 // Engine names an inference engine profile.
 type Engine string
 
-// The engine profiles (issue 3 §1).
+// The engine profiles (docs/engines.md).
 const (
 	VLLM     Engine = "vllm"
 	SGLang   Engine = "sglang"
@@ -66,7 +66,7 @@ type ChatRequest struct {
 	Messages []Message
 	// Sampling holds the role's sampling parameters; nil fields use the
 	// engine default, MaxTokens <= 0 omits max_tokens (never sent as <= 0,
-	// SPEC §7).
+	// docs/engines.md).
 	Sampling Sampling
 	// Logprobs asks for per-token log-probabilities.
 	Logprobs bool
@@ -94,7 +94,7 @@ type ChatRequest struct {
 // ChatResponse is the first choice of a chat completion.
 type ChatResponse struct {
 	// Content is the assistant text; "" when the engine returned content
-	// null (e.g. a reasoning parser put everything in Reasoning, SPEC §7).
+	// null (e.g. a reasoning parser put everything in Reasoning, docs/engines.md).
 	Content string
 	// Reasoning is the thinking text when the engine separated it
 	// (reasoning_content, or reasoning on Ollama and newer vLLM).
@@ -203,7 +203,7 @@ var (
 	ErrContextLength error = errors.New("llm: prompt exceeds the model's context window")
 	// ErrLogprobsUnavailable means log-probs were requested but the response
 	// carried none (structured output, speculative decoding, older Ollama,
-	// proxies). Never guessed from the text (SPEC §7); not retried.
+	// proxies). Never guessed from the text (docs/engines.md); not retried.
 	ErrLogprobsUnavailable = errors.New("llm: log-probs requested but absent from the response")
 	// ErrCircuitOpen means the backend's circuit breaker is open after
 	// repeated failures; no request was sent.

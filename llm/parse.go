@@ -12,7 +12,7 @@ import (
 	"github.com/persuarena/persuarena/probe"
 )
 
-// logprob is a log-probability read tolerantly (SPEC §7): a number, null,
+// logprob is a log-probability read tolerantly (docs/engines.md): a number, null,
 // or a string such as "-inf", "-Infinity" or "NaN". null and unparsable
 // strings read as -Inf (zero probability); probe.Pool maps -Inf, NaN,
 // <= -1e30 (e.g. -3.4e38) and -9999 to zero probability.
@@ -412,7 +412,7 @@ type llamaCompletion struct {
 	TokensPredicted int    `json:"tokens_predicted"`
 	// Timings.CacheN is the prompt tokens reused from the slot's cache;
 	// tokens_cached is not read: it is the slot's KV size after the
-	// request (prompt plus generated), not reuse (SPEC §7).
+	// request (prompt plus generated), not reuse (docs/engines.md).
 	Timings                 *llamaTimings `json:"timings"`
 	CompletionProbabilities []llamaProb   `json:"completion_probabilities"`
 	Probs                   []llamaProb   `json:"probs"`
@@ -466,7 +466,7 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 			if len(probs) == 0 && isReplacementOnly(it.Content) {
 				// A sampled byte token that is an incomplete UTF-8
 				// sequence: llama-server drops the log-probs of that
-				// position (SPEC §7). One empty position reads as an
+				// position (docs/engines.md). One empty position reads as an
 				// unreadable answer, never as a failed request.
 				c.Top = [][]probe.TokenLogprob{{}}
 				out[i] = c

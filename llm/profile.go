@@ -1,7 +1,7 @@
 package llm
 
 // Profile is what PersuArena assumes of an engine before Detect looks
-// (issue 3 §1; docs/engines.md cites the source of each fact).
+// (docs/engines.md cites the source of each fact).
 type Profile struct {
 	// Engine is the profile's engine.
 	Engine Engine

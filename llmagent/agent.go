@@ -1,12 +1,12 @@
-// Package llmagent implements PersuArena's LLM-backed roles on top of
-// package llm (issue 3): the LLM persuadee (episode.Persuadee, with its
-// decision protocol and logit probes, SPEC §2 and §7), the prompted LLM
-// persuader (episode.Persuader, seed 000's prompted baselines) and the LLM
-// judge (terminal-state check, strategy rating R_strategy, five-act
-// tagging). Every role sees only what it may: the persuader and the judge
-// get the public scenario fields and the visible transcript; only the
-// persuadee's own prompt holds the hidden profile. docs/llm-roles.md
-// describes prompts, protocol, probe paths and costs.
+// Package llmagent implements PersuArena's LLM-backed roles on top of package
+// llm (docs/llm-roles.md): the LLM persuadee (episode.Persuadee, with its
+// decision protocol and logit probes, Probe-RPO paper; docs/engines.md), the
+// prompted LLM persuader (episode.Persuader, the Probe-RPO paper's prompted
+// baselines) and the LLM judge (terminal-state check, strategy rating
+// R_strategy, five-act tagging). Every role sees only what it may: the
+// persuader and the judge get the public scenario fields and the visible
+// transcript; only the persuadee's own prompt holds the hidden profile.
+// docs/llm-roles.md describes prompts, protocol, probe paths and costs.
 package llmagent
 
 import (
@@ -30,7 +30,7 @@ type engine interface {
 }
 
 // renderProbe renders msgs with the engine's chat template, generation
-// prompt added and thinking off, as a probe fork is read (SPEC §7).
+// prompt added and thinking off, as a probe fork is read (docs/engines.md).
 func renderProbe(ctx context.Context, e engine, msgs []llm.Message) (string, error) {
 	return e.RenderChat(ctx, llm.TemplateRequest{Messages: msgs, AddGenerationPrompt: true, Thinking: ptr(false)})
 }

@@ -52,7 +52,7 @@ func (c *canned) RenderChat(_ context.Context, r llm.TemplateRequest) (string, e
 // BenchmarkPersuadeeTurnCPU measures the LLM persuadee's own CPU per turn
 // (reply request built and parsed, K = 3 probe forks rendered and pooled)
 // at turn 6 of an episode, with an engine that answers instantly. Target:
-// < 1 ms per turn (issue 3).
+// < 1 ms per turn (docs/llm-roles.md).
 func BenchmarkPersuadeeTurnCPU(b *testing.B) {
 	p := newPersuadee("llm:bench", newCanned(), llm.Role{}, PersuadeeOptions{})
 	ctx := context.Background()
@@ -120,7 +120,7 @@ func BenchmarkFakeEngineTurn(b *testing.B) {
 // process (this test binary re-executed, see TestMain) as a real engine
 // runs on its own machine, and reports the throughput ratio to the ideal
 // (every request of an episode back to back, all episodes fully parallel):
-// target >= 0.9 (issue 3). The backend's max_in_flight must cover the
+// target >= 0.9 (docs/llm-roles.md). The backend's max_in_flight must cover the
 // concurrency (here 64).
 // Choice: the child keeps the default GOMAXPROCS, so on a small machine it
 // still shares the cores with the client; only its heap, GC and scheduler
@@ -140,7 +140,7 @@ func BenchmarkConcurrentEpisodesInProcess(b *testing.B) {
 }
 
 // benchLatency is the fake engine's added latency per request in the
-// concurrency benchmarks (issue 3).
+// concurrency benchmarks (docs/llm-roles.md).
 const benchLatency = 200 * time.Millisecond
 
 // concurrentEpisodes runs the concurrency benchmark against be; requests,

@@ -9,10 +9,10 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// Variant is an LLM persuadee's conduct toward the other side (seed 003
-// §4 and Appendix C: evaluation against soft and hard users). The variant
-// changes how the persuadee reacts, never what it knows: the hidden
-// profile and the decision protocol are the same in every variant.
+// Variant is an LLM persuadee's conduct toward the other side (MASP paper, §4
+// and Appendix C: evaluation against soft and hard users). The variant
+// changes how the persuadee reacts, never what it knows: the hidden profile
+// and the decision protocol are the same in every variant.
 type Variant string
 
 // The variants.
@@ -22,7 +22,7 @@ const (
 	VariantDefault Variant = ""
 	// VariantSoft is cooperative and imitation-style: it follows the
 	// other side's lead and yields readily to reasonable requests, like
-	// the compliant simulators seed 003 warns about.
+	// the compliant simulators the MASP paper warns about.
 	VariantSoft Variant = "soft"
 	// VariantHard is rationally resisting: it yields only to concrete,
 	// honest reasons that address its own concerns and pushes back on
@@ -52,13 +52,12 @@ const (
 	// FramePersuasion: someone being persuaded to accept a proposal (P4G
 	// and PersuArena's scenarios); the default prompt.
 	FramePersuasion Frame = ""
-	// FrameSupport: an ESConv help-seeker talking with an emotional
-	// supporter (the persuader); success is feeling better (seed 003
-	// Appendix C.5).
+	// FrameSupport: an ESConv help-seeker talking with an emotional supporter
+	// (the persuader); success is feeling better (MASP paper, Appendix C.5).
 	FrameSupport Frame = "esconv"
 	// FrameBargain: a CraigslistBargain seller negotiating with a buyer
 	// (the persuader) over a listed item; the decisions are deal or no
-	// deal at a price (seed 003 Appendix C.7).
+	// deal at a price (MASP paper, Appendix C.7).
 	FrameBargain Frame = "cb"
 )
 

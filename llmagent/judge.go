@@ -21,11 +21,11 @@ import (
 // read (no JSON object with the expected field).
 var ErrJudgeUnparsed = errors.New("llm judge: no readable answer")
 
-// Judge is an LLM judge (issue 3 §5), usable with any persuadee: the
+// Judge is an LLM judge (docs/llm-roles.md), usable with any persuadee: the
 // terminal-state check for persuadees without a decision protocol, the
-// strategy rating R_strategy in [-1, 1] (SPEC §1: honest, respectful, no
+// strategy rating R_strategy in [-1, 1] (honest, respectful, no
 // pressure or deception) and the five-act tagging of persuader utterances
-// (seed 000 Figure 5). With Samples n > 1 every question is asked n times
+// (Probe-RPO paper, Figure 5). With Samples n > 1 every question is asked n times
 // (concurrently, with distinct seeds) and the answers are combined.
 // Safe for concurrent use.
 type Judge struct {
@@ -131,7 +131,7 @@ func (j *Judge) miss() {
 // transcript. With several samples the majority wins; ties go to the least
 // committal decision (continue, then conditional, reject, accept), and
 // unreadable samples are skipped; if none is readable the answer is
-// Continue, never acceptance (SPEC §7). Errors: engine errors.
+// Continue, never acceptance (docs/engines.md). Errors: engine errors.
 func (j *Judge) Terminal(ctx context.Context, transcript []episode.Message) (decision.Decision, error) {
 	d, _, err := j.terminal(ctx, transcript)
 	return d, err
@@ -168,7 +168,7 @@ func (j *Judge) terminal(ctx context.Context, transcript []episode.Message) (dec
 }
 
 // Strategy rates how the persuader went about it, R_strategy in [-1, 1]
-// (SPEC §1; 1 honest and respectful, -1 deceptive or pressuring), the mean
+// (Probe-RPO paper; 1 honest and respectful, -1 deceptive or pressuring), the mean
 // of the readable samples' scores (each clamped to [-1, 1]). It sees the
 // public scenario and the visible transcript only. Errors: engine errors;
 // ErrJudgeUnparsed when no sample is readable.
@@ -214,11 +214,11 @@ func (j *Judge) meanScore(texts []string, lo, hi float64) (float64, int) {
 	return sum / float64(n), n
 }
 
-// Acts tags one persuader utterance with the five persuasion acts (seed
-// 000 Figure 5; names as tagger.Act.String, in tagger.Acts order). With
-// several samples an act is kept when at least half of the readable
-// samples name it. Unknown names are ignored. Errors: engine errors;
-// ErrJudgeUnparsed when no sample is readable.
+// Acts tags one persuader utterance with the five persuasion acts (Probe-RPO
+// paper, Figure 5; names as tagger.Act.String, in tagger.Acts order). With
+// several samples an act is kept when at least half of the readable samples
+// name it. Unknown names are ignored. Errors: engine errors; ErrJudgeUnparsed
+// when no sample is readable.
 func (j *Judge) Acts(ctx context.Context, utterance string) ([]string, error) {
 	acts, _, err := j.acts(ctx, utterance)
 	return acts, err

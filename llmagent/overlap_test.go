@@ -53,7 +53,7 @@ func duo(tb testing.TB, accept int, latency time.Duration) (*Persuader, *Persuad
 // TestLLMEpisodesGolden hashes LLM-persuader vs LLM-persuadee episodes on
 // the fake engine (latencies and prefix-cache counts zeroed: they depend on
 // timing and request order): recorded before the probe read-outs were
-// overlapped with the persuader's next turn (issue 14), so the overlap
+// overlapped with the persuader's next turn, so the overlap
 // must leave transcripts, probes, beliefs, rewards and token counts as
 // they were.
 func TestLLMEpisodesGolden(t *testing.T) {

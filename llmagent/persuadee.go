@@ -16,7 +16,8 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// ProbePath is how a persuadee's probes reach the engine (SPEC §2, §7).
+// ProbePath is how a persuadee's probes reach the engine (Probe-RPO paper;
+// docs/engines.md).
 type ProbePath string
 
 // The probe paths.
@@ -40,7 +41,7 @@ const (
 // Choice: 0.01. Exact token-id log-probs report arbitrarily small masses
 // (a thinking model about to open "<think>", a reply starting with
 // markdown); a ratio of two near-zero masses is not an answer, so such a
-// probe is unreadable (missing), as SPEC §7 asks when neither answer
+// probe is unreadable (missing), as docs/engines.md asks when neither answer
 // carries mass. Top-20 read-outs rarely see masses this small anyway.
 const DefaultMinAnswerMass = 0.01
 
@@ -51,7 +52,7 @@ type PersuadeeOptions struct {
 	// and the tagged final line otherwise; a non-nil value forces one.
 	Structured *bool
 	// Judge, when set, reads each reply's decision instead of a protocol:
-	// the persuadee is then not asked for a decision (issue 3 §5, the
+	// the persuadee is then not asked for a decision (the
 	// terminal-state check). Its usage is added to the reply's usage.
 	Judge *Judge
 	// ProbePath forces a probe path; ProbeAuto picks one.
@@ -64,7 +65,7 @@ type PersuadeeOptions struct {
 	Variant Variant
 }
 
-// Persuadee is an LLM persuadee (issue 3 §3-4): an episode.Persuadee whose
+// Persuadee is an LLM persuadee (docs/llm-roles.md): an episode.Persuadee whose
 // sessions reply through an OpenAI-compatible engine and are probed in
 // discarded forks of their context (episode.Prober). It is safe for
 // concurrent use; the engine's capabilities, chat-template skeleton and
@@ -116,7 +117,7 @@ type Stats struct {
 	Repairs int64 `json:"repairs"`
 	// Violations is the number of replies that still had no readable
 	// decision after the repair: protocol violations, treated as continue
-	// (never acceptance), SPEC §7.
+	// (never acceptance), docs/engines.md.
 	Violations int64 `json:"violations"`
 }
 
@@ -185,7 +186,7 @@ func (p *Persuadee) setup(ctx context.Context) error {
 }
 
 // yesNoVariants are the answer spellings whose single-token ids are read
-// exactly (SPEC §7: variants are pooled).
+// exactly (docs/engines.md: variants are pooled).
 var yesNoVariants = []string{"Yes", " Yes", "yes", " yes", "YES", " YES", "No", " No", "no", " no", "NO", " NO"}
 
 // yesNoIDs looks up the token id of every single-token Yes/No variant.
@@ -321,7 +322,7 @@ func (s *session) sampling() llm.Sampling {
 }
 
 // wrap adds scenario and turn to an engine error; context-length errors
-// stay errors.Is(err, episode.ErrTruncated) (SPEC §7).
+// stay errors.Is(err, episode.ErrTruncated) (docs/engines.md).
 func (s *session) wrap(what string, turn int, err error) error {
 	return fmt.Errorf("llm persuadee %s: scenario %s turn %d %s: %w", s.p.name, s.sc.ID, turn, what, err)
 }
@@ -336,7 +337,7 @@ func persuaderTurns(transcript []episode.Message) int {
 	return n
 }
 
-// Reply implements episode.PersuadeeSession (issue 3 §3). The reply comes
+// Reply implements episode.PersuadeeSession (docs/llm-roles.md). The reply comes
 // from one chat request with the role's sampling (structured output when
 // the session uses it). Its decision is parsed with decision.Parse; a reply
 // without a readable decision gets one repair request (a fresh reply when
@@ -448,9 +449,10 @@ func (s *session) canonical(visible string, d decision.Decision) string {
 	return visible + "\nDECISION: " + string(d)
 }
 
-// probeSampling is the raw-distribution sampling of a probe request (SPEC
-// §7): temperature 1, top_p 1, top_k and min_p off, one token, no
-// post-sampling probabilities; on llama-server the sampled token is pinned.
+// probeSampling is the raw-distribution sampling of a probe request
+// (docs/engines.md): temperature 1, top_p 1, top_k and min_p off, one token,
+// no post-sampling probabilities; on llama-server the sampled token is
+// pinned.
 func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 	sp := llm.Sampling{Temperature: ptr(1.0), TopP: ptr(1.0), MaxTokens: 1}
 	switch e {
@@ -465,21 +467,21 @@ func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 		// is an incomplete UTF-8 sequence makes llama-server answer content
 		// "\uFFFD" with no log-probs. The read-out is unaffected: with
 		// post_sampling_probs false the probabilities come from the raw
-		// logits, before samplers such as the logit bias (SPEC §7).
+		// logits, before samplers such as the logit bias (docs/engines.md).
 		sp.Extra = map[string]any{"top_k": 0, "min_p": 0, "post_sampling_probs": false,
 			"logit_bias": []any{[]any{"Yes", 100}}}
 	}
 	return sp
 }
 
-// Probe implements episode.Prober (SPEC §2, §7): each probe question is
-// asked as a user turn appended to a discarded fork of the persuadee's
-// context (transcript; empty at t = 0), and the first answer token's
-// log-probs are returned, one Answer per probe in basis order. On
-// ProbeCompletions all forks go in one /v1/completions request; on
-// ProbeChat, K concurrent chat requests. Thinking is always off for
-// probes. An answer whose pooled Yes + No mass is below the minimum is
-// returned empty (unreadable, missing).
+// Probe implements episode.Prober (Probe-RPO paper; docs/engines.md): each
+// probe question is asked as a user turn appended to a discarded fork of the
+// persuadee's context (transcript; empty at t = 0), and the first answer
+// token's log-probs are returned, one Answer per probe in basis order. On
+// ProbeCompletions all forks go in one /v1/completions request; on ProbeChat,
+// K concurrent chat requests. Thinking is always off for probes. An answer
+// whose pooled Yes + No mass is below the minimum is returned empty
+// (unreadable, missing).
 //
 // Errors: llm.ErrLogprobsUnavailable (wrapped) when a response carries no
 // log-probs at all; engine errors wrapped with scenario and turn.

@@ -11,9 +11,9 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// Persuader is a prompted LLM persuader (seed 000's prompted baselines;
-// issue 3 §5): an episode.Persuader that sees the public scenario fields,
-// the goal and the visible transcript only. Safe for concurrent use.
+// Persuader is a prompted LLM persuader (the Probe-RPO paper's prompted
+// baselines): an episode.Persuader that sees the public scenario fields, the
+// goal and the visible transcript only. Safe for concurrent use.
 type Persuader struct {
 	name string
 	eng  engine

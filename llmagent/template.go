@@ -12,7 +12,7 @@ import (
 // skeleton is a chat template reduced to the text around messages, learnt
 // once per persuadee from three renders with marker contents, so that each
 // turn's K probe forks are rendered locally: one batched /v1/completions
-// request is then the only probe request of a turn (issue 3 §4: <= 2
+// request is then the only probe request of a turn (<= 2
 // engine requests per persuadee turn with the reply).
 //
 // A fork is system, then alternating user/assistant turns ending with a

@@ -42,10 +42,10 @@ type EpisodeOptions struct {
 	Workers int
 }
 
-// EpisodeRationality returns q_t and the rule that fired for every turn of
-// a stored episode, from its transcript, decisions and beliefs alone (no
-// latent state): the transcript version of SimRationalityJudge (seed 003
-// Eq. 22, Appendix C.2). sc may be nil.
+// EpisodeRationality returns q_t and the rule that fired for every turn of a
+// stored episode, from its transcript, decisions and beliefs alone (no latent
+// state): the transcript version of SimRationalityJudge (MASP paper, Eq. 22,
+// Appendix C.2). sc may be nil.
 //
 // A persuader turn gives a reason when the tagger finds evidence or plan
 // detail and no pressure marker, and it mentions one of sc's concerns

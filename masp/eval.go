@@ -72,7 +72,7 @@ type Results struct {
 }
 
 // Evaluate plays every persuader against every user on every case with
-// Play (closed-loop protocol, seed 003 Appendix C.2). Results do not
+// Play (closed-loop protocol, MASP paper, Appendix C.2). Results do not
 // depend on Workers. progress, when non-nil, is called after each dialogue
 // with the number done and the total (from several goroutines, serially).
 // Errors: no cases, persuaders or users, duplicate names, a user without a
@@ -156,7 +156,7 @@ type Row struct {
 	Curve []float64
 }
 
-// WorstRow is a persuader's worst case over the users (seed 003 §4).
+// WorstRow is a persuader's worst case over the users (MASP paper, §4).
 type WorstRow struct {
 	Persuader        string
 	SR, RCSR         stats.CI

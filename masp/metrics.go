@@ -7,8 +7,8 @@ import (
 	"github.com/persuarena/persuarena/stats"
 )
 
-// DefaultTauQ is tau_q, the rationality threshold of RCSR (SPEC §3, seed
-// 003 Eq. 18: 0.70).
+// DefaultTauQ is tau_q, the rationality threshold of RCSR (MASP paper, Eq.
+// 18: 0.70).
 const DefaultTauQ = 0.70
 
 // Trace is what the metrics need of one dialogue: tau_s and q_1, q_2, ...
@@ -21,7 +21,7 @@ type Trace struct {
 	Q []int
 }
 
-// Success reports tau_s <= T (SR@T's indicator, seed 003 §4).
+// Success reports tau_s <= T (SR@T's indicator, MASP paper, §4).
 func (tr Trace) Success(T int) bool { return tr.SuccessTurn >= 1 && tr.SuccessTurn <= T }
 
 // Turns returns the turns to success, T for a failure (AT's summand).
@@ -32,7 +32,7 @@ func (tr Trace) Turns(T int) int {
 	return T
 }
 
-// QBar returns q-bar_{tau_s}, the mean of q_1..q_{tau_s} (seed 003 Eq.
+// QBar returns q-bar_{tau_s}, the mean of q_1..q_{tau_s} (MASP paper, Eq.
 // 17); NaN when the dialogue never succeeded. Judgements missing from Q
 // (fewer than tau_s entries) count 0, like unparseable ones.
 func (tr Trace) QBar() float64 {
@@ -46,7 +46,7 @@ func (tr Trace) QBar() float64 {
 	return float64(s) / float64(tr.SuccessTurn)
 }
 
-// RCSuccess is RCSR@T's indicator (seed 003 Eq. 18): tau_s <= T and
+// RCSuccess is RCSR@T's indicator (MASP paper, Eq. 18): tau_s <= T and
 // q-bar_{tau_s} >= tauQ.
 func (tr Trace) RCSuccess(T int, tauQ float64) bool {
 	return tr.Success(T) && tr.QBar() >= tauQ
@@ -71,18 +71,18 @@ func b2f(b bool) float64 {
 }
 
 // SR returns SR@T, the share of dialogues that succeed within T turns
-// (seed 003 §4); NaN for no dialogues.
+// (MASP paper, §4); NaN for no dialogues.
 func SR(trs []Trace, T int) float64 {
 	return meanOf(len(trs), func(i int) float64 { return b2f(trs[i].Success(T)) })
 }
 
 // AT returns the average turns to success with failures counted as T
-// (seed 003 §4); NaN for no dialogues.
+// (MASP paper, §4); NaN for no dialogues.
 func AT(trs []Trace, T int) float64 {
 	return meanOf(len(trs), func(i int) float64 { return float64(trs[i].Turns(T)) })
 }
 
-// RCSR returns RCSR@T, the mean of the RCSuccess indicator (seed 003 Eq.
+// RCSR returns RCSR@T, the mean of the RCSuccess indicator (MASP paper, Eq.
 // 18); NaN for no dialogues.
 func RCSR(trs []Trace, T int, tauQ float64) float64 {
 	return meanOf(len(trs), func(i int) float64 { return b2f(trs[i].RCSuccess(T, tauQ)) })
@@ -132,7 +132,7 @@ func checkAligned(byUser [][]Trace) (int, error) {
 }
 
 // WorstSR returns min over users of SR@T and the index of that user
-// (seed 003 §4; ties: the first). byUser[u][i] is case i against user u.
+// (MASP paper, §4; ties: the first). byUser[u][i] is case i against user u.
 func WorstSR(byUser [][]Trace, T int) (float64, int) {
 	return worst(byUser, func(trs []Trace) float64 { return SR(trs, T) })
 }
@@ -224,7 +224,7 @@ func WorstCI(byUser [][]Trace, m Metric, T int, tauQ float64, o stats.BootstrapO
 }
 
 // PairedDiffCI returns the paired bootstrap interval of mean(m(a_i) -
-// m(b_i)) over cases i (stats.PairedDiffCI; seed 003 Appendix A.4 reports
+// m(b_i)) over cases i (stats.PairedDiffCI; the MASP paper's Appendix A.4 reports
 // these with 10,000 resamples). a and b must be the same cases in the same
 // order.
 func PairedDiffCI(a, b []Trace, m Metric, T int, tauQ float64, o stats.BootstrapOptions) (stats.CI, error) {

@@ -15,8 +15,8 @@ import (
 	"github.com/persuarena/persuarena/tagger"
 )
 
-// DefaultT is the turn budget of the closed-loop protocol (SPEC §3, seed
-// 003 §4: eight system-user exchanges).
+// DefaultT is the turn budget of the closed-loop protocol (MASP paper, §4:
+// eight system-user exchanges).
 const DefaultT = 8
 
 // Case is one evaluation episode's starting point: the task, the scenario
@@ -115,7 +115,7 @@ type Exchange struct {
 }
 
 // Mind configures the BDI side of a rollout: teacher states, progress and
-// rewards (SPEC §3). A nil Mind skips all of it.
+// rewards (MASP paper). A nil Mind skips all of it.
 type Mind struct {
 	// Teacher returns the teacher for one persuadee session; nil means
 	// bdi.SimTeacher when the session is a sim.LatentReader (else no
@@ -208,7 +208,7 @@ func (d *Dialogue) Trace() Trace {
 	return Trace{SuccessTurn: d.SuccessTurn, Q: q}
 }
 
-// Play runs the closed-loop protocol of seed 003 Appendix C.2 on c: from
+// Play runs the closed-loop protocol of the MASP paper's Appendix C.2 on c: from
 // the opening context, at each turn the persuader speaks, the user
 // replies, and the success judge reads the whole accumulated dialogue; the
 // rationality judge scores the exchange. The dialogue stops at the first
@@ -480,7 +480,7 @@ func finishUserReward(rec *TurnRecord, w Weights) {
 // the case id is the scenario id, the profile is the hidden persona and
 // motivation (given only to an LLM teacher), and the target is P4G's
 // template for charity scenarios and bdi.ProposalTarget of the proposal
-// for the others (SPEC §3; Choice for non-charity scenarios). The
+// for the others (MASP paper; Choice for non-charity scenarios). The
 // scenarios are not copied: do not change them while cases are in use.
 func ScenarioCases(ss []scenario.Scenario) []*Case {
 	out := make([]*Case, len(ss))
@@ -495,13 +495,13 @@ func ScenarioCases(ss []scenario.Scenario) []*Case {
 	return out
 }
 
-// CacheRecords turns played dialogues into BDI cache records (seed 003
+// CacheRecords turns played dialogues into BDI cache records (MASP paper,
 // §3.2): one session record per dialogue with a teacher state for h_0
-// (Dialogue.Initial; the profile from its case), and one turn record per
-// turn with a teacher state, holding the history prefix h_{t+1} (the
-// case's opening and the turns so far). Dialogues without an initial
-// state are skipped; session ids are "<case>/<persuader>/<user>".
-// cases maps case ids to their cases.
+// (Dialogue.Initial; the profile from its case), and one turn record per turn
+// with a teacher state, holding the history prefix h_{t+1} (the case's
+// opening and the turns so far). Dialogues without an initial state are
+// skipped; session ids are "<case>/<persuader>/<user>". cases maps case ids
+// to their cases.
 func CacheRecords(cases map[string]*Case, ds []*Dialogue) *bdi.Cache {
 	c := &bdi.Cache{}
 	for _, d := range ds {

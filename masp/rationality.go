@@ -13,7 +13,7 @@ import (
 	"github.com/persuarena/persuarena/tagger"
 )
 
-// The rationality signal q (SPEC §3, seed 003 Eq. 22).
+// The rationality signal q (MASP paper, Eq. 22).
 const (
 	Rational    = 1
 	NotRational = -1
@@ -24,7 +24,7 @@ const (
 // RationalityJudge returns q_t in {-1, 0, +1} for one exchange: +1 when
 // the user's reply is rational given its mental state (it updated on a
 // concrete, honest reason, or reasonably resisted without one), -1 when
-// not, 0 when the judgement failed or could not be read (seed 003 §4,
+// not, 0 when the judgement failed or could not be read (MASP paper, §4,
 // Appendix C.2). It never returns an error: failures are 0. raw is the
 // judge's answer or the rule that fired, for the record.
 type RationalityJudge interface {
@@ -63,7 +63,7 @@ func ParseRationality(s string) int {
 }
 
 // LLMRationalityJudge asks an engine the common rationality question of
-// seed 003 Appendix C.2 (in the project's words): the task, the user's
+// the MASP paper's Appendix C.2 (in the project's words): the task, the user's
 // current BDI state (Exchange.State; "unknown" when no teacher ran), the
 // latest exchange, and whether replying this way was rational. The answer
 // is read with ParseRationality; an engine error gives 0.

@@ -14,11 +14,10 @@ import (
 	"github.com/persuarena/persuarena/llm"
 )
 
-// P4G success labels and their rewards (SPEC §3, seed 003 Appendix C.3).
+// P4G success labels and their rewards (MASP paper, Appendix C.3).
 var P4GRewards = map[string]float64{"refused": -1.0, "neutral": -0.5, "positive": 0.1, "agree": 1.0}
 
-// ESConv success labels and their rewards (SPEC §3, seed 003 Appendix
-// C.5).
+// ESConv success labels and their rewards (MASP paper, Appendix C.5).
 var ESConvRewards = map[string]float64{"worse": -1.0, "same": -0.5, "somewhat_better": 0.5, "resolved": 1.0}
 
 // CB labels.
@@ -70,7 +69,7 @@ type Verdict struct {
 }
 
 // SuccessJudge decides after each exchange whether the task has succeeded,
-// reading the whole accumulated dialogue (seed 003 Appendix C.2). An error
+// reading the whole accumulated dialogue (MASP paper, Appendix C.2). An error
 // means no verdict could be had at all; the turn then counts as not
 // successful.
 type SuccessJudge interface {
@@ -119,7 +118,7 @@ func firstFree(re *regexp.Regexp, s string) bool {
 }
 
 // ParseP4GLabel reads one P4G success-judge answer into refused, neutral,
-// positive or agree (seed 003 Appendix C.3); ok is false when none can be
+// positive or agree (MASP paper, Appendix C.3); ok is false when none can be
 // read. It accepts the bare labels, the four answer sentences ("The
 // persuadee has explicitly refused." ... "has decided to donate."), a JSON
 // object's "label", and <think> blocks. Order of tests: refusal words
@@ -149,7 +148,7 @@ var (
 )
 
 // ParseESConvLabel reads one ESConv success-judge answer into worse, same,
-// somewhat_better or resolved (seed 003 Appendix C.5); ok is false when
+// somewhat_better or resolved (MASP paper, Appendix C.5); ok is false when
 // none can be read. It accepts the bare labels (with "_", "-" or a
 // space), the four answer sentences ("No, the Patient feels worse." ...
 // "Yes, the Patient's issue has been solved."), a JSON "label" and <think>
@@ -224,11 +223,11 @@ func ExtractPrice(s string) (float64, bool) {
 	return val(ms[len(ms)-1]), true
 }
 
-// ParseCBLabel reads one CraigslistBargain judge answer ("They have
-// reached a deal at [price]." or "They have not reached a deal.", seed 003
-// Appendix C.7) into Deal or NoDeal with the deal price when one is named;
-// ok is false when neither reading applies. No-deal wording is tested
-// first ("have not reached a deal" contains "reached a deal").
+// ParseCBLabel reads one CraigslistBargain judge answer ("They have reached a
+// deal at [price]." or "They have not reached a deal.", MASP paper, Appendix
+// C.7) into Deal or NoDeal with the deal price when one is named; ok is false
+// when neither reading applies. No-deal wording is tested first ("have not
+// reached a deal" contains "reached a deal").
 func ParseCBLabel(s string) (label string, price float64, hasPrice, ok bool) {
 	t := normLabelText(s)
 	switch {
@@ -241,10 +240,10 @@ func ParseCBLabel(s string) (label string, price float64, hasPrice, ok bool) {
 	return "", 0, false, false
 }
 
-// BuyerUtility returns (p_deal - p_seller) / (p_buyer - p_seller) (SPEC
-// §3, seed 003 Appendix C.7; PPDPP env.py): 0 at the seller's listed price,
-// 1 at the buyer's target, negative above the listing. It returns an error
-// when the two targets are equal (undefined).
+// BuyerUtility returns (p_deal - p_seller) / (p_buyer - p_seller) (MASP
+// paper, Appendix C.7; PPDPP env.py): 0 at the seller's listed price, 1 at
+// the buyer's target, negative above the listing. It returns an error when
+// the two targets are equal (undefined).
 func BuyerUtility(deal, buyer, seller float64) (float64, error) {
 	if buyer == seller {
 		return 0, fmt.Errorf("masp: buyer utility undefined: buyer and seller prices are both %g", buyer)
@@ -253,7 +252,7 @@ func BuyerUtility(deal, buyer, seller float64) (float64, error) {
 }
 
 // Aggregate turns the judge's sampled answers for one dialogue into a
-// Verdict (seed 003 Appendix C.3, C.5, C.7):
+// Verdict (MASP paper, Appendix C.3, C.5, C.7):
 //
 //   - P4G, ESConv: the mean reward of the readable samples, 0 when none
 //     is readable (unreadable samples are skipped, as in PPDPP and the
@@ -385,7 +384,7 @@ func (j SimSuccessJudge) Success(_ context.Context, ex *Exchange) (Verdict, erro
 }
 
 // LLMSuccessJudge asks an engine the task's success question Samples times
-// and aggregates the answers with Rule (seed 003 Appendix C.2-C.7; the
+// and aggregates the answers with Rule (MASP paper, Appendix C.2-C.7; the
 // paper samples three judgements). The prompts are the project's wording
 // of the paper's: the conversation so far, then the question and its
 // labels. A sample whose call fails counts as unreadable; if every call

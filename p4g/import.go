@@ -28,7 +28,7 @@ const (
 	AnnotatedInfoFile = "300_info.csv"
 )
 
-// Split sizes (SPEC §1: seed 000 uses 120 held-out and 200 validation
+// Split sizes (the Probe-RPO paper uses 120 held-out and 200 validation
 // scenarios); the rest is train. Splits are drawn by user (see Import), so
 // the sizes are targets that whole users are fitted into.
 const (
@@ -316,7 +316,7 @@ func stratum(ps []*persuadee) int {
 // Choice: split by the persuadee's user id (B3). In P4G 115 users are the
 // persuadee of several dialogues (up to 12) with an identical survey, so a
 // split by dialogue puts the same person in training and held-out
-// (SPEC §8). Persuader ids are not grouped: 176 persuadees also persuade
+// (docs/fidelity.md). Persuader ids are not grouped: 176 persuadees also persuade
 // in other dialogues, and joining both roles chains 545 of the 982
 // dialogues into one group, leaving no room for a 120-dialogue held-out
 // split.

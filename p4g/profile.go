@@ -26,7 +26,7 @@ var TraitKeys = []string{
 // that every imported scenario also stores in hidden.traits (CodedTraitKeys):
 // ideology Liberal -1, Moderate 0, Conservative +1; religion Atheist -1,
 // Protestant or Catholic +1, any other 0 (the codings of the composites,
-// docs/p4g.md). SPEC §8 finds conservatism and religiosity go with giving.
+// docs/p4g.md). docs/fidelity.md finds conservatism and religiosity go with giving.
 const (
 	TraitIdeology    = "ideology"
 	TraitReligiosity = "religiosity"
@@ -203,9 +203,9 @@ func (n *Norms) Propensities(s Survey) Propensities {
 // propensity (EB, IT or AR) must stand above the population mean for it to
 // decide the resistance type.
 //
-// Choice: 0.25 SD. With 0.5 over a third of persuadees came out
-// ambivalent; 0.25 gives a non-degenerate mix (about EB 21%, IT 30%, AR 21%,
-// AA 27% on the P4G persuadees; seed 000's held-out mix is EB 38%, IT 30%,
+// Choice: 0.25 SD. With 0.5 over a third of persuadees came out ambivalent;
+// 0.25 gives a non-degenerate mix (about EB 21%, IT 30%, AR 21%, AA 27% on
+// the P4G persuadees; the Probe-RPO paper's held-out mix is EB 38%, IT 30%,
 // AR 18%, AA 14%). The importer prints the mix; docs/p4g.md records it.
 const ResistanceThreshold = 0.25
 

@@ -11,7 +11,7 @@ import (
 
 // Realise writes one persuader utterance that carries exactly the acts in
 // acts, for a planner that chooses acts and leaves the wording to the
-// built-in template banks (seed 000 Figure 5's five acts; PPDPP-style
+// built-in template banks (the Probe-RPO paper's Figure 5 five acts; PPDPP-style
 // planner + realiser). pub is the public scenario view, transcript the
 // visible conversation so far (its last message is normally the
 // persuadee's latest reply) and seed the session seed; the result is a

@@ -38,7 +38,7 @@ const FeatureVersion = 1
 type FeatureSpec struct {
 	// Version is FeatureVersion.
 	Version int `json:"version"`
-	// Tmax is the number of turn one-hot entries, >= 1 (seed 000: 10).
+	// Tmax is the number of turn one-hot entries, >= 1 (Probe-RPO paper: 10).
 	Tmax int `json:"tmax"`
 	// BowDims is the size of the hashed bag of words, >= 0 (0 = none).
 	BowDims int `json:"bow_dims"`

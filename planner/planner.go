@@ -1,12 +1,12 @@
-// Package planner is PersuArena's trainable strategy planner: a small
-// policy network that, each turn, chooses which of the five persuasion
-// acts of seed 000 Figure 5 to use (one of the 31 non-empty act sets) from
-// features of the visible transcript only (turn index, acts used so far,
-// the persuadee's last reaction, concerns voiced vs addressed), and a
-// realiser that writes the utterance for the chosen acts: the built-in
-// template banks by default (persuader.Realise), or an LLM that implements
-// Realiser (planner + LLM, as in PPDPP). Package train fits it with
-// Probe-RPO (SPEC §2). docs/training.md describes it.
+// Package planner is PersuArena's trainable strategy planner: a small policy
+// network that, each turn, chooses which of the five persuasion acts of the
+// Probe-RPO paper's Figure 5 to use (one of the 31 non-empty act sets) from
+// features of the visible transcript only (turn index, acts used so far, the
+// persuadee's last reaction, concerns voiced vs addressed), and a realiser
+// that writes the utterance for the chosen acts: the built-in template banks
+// by default (persuader.Realise), or an LLM that implements Realiser (planner
+// + LLM, as in PPDPP). Package train fits it with Probe-RPO (Probe-RPO
+// paper). docs/training.md describes it.
 package planner
 
 import (
@@ -66,10 +66,10 @@ func WithName(name string) Option { return func(p *Planner) { p.name = name } }
 // WithRealiser replaces the template realiser.
 func WithRealiser(r Realiser) Option { return func(p *Planner) { p.realiser = r } }
 
-// Greedy makes the planner take the most likely act set each turn (ties
-// to the lowest action index) instead of sampling. Choice: sampling is the
-// default, as in training and in seed 000's evaluation of its sampled LLM
-// policy.
+// Greedy makes the planner take the most likely act set each turn (ties to
+// the lowest action index) instead of sampling. Choice: sampling is the
+// default, as in training and in the Probe-RPO paper's evaluation of its
+// sampled LLM policy.
 func Greedy() Option { return func(p *Planner) { p.greedy = true } }
 
 // New returns a planner for policy (which it does not copy: do not change

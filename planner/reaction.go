@@ -5,8 +5,8 @@ import (
 )
 
 // Reaction is one kind of persuadee reaction the planner observes, read
-// from the visible reply text only (SPEC §2: "the persuadee's last
-// reaction"; issue 4 part 3).
+// from the visible reply text only (Probe-RPO paper: "the persuadee's last
+// reaction").
 type Reaction uint8
 
 // The reactions, as bit positions of a Reactions set.

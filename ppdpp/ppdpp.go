@@ -1,6 +1,6 @@
 // Package ppdpp imports the CraigslistBargain (He et al., 2018) and ESConv
 // (Liu et al., 2021) evaluation splits in the JSON-lines layout used by
-// PPDPP (Deng et al., 2023) and MASP (seed 003, Appendix C), and turns each
+// PPDPP (Deng et al., 2023) and MASP (MASP paper, Appendix C), and turns each
 // dialogue into a masp.Case for the closed-loop protocol: a scenario the
 // roles are started on, the opening context of PPDPP's environment, and
 // the facts the success judges need (the buyer's and seller's prices, the
@@ -231,7 +231,7 @@ const SellerBottomFraction = 0.7
 // CBCase turns a CraigslistBargain record into a masp.Case with id
 // "<prefix>-<n>" (n 1-based, 4 digits).
 //
-// Roles (PPDPP, seed 003 Appendix C.7): the persuader is the buyer (the
+// Roles (PPDPP, MASP paper, Appendix C.7): the persuader is the buyer (the
 // system), the persuadee the seller (the user). The opening context is
 // PPDPP's environment reset, reworded: the buyer asks the price and the
 // seller names the listed price. The case keeps both private prices for

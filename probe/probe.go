@@ -1,8 +1,7 @@
-// Package probe implements Probe-RPO's belief read-out (SPEC §2, seed 000
-// §3.2 and Table 1): K yes/no questions asked to the persuadee about itself
-// in a discarded fork of its context, whose next-token Yes/No
-// log-probabilities give a probe state s_{t,k} in [-1, 1] and a belief B_t in
-// [0, 1].
+// Package probe implements Probe-RPO's belief read-out (Probe-RPO paper, §3.2
+// and Table 1): K yes/no questions asked to the persuadee about itself in a
+// discarded fork of its context, whose next-token Yes/No log-probabilities
+// give a probe state s_{t,k} in [-1, 1] and a belief B_t in [0, 1].
 package probe
 
 import (
@@ -15,7 +14,7 @@ import (
 )
 
 // Probe is one introspective yes/no question, worded so that "Yes" favours
-// the persuader (seed 000 Table 1).
+// the persuader (Probe-RPO paper, Table 1).
 type Probe struct {
 	// ID is a short key such as "ca".
 	ID string `json:"id"`
@@ -28,8 +27,8 @@ type Probe struct {
 // Basis is an ordered set of K probes.
 type Basis []Probe
 
-// Default is the K = 3 basis of seed 000 Table 1 (CA, PE, AC), written in
-// the project's own words.
+// Default is the K = 3 basis of the Probe-RPO paper's Table 1 (CA, PE, AC),
+// written in the project's own words.
 var Default = Basis{
 	{ID: "ca", Dimension: "cognitive (concern-address)", Question: "Has the other person really understood what worries me about this?"},
 	{ID: "pe", Dimension: "strategic (persuasion-effectiveness)", Question: "Is the other person making a convincing case, with approaches that suit me?"},
@@ -95,13 +94,13 @@ type Reading struct {
 	OK bool `json:"ok"`
 }
 
-// State returns s_{t,k} = 2 p_k - 1 in [-1, 1] (SPEC §2, seed 000 Eq. 1).
+// State returns s_{t,k} = 2 p_k - 1 in [-1, 1] (Probe-RPO paper, Eq. 1).
 func State(p float64) float64 { return 2*p - 1 }
 
 // ErrUnreadable is returned by Share when neither Yes nor No carries mass.
 var ErrUnreadable = errors.New("probe unreadable: neither Yes nor No in the returned log-probs")
 
-// Share returns p_k = P(Yes) / (P(Yes) + P(No)) (SPEC §2). It returns
+// Share returns p_k = P(Yes) / (P(Yes) + P(No)) (Probe-RPO paper). It returns
 // ErrUnreadable when both masses are zero.
 func Share(pYes, pNo float64) (float64, error) {
 	if !(pYes+pNo > 0) {
@@ -112,7 +111,7 @@ func Share(pYes, pNo float64) (float64, error) {
 
 // answerWord classifies a token as "yes", "no" or "" after stripping
 // whitespace, SentencePiece/byte-BPE space markers and punctuation and
-// folding case, so " Yes", "yes", "YES", "▁Yes" and "ĠYes" pool (SPEC §7).
+// folding case, so " Yes", "yes", "YES", "▁Yes" and "ĠYes" pool (docs/engines.md).
 func answerWord(tok string) string {
 	t := strings.TrimLeft(tok, " \t\n▁Ġ")
 	t = strings.TrimRight(t, " \t\n.,!:;")
@@ -125,8 +124,8 @@ func answerWord(tok string) string {
 	return ""
 }
 
-// prob converts a log-prob to a probability, mapping the sentinels of SPEC
-// §7 (NaN, -Inf, <= -1e30, -9999) to 0.
+// prob converts a log-prob to a probability, mapping the sentinels of
+// docs/engines.md (NaN, -Inf, <= -1e30, -9999) to 0.
 func prob(lp float64) float64 {
 	switch {
 	case math.IsNaN(lp) || lp <= -1e30 || lp == -9999:
@@ -139,7 +138,7 @@ func prob(lp float64) float64 {
 
 // Pool sums the probability of every Yes variant and every No variant in a,
 // dropping duplicate entries (same token id when known, else same token
-// text) that some engines return (SPEC §7). Masses are in [0, 1].
+// text) that some engines return (docs/engines.md). Masses are in [0, 1].
 func Pool(a Answer) (pYes, pNo float64) {
 	seenID := map[int]bool{}
 	seenTok := map[string]bool{}
@@ -173,9 +172,9 @@ func Read(id string, a Answer) Reading {
 	return Reading{Probe: id, P: p, OK: err == nil}
 }
 
-// Belief returns B_t = mean_k p_k over the readable probes (SPEC §2, seed
-// 000 §3.2), in [0, 1]; equivalently (1 + mean_k s_{t,k}) / 2. ok is false
-// when no probe is readable.
+// Belief returns B_t = mean_k p_k over the readable probes (Probe-RPO paper,
+// §3.2), in [0, 1]; equivalently (1 + mean_k s_{t,k}) / 2. ok is false when
+// no probe is readable.
 //
 // Choice: unreadable probes are dropped from the mean rather than imputed;
 // the count of readable probes is stored with each turn.

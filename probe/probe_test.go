@@ -9,9 +9,9 @@ import (
 )
 
 // Seed 000 Table 8: probe states (ca, pe, ac) per turn of held-out scenario
-// 112 and the published r_dense column. SPEC §2 says B_t = mean_k p_k with
-// p = (1+s)/2 reproduces r_dense to ±0.003; t = 1 starts from B_0 = B_1
-// (all probes at -1 before and after turn 1, r_1 = -0.000).
+// 112 and the published r_dense column. The Probe-RPO paper says B_t = mean_k
+// p_k with p = (1+s)/2 reproduces r_dense to ±0.003; t = 1 starts from B_0 =
+// B_1 (all probes at -1 before and after turn 1, r_1 = -0.000).
 var table8 = []struct {
 	ca, pe, ac, rDense float64
 }{

@@ -56,7 +56,7 @@ type Figure struct {
 	// Title is drawn above the panels; Caption explains the figure in the
 	// HTML report (plain text).
 	Title, Caption string
-	// Ref cites what the figure reproduces, e.g. "seed 000 Figure 5";
+	// Ref cites what the figure reproduces, e.g. "Probe-RPO paper, Figure 5";
 	// empty for figures of our own.
 	Ref string
 	// Cols is the number of panel columns (>= 1); rows follow from

@@ -122,15 +122,15 @@ const (
 	panelH = 2.5 * 72
 )
 
-// Figure5 builds seed 000 Figure 5 from c: one panel per arm, five lines
-// (one per act) giving the % of that arm's persuader utterances at turn t
-// (x, 1..the longest episode) that contain the act. Turns no episode
+// Figure5 builds the Probe-RPO paper's Figure 5 from c: one panel per arm,
+// five lines (one per act) giving the % of that arm's persuader utterances at
+// turn t (x, 1..the longest episode) that contain the act. Turns no episode
 // reached are absent.
 //
 // Errors: ErrNoData (wrapped) when c has no series with points.
 func Figure5(c analysis.ActCurves) (*Figure, error) {
-	f := &Figure{Name: "figure5", Title: "Persuasion acts by persuader turn", Ref: "seed 000 Figure 5", Cols: 2, PanelW: panelW, PanelH: panelH,
-		Caption: "Share of persuader utterances containing each of the five persuasion acts, by persuader turn, one panel per persuader (seed 000 Figure 5). An utterance can hold several acts, so the curves need not sum to 100%. Late turns rest on fewer episodes (see the n column of the data table)."}
+	f := &Figure{Name: "figure5", Title: "Persuasion acts by persuader turn", Ref: "Probe-RPO paper, Figure 5", Cols: 2, PanelW: panelW, PanelH: panelH,
+		Caption: "Share of persuader utterances containing each of the five persuasion acts, by persuader turn, one panel per persuader (Probe-RPO paper, Figure 5). An utterance can hold several acts, so the curves need not sum to 100%. Late turns rest on fewer episodes (see the n column of the data table)."}
 	tmax := 0
 	for _, s := range c.Series {
 		for _, p := range s.Points {
@@ -165,7 +165,7 @@ func Figure5(c analysis.ActCurves) (*Figure, error) {
 	return f, nil
 }
 
-// Figure6 builds seed 000 Figure 6 from tr: one panel per arm with the
+// Figure6 builds the Probe-RPO paper's Figure 6 from tr: one panel per arm with the
 // mean probe state s_{t,k} in [-1, 1] of each probe by turn t = 0..Tmax,
 // then one panel of the mean belief B_t in [0, 1] by turn, pooled over
 // arms and split by terminal state. A mean with no reading is a gap.
@@ -176,8 +176,8 @@ func Figure6(tr analysis.Trajectories) (*Figure, error) {
 		return nil, fmt.Errorf("report: figure 6: %w: no episodes", ErrNoData)
 	}
 	n := len(tr.ByArm) + 1
-	f := &Figure{Name: "figure6", Title: "Probe states and belief by turn", Ref: "seed 000 Figure 6", Cols: min(3, n), PanelW: panelW, PanelH: panelH,
-		Caption: "Mean probe state s = 2p − 1 of each probe by turn, one panel per persuader; t = 0 is the read-out before the first persuader turn. The last panel shows the mean belief B_t pooled over persuaders and split by the episode's terminal decision (seed 000 Figure 6). Each mean uses the episodes that reached turn t with a readable probe."}
+	f := &Figure{Name: "figure6", Title: "Probe states and belief by turn", Ref: "Probe-RPO paper, Figure 6", Cols: min(3, n), PanelW: panelW, PanelH: panelH,
+		Caption: "Mean probe state s = 2p − 1 of each probe by turn, one panel per persuader; t = 0 is the read-out before the first persuader turn. The last panel shows the mean belief B_t pooled over persuaders and split by the episode's terminal decision (Probe-RPO paper, Figure 6). Each mean uses the episodes that reached turn t with a readable probe."}
 	tmax := 0
 	for _, c := range append(append([]analysis.Trajectory{}, tr.ByArm...), tr.ByTerminal...) {
 		for _, p := range c.Points {
@@ -229,7 +229,7 @@ func Figure6(tr analysis.Trajectories) (*Figure, error) {
 
 // AdvantagePoint is Figure 7(c) for one arm at one step: the mean
 // absolute contribution of the two terms of A_{i,t} = A_out_i +
-// λ·A_dense_{i,t} (seed 000 Eq. 3) over every turn of the arm's groups.
+// λ·A_dense_{i,t} (Probe-RPO paper, Eq. 3) over every turn of the arm's groups.
 type AdvantagePoint struct {
 	Arm   analysis.Arm
 	Label string
@@ -243,7 +243,7 @@ type AdvantagePoint struct {
 	MeanAbsOut, MeanAbsDense float64
 }
 
-// AdvantageTerms is seed 000 Figure 7(c)'s data, computed with package
+// AdvantageTerms is the Probe-RPO paper's Figure 7(c) data, computed with package
 // grpo's advantage functions over stored rollouts.
 type AdvantageTerms struct {
 	// Lambda is the λ used.
@@ -264,12 +264,12 @@ func armSteps(pts []analysis.DeadGroupPoint, a analysis.Arm) (steps []int) {
 	return steps
 }
 
-// Figure7 builds seed 000 Figure 7 from st and adv: over training steps
-// when any arm has groups at more than one step — (a) dead-group share by
-// step per arm, (b) overall dead and dense-separated shares per arm, (c)
-// mean |A_out| and |λ·A_dense| by step per arm — and otherwise (an eval
-// run, step 0) panels (b) and (c) as bar charts per arm. A zero-value adv
-// leaves panel (c) out.
+// Figure7 builds the Probe-RPO paper's Figure 7 from st and adv: over
+// training steps when any arm has groups at more than one step — (a)
+// dead-group share by step per arm, (b) overall dead and dense-separated
+// shares per arm, (c) mean |A_out| and |λ·A_dense| by step per arm — and
+// otherwise (an eval run, step 0) panels (b) and (c) as bar charts per arm. A
+// zero-value adv leaves panel (c) out.
 //
 // Errors: ErrNoData (wrapped) when no arm has a group of 2 or more scored
 // rollouts.
@@ -285,8 +285,8 @@ func Figure7(st analysis.DeadGroupStats, adv AdvantageTerms) (*Figure, error) {
 	if len(arms) == 0 {
 		return nil, fmt.Errorf("report: figure 7: %w: no scenario has 2 or more scored rollouts of one persuader (evaluate with --rollouts 2 or more)", ErrNoData)
 	}
-	f := &Figure{Name: "figure7", Title: "Dead GRPO groups and the dense term", Ref: "seed 000 Figure 7", Cols: 3, PanelW: panelW, PanelH: panelH,
-		Caption: fmt.Sprintf("A group is the scored rollouts of one scenario for one persuader; it is dead when all its rollouts have the same outcome reward R_goal, so its outcome advantage is zero, and the dense term separates it when the rollouts' per-turn dense advantages differ (seed 000 Figure 7). The advantage-terms panel shows the mean absolute outcome advantage |A_out| and dense term |λ·A_dense| per rollout turn, λ = %g, computed with package grpo (seed 000 Eq. 3).", adv.Lambda)}
+	f := &Figure{Name: "figure7", Title: "Dead GRPO groups and the dense term", Ref: "Probe-RPO paper, Figure 7", Cols: 3, PanelW: panelW, PanelH: panelH,
+		Caption: fmt.Sprintf("A group is the scored rollouts of one scenario for one persuader; it is dead when all its rollouts have the same outcome reward R_goal, so its outcome advantage is zero, and the dense term separates it when the rollouts' per-turn dense advantages differ (Probe-RPO paper, Figure 7). The advantage-terms panel shows the mean absolute outcome advantage |A_out| and dense term |λ·A_dense| per rollout turn, λ = %g, computed with package grpo (Probe-RPO paper, Eq. 3).", adv.Lambda)}
 	labels := make([]string, len(arms))
 	for i, a := range arms {
 		labels[i] = a.Label
@@ -495,9 +495,9 @@ func TerminalBars(sums []eval.Summary) (*Figure, error) {
 		terms = append(terms, decision.TermTruncated)
 	}
 	rowH := vg.Points(20)
-	f := &Figure{Name: "terminals", Title: "Terminal decisions", Ref: "seed 000 Table 5", Cols: 1, PanelW: 6.6 * 72,
+	f := &Figure{Name: "terminals", Title: "Terminal decisions", Ref: "Probe-RPO paper, Table 5", Cols: 1, PanelW: 6.6 * 72,
 		PanelH:  vg.Length(len(rows))*rowH + vg.Points(50),
-		Caption: "Share of scored episodes ending in each terminal state, per persuader and scenario set (the terminal columns of seed 000 Table 5). Failed episodes are left out."}
+		Caption: "Share of scored episodes ending in each terminal state, per persuader and scenario set (the terminal columns of the Probe-RPO paper's Table 5). Failed episodes are left out."}
 	p := newPanel("", "% of episodes", "")
 	p.Y.Padding = 0
 	var legend LegendGroup

@@ -41,17 +41,17 @@ var trainingPanels = []trainingPanel{
 
 // TrainingFigure draws the trainer's stored per-step metrics (x: training
 // step, 1-based): full acceptance, mean R_out, the dead-group and
-// dense-separated shares and the two advantage terms that seed 000 Figure
-// 7 plots over training, KL and entropy. Panels whose metrics no run
-// stored are left out. With one run each metric has its own colour; with
-// several, each run has a colour and the second metric of a panel is
+// dense-separated shares and the two advantage terms that the Probe-RPO
+// paper's Figure 7 plots over training, KL and entropy. Panels whose metrics
+// no run stored are left out. With one run each metric has its own colour;
+// with several, each run has a colour and the second metric of a panel is
 // dashed.
 //
 // Errors: ErrNoData (wrapped) when no run has a stored step.
 func TrainingFigure(runs []TrainingRun) (*Figure, error) {
-	f := &Figure{Name: "training", Title: "Training curves", Ref: "seed 000 Figure 7 over training", Cols: 3,
+	f := &Figure{Name: "training", Title: "Training curves", Ref: "the Probe-RPO paper's Figure 7 over training", Cols: 3,
 		PanelW: panelW, PanelH: panelH,
-		Caption: "Per-step metrics the trainer stored (store step_metrics; docs/training.md): full acceptance and mean outcome reward R_out of the step's rollouts, the share of dead GRPO groups and of dead groups the dense term separates, the mean |A_out| and |λ·A_dense| over the step's turns (seed 000 Figure 7a, c), and the KL to the reference policy and the policy entropy."}
+		Caption: "Per-step metrics the trainer stored (store step_metrics; docs/training.md): full acceptance and mean outcome reward R_out of the step's rollouts, the share of dead GRPO groups and of dead groups the dense term separates, the mean |A_out| and |λ·A_dense| over the step's turns (Probe-RPO paper, Figure 7a, c), and the KL to the reference policy and the policy entropy."}
 	var shown []TrainingRun
 	for _, r := range runs {
 		if len(r.Steps) > 0 {

@@ -1,4 +1,4 @@
-// Package reward holds the outcome and dense rewards of seed 000 (SPEC §1-2).
+// Package reward holds the outcome and dense rewards of the Probe-RPO paper.
 // Each equation lives in exactly one function here.
 package reward
 
@@ -8,7 +8,7 @@ import (
 	"github.com/persuarena/persuarena/decision"
 )
 
-// GoalRewards maps terminal states to R_goal (SPEC §1).
+// GoalRewards maps terminal states to R_goal (Probe-RPO paper).
 type GoalRewards struct {
 	Accept      float64 `json:"accept"`
 	Conditional float64 `json:"conditional"`
@@ -17,13 +17,13 @@ type GoalRewards struct {
 }
 
 // DefaultGoal is R_goal = Accept +3, Conditional +1, Pending -1, Reject -3:
-// the exact least-squares fit of seed 000 Table 5's R_goal column against
-// its four terminal shares (SPEC §1, residual < 1e-4).
+// the exact least-squares fit of the Probe-RPO paper's Table 5 R_goal column
+// against its four terminal shares (residual < 1e-4).
 var DefaultGoal = GoalRewards{Accept: 3, Conditional: 1, Pending: -1, Reject: -3}
 
-// Goal returns R_goal for terminal state t under g (SPEC §1, seed 000 Table 5).
+// Goal returns R_goal for terminal state t under g (Probe-RPO paper, Table 5).
 //
-// Choice: a truncated episode (context window exceeded, SPEC §7) reached no
+// Choice: a truncated episode (context window exceeded, docs/engines.md) reached no
 // decision, so it gets the Pending reward; it is never scored as a
 // rejection. A failed episode has no reward: Goal returns NaN, and callers
 // exclude it from means.
@@ -43,17 +43,17 @@ func (g GoalRewards) Goal(t decision.Terminal) float64 {
 }
 
 // DefaultStrategyWeight is w_strategy in R_out = R_goal + w·R_strategy
-// (SPEC §1). Choice: w = 1 (seed 000 does not state it).
+// (Probe-RPO paper). Choice: w = 1 (the Probe-RPO paper does not state it).
 const DefaultStrategyWeight = 1.0
 
 // Outcome returns the training outcome reward R_out = R_goal + w·R_strategy
-// (SPEC §1, seed 000 "goal + strategy terminal reward"). strategy is a
+// (the Probe-RPO paper "goal + strategy terminal reward"). strategy is a
 // judge's rating in [-1, 1]; pass 0 when no judge is configured.
 func Outcome(goal, strategy, w float64) float64 { return goal + w*strategy }
 
-// Dense returns the dense (process) reward r_t = B_t - B_{t-1} (SPEC §2,
-// seed 000 §3.2), in [-1, 1]. ok is false when either belief is missing
-// (all probes unreadable); a missing reward is never 0.
+// Dense returns the dense (process) reward r_t = B_t - B_{t-1} (Probe-RPO
+// paper, §3.2), in [-1, 1]. ok is false when either belief is missing (all
+// probes unreadable); a missing reward is never 0.
 func Dense(bt, bprev float64, btOK, bprevOK bool) (r float64, ok bool) {
 	if !btOK || !bprevOK {
 		return 0, false

@@ -8,7 +8,7 @@ import (
 )
 
 // Seed 000 Table 5: terminal shares (Acc, Cond, Pend, Rej in %) and the
-// reported mean R_goal of each persuader. SPEC §1: the map +3/+1/-1/-3
+// reported mean R_goal of each persuader. The Probe-RPO paper: the map +3/+1/-1/-3
 // reproduces the column (shares are rounded to 0.1 pp, so to ~±0.01).
 func TestGoalReproducesTable5(t *testing.T) {
 	rows := []struct{ acc, cond, pend, rej, rgoal float64 }{

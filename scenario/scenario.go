@@ -3,7 +3,7 @@
 //
 // Scenarios are stored as JSON Lines, one Scenario per line, and validated on
 // load against the JSON Schema embedded in this package (schema.json). The
-// field set follows SPEC §1 and seed 000 Table 2 (domain, domain family,
+// field set follows the Probe-RPO paper's Table 2 (domain, domain family,
 // resistance type, motivation, relationship, closeness).
 package scenario
 
@@ -12,8 +12,8 @@ import (
 	"slices"
 )
 
-// Split is the data split a scenario belongs to (SPEC §1: 1,468 train /
-// 200 val / 120 held-out in seed 000 Table 2).
+// Split is the data split a scenario belongs to (1,468 train /
+// 200 val / 120 held-out in the Probe-RPO paper's Table 2).
 type Split string
 
 // The three splits.
@@ -26,7 +26,7 @@ const (
 // Splits lists the valid splits in canonical order.
 var Splits = []Split{Train, Val, Heldout}
 
-// Family is a domain family (SPEC §1: five families in seed 000 plus
+// Family is a domain family (five families in the Probe-RPO paper plus
 // "charity" for PersuasionForGood).
 type Family string
 
@@ -43,7 +43,7 @@ const (
 // Families lists the valid domain families in canonical order.
 var Families = []Family{Healthcare, Financial, Workplace, Education, Relationships, Charity}
 
-// Resistance is the hidden resistance type (SPEC §1, seed 000 Table 2).
+// Resistance is the hidden resistance type (Probe-RPO paper, Table 2).
 type Resistance string
 
 // The four resistance types.
@@ -66,7 +66,7 @@ const (
 var Resistances = []Resistance{EntrenchedBelief, IdentityThreat, AutonomyResistance, AmbivalentAvoidance}
 
 // Closeness is the closed vocabulary for how close the two parties are
-// (seed 000 Table 2 maps free text to a closed vocabulary).
+// (the Probe-RPO paper's Table 2 maps free text to a closed vocabulary).
 type Closeness string
 
 // The closeness levels, from most to least close.
@@ -101,7 +101,7 @@ type Concern struct {
 }
 
 // HiddenProfile is phi: everything only the persuadee knows. It must never
-// reach a persuader (seed 000 §2).
+// reach a persuader (Probe-RPO paper, §2).
 type HiddenProfile struct {
 	// Persona is free text describing the persuadee.
 	Persona string `json:"persona"`

@@ -27,9 +27,9 @@ type SplitStats struct {
 	Domains int
 }
 
-// Stats summarises a scenario set, for comparing a generated or imported
-// set with seed 000 Table 2 (splits 1,468 / 200 / 120; held-out resistance
-// mix IT 36, EB 45, AR 22, AA 17; ~1,400 distinct domains).
+// Stats summarises a scenario set, for comparing a generated or imported set
+// with the Probe-RPO paper's Table 2 (splits 1,468 / 200 / 120; held-out
+// resistance mix IT 36, EB 45, AR 22, AA 17; ~1,400 distinct domains).
 //
 // Every []Count lists only values that occur: enum fields in their
 // canonical order (Splits, Families, Resistances, Closenesses) followed by

@@ -1,5 +1,5 @@
 // Package selfplay is MASP's alternating self-play at the planner level
-// (seed 003 Algorithm 1, §3.4-3.5; SPEC §3; issue 6 part 6): the system
+// (MASP paper, Algorithm 1, §3.4-3.5): the system
 // planner (package planner) plays a trainable user-side policy (User)
 // that chooses a reaction class each turn from its BDI state and the
 // persuader's acts. Each cycle first updates the planner against the
@@ -41,17 +41,17 @@ import (
 type Config struct {
 	// Cycles is K, the number of outer iterations (>= 1).
 	Cycles int `json:"cycles"`
-	// T is the turn budget of each dialogue (seed 003: 8).
+	// T is the turn budget of each dialogue (MASP paper: 8).
 	T int `json:"t"`
 	// G is the number of rollouts per scenario, the group (>= 2).
 	G int `json:"g"`
 	// ScenariosPerStep is the number of scenarios (groups) per update
 	// step (>= 1).
 	ScenariosPerStep int `json:"scenarios_per_step"`
-	// SystemSteps and UserSteps are the update steps of each side per
-	// cycle (< 4096; SystemSteps >= 1). UserSteps 0 skips the user phase:
-	// the planner then trains against the fixed warm-start user (seed
-	// 003's "planner-only" ablation).
+	// SystemSteps and UserSteps are the update steps of each side per cycle
+	// (< 4096; SystemSteps >= 1). UserSteps 0 skips the user phase: the
+	// planner then trains against the fixed warm-start user (the MASP paper's
+	// "planner-only" ablation).
 	SystemSteps int `json:"system_steps"`
 	UserSteps   int `json:"user_steps"`
 	// Updates is the number of Adam steps on each step's batch (>= 1);
@@ -97,7 +97,7 @@ type Config struct {
 // the default simulator as the user's mind; the withheld-yes rule on;
 // student λ 1; seed 1.
 //
-// Choice: cycle, step and width sizes are the project's (seed 003 Table 12
+// Choice: cycle, step and width sizes are the project's (the MASP paper's Table 12
 // is for LoRA-tuned LLMs); they keep a run to minutes on 2 cores.
 func DefaultConfig() Config {
 	side := grpo.DefaultConfig()
@@ -348,7 +348,7 @@ func (r *Runner) loadBase(ctx context.Context) error {
 
 // realCache plays script and random against the default simulator on the
 // training cases (one dialogue each, seed Config.Seed) and labels them
-// with the simulator teacher: the stand-in for seed 003's real dialogue
+// with the simulator teacher: the stand-in for the MASP paper's real dialogue
 // prefixes.
 func (r *Runner) realCache(ctx context.Context) (*bdi.Cache, error) {
 	var pers []episode.Persuader
@@ -616,7 +616,7 @@ func (r *Runner) play(ctx context.Context, idx []int, G int, per episode.Persuad
 }
 
 // Advantages returns the group-relative advantage of every turn of one
-// group of G rollouts (seed 003 Eq. 23 with returns-to-go): rewards[i][t]
+// group of G rollouts (the MASP paper's Eq. 23 with returns-to-go): rewards[i][t]
 // is rollout i's reward at its turn t (NaN = missing, counted 0), the
 // return-to-go is G_{i,t} = Σ_{t' >= t} γ^{t'-t} r_{i,t'}
 // (masp.Discounted of the suffix), and A_{i,t} normalises G_{·,t} over

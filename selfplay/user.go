@@ -19,7 +19,7 @@ import (
 	"github.com/persuarena/persuarena/tagger"
 )
 
-// Reaction is one reaction class of the user-side policy (issue 6 part 6):
+// Reaction is one reaction class of the user-side policy (docs/masp.md):
 // what the user does with the persuader's latest turn. Three classes are
 // decisions (accept, conditional, reject); the others continue the
 // dialogue.
@@ -71,7 +71,7 @@ func (r Reaction) Decision() decision.Decision {
 }
 
 // LabelOf is the reaction class of a simulator reply, the behaviour-cloning
-// target of the user policy's warm start (seed 003 Algorithm 1 line 4): a
+// target of the user policy's warm start (the MASP paper's Algorithm 1 line 4): a
 // terminal decision gives its class; otherwise the planner's reaction
 // tagger (planner.TagReaction) reads the text, and a voiced worry gives
 // VoiceConcern, an objection PushBack, a welcome WarmUp, and anything else
@@ -134,22 +134,21 @@ var FeatureNames = [NumFeatures]string{
 	"prev_voice_concern", "prev_push_back", "prev_warm_up", "prev_deflect", "prev_accept", "prev_conditional", "prev_reject",
 }
 
-// User is the trainable user-side policy of MASP self-play (seed 003
-// §3.3-3.5, issue 6 part 6) as an episode.Persuadee. Each user session
-// keeps a *mind*: a simulator session (package sim, with Mind's
-// configuration) started on the scenario with the episode's persuadee
-// seed, whose latent state moves with the persuader's acts exactly as the
-// simulator's does. Each turn the mind reads the persuader's message; its
-// latent state, mapped to BDI by masp.FromLatent (the masp.SimTeacher mapping),
-// together with the persuader's tagged acts and the mind's own inclination
-// gives the feature vector (FeatureNames); the policy network chooses a
-// reaction class; templates write the reply, and the class gives the
-// decision. Sessions implement sim.LatentReader (the mind's latent state
-// with the user's own decision, so masp's teacher and rule-based
-// rationality judge read the user, not the bare simulator) and
-// episode.Prober (Probe), so episodes run through episode.Run and
-// masp.Play unchanged. User is immutable and safe for concurrent Start
-// calls; do not change the Net while it is in use.
+// User is the trainable user-side policy of MASP self-play (MASP paper,
+// §3.3-3.5) as an episode.Persuadee. Each user session keeps a *mind*: a
+// simulator session (package sim, with Mind's configuration) started on the
+// scenario with the episode's persuadee seed, whose latent state moves with
+// the persuader's acts exactly as the simulator's does. Each turn the mind
+// reads the persuader's message; its latent state, mapped to BDI by
+// masp.FromLatent (the masp.SimTeacher mapping), together with the
+// persuader's tagged acts and the mind's own inclination gives the feature
+// vector (FeatureNames); the policy network chooses a reaction class;
+// templates write the reply, and the class gives the decision. Sessions
+// implement sim.LatentReader (the mind's latent state with the user's own
+// decision, so masp's teacher and rule-based rationality judge read the user,
+// not the bare simulator) and episode.Prober (Probe), so episodes run through
+// episode.Run and masp.Play unchanged. User is immutable and safe for
+// concurrent Start calls; do not change the Net while it is in use.
 type User struct {
 	name  string
 	net   *Net

@@ -25,19 +25,19 @@ type RewardMode string
 
 // The reward modes.
 const (
-	// Dense returns r_t = B_t - B_{t-1} at every step (SPEC §2, seed 000
+	// Dense returns r_t = B_t - B_{t-1} at every step (Probe-RPO paper,
 	// §3.2), in [-1, 1]. When either belief is missing (every probe
 	// unreadable) the reward is 0 and Metadata.RewardMissing is set: a
 	// missing reward is reported, never silently scored as 0.
 	Dense RewardMode = "dense"
 	// Outcome returns 0 before the last step and R_out = R_goal +
-	// w·R_strategy at it (SPEC §1; R_strategy is 0 unless a Judge is
+	// w·R_strategy at it (Probe-RPO paper; R_strategy is 0 unless a Judge is
 	// configured).
 	Outcome RewardMode = "outcome"
 	// Both returns the dense reward at every step plus R_out at the last.
 	//
 	// Choice: the two terms are simply added (weight 1 each); trainers that
-	// weight them (Probe-RPO's λ, SPEC §2) read Metadata.Dense and
+	// weight them (Probe-RPO's λ, Probe-RPO paper) read Metadata.Dense and
 	// Metadata.ROut separately.
 	Both RewardMode = "both"
 )
@@ -50,7 +50,7 @@ func (m RewardMode) valid() bool { return slices.Contains(RewardModes, m) }
 // Decisions reported in Observation.Decision: the persuadee's per-reply
 // decisions (decision.Decision), plus "pending" when the reply at Tmax
 // carried no decision and "truncated" when the conversation outgrew the
-// persuadee's context window (SPEC §7).
+// persuadee's context window (docs/engines.md).
 const (
 	DecisionPending   = "pending"
 	DecisionTruncated = "truncated"
@@ -83,9 +83,9 @@ type EnvConfig struct {
 	// Split is the default split resets draw from; "" means all splits.
 	Split scenario.Split
 	// Tmax is the maximum number of persuader turns; 0 means
-	// episode.DefaultTmax (10, SPEC §1).
+	// episode.DefaultTmax (10, Probe-RPO paper).
 	Tmax int
-	// Basis is the probe basis; nil means probe.Default (SPEC §2).
+	// Basis is the probe basis; nil means probe.Default (Probe-RPO paper).
 	Basis probe.Basis
 	// Goal maps terminal states to R_goal; nil means reward.DefaultGoal.
 	Goal *reward.GoalRewards
@@ -274,7 +274,7 @@ type Metadata struct {
 	// RewardMode is the episode's reward mode.
 	RewardMode RewardMode `json:"reward_mode"`
 	// Acts are the persuasion acts the tagger read in the action's message
-	// (SPEC §2, Figure 5); empty after a reset.
+	// (Probe-RPO paper, Figure 5); empty after a reset.
 	Acts []string `json:"acts"`
 	// Belief is B_t in [0, 1] after this step (B_0 after a reset); null
 	// when every probe was unreadable.
@@ -288,7 +288,7 @@ type Metadata struct {
 	// Terminal is the episode's terminal state once done (accept,
 	// conditional, pending, reject, truncated or failed); "" before.
 	Terminal decision.Terminal `json:"terminal"`
-	// RGoal, RStrategy and ROut are R_goal, R_strategy and R_out (SPEC §1),
+	// RGoal, RStrategy and ROut are R_goal, R_strategy and R_out (Probe-RPO paper),
 	// set on the last step only. RStrategy is null without a judge.
 	RGoal     *float64 `json:"r_goal,omitempty"`
 	RStrategy *float64 `json:"r_strategy,omitempty"`
@@ -554,7 +554,7 @@ func (e *Env) Reset(ctx context.Context, opts ResetOptions) (Observation, error)
 // the persuadee replies, the probes are read, and the reward of the
 // episode's mode is returned (see RewardMode). A terminal decision ends
 // the episode; so does Tmax (pending) and a context-window overflow
-// (truncated, SPEC §7). The finished episode goes to EnvConfig.Sink.
+// (truncated, docs/engines.md). The finished episode goes to EnvConfig.Sink.
 //
 // Errors: VALIDATION_ERROR for a step before any reset, an empty message
 // or one over MaxMessageBytes (nothing happens); EXECUTION_ERROR for a

@@ -165,7 +165,7 @@ func (j constJudge) Strategy(context.Context, scenario.Public, []episode.Message
 }
 
 // Rewards by mode on a scripted persuadee: B = 0.5, 0.6, 0.4, 0.7 and an
-// accept at turn 3 (R_goal +3, SPEC §1).
+// accept at turn 3 (R_goal +3, Probe-RPO paper).
 func TestRewardModes(t *testing.T) {
 	f := &fake{decisions: []decision.Decision{decision.Continue, decision.Continue, decision.Accept}, probs: []float64{0.5, 0.6, 0.4, 0.7}}
 	cfg := fakeConfig(t, f).Env
@@ -250,7 +250,7 @@ func TestTmaxPending(t *testing.T) {
 }
 
 // A context-window overflow ends the episode as truncated, never as a
-// rejection (SPEC §7): R_goal of pending, dense reward missing.
+// rejection (docs/engines.md): R_goal of pending, dense reward missing.
 func TestTruncated(t *testing.T) {
 	cfg := fakeConfig(t, &fake{replyErr: fmt.Errorf("engine: %w", episode.ErrTruncated), errAt: 2}).Env
 	var stored []*episode.Episode

@@ -48,7 +48,8 @@ func TestMetadata(t *testing.T) {
 	if m.Limits != (Limits{MaxSessions: 3, IdleTimeoutS: 90, CapacityWaitS: 0.25, MaxMessageBytes: DefaultMaxMessageBytes, MaxFrameBytes: 6*DefaultMaxMessageBytes + 4096, Tmax: 10}) {
 		t.Fatalf("limits %+v", m.Limits)
 	}
-	// SPEC §1 / data README: arena 1,468 / 200 / 120; p4g 662 / 200 / 120.
+	// the Probe-RPO paper / data README: arena 1,468 / 200 / 120; p4g 662 /
+	// 200 / 120.
 	if len(m.Sets) != 2 || m.Sets[0].Name != "arena" || m.Sets[0].Splits["train"] != 1468 || m.Sets[0].Splits["heldout"] != 120 ||
 		m.Sets[1].Splits["train"] != 662 || m.Sets[1].Splits["val"] != 200 {
 		t.Fatalf("sets %+v", m.Sets)

@@ -1,7 +1,7 @@
 // Package server exposes PersuArena's persuadees as an OpenEnv-compatible
 // environment server (meta-pytorch/OpenEnv, openenv.core.env_server), so
 // that external trainers (TRL, verl) can train LLM persuaders against them
-// (issue 4 part 6; SPEC §1-2).
+// (Probe-RPO paper).
 //
 // The client is the persuader: each step's action is one persuader
 // utterance; the observation is the persuadee's visible reply, the turn,
@@ -347,7 +347,7 @@ type Limits struct {
 // trainer needs to drive the environment: the model names of /schema, the
 // persuadee's name, the scenario sets with their sizes per split, the
 // default split ("all" for every split), the reward modes and the default
-// one, the probe ids (SPEC §2), R_goal per terminal state (SPEC §1), w in
+// one, the probe ids (Probe-RPO paper), R_goal per terminal state, w in
 // R_out, whether a judge rates R_strategy, and the limits.
 type MetadataInfo struct {
 	Name             string       `json:"name"`
@@ -381,7 +381,7 @@ func (s *Server) Info() MetadataInfo {
 	c := s.f.cfg
 	m := MetadataInfo{
 		Name: "persuarena",
-		Description: "Multi-turn persuasion against a persuadee with a hidden profile (PersuArena, seed 000). " +
+		Description: "Multi-turn persuasion against a persuadee with a hidden profile (PersuArena, Probe-RPO paper). " +
 			"The client is the persuader: each action is one utterance; the observation is the persuadee's visible reply " +
 			"and decision; the reward is the change of the persuadee's probed belief (dense), the terminal outcome reward, or both.",
 		Version:          s.cfg.Version,

@@ -72,12 +72,12 @@ func (s *prefixSession) Say(context.Context, []episode.Message) (episode.Utteran
 	return episode.Utterance{Text: line}, nil
 }
 
-// TestContentFreeNeverRaisesBelief is the content-free battery (issue 10
-// part 1a): for every resistance type, the default, soft and hard
-// settings, 100 seeds and five kinds of content-free turn, every
-// content-free turn's dense reward r_t = B_t - B_{t-1} is <= 0 (exactly 0
-// allowed), both from the start of an episode and after 1-3 turns of real
-// persuasion (informer-like or pushy lines) have moved the state.
+// TestContentFreeNeverRaisesBelief is the content-free battery
+// (docs/simulator.md): for every resistance type, the default, soft and hard
+// settings, 100 seeds and five kinds of content-free turn, every content-free
+// turn's dense reward r_t = B_t - B_{t-1} is <= 0 (exactly 0 allowed), both
+// from the start of an episode and after 1-3 turns of real persuasion
+// (informer-like or pushy lines) have moved the state.
 func TestContentFreeNeverRaisesBelief(t *testing.T) {
 	scs := fixtures()
 	checked, raisedBefore := 0, 0
@@ -175,7 +175,7 @@ func movedShare(eps []*episode.Episode) float64 {
 	return float64(n) / float64(len(eps))
 }
 
-// TestAskCalibration (issue 10 part 1e): on the fixed eval the belief just
+// TestAskCalibration (docs/simulator.md): on the fixed eval the belief just
 // before a commitment ask predicts the ask's answer (ECE <= 0.10 over ten
 // bins), and script ends "moved" (B_T > 0.5) in 60-85 % of its episodes.
 func TestAskCalibration(t *testing.T) {
@@ -219,7 +219,7 @@ func firstAbove(ep *episode.Episode, id string) int {
 	return -1
 }
 
-// TestBeliefReport prints the figures of issue 10 part 1 (SIM_REPORT=1 go
+// TestBeliefReport prints the figures (SIM_REPORT=1 go
 // test -run BeliefReport -v ./sim/): per setting, the content-free drift
 // after ten filler turns, script's mean first turn above 0.5 per probe, B_T
 // by outcome and moved share, and the reliability diagram of the fixed

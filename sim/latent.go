@@ -24,7 +24,7 @@ type LatentConcern struct {
 
 // Latent is a read-only snapshot of a simulator session's latent state
 // (docs/simulator.md), for reward-side tools that are allowed to see it:
-// MASP's teacher mentalizer and rule-based judges (SPEC §3, seed 003 Eq. 9,
+// MASP's teacher mentalizer and rule-based judges (MASP paper, Eq. 9,
 // 22). It is hidden data: it must never reach a persuader.
 //
 // Units: Openness and Openness0 in [-1, 1], Rapport in [0, 1], Reactance

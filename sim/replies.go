@@ -546,7 +546,7 @@ func (s *session) compose(e *events, off int) {
 	s.put(tp, -1)
 	// Choice: a pushback or deflection is followed, 7 times in 10, by a
 	// second sentence of the type's, so that a persuader who keeps
-	// pressing does not hear the same few lines (issue 10: the most
+	// pressing does not hear the same few lines (the most
 	// frequent reply stays under 2 % of replies).
 	if (op == rPushback || op == rDeflect) && s.word.IntN(10) < 7 {
 		s.put(s.pick(rAfter, 0), -1)

@@ -1,12 +1,12 @@
-// Package sim is PersuArena's embedded default persuadee: a seeded,
-// LLM-free simulator of a person with a hidden profile (SPEC §1, seed 000
-// §2). It keeps a small latent state (openness, rapport, reactance,
-// perceived persuasiveness, fatigue, and per-concern hidden -> voiced ->
-// addressed) driven by the persuasion acts and concern mentions that package
-// tagger reads from each persuader utterance, answers in natural language
-// from a template bank, decides (accept, conditional, reject, continue), and
-// answers the probe basis from its latent state (episode.Prober) without
-// touching that state.
+// Package sim is PersuArena's embedded default persuadee: a seeded, LLM-free
+// simulator of a person with a hidden profile (Probe-RPO paper, §2). It keeps
+// a small latent state (openness, rapport, reactance, perceived
+// persuasiveness, fatigue, and per-concern hidden -> voiced -> addressed)
+// driven by the persuasion acts and concern mentions that package tagger
+// reads from each persuader utterance, answers in natural language from a
+// template bank, decides (accept, conditional, reject, continue), and answers
+// the probe basis from its latent state (episode.Prober) without touching
+// that state.
 //
 // Every rule, its equation and the psychology behind it are documented in
 // docs/simulator.md; every number is a field of Config.
@@ -584,7 +584,7 @@ func (s *session) countState(st concernState) int {
 // Choice: a probe id outside the default basis (a user basis) gets the
 // mean of the three, the belief level B_t itself. Probe reads the state
 // only: it never changes it or draws randomness, so probing cannot change
-// the transcript (the discarded fork of SPEC §2). It never fails.
+// the transcript (the discarded fork of the Probe-RPO paper). It never fails.
 func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
 	ca, pe, ac := s.probs()
 	out := make([]probe.Answer, len(basis))

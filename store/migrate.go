@@ -94,7 +94,7 @@ CREATE TABLE step_metrics (
 ) WITHOUT ROWID;
 `,
 	// 3: the judge's strategy rating, act source, error and cost, and the
-	// t = 0 probe read-out's cost (issue 3). Older rows read as no judge
+	// t = 0 probe read-out's cost (docs/llm-roles.md). Older rows read as no judge
 	// and zero cost.
 	`
 ALTER TABLE episodes ADD COLUMN r_strategy REAL; -- NULL: no judge, or the judge failed

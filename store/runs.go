@@ -213,7 +213,7 @@ type RunSummary struct {
 	// "failed"; Accepted those with terminal "accept".
 	Episodes, Failed, Accepted int
 	// AcceptShare is the full acceptance rate Accepted / (Episodes -
-	// Failed) in [0, 1] (SPEC §1; failed episodes are excluded from outcome
+	// Failed) in [0, 1] (Probe-RPO paper; failed episodes are excluded from outcome
 	// metrics, decision.TermFailed), 0 when no episode counts.
 	// Choice: truncated episodes stay in the denominator.
 	AcceptShare float64

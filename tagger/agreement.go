@@ -194,7 +194,7 @@ func kappa(tp, fp, fn, tn int) float64 {
 // ACL 2019, 300 annotated dialogues, er_label_1/er_label_2) to the acts
 // they correspond to.
 //
-// Choice: the mapping is the project's (P4G and seed 000 define their
+// Choice: the mapping is the project's (P4G and the Probe-RPO paper define their
 // categories independently):
 //   - diagnostic: the inquiry labels (personal-, task- and
 //     source-related-inquiry, and the rare non-personal-task-related-inquiry

@@ -7,7 +7,7 @@ import "strings"
 // non-strategy dialogue acts the annotators also labelled that the
 // simulator needs to tell apart (greeting, praise, thanks) and the amount
 // request. It is a second label family beside Act: an utterance has acts
-// (seed 000 Figure 5) and strategies, read in the same pass.
+// (Probe-RPO paper, Figure 5) and strategies, read in the same pass.
 type Strategy uint8
 
 // The strategies, as bit positions of a StrategySet. Each is named after

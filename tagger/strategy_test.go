@@ -261,7 +261,7 @@ func TestStrategyAgreementP4G(t *testing.T) {
 			t.Errorf("%v: precision %.4f recall %.4f, want %.3f %.3f", Strategy(st), g.Precision, g.Recall, w.prec, w.reca)
 		}
 	}
-	// Target of issue 10: kappa >= 0.4 on every label with >= 100
+	// Target: kappa >= 0.4 on every label with >= 100
 	// occurrences. Met on 11 of 14 labels; logical appeal, personal story
 	// and task-related inquiry fall short (docs/tagger.md).
 	short := []string{}

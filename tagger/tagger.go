@@ -1,5 +1,5 @@
 // Package tagger is the rule-based move tagger: it reads a persuader
-// utterance and finds the five persuasion acts of seed 000 Figure 5
+// utterance and finds the five persuasion acts of the Probe-RPO paper's Figure 5
 // (diagnostic question, evidence, plan detail, commitment ask, autonomy),
 // pressure markers, and mentions of a scenario's concerns.
 package tagger
@@ -10,7 +10,7 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// Act is one of the five persuasion acts (SPEC §2, seed 000 Figure 5).
+// Act is one of the five persuasion acts (Probe-RPO paper, Figure 5).
 type Act uint8
 
 // The five acts, as bit positions of an ActSet.
@@ -98,9 +98,9 @@ type Tags struct {
 	Pressure int
 }
 
-// Tag reads the acts and pressure markers of a persuader utterance (SPEC §2,
-// seed 000 Figure 5). It is a pure function of text, safe for concurrent
-// use, and allocates nothing in steady state (scratch space is pooled).
+// Tag reads the acts and pressure markers of a persuader utterance (Probe-RPO
+// paper, Figure 5). It is a pure function of text, safe for concurrent use,
+// and allocates nothing in steady state (scratch space is pooled).
 //
 // The rules, in brief (docs/tagger.md has the full list and its limits):
 // the text is lower-cased and split into sentences (. ! ? ; line break)

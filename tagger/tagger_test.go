@@ -25,8 +25,8 @@ const (
 )
 
 // labelled are hand-labelled utterances: the act set and pressure count a
-// careful reader assigns under the definitions of seed 000 Figure 5 and the
-// project's documented choices (docs/tagger.md).
+// careful reader assigns under the definitions of the Probe-RPO paper's
+// Figure 5 and the project's documented choices (docs/tagger.md).
 var labelled = []struct {
 	text     string
 	want     ActSet

@@ -20,15 +20,15 @@ import (
 // W1 and B1 are empty for a linear network. It is policynet.Weights.
 type Weights = policynet.Weights
 
-// Optimizer exposes the trainer's autodiff update (the GoMLX graph of
-// model, Adam on the simplego backend) for a categorical policy of any
-// action count, so other trainers (package selfplay: the planner and the
-// user-side policy of MASP self-play) take exactly the steps Trainer
-// takes: the PPO-clipped surrogate with a k3 KL penalty to a reference and
-// an entropy bonus (grpo.Loss's objective, seed 000 Table 3 terms; seed
-// 003 Eq. 24), averaged over the batch. StepNLL offers a supervised
-// negative log-likelihood update for warm starts (seed 003 Algorithm 1
-// line 4). It is not safe for concurrent use.
+// Optimizer exposes the trainer's autodiff update (the GoMLX graph of model,
+// Adam on the simplego backend) for a categorical policy of any action count,
+// so other trainers (package selfplay: the planner and the user-side policy
+// of MASP self-play) take exactly the steps Trainer takes: the PPO-clipped
+// surrogate with a k3 KL penalty to a reference and an entropy bonus
+// (grpo.Loss's objective, the Probe-RPO paper's Table 3 terms; MASP paper,
+// Eq. 24), averaged over the batch. StepNLL offers a supervised negative
+// log-likelihood update for warm starts (the MASP paper's Algorithm 1 line
+// 4). It is not safe for concurrent use.
 type Optimizer struct {
 	m   *model
 	nll *context.Exec

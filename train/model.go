@@ -48,7 +48,7 @@ type LossTerms struct {
 //
 // with ρ_n = exp(logπ(a_n) - oldLogp_n), k3_n = exp(ref_n - logπ(a_n)) -
 // (ref_n - logπ(a_n)) - 1 and H_n = -Σ_a π(a) logπ(a): grpo.Loss's
-// objective (seed 000 Table 3 terms), which TestGraphLossMatchesGRPO
+// objective (the Probe-RPO paper's Table 3 terms), which TestGraphLossMatchesGRPO
 // checks to 1e-9. Gradients come from GoMLX's reverse-mode autodiff.
 type model struct {
 	backend backends.Backend

@@ -1,12 +1,11 @@
-// Package train fits a planner (package planner) with Probe-RPO (SPEC §2,
-// seed 000 §3): each step plays G rollouts of each of a batch of scenarios
-// against a persuadee, turns the outcomes and the probed belief changes
-// into group-relative advantages with package grpo, and takes PPO-clipped
-// Adam steps on the policy through a GoMLX autodiff graph (pure-Go
-// simplego backend). It writes atomic checkpoints, resumes from them
-// exactly, stores every rollout and per-step metrics in the run store, and
-// prints a line per step. docs/training.md describes the objective,
-// defaults and metrics.
+// Package train fits a planner (package planner) with Probe-RPO (Probe-RPO
+// paper, §3): each step plays G rollouts of each of a batch of scenarios
+// against a persuadee, turns the outcomes and the probed belief changes into
+// group-relative advantages with package grpo, and takes PPO-clipped Adam
+// steps on the policy through a GoMLX autodiff graph (pure-Go simplego
+// backend). It writes atomic checkpoints, resumes from them exactly, stores
+// every rollout and per-step metrics in the run store, and prints a line per
+// step. docs/training.md describes the objective, defaults and metrics.
 package train
 
 import (
@@ -32,8 +31,8 @@ import (
 // Config is a training run's configuration; it is stored in every
 // checkpoint and in the run record.
 type Config struct {
-	// GRPO holds λ, G, scenarios per step, epochs, learning rate, β,
-	// entropy coefficient, clip ε, ε, w_strategy and the seed (seed 000
+	// GRPO holds λ, G, scenarios per step, epochs, learning rate, β, entropy
+	// coefficient, clip ε, ε, w_strategy and the seed (the Probe-RPO paper's
 	// Table 3 defaults, except LearningRate: see DefaultConfig).
 	GRPO grpo.Config `json:"grpo"`
 	// Features is the planner's feature layout.
@@ -42,14 +41,14 @@ type Config struct {
 	Hidden int `json:"hidden"`
 	// Updates is the number of Adam steps on each step's batch, >= 1;
 	// the first is on-policy (ratio 1), later ones are where the PPO clip
-	// acts. Choice: 4 (seed 000 does not state it; 1-4 is common for
+	// acts. Choice: 4 (the Probe-RPO paper does not state it; 1-4 is common for
 	// GRPO with μ iterations, DeepSeekMath §4.1).
 	Updates int `json:"updates"`
 	// MaxSteps caps the number of steps, >= 0; 0 means Epochs × ⌊n/S⌋ for
-	// n training scenarios and S scenarios per step (seed 000: 2 × ⌊1468 /
+	// n training scenarios and S scenarios per step (Probe-RPO paper: 2 × ⌊1468 /
 	// 16⌋ = 182).
 	MaxSteps int `json:"max_steps"`
-	// Tmax is the episode length cap (seed 000: 10).
+	// Tmax is the episode length cap (Probe-RPO paper: 10).
 	Tmax int `json:"tmax"`
 	// CheckpointEvery writes a checkpoint every N steps, >= 0 (0: only at
 	// the end).
@@ -64,7 +63,7 @@ type Config struct {
 
 // DefaultLearningRate is the planner's default Adam step size.
 //
-// Choice: 1e-2, not seed 000's 1e-5 (Table 3). That value is for
+// Choice: 1e-2, not the Probe-RPO paper's 1e-5 (Table 3). That value is for
 // fine-tuning a 4B-parameter LLM whose initial policy is already fluent;
 // the planner is a ~2k-parameter network trained from a uniform policy,
 // where Adam's per-parameter step of about lr moves logits by ~1e-5 per
@@ -279,7 +278,7 @@ func (t *Trainer) SetMaxSteps(n int) error {
 func (t *Trainer) StepsDone() int { return t.step }
 
 // StepsPerEpoch is max(1, ⌊n/S⌋) for n scenarios and S per step; a
-// partial last batch is dropped (seed 000: 182 steps = 2 × ⌊1468/16⌋).
+// partial last batch is dropped (Probe-RPO paper: 182 steps = 2 × ⌊1468/16⌋).
 func (t *Trainer) StepsPerEpoch() int {
 	return max(1, len(t.o.Scenarios)/t.cfg.GRPO.ScenariosPerStep)
 }
@@ -316,7 +315,7 @@ type Metrics struct {
 	MeanTurns float64
 	// DeadShare is the share of groups whose R_out are all equal;
 	// SeparatedShare the share of those dead groups that the dense term
-	// still separates (0 when none is dead) (seed 000 Figure 7a-b).
+	// still separates (0 when none is dead) (the Probe-RPO paper's Figure 7a-b).
 	DeadShare, SeparatedShare float64
 	// DeadLengthCorr is the mean, over dead groups, of the correlation
 	// between the turn-1 dense advantage and episode length

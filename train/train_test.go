@@ -163,7 +163,8 @@ func TestScheduleAndValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 70 scenarios, 16 a step: 4 steps an epoch (the partial fifth batch is
-	// dropped, as 182 = 2 x floor(1468/16) in seed 000 Table 3), 2 epochs.
+	// dropped, as 182 = 2 x floor(1468/16) in the Probe-RPO paper's Table 3),
+	// 2 epochs.
 	if tr.StepsPerEpoch() != 4 || tr.TotalSteps() != 8 {
 		t.Errorf("steps per epoch %d, total %d; want 4, 8", tr.StepsPerEpoch(), tr.TotalSteps())
 	}

@@ -137,8 +137,8 @@ func TestAnalyzeCLI(t *testing.T) {
 	wantLines(t, run(analysis.AnalyzeOptions{What: "table8", Persuader: "beta", Scenario: "s1", Rollout: 0, Format: "markdown"}, "r1"),
 		"| 2 | commitment,plan | +0.40 | +0.40 | +0.40 | 0.700 | +0.400 | conditional |")
 	all := run(analysis.AnalyzeOptions{What: "all", Rollout: -1}, "r1")
-	wantLines(t, all, "(seed 000 Table 6)", "(seed 000 Table 7)", "(seed 000 Table 8)", "(seed 000 Table 9)",
-		"(seed 000 Figure 5)", "(seed 000 Figure 6)", "(seed 000 Figure 7)",
+	wantLines(t, all, "(Probe-RPO paper, Table 6)", "(Probe-RPO paper, Table 7)", "(Probe-RPO paper, Table 8)", "(Probe-RPO paper, Table 9)",
+		"(Probe-RPO paper, Figure 5)", "(Probe-RPO paper, Figure 6)", "(Probe-RPO paper, Figure 7)",
 		"alpha      1  4         50.0       25.0    0.0         25.0       25.0",
 		"terminal=accept       0  3  -0.07  -0.07  -0.07  0.467",
 		"8 scenario group(s) with fewer than 2 scored rollouts left out", "no group has 2 or more scored rollouts")

@@ -149,7 +149,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	if err := runCompare(ctx, dbPath, run+":script:sim-hard", run+":random:sim-hard", o, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Paired comparison, A − B", "MASP metrics, A − B (seed 003)", "ΔSR@8", "ΔRCSR@8", "on the 30 pairs above"} {
+	for _, s := range []string{"Paired comparison, A − B", "MASP metrics, A − B (MASP paper)", "ΔSR@8", "ΔRCSR@8", "on the 30 pairs above"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("compare lacks %q:\n%s", s, out.String())
 		}

@@ -61,7 +61,7 @@ RESET_KEYS = ("scenario_id", "set", "split", "seed", "rollout", "reward", "episo
 
 # Reward given by persuarena_reward, on top of what was received, to an
 # episode the model left unfinished (it stopped calling ``say`` before the
-# persuadee decided). -1 is R_goal of Pending, "no decision" (SPEC §1).
+# persuadee decided). -1 is R_goal of Pending, "no decision" (Probe-RPO paper).
 UNFINISHED_REWARD = -1.0
 
 # Server error codes worth reconnecting for.

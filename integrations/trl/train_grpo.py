@@ -2,7 +2,7 @@
 
 Each dataset row carries a ``seed``; the server draws the row's scenario
 from it, so the ``num_generations`` completions of one row are rollouts of
-one scenario: a GRPO group (SPEC §2). Defaults follow seed 000 Table 3
+one scenario: a GRPO group (Probe-RPO paper). Defaults follow the Probe-RPO paper's Table 3
 (G = 4 rollouts per scenario, 16 scenarios per step, learning rate 1e-5,
 KL beta 0.05, 2 epochs); see docs/grpo.md.
 
@@ -37,10 +37,10 @@ def dataset_columns(n, split):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="Qwen/Qwen3-4B-Instruct-2507", help="policy model (seed 000 uses Qwen3-4B-Instruct-2507)")
+    ap.add_argument("--model", default="Qwen/Qwen3-4B-Instruct-2507", help="policy model (the Probe-RPO paper uses Qwen3-4B-Instruct-2507)")
     ap.add_argument("--url", default=os.environ.get("PERSUARENA_URL", "ws://127.0.0.1:8000/ws"))
     ap.add_argument("--reward", default="both", choices=["dense", "outcome", "both"], help="server reward mode per episode")
-    ap.add_argument("--scenarios", type=int, default=1468, help="dataset rows (scenario seeds); seed 000 trains on 1,468")
+    ap.add_argument("--scenarios", type=int, default=1468, help="dataset rows (scenario seeds); the Probe-RPO paper trains on 1,468")
     ap.add_argument("--split", default="train", help="scenario split the server draws from")
     ap.add_argument("--output-dir", default="persuarena-grpo")
     ap.add_argument("--num-generations", type=int, default=4, help="G, rollouts per scenario (Table 3)")

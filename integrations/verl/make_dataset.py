@@ -107,7 +107,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="ws://127.0.0.1:8000/ws")
     ap.add_argument("--split", default="train")
-    ap.add_argument("--n", type=int, default=1468, help="rows (seeds); seed 000 trains on 1,468 scenarios")
+    ap.add_argument("--n", type=int, default=1468, help="rows (seeds); the Probe-RPO paper trains on 1,468 scenarios")
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--name", default="persuarena", help="interaction name in the interaction config")
     ap.add_argument("--out", required=True, help="output .parquet file")

@@ -1,5 +1,5 @@
 // Package fakeengine is a protocol-faithful fake OpenAI-compatible
-// inference server for tests (issue 3, "Test engine"). New starts an
+// inference server for tests (docs/engines.md). New starts an
 // httptest server that answers in the documented JSON shapes of one engine
 // profile (vLLM, SGLang, llama.cpp's llama-server, Ollama or OpenAI): model
 // lists, chat completions with logprobs.content[], legacy completions with
@@ -1120,7 +1120,7 @@ func (s *Server) llamaCompletion(raw []byte, body map[string]any, f *Fault) (any
 		it := map[string]any{"index": i, "content": g.content, "id_slot": 0, "stop": true, "model": s.Model,
 			"tokens": []int{}, "tokens_predicted": g.completion, "tokens_evaluated": len(ids),
 			// As in a real llama-server: the slot's KV size after the
-			// request, not the reuse (that is timings.cache_n; SPEC §7).
+			// request, not the reuse (that is timings.cache_n; docs/engines.md).
 			"tokens_cached":       len(ids) + g.completion,
 			"generation_settings": map[string]any{"n_predict": nPredict, "n_probs": req.NProbs, "temperature": 0.8},
 			"prompt":              p, "has_new_line": strings.Contains(g.content, "\n"), "truncated": false,
