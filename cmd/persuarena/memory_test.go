@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -124,5 +126,44 @@ func TestMemoryLLMEndToEnd(t *testing.T) {
 		if !strings.Contains(cout, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, cout)
 		}
+	}
+}
+
+// persuarena memory ablate against an LLM persuadee on the fake engine:
+// the five variants and the built-in persuaders each play the two test
+// tasks, the fake user accepts on its second reply, and every variant
+// that speaks twice wins.
+func TestMemoryAblateLLMPersuadee(t *testing.T) {
+	cfg, srv := startHMMEngine(t)
+	ss, err := scenario.Resolve("p4g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, sc := range append(append(scenario.Filter(ss, scenario.Train)[:2], scenario.Filter(ss, scenario.Val)[:1]...), scenario.Filter(ss, scenario.Heldout)[:1]...) {
+		line, err := json.Marshal(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(line, '\n'))
+	}
+	file := filepath.Join(t.TempDir(), "ablate.jsonl")
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := mustExec(t, "memory", "ablate", "--scenarios", file, "--persuadee", "llm:q", "--config", cfg, "--tmax", "3", "--seed", "1")
+	for _, want := range []string{"learn 2 tasks, test 2 tasks, persuadee llm:q", "no-skills", "plan-without-memory", "direct-comparison", "no-hierarchy", "full", "script"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ablation table lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "| 1.000 (2/2) |"); n != 9 {
+		t.Errorf("%d of 9 rows (5 variants, 4 built-ins) won both tasks:\n%s", n, out)
+	}
+	if strings.Contains(out, "| 4 | full | 1.000 (2/2) | 0 |") {
+		t.Errorf("the full variant's learning against the LLM persuadee counted no tokens:\n%s", out)
+	}
+	if srv.Stats().Requests["/v1/chat/completions"] == 0 {
+		t.Error("the LLM persuadee was never asked")
 	}
 }
