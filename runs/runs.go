@@ -168,6 +168,20 @@ func CheckSplit(split string) error {
 	return fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
 }
 
+// resolveSet returns every scenario of one set reference: a REPO scenario
+// pack (repo:PACK, package repo), a built-in set name or a JSONL file
+// (scenario.Resolve).
+func resolveSet(ref string) ([]scenario.Scenario, error) {
+	if name, ok := strings.CutPrefix(ref, repo.PackPrefix); ok {
+		p, err := repo.LoadPack(name)
+		if err != nil {
+			return nil, err
+		}
+		return p.Scenarios, nil
+	}
+	return scenario.Resolve(ref)
+}
+
 // LoadSets resolves scenario set references (built-in names or JSONL
 // files) and keeps the split's scenarios ("all": every one). Errors: an
 // unknown split, a set that does not load, or a set without scenarios of
@@ -182,12 +196,12 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 	}
 	var sets []eval.Set
 	for _, ref := range refs {
-		if name, ok := strings.CutPrefix(ref, repo.PackPrefix); ok { // a REPO scenario pack
-			p, err := repo.LoadPack(name)
+		if strings.HasPrefix(ref, repo.PackPrefix) {
+			all, err := resolveSet(ref)
 			if err != nil {
 				return nil, err
 			}
-			if ss := scenario.Filter(p.Scenarios, sp); len(ss) > 0 {
+			if ss := scenario.Filter(all, sp); len(ss) > 0 {
 				sets = append(sets, eval.Set{Name: ref, Scenarios: ss})
 				continue
 			}

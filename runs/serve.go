@@ -26,8 +26,12 @@ type ServeSpec struct {
 	Scenarios []string `json:"scenarios"`
 	Split     string   `json:"split"`
 	// Tmax (>= 1) caps persuader turns; Reward is dense, outcome or both.
-	Tmax            int         `json:"tmax"`
-	Reward          string      `json:"reward"`
+	Tmax   int    `json:"tmax"`
+	Reward string `json:"reward"`
+	// RewardSpec, when set (repo:SPEC), scores every finished episode
+	// with that reward spec (REPO paper): its vector goes out in the last
+	// step's metadata and its R replaces R_out.
+	RewardSpec      string      `json:"reward_spec,omitempty"`
 	MaxSessions     int         `json:"max_sessions"`
 	IdleTimeout     string      `json:"idle_timeout"`
 	MaxMessageBytes int         `json:"max_message_bytes"`
@@ -63,9 +67,13 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		return nil, err
 	}
 	spec.LLM = reg.LLM()
+	rw, err := rewarder(reg, spec.RewardSpec, "", 0)
+	if err != nil {
+		return nil, fmt.Errorf("--reward-spec: %w", err)
+	}
 	var sets []server.Set
 	for _, ref := range spec.Scenarios {
-		ss, err := scenario.Resolve(ref)
+		ss, err := resolveSet(ref)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +85,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 	}
 	return server.New(server.Config{
 		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: spec.Tmax, Basis: spec.Basis,
-			Reward: server.RewardMode(spec.Reward), MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
+			Reward: server.RewardMode(spec.Reward), Rewarder: rw, MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
 		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, Version: buildinfo.Version(), Logger: logger,
 	})
 }

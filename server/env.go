@@ -100,6 +100,11 @@ type EnvConfig struct {
 	// R_strategy = 0. A failed or out-of-range rating leaves R_strategy =
 	// 0 and is reported in Metadata.StrategyError.
 	Judge episode.Judge
+	// Rewarder, when set, scores each finished episode that did not fail
+	// with a reward spec (REPO paper; package repo): its reward vector is
+	// sent in the last step's Metadata.RewardVector and stored with the
+	// episode, and its composed R replaces R_out as the outcome reward.
+	Rewarder episode.Rewarder
 	// MaxMessageBytes bounds the length of an action's message; 0 means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -295,6 +300,10 @@ type Metadata struct {
 	ROut      *float64 `json:"r_out,omitempty"`
 	// StrategyError is the judge's error, when it failed (R_strategy = 0).
 	StrategyError string `json:"strategy_error,omitempty"`
+	// RewardVector is the reward spec's vector of the finished episode
+	// (EnvConfig.Rewarder; the REPO paper's named components, per episode
+	// and per turn), set on the last step only; its R is then ROut.
+	RewardVector *episode.RewardVector `json:"reward_vector,omitempty"`
 }
 
 // Observation is the full result of a reset or step, shaped like OpenEnv's
@@ -525,7 +534,7 @@ func (e *Env) Reset(ctx context.Context, opts ResetOptions) (Observation, error)
 	}
 
 	epSeed := episode.Seed(seed, sc.ID, opts.Rollout)
-	run := episode.NewEnv(episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis, Goal: cfg.Goal, Judge: cfg.Judge},
+	run := episode.NewEnv(episode.Config{Tmax: cfg.Tmax, Basis: cfg.Basis, Goal: cfg.Goal, Judge: cfg.Judge, Rewarder: cfg.Rewarder},
 		sc, cfg.Persuadee, epSeed, episode.EnvOptions{Persuader: cfg.PersuaderName})
 	err := run.Reset(ctx)
 	var r0 episode.StepResult
@@ -642,6 +651,9 @@ func (e *Env) observe(turn episode.Turn, reply, dec string) Observation {
 			}
 		}
 		out := reward.Outcome(goal, strategy, e.f.w)
+		if ep.Reward != nil {
+			md.RewardVector, out = ep.Reward, ep.Reward.R
+		}
 		md.ROut = &out
 		if e.mode == Outcome || e.mode == Both {
 			rw += out

@@ -36,6 +36,7 @@ utterance per step and gets the persuadee's reply and reward. See docs/server.md
 	f.StringVar(&spec.Split, "split", "train", "default split resets draw from: train, val, heldout or all")
 	tmaxFlag(f, &spec.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
 	f.StringVar(&spec.Reward, "reward", "dense", "default reward mode: dense (r_t = B_t - B_{t-1}), outcome (R_out at the end) or both")
+	f.StringVar(&spec.RewardSpec, "reward-spec", "", "repo:SPEC: score finished episodes with a reward spec (REPO paper; docs/repo.md); its R replaces R_out")
 	f.IntVar(&spec.MaxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket connections plus unfinished HTTP episodes)")
 	f.DurationVar(&spec.Idle, "idle-timeout", server.DefaultIdleTimeout, "close sessions after this long without a message")
 	f.IntVar(&spec.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "maximum bytes of one persuader message")

@@ -145,3 +145,52 @@ func TestServeLLMPersuadee(t *testing.T) {
 		}
 	}
 }
+
+// serve --reward-spec repo:negotiation on the negotiation pack with an
+// LLM persuadee on the fake engine: the last step's metadata carries the
+// spec's reward vector, whose R is the outcome reward, and the stored
+// episode keeps it.
+func TestServeRewardSpec(t *testing.T) {
+	cfgPath, _ := startFakeEngine(t, llm.VLLM)
+	cfg := serveConfig{Config: cfgPath, Idle: time.Minute, Persuadee: "llm:q", Scenarios: []string{"repo:negotiation"}, Split: "all", Tmax: 10,
+		Reward: "outcome", RewardSpec: "repo:negotiation", MaxSessions: 2, MaxMessageBytes: 4096, Seed: 3, Basis: probe.Default}
+	var stored []*episode.Episode
+	srv, err := runs.NewServer(context.Background(), &cfg, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		func(ep *episode.Episode) error { stored = append(stored, ep); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(ts.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v %v", path, resp.StatusCode, m, err)
+		}
+		return m
+	}
+	r := post("/reset", `{"seed": 5}`)
+	id := r["observation"].(map[string]any)["metadata"].(map[string]any)["episode_id"].(string)
+	for range 2 {
+		r = post("/step", `{"episode_id": "`+id+`", "action": {"message": "Would a 12% commission work for you? It is your call."}}`)
+	}
+	md := r["observation"].(map[string]any)["metadata"].(map[string]any)
+	vec, ok := md["reward_vector"].(map[string]any)
+	if r["done"] != true || !ok || vec["spec"] != "negotiation" || md["r_out"] != vec["r"] || r["reward"] != vec["r"] {
+		t.Fatalf("last step: done %v, reward %v, metadata %v", r["done"], r["reward"], md)
+	}
+	if len(stored) != 1 || stored[0].Reward == nil || stored[0].Reward.R != vec["r"].(float64) {
+		t.Fatalf("stored %+v", stored)
+	}
+	c := cfg
+	c.RewardSpec = "repo:nope"
+	if _, err := runs.NewServer(context.Background(), &c, nil, nil); err == nil || !strings.Contains(err.Error(), "--reward-spec") {
+		t.Errorf("--reward-spec repo:nope: %v", err)
+	}
+}
