@@ -107,19 +107,7 @@ func TestServeLLMPersuadee(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	post := func(path, body string) map[string]any {
-		t.Helper()
-		resp, err := http.Post(ts.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %v %v", path, resp.StatusCode, m, err)
-		}
-		return m
-	}
+	post := func(path, body string) map[string]any { t.Helper(); return postJSON(t, ts.URL+path, body) }
 	r := post("/reset", `{"seed": 5}`)
 	id := r["observation"].(map[string]any)["metadata"].(map[string]any)["episode_id"].(string)
 	step := func() map[string]any {
@@ -162,19 +150,7 @@ func TestServeRewardSpec(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	post := func(path, body string) map[string]any {
-		t.Helper()
-		resp, err := http.Post(ts.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %v %v", path, resp.StatusCode, m, err)
-		}
-		return m
-	}
+	post := func(path, body string) map[string]any { t.Helper(); return postJSON(t, ts.URL+path, body) }
 	r := post("/reset", `{"seed": 5}`)
 	id := r["observation"].(map[string]any)["metadata"].(map[string]any)["episode_id"].(string)
 	for range 2 {
@@ -193,4 +169,20 @@ func TestServeRewardSpec(t *testing.T) {
 	if _, err := runs.NewServer(context.Background(), &c, nil, nil); err == nil || !strings.Contains(err.Error(), "--reward-spec") {
 		t.Errorf("--reward-spec repo:nope: %v", err)
 	}
+}
+
+// postJSON posts body to url and decodes the JSON answer, failing the
+// test on a transport error or a status other than 200.
+func postJSON(t *testing.T, url, body string) map[string]any {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v %v", url, resp.StatusCode, m, err)
+	}
+	return m
 }
