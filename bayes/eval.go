@@ -45,7 +45,10 @@ type Pair struct {
 	A       string  `json:"a"`
 	B       string  `json:"b"`
 	Setting Setting `json:"setting"`
-	N       int     `json:"n"`
+	// N is the number of worlds compared; Dropped the worlds left out
+	// because either side's episode failed.
+	N       int `json:"n"`
+	Dropped int `json:"dropped,omitempty"`
 	// Diff is mean(gain A - gain B) with a paired bootstrap 95% interval.
 	Diff stats.CI `json:"diff"`
 	// WilcoxonP is the two-sided signed-rank p-value of the gain
@@ -103,6 +106,7 @@ func Eval(ctx context.Context, cfg EvalConfig) (*Report, error) {
 	}
 	gains := map[key][]float64{}
 	acc := map[key][]bool{}
+	failed := map[key][]bool{}
 	for _, st := range cfg.Settings {
 		for si, snd := range cfg.Senders {
 			row := Summary{Sender: snd.Name(), Setting: st}
@@ -119,6 +123,7 @@ func Eval(ctx context.Context, cfg EvalConfig) (*Report, error) {
 					kk := key{st, si}
 					gains[kk] = append(gains[kk], tieGain(r.Gain))
 					acc[kk] = append(acc[kk], r.Terminal == decision.TermAccept)
+					failed[kk] = append(failed[kk], r.Error != "")
 					if r.Error != "" {
 						row.Failed++
 						continue
@@ -145,8 +150,29 @@ func Eval(ctx context.Context, cfg EvalConfig) (*Report, error) {
 		}
 		for a := range cfg.Senders {
 			for b := a + 1; b < len(cfg.Senders); b++ {
-				ga, gb := gains[key{st, a}], gains[key{st, b}]
-				p := Pair{A: cfg.Senders[a].Name(), B: cfg.Senders[b].Name(), Setting: st, N: len(ga), WilcoxonP: math.NaN()}
+				// Choice: a world where either sender's episode failed is
+				// left out of the pair (Pair.Dropped counts them), so both
+				// sides are compared on the same scored worlds, as the
+				// per-sender rows leave failures out of their means.
+				ka, kb := key{st, a}, key{st, b}
+				var ga, gb []float64
+				var aa, ab []bool
+				p := Pair{A: cfg.Senders[a].Name(), B: cfg.Senders[b].Name(), Setting: st, WilcoxonP: math.NaN()}
+				for i := range gains[ka] {
+					if failed[ka][i] || failed[kb][i] {
+						p.Dropped++
+						continue
+					}
+					ga, gb = append(ga, gains[ka][i]), append(gb, gains[kb][i])
+					aa, ab = append(aa, acc[ka][i]), append(ab, acc[kb][i])
+				}
+				p.N = len(ga)
+				if p.N == 0 {
+					p.Diff = stats.CI{Estimate: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+					p.McNemarP = math.NaN()
+					rep.Pairs = append(rep.Pairs, p)
+					continue
+				}
 				ci, err := stats.PairedDiffCI(ga, gb, stats.BootstrapOptions{Resamples: 2000, Seed: cfg.Seed})
 				if err != nil {
 					return nil, fmt.Errorf("bayes: paired bootstrap %s vs %s: %w", p.A, p.B, err)
@@ -155,8 +181,8 @@ func Eval(ctx context.Context, cfg EvalConfig) (*Report, error) {
 				if w, err := stats.WilcoxonPaired(ga, gb, stats.WilcoxonOptions{}); err == nil {
 					p.WilcoxonP = w.P
 				}
-				for i, x := range acc[key{st, a}] {
-					y := acc[key{st, b}][i]
+				for i, x := range aa {
+					y := ab[i]
 					if x && !y {
 						p.AOnly++
 					} else if y && !x {
@@ -191,10 +217,19 @@ func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintln(w, "\npaired tests (same worlds): gain difference A - B")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "A\tB\tsetting\tn\tmean diff\t95% CI\tWilcoxon p\tMcNemar p (accept)")
+	dropped := 0
 	for _, p := range r.Pairs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%+.3f\t[%+.3f, %+.3f]\t%s\t%.3g\n", p.A, p.B, p.Setting, p.N, p.Diff.Estimate, p.Diff.Lo, p.Diff.Hi, fmtP(p.WilcoxonP), p.McNemarP)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%+.3f\t[%+.3f, %+.3f]\t%s\t%s\n", p.A, p.B, p.Setting, p.N, p.Diff.Estimate, p.Diff.Lo, p.Diff.Hi, fmtP(p.WilcoxonP), fmtP(p.McNemarP))
+		dropped += p.Dropped
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if dropped > 0 {
+		_, err := fmt.Fprintf(w, "(%d paired worlds left out: either side's episode failed)\n", dropped)
+		return err
+	}
+	return nil
 }
 
 func fmtP(p float64) string {
@@ -227,4 +262,3 @@ func BuiltinSenders(claims []*Claim) ([]SenderRole, error) {
 // identical play significantly different. Gains are in the units of the
 // sender's values (at most a few units), so 1e-9 loses nothing real.
 func tieGain(g float64) float64 { return math.Round(g*1e9) / 1e9 }
-

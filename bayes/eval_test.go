@@ -3,10 +3,14 @@ package bayes
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/scenario"
 )
 
 func TestTrainImprovesAndResumes(t *testing.T) {
@@ -107,5 +111,48 @@ func TestTieGain(t *testing.T) {
 	}
 	if tieGain(0.3) == tieGain(0.3+2e-9) {
 		t.Fatal("a 2e-9 difference was rounded away")
+	}
+}
+
+// failingSender's persuader fails to start on every claim in fail.
+type failingSender struct {
+	SenderRole
+	fail map[string]bool
+}
+
+func (f failingSender) Bind(c *Claim, w World, s Setting) episode.Persuader {
+	if f.fail[c.ID] {
+		return brokenPersuader{}
+	}
+	return f.SenderRole.Bind(c, w, s)
+}
+
+type brokenPersuader struct{}
+
+func (brokenPersuader) Name() string { return "broken" }
+func (brokenPersuader) Start(context.Context, scenario.Public, uint64) (episode.PersuaderSession, error) {
+	return nil, errors.New("engine down")
+}
+
+// A world where either sender's episode failed is left out of the pair:
+// two claims × 3 worlds fail for one side, so 6 of 15 pairs drop.
+func TestEvalPairsDropFailedWorlds(t *testing.T) {
+	all, err := Claims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := all[:5]
+	bad := failingSender{StrategySender(FullDisclosure), map[string]bool{cs[0].ID: true, cs[1].ID: true}}
+	rep, err := Eval(context.Background(), EvalConfig{Claims: cs, Rollouts: 3, Seed: 3, Receiver: BayesRole{}, Settings: []Setting{Static},
+		Senders: []SenderRole{StrategySender(Greedy), bad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Pairs) != 1 || rep.Pairs[0].N != 9 || rep.Pairs[0].Dropped != 6 {
+		t.Fatalf("pairs %+v", rep.Pairs)
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out); err != nil || !strings.Contains(out.String(), "(6 paired worlds left out: either side's episode failed)") {
+		t.Fatalf("%v\n%s", err, out.String())
 	}
 }

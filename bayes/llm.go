@@ -90,8 +90,13 @@ func Transcript(ep *episode.Episode) []episode.Message {
 
 var (
 	likertOutOf = regexp.MustCompile(`\b([1-7])\s*(?:/|out of|of)\s*7\b`)
-	likertDigit = regexp.MustCompile(`(?:^|[^0-9.])([1-7])(?:[^0-9.]|\.(?:[^0-9]|$)|$)`)
-	likertWords = []struct {
+	// likertScale matches the scale itself echoed from the question ("on a
+	// scale of 1 to 7", "(1-7)", "from 1 to 7"), removed before the digit
+	// search so its 1 is not read as the answer.
+	likertScale   = regexp.MustCompile(`\b1\s*(?:-|–|to)\s*7\b`)
+	likertNegated = regexp.MustCompile(`\b(?:don't|do not|doesn't|does not|can't|cannot|not)\s+agree\b`)
+	likertDigit   = regexp.MustCompile(`(?:^|[^0-9.])([1-7])(?:[^0-9.]|\.(?:[^0-9]|$)|$)`)
+	likertWords   = []struct {
 		phrase string
 		point  int
 	}{
@@ -105,20 +110,23 @@ var (
 )
 
 // ParseLikert reads a 1-7 rating from an answer: "5", "5/7", "I'd say 5
-// out of 7", "Rating: 6." or words such as "somewhat agree" (5). It
-// prefers an "N out of 7" / "N/7" form, then the first stand-alone digit 1
-// to 7, then the agreement phrases (longest first, so "somewhat disagree"
-// is 3, not 2). ok is false when none is found.
+// out of 7", "Rating: 6.", "On a scale of 1 to 7, I'd say 5" or words such
+// as "somewhat agree" (5). It prefers an "N out of 7" / "N/7" form, then
+// the first stand-alone digit 1 to 7 once an echoed scale ("1 to 7",
+// "1-7") is removed, then the agreement phrases (longest first, so
+// "somewhat disagree" is 3, not 2; "don't agree" and "not agree" read as
+// disagree, 2). ok is false when none is found.
 func ParseLikert(s string) (int, bool) {
 	s = strings.ToLower(strings.TrimSpace(decision.StripThink(s)))
 	if m := likertOutOf.FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, true
 	}
-	if m := likertDigit.FindStringSubmatch(s); m != nil {
+	if m := likertDigit.FindStringSubmatch(likertScale.ReplaceAllString(s, " ")); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, true
 	}
+	s = likertNegated.ReplaceAllString(s, "disagree")
 	for _, w := range likertWords {
 		if strings.Contains(s, w.phrase) {
 			return w.point, true

@@ -22,6 +22,9 @@ func TestParseLikert(t *testing.T) {
 		{"somewhat agree", 5, true}, {"I somewhat disagree", 3, true}, {"Strongly agree!", 7, true},
 		{"<think>maybe 2</think>4", 4, true}, {"I am 80% sure; 6 of 7", 6, true},
 		{"neither agree nor disagree", 4, true}, {"no idea", 0, false}, {"9", 0, false},
+		// the scale echoed from the question is not the answer
+		{"On a scale of 1 to 7, I'd say 5", 5, true}, {"On a 1-7 scale: 6", 6, true}, {"(1–7) 3", 3, true},
+		{"I don't agree", 2, true}, {"I do not agree at all", 2, true},
 	} {
 		got, ok := ParseLikert(tc.in)
 		if got != tc.want || ok != tc.ok {
