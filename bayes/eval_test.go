@@ -41,6 +41,12 @@ func TestTrainImprovesAndResumes(t *testing.T) {
 	if _, err := Train(ctx, TrainConfig{Claims: cs, Steps: 41, Seed: 8, Checkpoint: path}); err == nil || !strings.Contains(err.Error(), "seed") {
 		t.Errorf("checkpoint of another seed: err %v", err)
 	}
+	for _, c := range []TrainConfig{{Claims: cs[1:]}, {Claims: cs, Batch: 4}, {Claims: cs, LR: 0.1}} {
+		c.Steps, c.Seed, c.Checkpoint = 41, 7, path
+		if _, err := Train(ctx, c); err == nil || !strings.Contains(err.Error(), "other claims, group, batch or learning rate") {
+			t.Errorf("checkpoint of other settings (%d claims, batch %d, lr %g): err %v", len(c.Claims), c.Batch, c.LR, err)
+		}
+	}
 }
 
 func mean(xs []float64) float64 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -157,6 +158,22 @@ type Checkpoint struct {
 	// sampled rollouts at each step so far.
 	Curve []float64 `json:"curve"`
 	Seed  uint64    `json:"seed"`
+	// Settings identifies what else the run depends on (claim ids, Group,
+	// Batch, LR; trainSettings): a resume with other settings is refused,
+	// since it would match neither run. Empty in checkpoints written
+	// before it existed, which resume as before.
+	Settings string `json:"settings,omitempty"`
+}
+
+// trainSettings is Checkpoint.Settings of cfg (defaults filled in): the
+// FNV-1a 64 hash of the claim ids, group, batch and learning rate.
+func trainSettings(cfg TrainConfig) string {
+	h := fnv.New64a()
+	for _, c := range cfg.Claims {
+		fmt.Fprintf(h, "%s\x00", c.ID)
+	}
+	fmt.Fprintf(h, "group %d batch %d lr %g", cfg.Group, cfg.Batch, cfg.LR)
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // Train fits a Planner by policy gradient with reward = posterior value
@@ -167,7 +184,8 @@ type Checkpoint struct {
 // advantage × ∇log π. θ starts at 0 (uniform choices). Step s draws from
 // its own seed (Seed, s), so resuming from a checkpoint reproduces an
 // uninterrupted run. Errors: no claims; a checkpoint that does not read
-// or was written with another seed; a failed write; a cancelled ctx.
+// or was written with another seed, claim list, group, batch or learning
+// rate; a failed write; a cancelled ctx.
 func Train(ctx context.Context, cfg TrainConfig) (*Checkpoint, error) {
 	if len(cfg.Claims) == 0 {
 		return nil, errors.New("bayes: train: no claims")
@@ -187,7 +205,8 @@ func Train(ctx context.Context, cfg TrainConfig) (*Checkpoint, error) {
 	if cfg.Every <= 0 {
 		cfg.Every = 10
 	}
-	ck := &Checkpoint{Seed: cfg.Seed}
+	settings := trainSettings(cfg)
+	ck := &Checkpoint{Seed: cfg.Seed, Settings: settings}
 	if cfg.Checkpoint != "" {
 		raw, err := os.ReadFile(cfg.Checkpoint)
 		switch {
@@ -201,6 +220,10 @@ func Train(ctx context.Context, cfg TrainConfig) (*Checkpoint, error) {
 			if ck.Seed != cfg.Seed {
 				return nil, fmt.Errorf("bayes: train: checkpoint %s was written with seed %d, not %d", cfg.Checkpoint, ck.Seed, cfg.Seed)
 			}
+			if ck.Settings != "" && ck.Settings != settings {
+				return nil, fmt.Errorf("bayes: train: checkpoint %s was written with other claims, group, batch or learning rate", cfg.Checkpoint)
+			}
+			ck.Settings = settings
 		}
 	}
 	save := func() error {
