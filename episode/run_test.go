@@ -434,6 +434,8 @@ func (s failingProbeSession) Probe(_ context.Context, tr []Message, b probe.Basi
 type seqRoles struct {
 	said    atomic.Int64
 	overlap atomic.Bool
+	// wait is how long a read-out waits for the next utterance.
+	wait time.Duration
 }
 
 func (o *seqRoles) Name() string { return "seq" }
@@ -461,12 +463,13 @@ func (s seqSession) Reply(context.Context, []Message) (Reply, error) {
 	return Reply{Text: "reply", Decision: decision.Continue}, nil
 }
 
-// Probe of turn t (a slow engine) waits up to 300 ms for utterance t+1 to
-// be asked for before it returns; the last read-out has none to wait for.
+// Probe of turn t (a slow engine) waits up to s.o.wait for utterance t+1
+// to be asked for before it returns; the last read-out has none to wait
+// for.
 func (s seqSession) Probe(_ context.Context, tr []Message, b probe.Basis) ([]probe.Answer, error) {
 	t := int64(len(tr) / 2)
 	if t < 2 {
-		for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		for end := time.Now().Add(s.o.wait); time.Now().Before(end); time.Sleep(time.Millisecond) {
 			if s.o.said.Load() > t {
 				s.o.overlap.Store(true)
 				break
@@ -484,7 +487,13 @@ func (s seqSession) Probe(_ context.Context, tr []Message, b probe.Basis) ([]pro
 // without it the next utterance runs during the read-out.
 func TestSequentialProbes(t *testing.T) {
 	for _, seq := range []bool{true, false} {
-		o := &seqRoles{}
+		// Without SequentialProbes the overlap comes as soon as the driver
+		// goroutine runs: a long deadline, so a loaded machine cannot fail
+		// the test; with it no overlap can happen, so a short wait suffices.
+		o := &seqRoles{wait: 10 * time.Second}
+		if seq {
+			o.wait = 100 * time.Millisecond
+		}
 		ep, err := Run(context.Background(), Config{Tmax: 2, SequentialProbes: seq}, sc, o, seqPersuadee{o}, 1)
 		if err != nil || ep.Error != "" || len(ep.Turns) != 2 {
 			t.Fatalf("seq %v: Run: %v, %q, %d turns", seq, err, ep.Error, len(ep.Turns))
