@@ -9,11 +9,15 @@ import (
 
 // secretSuffixes are normalised key endings (lower case, without '_', '-',
 // '.' or spaces) that name a credential: "api_key", "OPENAI_API_KEY",
-// "x-api-key", "Authorization", "secret_key", "access_token", "password".
+// "x-api-key", "Authorization", "secret_key", "client_secret",
+// "access_token", "hf_token", "auth_token", "refresh_token", "bearer",
+// "private_key", "password".
 //
-// Choice: suffix match, so "api_key_env" (the name of an environment
-// variable, not a key) and "max_tokens" are allowed.
-var secretSuffixes = []string{"apikey", "authorization", "secretkey", "accesstoken", "password"}
+// Choice: suffix match on named credential kinds, so "api_key_env" (the
+// name of an environment variable, not a key), "max_tokens" and a probe's
+// answer "token" ("Yes") are allowed.
+var secretSuffixes = []string{"apikey", "authorization", "secretkey", "secret", "accesstoken", "authtoken", "apitoken",
+	"hftoken", "bearertoken", "refreshtoken", "sessiontoken", "bearer", "privatekey", "password"}
 
 func secretKey(k string) bool {
 	n := strings.Map(func(r rune) rune {
@@ -31,11 +35,27 @@ func secretKey(k string) bool {
 	return false
 }
 
+// holdsValue reports whether v, under a credential-like key, holds
+// something: a non-empty string, or a non-empty list or object (a key
+// list such as "api_key": ["sk-…"]).
+func holdsValue(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return false
+}
+
 // ConfigSecrets returns the JSON paths (e.g. "engine.api_key",
 // "headers[0].Authorization") of every object key in config that names a
 // credential (api_key, apikey, authorization, secret_key, access_token,
-// password, in any case and with any '_'/'-' spelling, also as a suffix
-// such as OPENAI_API_KEY) and holds a non-empty string, sorted. Invalid
+// password and the other secretSuffixes, in any case and with any '_'/'-'
+// spelling, also as a suffix such as OPENAI_API_KEY) and holds a
+// non-empty string, list or object, sorted. Invalid
 // JSON gives nil. It is the guard CreateRun applies; it does not replace
 // stripping credentials from configs before they are saved.
 func ConfigSecrets(config []byte) []string {
@@ -60,7 +80,7 @@ func RedactConfig(config []byte) (redacted []byte, paths []string, err error) {
 				if path != "" {
 					p = path + "." + k
 				}
-				if s, ok := c.(string); ok && s != "" && secretKey(k) {
+				if secretKey(k) && holdsValue(c) {
 					paths = append(paths, p)
 					x[k] = "[redacted]"
 					continue

@@ -36,6 +36,11 @@ func TestRedactConfig(t *testing.T) {
 	if got := ConfigSecrets(in); !slices.Equal(got, paths) {
 		t.Fatalf("ConfigSecrets %v", got)
 	}
+	red, paths, err = RedactConfig([]byte(`{"hf_token": "hf_x", "client_secret": "s", "keys": {"private_key": ["k1"]},
+		"basis": [{"yes": {"token": "Yes"}}], "max_tokens": 9, "api_key": []}`))
+	if want := []string{"client_secret", "hf_token", "keys.private_key"}; err != nil || !slices.Equal(paths, want) {
+		t.Fatalf("paths %v (%v), want %v:\n%s", paths, err, want, red)
+	}
 	if _, _, err := RedactConfig([]byte("{")); err == nil || ConfigSecrets([]byte("{")) != nil {
 		t.Fatal("invalid JSON accepted")
 	}
