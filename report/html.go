@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/view"
 )
 
 // htmlTable is a Table prepared for the template.
@@ -86,7 +87,7 @@ type htmlFigure struct {
 
 type htmlRun struct {
 	RunInfo
-	Created, ConfigJSON string
+	Created, ConfigJSON, Link string
 }
 
 type page struct {
@@ -180,7 +181,7 @@ var tmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <thead><tr><th>run</th><th>kind</th><th>status</th><th>created (UTC)</th><th class="num">seed</th><th>version</th><th class="num">episodes</th><th class="num">failed</th></tr></thead>
 <tbody>
 {{- range .Runs}}
-<tr><td>{{.ID}}</td><td>{{.Kind}}</td><td>{{.Status}}</td><td>{{.Created}}</td><td class="num">{{.Seed}}</td><td>{{.Version}}</td><td class="num">{{.Episodes}}</td><td class="num">{{.Failed}}</td></tr>
+<tr><td>{{if .Link}}<a href="{{.Link}}">{{.ID}}</a>{{else}}{{.ID}}{{end}}</td><td>{{.Kind}}</td><td>{{.Status}}</td><td>{{.Created}}</td><td class="num">{{.Seed}}</td><td>{{.Version}}</td><td class="num">{{.Episodes}}</td><td class="num">{{.Failed}}</td></tr>
 {{- end}}
 </tbody>
 </table></div>
@@ -193,6 +194,9 @@ var tmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2 id="{{.ID}}">{{.Heading}}</h2>
 {{- if .Intro}}
 <p>{{.Intro}}</p>
+{{- end}}
+{{- if .Link}}
+<p><a href="{{.Link}}">Open this episode in the viewer</a></p>
 {{- end}}
 {{template "table" .T}}
 {{- if eq .ID "summary"}}{{range $.Figs}}{{if eq .Name "terminals"}}{{template "figure" .}}{{end}}{{end}}{{end}}
@@ -263,7 +267,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		if !run.CreatedAt.IsZero() {
 			created = run.CreatedAt.UTC().Format(time.DateTime)
 		}
-		pg.Runs = append(pg.Runs, htmlRun{RunInfo: run, Created: created, ConfigJSON: redactedConfig(run.Config)})
+		hr := htmlRun{RunInfo: run, Created: created, ConfigJSON: redactedConfig(run.Config)}
+		if r.ViewAddr != "" {
+			hr.Link = view.RunURL(r.ViewAddr, run.ID)
+		}
+		pg.Runs = append(pg.Runs, hr)
 	}
 	for _, f := range r.Figures {
 		var b bytes.Buffer

@@ -28,6 +28,7 @@ import (
 	"github.com/persuarena/persuarena/internal/tablefmt"
 	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/store"
+	"github.com/persuarena/persuarena/view"
 )
 
 // pct and num are the tables' number formats (package tablefmt, shared by
@@ -77,6 +78,9 @@ type Options struct {
 	// (paired, per persuadee); empty means the first persuader in episode
 	// order. A name not among the report's persuaders is an error.
 	Baseline string
+	// ViewAddr, when set (host:port of a running persuarena view), links
+	// each run ID and the Table 8 episode to its viewer page.
+	ViewAddr string
 	// Generator names what built the report (e.g. "persuarena v1.2
 	// (abc123)"); Generated is an optional "generated at" line. Both are
 	// left out when empty, so that by default two reports of the same
@@ -99,6 +103,9 @@ type Section struct {
 	// Caption shows Table.Title above the table (where it says more than
 	// the heading, e.g. which episode a trace shows).
 	Caption bool
+	// Link, when set, is the address of the section's episode in a
+	// running viewer (Options.ViewAddr).
+	Link string
 }
 
 // Report is everything the HTML report shows, built by Build.
@@ -124,6 +131,8 @@ type Report struct {
 	// Baseline is the persuader the comparisons are against (Options.Baseline
 	// or the first persuader); empty with fewer than two persuaders.
 	Baseline string
+	// ViewAddr is Options.ViewAddr: run IDs link to a running viewer.
+	ViewAddr string
 	// Comparisons holds the paired comparisons (A = each other persuader,
 	// B = Baseline) per persuadee, persuadees outermost, when at least two
 	// persuaders are present.
@@ -202,7 +211,7 @@ func BuildStream(src Source, o Options) (*Report, error) {
 			o.Progress(s)
 		}
 	}
-	r := &Report{Title: o.Title, Generator: o.Generator, Generated: o.Generated, Runs: o.Runs}
+	r := &Report{Title: o.Title, Generator: o.Generator, Generated: o.Generated, Runs: o.Runs, ViewAddr: o.ViewAddr}
 	if r.Title == "" {
 		r.Title = "PersuArena report"
 	}
@@ -288,7 +297,11 @@ func BuildStream(src Source, o Options) (*Report, error) {
 		if !math.IsNaN(tr.TopTwoShare) {
 			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (the Probe-RPO paper's example: 95.9%%).", pct(tr.TopTwoShare))
 		}
-		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (Probe-RPO paper, Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
+		sec := Section{ID: "table8", Heading: "Probe trace of one episode (Probe-RPO paper, Table 8)", Intro: intro, Table: tr.Table(), Caption: true}
+		if o.ViewAddr != "" {
+			sec.Link = view.EpisodeURL(o.ViewAddr, ep.RunID, store.KeyOf(ep))
+		}
+		r.Tables = append(r.Tables, sec)
 		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
 			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
 			Table: topTwoTable(st, top)})

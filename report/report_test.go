@@ -689,3 +689,26 @@ func TestBaselineComparisons(t *testing.T) {
 		t.Errorf("unknown baseline: err = %v", err)
 	}
 }
+
+// With ViewAddr, the runs table links each run and Table 8 links its
+// episode to a running viewer; without it there are no such links.
+func TestReportViewLinks(t *testing.T) {
+	eps, run := handBuilt(t)
+	info := RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Episodes: len(eps)}
+	for _, addr := range []string{"", "127.0.0.1:9000"} {
+		r, err := Build(eps, Options{Runs: []RunInfo{info}, Resamples: 100, ViewAddr: addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := r.WriteHTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		runLink := `<a href="http://127.0.0.1:9000/runs/` + run.ID + `">` + run.ID + `</a>`
+		epLink := `<a href="http://127.0.0.1:9000/runs/` + run.ID + `/episode?k=`
+		has := strings.Contains(b.String(), runLink) && strings.Contains(b.String(), epLink)
+		if has != (addr != "") || strings.Contains(b.String(), "127.0.0.1:9000") != (addr != "") {
+			t.Errorf("ViewAddr %q: links present %v", addr, has)
+		}
+	}
+}

@@ -29,6 +29,9 @@ type StoredOptions struct {
 	Seed      uint64
 	Resamples int
 	Baseline  string
+	// ViewAddr links runs and the Table 8 episode to a running persuarena
+	// view at this host:port (Options.ViewAddr); "" for no links.
+	ViewAddr string
 	// Timestamp adds a generated-at line (the output is then no longer
 	// byte-identical across runs).
 	Timestamp bool
@@ -103,7 +106,7 @@ func WriteStored(ctx context.Context, st store.Store, runIDs []string, o StoredO
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
 	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
-		Baseline: o.Baseline, Generator: "persuarena " + buildinfo.Version(),
+		Baseline: o.Baseline, ViewAddr: o.ViewAddr, Generator: "persuarena " + buildinfo.Version(),
 		Progress: func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
 		Training: training, GRPO: gcfg}
 	if len(groupSize) > 0 {

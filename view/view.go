@@ -29,6 +29,13 @@ func RunURL(addr, runID string) string {
 	return "http://" + addr + "/runs/" + url.PathEscape(runID)
 }
 
+// EpisodeURL returns the address of one episode's page (key k of run
+// runID) on a viewer listening on addr, e.g.
+// "http://127.0.0.1:8080/runs/ID/episode?k=script%2Fsim%2Fs1%230".
+func EpisodeURL(addr, runID string, k store.EpisodeKey) string {
+	return "http://" + addr + episodeURL(runID, k)
+}
+
 // Hint is the line persuarena eval prints after a run: how to open run
 // runID of the database dbPath in the viewer at DefaultAddr.
 func Hint(dbPath, runID string) string {

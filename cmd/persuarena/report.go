@@ -34,6 +34,7 @@ Probe-RPO paper tables and figures and paired comparisons. See docs/report.md.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "bootstrap seed of the paired comparison")
 	f.IntVar(&o.Resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples of the comparison")
 	f.StringVar(&o.Baseline, "baseline", "", "persuader every other persuader is compared against (default: the first in the runs)")
+	f.StringVar(&o.ViewAddr, "view-addr", "", "link runs and the Table 8 episode to a running persuarena view at host:port (e.g. 127.0.0.1:8080)")
 	f.BoolVar(&o.Timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")
 	dbFlag(f, &dbPath)
 	cmd.MarkFlagRequired("out")
