@@ -62,11 +62,17 @@ func TestBrowser(t *testing.T) {
 	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 
+	// shot saves a screenshot artefact. Headless Chromium on a loaded
+	// machine can stall a capture; a screenshot is a record, not a check,
+	// so a capture that takes over 10 s is logged and the test goes on.
 	shot := func(name string) {
 		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		png, err := chromedp.Run(sctx, chromedp.CaptureScreenshot())
 		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
+			t.Logf("screenshot %s not taken: %v", name, err)
+			return
 		}
 		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 			t.Fatal(err)
