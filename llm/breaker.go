@@ -109,3 +109,14 @@ func (b *breaker) state(now time.Time) string {
 	}
 	return "half-open"
 }
+
+// blocked reports whether allow would reject a request at now (the
+// circuit is open and cooling down, or its half-open probe is in flight).
+func (b *breaker) blocked(now time.Time) bool {
+	if b.threshold <= 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open && (now.Before(b.openUntil) || b.probing)
+}

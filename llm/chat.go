@@ -172,9 +172,9 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
 	}
 	var out *ChatResponse
 	var u Usage
-	err = c.call(ctx, &u, func(actx context.Context) error {
+	err = c.call(ctx, &u, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/chat/completions", func(o ...option.RequestOption) error {
-			_, err := c.oa.Chat.Completions.New(actx, p, append(opts, o...)...)
+			_, err := rep.oa.Chat.Completions.New(actx, p, append(opts, o...)...)
 			return err
 		})
 		if err != nil {

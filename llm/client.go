@@ -68,19 +68,20 @@ func WithJitterSeed(seed uint64) ClientOption {
 	return func(c *Client) { c.rng = rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
 }
 
-// Client talks to one Backend. It is safe for concurrent use. Formatting a
-// Client with fmt prints its backend name and URL only.
+// Client talks to one Backend, over one replica per URL of Backend.URLs
+// (each with its own MaxInFlight cap and circuit breaker; requests with an
+// Affinity stay on its replica, others go to the least-loaded healthy
+// one). It is safe for concurrent use. Formatting a Client with fmt
+// prints its backend name and URLs only.
 type Client struct {
 	b    Backend
 	prof Profile
 	key  secret
-	oa   openai.Client
 	hc   *http.Client
-	base string // BaseURL without trailing slash
-	root string // base without a trailing /v1
 
-	sem   chan struct{}
-	br    breaker
+	reps []*replica // one per Backend.URLs entry, in order
+	lmu  sync.Mutex // guards the replicas' load and affinities' pins
+
 	sleep func(context.Context, time.Duration) error
 	now   func() time.Time
 
@@ -102,8 +103,8 @@ func NewClient(b Backend, opts ...ClientOption) (*Client, error) {
 	if !b.Engine.Valid() {
 		return nil, fmt.Errorf("llm: backend %q: unknown engine %q", b.Name, b.Engine)
 	}
-	if err := checkURL(b.BaseURL); err != nil {
-		return nil, fmt.Errorf("llm: backend %q: base_url: %v", b.Name, err)
+	if err := checkURLs(b); err != nil {
+		return nil, fmt.Errorf("llm: backend %q: %v", b.Name, err)
 	}
 	if b.Model == "" {
 		return nil, fmt.Errorf("llm: backend %q: no model", b.Name)
@@ -117,10 +118,6 @@ func NewClient(b Backend, opts ...ClientOption) (*Client, error) {
 		}
 		c.key = secret(k)
 	}
-	c.base = strings.TrimRight(b.BaseURL, "/")
-	c.root = strings.TrimSuffix(c.base, "/v1")
-	c.sem = make(chan struct{}, b.MaxInFlight)
-	c.br = breaker{threshold: b.BreakerFailures, cooldown: b.BreakerCooldown}
 	c.sleep = sleepCtx
 	c.now = time.Now
 	c.rng = rand.New(rand.NewPCG(1, 0x9e3779b97f4a7c15))
@@ -135,8 +132,21 @@ func NewClient(b Backend, opts ...ClientOption) (*Client, error) {
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
+	for i, u := range b.URLs() {
+		r := &replica{idx: i, url: u, base: strings.TrimRight(u, "/")}
+		r.root = strings.TrimSuffix(r.base, "/v1")
+		r.sem = make(chan struct{}, b.MaxInFlight)
+		r.br = breaker{threshold: b.BreakerFailures, cooldown: b.BreakerCooldown}
+		r.oa = c.newOA(r.base)
+		c.reps = append(c.reps, r)
+	}
+	return c, nil
+}
+
+// newOA returns the openai-go client of one replica's base URL.
+func (c *Client) newOA(base string) openai.Client {
 	oaOpts := []option.RequestOption{
-		option.WithBaseURL(c.base + "/"),
+		option.WithBaseURL(base + "/"),
 		option.WithHTTPClient(c.hc),
 		option.WithMaxRetries(0), // our own retry loop
 		option.WithAPIKey(string(c.key)),
@@ -146,8 +156,7 @@ func NewClient(b Backend, opts ...ClientOption) (*Client, error) {
 	if c.key == "" {
 		oaOpts = append(oaOpts, option.WithHeaderDel("Authorization"))
 	}
-	c.oa = openai.NewClient(oaOpts...)
-	return c, nil
+	return openai.NewClient(oaOpts...)
 }
 
 // Backend returns the client's backend with defaults applied.
@@ -161,7 +170,7 @@ func (c *Client) String() string {
 	if c == nil {
 		return "llm.Client(nil)"
 	}
-	return fmt.Sprintf("llm.Client{%s %s %s %s}", c.b.Name, c.b.Engine, c.b.BaseURL, c.b.Model)
+	return fmt.Sprintf("llm.Client{%s %s %s %s}", c.b.Name, c.b.Engine, c.b.urlList(), c.b.Model)
 }
 
 // GoString is String (keeps %#v from dumping fields).
@@ -170,8 +179,30 @@ func (c *Client) GoString() string { return c.String() }
 // Format prints String for every verb.
 func (c *Client) Format(f fmt.State, _ rune) { io.WriteString(f, c.String()) }
 
-// BreakerState reports "closed", "open" or "half-open".
-func (c *Client) BreakerState() string { return c.br.state(c.now()) }
+// BreakerState reports "closed", "open" or "half-open": the state of the
+// healthiest replica (closed when any replica's circuit is closed).
+func (c *Client) BreakerState() string {
+	best := "open"
+	for _, r := range c.reps {
+		switch st := r.br.state(c.now()); st {
+		case "closed":
+			return st
+		case "half-open":
+			best = st
+		}
+	}
+	return best
+}
+
+// ReplicaStates reports each replica's breaker state, in Backend.URLs
+// order.
+func (c *Client) ReplicaStates() []string {
+	out := make([]string, len(c.reps))
+	for i, r := range c.reps {
+		out[i] = r.br.state(c.now())
+	}
+	return out
+}
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
@@ -213,34 +244,41 @@ func (t transient) Is(target error) bool { return target == ErrTransient }
 // ErrTransient.
 func (t transient) RetryAfter() time.Duration { return t.after }
 
-// call runs fn with the retry loop, breaker, semaphore and per-attempt
-// timeout. Every attempt that reaches fn counts in u.Requests.
-func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context) error) error {
+// call runs fn with the retry loop, replica choice (the affinity of ctx,
+// see Client.Affinity), breaker, semaphore and per-attempt timeout; fn
+// gets the replica of its attempt. Every attempt that reaches fn counts in
+// u.Requests.
+func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context, r *replica) error) error {
+	a := c.affinityFor(ctx)
 	for try := 0; ; try++ {
-		probe, err := c.br.allow(c.now())
+		r := c.enter(a)
+		probe, err := r.br.allow(c.now())
 		if err != nil {
-			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err, c.br.wait(c.now())})
+			c.leave(r)
+			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err, r.br.wait(c.now())})
 		}
 		select {
-		case c.sem <- struct{}{}:
+		case r.sem <- struct{}{}:
 		case <-ctx.Done():
-			c.br.release(probe)
+			c.leave(r)
+			r.br.release(probe)
 			return ctx.Err()
 		}
 		actx, cancel := context.WithTimeout(ctx, c.b.Timeout)
 		if u != nil {
 			u.Requests++
 		}
-		err = fn(actx)
+		err = fn(actx, r)
 		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
-		<-c.sem
+		<-r.sem
+		c.leave(r)
 		if err == nil {
-			c.br.success()
+			r.br.success()
 			return nil
 		}
 		if ctx.Err() != nil {
-			c.br.release(probe)
+			r.br.release(probe)
 			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
 		}
 		var ae *attemptError
@@ -252,24 +290,28 @@ func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context
 		switch {
 		case timedOut:
 			err = fmt.Errorf("%w after %s: %v", ErrTimeout, c.b.Timeout, err)
-			c.br.failure(c.now(), err)
+			r.br.failure(c.now(), err)
 			retry = true
 		case errors.Is(err, ErrContextLength), errors.Is(err, ErrLogprobsUnavailable), errors.Is(err, ErrUnsupported):
-			c.br.success()
+			r.br.success()
 		case status == http.StatusTooManyRequests:
-			c.br.release(probe)
+			r.br.release(probe)
 			retry = true
 		case status >= 500:
-			c.br.failure(c.now(), err)
+			r.br.failure(c.now(), err)
 			retry = true
 		case status >= 400:
-			c.br.success()
+			r.br.success()
 		case errors.Is(err, ErrMalformed):
-			c.br.release(probe)
+			r.br.release(probe)
 			retry = true
 		default: // transport error: refused, reset, DNS, ...
-			c.br.failure(c.now(), err)
+			r.br.failure(c.now(), err)
+			c.failed(a, r) // the replica looks gone: move the episode now
 			retry = true
+		}
+		if r.br.blocked(c.now()) {
+			c.failed(a, r)
 		}
 		if !retry || try >= c.b.MaxRetries {
 			if retry {
@@ -404,15 +446,6 @@ func (c *Client) scrub(err error) error {
 		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), string(c.key), "[redacted]"))
-}
-
-// nativeURL resolves an engine endpoint: under BaseURL when underV1, else
-// under BaseURL without /v1.
-func (c *Client) nativeURL(path string, underV1 bool) string {
-	if underV1 {
-		return c.base + path
-	}
-	return c.root + path
 }
 
 // sendNative sends one JSON request (GET when body is nil) with net/http

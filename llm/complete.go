@@ -107,9 +107,9 @@ func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, 
 	opts := extraOpts(extra)
 	var choices []CompletionChoice
 	var usage Usage
-	err := c.call(ctx, u, func(actx context.Context) error {
+	err := c.call(ctx, u, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/completions", func(o ...option.RequestOption) error {
-			_, err := c.oa.Completions.New(actx, p, append(opts, o...)...)
+			_, err := rep.oa.Completions.New(actx, p, append(opts, o...)...)
 			return err
 		})
 		if err != nil {
@@ -163,8 +163,8 @@ func (c *Client) completeLlama(ctx context.Context, u *Usage, r CompletionReques
 		body[k] = v
 	}
 	var out *CompletionResponse
-	err := c.call(ctx, u, func(actx context.Context) error {
-		raw, err := c.sendNative(actx, "POST", c.nativeURL("/completion", false), "/completion", body)
+	err := c.call(ctx, u, func(actx context.Context, rep *replica) error {
+		raw, err := c.sendNative(actx, "POST", rep.nativeURL("/completion", false), "/completion", body)
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,14 @@ type Backend struct {
 	// http://127.0.0.1:8000/v1. Engine endpoints outside /v1 (/tokenize,
 	// /health, ...) are resolved against it with the /v1 suffix removed.
 	BaseURL string `yaml:"base_url"`
+	// BaseURLs lists the base URLs (each of BaseURL's form) of several
+	// replicas of one engine deployment: the same engine, model and flags
+	// behind each URL. Give BaseURL or BaseURLs, not both. Each episode is
+	// pinned to the replica with the fewest requests in flight and stays
+	// there (Client.Affinity, docs/engines.md "Replicas"); MaxInFlight and
+	// the circuit breaker apply per replica. A router URL (SGLang router,
+	// vLLM production-stack, llm-d) is one BaseURL.
+	BaseURLs []string `yaml:"base_urls"`
 	// Engine is the engine profile.
 	Engine Engine `yaml:"engine"`
 	// Model is the served model name sent in every request.
@@ -406,7 +414,11 @@ func (c *Config) validate(file string, lines map[string]int) error {
 			}
 			return at(f+".engine", "%q: want one of %s", b.Engine, strings.Join(names, ", "))
 		}
-		if err := checkURL(b.BaseURL); err != nil {
+		if err := checkURLs(b); err != nil {
+			var fe *urlFieldError
+			if errors.As(err, &fe) {
+				return at(f+"."+fe.field, "%v", fe.err)
+			}
 			return at(f+".base_url", "%v", err)
 		}
 		if strings.TrimSpace(b.Model) == "" {
@@ -456,6 +468,44 @@ func (c *Config) validate(file string, lines map[string]int) error {
 		}
 		if r.Variant != "" && !slices.Contains(PersuadeeVariants, r.Variant) {
 			return at(f+".variant", "%q: want one of %s", r.Variant, strings.Join(PersuadeeVariants, ", "))
+		}
+	}
+	return nil
+}
+
+// urlFieldError is a URL problem in one field of a Backend ("base_url",
+// "base_urls" or "base_urls[i]").
+type urlFieldError struct {
+	field string
+	err   error
+}
+
+func (e *urlFieldError) Error() string { return e.field + ": " + e.err.Error() }
+func (e *urlFieldError) Unwrap() error { return e.err }
+
+// checkURLs checks b's URLs: BaseURL or a non-empty BaseURLs (not both),
+// each accepted by checkURL and listed once. Errors are *urlFieldError.
+func checkURLs(b Backend) error {
+	switch {
+	case b.BaseURLs == nil:
+		if err := checkURL(b.BaseURL); err != nil {
+			return &urlFieldError{"base_url", err}
+		}
+		return nil
+	case b.BaseURL != "":
+		return &urlFieldError{"base_urls", errors.New("give base_url (one URL) or base_urls (replicas), not both")}
+	case len(b.BaseURLs) == 0:
+		return &urlFieldError{"base_urls", errors.New("empty: list at least one URL, or use base_url")}
+	}
+	for i, u := range b.BaseURLs {
+		f := fmt.Sprintf("base_urls[%d]", i)
+		if err := checkURL(u); err != nil {
+			return &urlFieldError{f, err}
+		}
+		for j, v := range b.BaseURLs[:i] {
+			if strings.TrimRight(v, "/") == strings.TrimRight(u, "/") {
+				return &urlFieldError{f, fmt.Errorf("%q is also base_urls[%d]", u, j)}
+			}
 		}
 	}
 	return nil

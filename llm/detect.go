@@ -190,8 +190,8 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 		var v struct {
 			Version string `json:"version"`
 		}
-		err := c.call(ctx, nil, func(actx context.Context) error {
-			raw, err := c.sendNative(actx, "GET", c.nativeURL("/api/version", false), "/api/version", nil)
+		err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
+			raw, err := c.sendNative(actx, "GET", rep.nativeURL("/api/version", false), "/api/version", nil)
 			if err != nil {
 				return err
 			}

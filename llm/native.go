@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3/option"
 )
@@ -14,24 +15,25 @@ import (
 // ErrUnsupported on Ollama and OpenAI. Requests are retried like Chat but
 // not counted in any Usage.
 func (c *Client) Tokenize(ctx context.Context, text string) ([]int, error) {
-	var url, path string
+	var path string
+	var under bool // path is under /v1
 	var body map[string]any
 	switch c.prof.Engine {
 	case VLLM:
-		path, url = "/tokenize", c.nativeURL("/tokenize", false)
+		path, under = "/tokenize", false
 		body = map[string]any{"model": c.b.Model, "prompt": text, "add_special_tokens": false}
 	case SGLang:
-		path, url = "/v1/tokenize", c.nativeURL("/tokenize", true)
+		path, under = "/v1/tokenize", true
 		body = map[string]any{"model": c.b.Model, "prompt": text, "add_special_tokens": false}
 	case LlamaCpp:
-		path, url = "/tokenize", c.nativeURL("/tokenize", false)
+		path, under = "/tokenize", false
 		body = map[string]any{"content": text, "add_special": false}
 	default:
 		return nil, c.errNoEndpoint("tokenize")
 	}
 	var ids []int
-	err := c.call(ctx, nil, func(actx context.Context) error {
-		raw, err := c.sendNative(actx, "POST", url, path, body)
+	err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
+		raw, err := c.sendNative(actx, "POST", rep.nativeURL(strings.TrimPrefix(path, "/v1"), under), path, body)
 		if err != nil {
 			return err
 		}
@@ -69,24 +71,25 @@ func parseTokens(raw []byte) ([]int, error) {
 // "prompt"), SGLang POST /v1/detokenize (answer "text"), llama-server POST
 // /detokenize (answer "content"). ErrUnsupported elsewhere.
 func (c *Client) Detokenize(ctx context.Context, ids []int) (string, error) {
-	var url, path string
+	var path string
+	var under bool // path is under /v1
 	var body map[string]any
 	switch c.prof.Engine {
 	case VLLM:
-		path, url = "/detokenize", c.nativeURL("/detokenize", false)
+		path, under = "/detokenize", false
 		body = map[string]any{"model": c.b.Model, "tokens": ids}
 	case SGLang:
-		path, url = "/v1/detokenize", c.nativeURL("/detokenize", true)
+		path, under = "/v1/detokenize", true
 		body = map[string]any{"model": c.b.Model, "tokens": ids}
 	case LlamaCpp:
-		path, url = "/detokenize", c.nativeURL("/detokenize", false)
+		path, under = "/detokenize", false
 		body = map[string]any{"tokens": ids}
 	default:
 		return "", c.errNoEndpoint("detokenize")
 	}
 	var text string
-	err := c.call(ctx, nil, func(actx context.Context) error {
-		raw, err := c.sendNative(actx, "POST", url, path, body)
+	err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
+		raw, err := c.sendNative(actx, "POST", rep.nativeURL(strings.TrimPrefix(path, "/v1"), under), path, body)
 		if err != nil {
 			return err
 		}
@@ -145,8 +148,8 @@ func (c *Client) RenderChat(ctx context.Context, r TemplateRequest) (string, err
 	switch c.prof.Engine {
 	case LlamaCpp:
 		var text string
-		err := c.call(ctx, nil, func(actx context.Context) error {
-			raw, err := c.sendNative(actx, "POST", c.nativeURL("/apply-template", false), "/apply-template", body)
+		err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
+			raw, err := c.sendNative(actx, "POST", rep.nativeURL("/apply-template", false), "/apply-template", body)
 			if err != nil {
 				return err
 			}
@@ -164,8 +167,8 @@ func (c *Client) RenderChat(ctx context.Context, r TemplateRequest) (string, err
 		body["model"] = c.b.Model
 		body["add_special_tokens"] = false
 		var ids []int
-		err := c.call(ctx, nil, func(actx context.Context) error {
-			raw, err := c.sendNative(actx, "POST", c.nativeURL("/tokenize", false), "/tokenize", body)
+		err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
+			raw, err := c.sendNative(actx, "POST", rep.nativeURL("/tokenize", false), "/tokenize", body)
 			if err != nil {
 				return err
 			}
@@ -186,8 +189,8 @@ func (c *Client) Health(ctx context.Context) error {
 	if c.prof.Engine != LlamaCpp {
 		return nil
 	}
-	return c.call(ctx, nil, func(actx context.Context) error {
-		_, err := c.sendNative(actx, "GET", c.nativeURL("/health", false), "/health", nil)
+	return c.call(ctx, nil, func(actx context.Context, rep *replica) error {
+		_, err := c.sendNative(actx, "GET", rep.nativeURL("/health", false), "/health", nil)
 		return err
 	})
 }
@@ -195,9 +198,9 @@ func (c *Client) Health(ctx context.Context) error {
 // Models lists the served model ids (GET /v1/models through openai-go).
 func (c *Client) Models(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := c.call(ctx, nil, func(actx context.Context) error {
+	err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/models", func(o ...option.RequestOption) error {
-			return c.oa.Get(actx, "models", nil, nil, o...)
+			return rep.oa.Get(actx, "models", nil, nil, o...)
 		})
 		if err != nil {
 			return err
@@ -227,10 +230,10 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 // failed behind an open circuit breaker.
 func (c *Client) Preflight(ctx context.Context) error {
 	if err := c.Health(ctx); err != nil {
-		return fmt.Errorf("llm: preflight of backend %q at %s: %w", c.b.Name, c.b.BaseURL, err)
+		return fmt.Errorf("llm: preflight of backend %q at %s: %w", c.b.Name, c.b.urlList(), err)
 	}
 	if _, err := c.Models(ctx); err != nil {
-		return fmt.Errorf("llm: preflight of backend %q at %s: %w", c.b.Name, c.b.BaseURL, err)
+		return fmt.Errorf("llm: preflight of backend %q at %s: %w", c.b.Name, c.b.urlList(), err)
 	}
 	return nil
 }

@@ -37,6 +37,20 @@ func renderProbe(ctx context.Context, e engine, msgs []llm.Message) (string, err
 
 var _ engine = (*llm.Client)(nil)
 
+// affinity pins a new episode's requests through e to one replica of its
+// backend (llm.Client.Affinity: the least-loaded healthy replica, kept
+// for the episode so the engine's prefix cache serves its replies and
+// probe forks); nil for engines that are not an *llm.Client.
+func affinity(e engine) *llm.Affinity {
+	if r, ok := e.(roleEngine); ok {
+		e = r.e
+	}
+	if c, ok := e.(*llm.Client); ok {
+		return c.Affinity()
+	}
+	return nil
+}
+
 // roleEngine is an engine whose errors speak the dialogue's vocabulary
 // (roleError): the roles wrap every engine they are given in it, so that
 // package llm need not know package episode.

@@ -20,6 +20,7 @@ import (
 // Errors: engine errors wrapped with scenario and turn (context-length
 // errors stay errors.Is(err, episode.ErrTruncated)).
 func (s *session) Ask(ctx context.Context, transcript []episode.Message, question string) (string, episode.Usage, error) {
+	ctx = llm.WithAffinity(ctx, s.aff)
 	turn := persuaderTurns(transcript)
 	msgs := append(s.messages(transcript, 1), llm.Message{Role: "user", Content: askPrompt(question)})
 	sp := s.p.role.Sampling

@@ -242,7 +242,7 @@ func (p *Persuadee) StartFramed(ctx context.Context, sc *scenario.Scenario, f Fr
 		structured = *p.opts.Structured
 	}
 	protocol := p.opts.Judge == nil
-	s := &session{p: p, sc: sc, seed: seed, structured: structured && protocol, protocol: protocol}
+	s := &session{p: p, sc: sc, seed: seed, structured: structured && protocol, protocol: protocol, aff: affinity(p.eng)}
 	s.sys = persuadeePrompt(sc, f, p.opts.Variant, s.structured, protocol)
 	return s, nil
 }
@@ -261,6 +261,7 @@ type session struct {
 	n          int // requests made, for per-request seeds
 	probeUsage episode.Usage
 	violations int
+	aff        *llm.Affinity // the episode's engine replica; nil for test engines
 }
 
 // Violations returns the session's protocol violations so far.
@@ -350,6 +351,7 @@ func persuaderTurns(transcript []episode.Message) int {
 // Errors: the engine's (wrapped with scenario and turn); a context-length
 // error wraps episode.ErrTruncated so the episode ends truncated.
 func (s *session) Reply(ctx context.Context, transcript []episode.Message) (episode.Reply, error) {
+	ctx = llm.WithAffinity(ctx, s.aff)
 	turn := persuaderTurns(transcript)
 	if len(transcript) == 0 || transcript[len(transcript)-1].Speaker != episode.PersuaderSpeaker {
 		return episode.Reply{}, fmt.Errorf("llm persuadee %s: scenario %s: transcript must end with a persuader message", s.p.name, s.sc.ID)
@@ -486,6 +488,7 @@ func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 // Errors: llm.ErrLogprobsUnavailable (wrapped) when a response carries no
 // log-probs at all; engine errors wrapped with scenario and turn.
 func (s *session) Probe(ctx context.Context, transcript []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	ctx = llm.WithAffinity(ctx, s.aff)
 	turn := persuaderTurns(transcript)
 	msgs := s.messages(transcript, 1)
 	var ans []probe.Answer

@@ -34,7 +34,7 @@ func (p *Persuader) Name() string { return p.name }
 
 // Start implements episode.Persuader.
 func (p *Persuader) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
-	return &persuaderSession{p: p, pub: pub, seed: seed, sys: persuaderSystem(pub, p.Style)}, nil
+	return &persuaderSession{p: p, pub: pub, seed: seed, sys: persuaderSystem(pub, p.Style), aff: affinity(p.eng)}, nil
 }
 
 type persuaderSession struct {
@@ -43,6 +43,7 @@ type persuaderSession struct {
 	seed uint64
 	sys  string
 	n    int
+	aff  *llm.Affinity // the episode's engine replica; nil for test engines
 }
 
 // messages is the persuader's chat: system prompt, an opening cue, then
@@ -71,6 +72,7 @@ func (s *persuaderSession) messages(transcript []episode.Message) []llm.Message 
 // retried once, then is an error. A context-length error wraps
 // episode.ErrTruncated.
 func (s *persuaderSession) Say(ctx context.Context, transcript []episode.Message) (episode.Utterance, error) {
+	ctx = llm.WithAffinity(ctx, s.aff)
 	turn := persuaderTurns(transcript) + 1
 	msgs := s.messages(transcript)
 	var usage episode.Usage
