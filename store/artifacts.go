@@ -20,7 +20,7 @@ func (db *DB) SaveArtifact(ctx context.Context, runID, name string, content []by
 	if content == nil {
 		content = []byte{}
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (db *DB) SaveArtifact(ctx context.Context, runID, name string, content []by
 // ErrNotFound when the run or the artifact does not exist.
 func (db *DB) Artifact(ctx context.Context, runID, name string) ([]byte, error) {
 	var b []byte
-	err := db.sql.QueryRowContext(ctx, `SELECT content FROM artifacts WHERE run_id = ? AND name = ?`, runID, name).Scan(&b)
+	err := db.queryRow(ctx, `SELECT content FROM artifacts WHERE run_id = ? AND name = ?`, runID, name).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}

@@ -49,6 +49,8 @@ const maxFileConns = 4
 type DB struct {
 	sql  *sql.DB
 	path string
+	// d is the SQL dialect (SQLite for Open, PostgreSQL for OpenURL).
+	d *dialect
 	// wmu serialises this process's write transactions, so they queue in
 	// Go instead of spinning on SQLITE_BUSY.
 	wmu sync.Mutex
@@ -96,26 +98,40 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		sdb.SetMaxOpenConns(maxFileConns)
 		sdb.SetMaxIdleConns(maxFileConns)
 	}
-	db := &DB{sql: sdb, path: path, now: time.Now}
+	db := &DB{sql: sdb, path: path, d: sqliteDialect, now: time.Now}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := db.migrate(ctx); err != nil {
-		sdb.Close()
+	if err := db.setup(ctx); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if db.insEpisode, err = sdb.PrepareContext(ctx, insertEpisodeSQL); err == nil {
+	return db, nil
+}
+
+// setup migrates a freshly opened database and prepares the statements
+// SaveEpisode runs many times; on error it closes the database.
+func (db *DB) setup(ctx context.Context) error {
+	if err := db.migrate(ctx); err != nil {
+		db.sql.Close()
+		return err
+	}
+	ins := insertEpisodeSQL
+	if db.d.returning {
+		ins += " RETURNING id"
+	}
+	var err error
+	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(ins)); err == nil {
 		// Up to 16 turns (23 columns) and 64 readings (6 columns) a statement.
-		if db.insTurn, err = prepareBulk(ctx, sdb, insertTurnHead, turnCols, 4); err == nil {
-			db.insReading, err = prepareBulk(ctx, sdb, insertReadingHead, readingCols, 6)
+		if db.insTurn, err = prepareBulk(ctx, db, insertTurnHead, turnCols, 4); err == nil {
+			db.insReading, err = prepareBulk(ctx, db, insertReadingHead, readingCols, 6)
 		}
 	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: open %s: prepare: %w", path, err)
+		return fmt.Errorf("prepare: %w", err)
 	}
-	return db, nil
+	return nil
 }
 
 // Close closes the database; a file database checkpoints its WAL.
@@ -138,7 +154,7 @@ func (db *DB) Path() string { return db.path }
 // database (0 for none).
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	err := db.queryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("store: schema version: %w", err)
 	}
@@ -148,6 +164,9 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // JournalMode returns the database's journal mode as SQLite reports it:
 // "wal" for a file store, "memory" for ":memory:".
 func (db *DB) JournalMode(ctx context.Context) (string, error) {
+	if db.d != sqliteDialect {
+		return "", fmt.Errorf("store: journal mode: %w: not a SQLite store", ErrInvalid)
+	}
 	var m string
 	if err := db.sql.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&m); err != nil {
 		return "", fmt.Errorf("store: journal mode: %w", err)
@@ -157,14 +176,14 @@ func (db *DB) JournalMode(ctx context.Context) (string, error) {
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE), committing when
 // fn returns nil and rolling back otherwise, so nothing partial is kept.
-func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(*dbtx) error) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(&dbtx{tx, db.d}); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -173,13 +192,13 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // read runs fn in one read-only transaction, so that its queries see one
 // consistent snapshot even while another connection writes.
-func (db *DB) read(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (db *DB) read(ctx context.Context, fn func(*dbtx) error) error {
+	tx, err := db.sql.BeginTx(ctx, db.d.readOpts)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	return fn(tx)
+	return fn(&dbtx{tx, db.d})
 }
 
 // Extended SQLite result codes (stable across SQLite versions).
