@@ -81,7 +81,7 @@ func (s *Service) ensure(ctx context.Context, existing bool) error {
 	if s.Store != nil {
 		return nil
 	}
-	open := store.Open
+	open := store.OpenURL
 	if existing {
 		open = store.OpenExisting
 	}

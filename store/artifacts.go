@@ -50,9 +50,13 @@ func (db *DB) Artifact(ctx context.Context, runID, name string) ([]byte, error) 
 
 // OpenExisting opens the run database at path like Open, but refuses to
 // create a missing file (a mistyped --db would otherwise read as an empty
-// store). Errors: "no run database at PATH (set --db)" for a missing file;
-// Open's errors.
+// store). A PostgreSQL URL (IsURL) opens with OpenURL: the server refuses
+// a database that does not exist. Errors: "no run database at PATH (set
+// --db)" for a missing file; Open's and OpenURL's errors.
 func OpenExisting(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return OpenURL(ctx, path)
+	}
 	if path != ":memory:" {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no run database at %s (set --db)", path)

@@ -720,6 +720,9 @@ func (db *DB) EachEpisode(ctx context.Context, runID string, fn func(*episode.Ep
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
+		if !db.d.streams {
+			return db.eachEpisodePaged(ctx, tx, runID, where, args, fn)
+		}
 		eps, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+` FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
 		if err != nil {
 			return err

@@ -147,7 +147,8 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// Path returns the path the store was opened with.
+// Path returns the path the store was opened with; for a PostgreSQL
+// store, its URL without the password.
 func (db *DB) Path() string { return db.path }
 
 // SchemaVersion returns the highest migration version applied to the
