@@ -98,7 +98,7 @@ func judged(scenarioID string, rollout int) *episode.Episode {
 			{
 				T: 2, Persuader: "It is your call.", Persuadee: "I'll book it.",
 				Decision: decision.Accept, Acts: []string{},
-				Probes: []probe.Reading{{Probe: "ca", OK: false}, {Probe: "pe", OK: false}},
+				Probes:      []probe.Reading{{Probe: "ca", OK: false}, {Probe: "pe", OK: false}},
 				PersuaderMS: 1, PersuadeeMS: 2, ProbeMS: 3,
 			},
 		},
