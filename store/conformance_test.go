@@ -79,6 +79,12 @@ func TestOpenURLRouting(t *testing.T) {
 	if !errors.Is(err, store.ErrInvalid) || strings.Contains(err.Error(), ":p@") {
 		t.Fatalf("bad URL: %v, want ErrInvalid without the password", err)
 	}
+	if got := store.Shown("postgres://me:s3cret@h/db"); got != "postgres://me:xxxxx@h/db" {
+		t.Errorf("Shown = %q", got)
+	}
+	if got := store.Shown("dir/runs.db"); got != "dir/runs.db" {
+		t.Errorf("Shown(path) = %q", got)
+	}
 	if len(store.PostgresMigrations()) != store.SchemaLatest {
 		t.Fatalf("%d PostgreSQL migrations, SchemaLatest %d", len(store.PostgresMigrations()), store.SchemaLatest)
 	}

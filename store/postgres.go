@@ -61,6 +61,15 @@ func OpenURL(ctx context.Context, db string) (*DB, error) {
 // at a time (DB.write), so more connections only serve more readers.
 const maxPGConns = 8
 
+// Shown returns db as messages may show it: a path unchanged, a
+// PostgreSQL URL without its password (as Path reports it).
+func Shown(db string) string {
+	if IsURL(db) {
+		return redactURL(db)
+	}
+	return db
+}
+
 // redactURL returns u without its password, for messages and Path.
 func redactURL(u string) string {
 	p, err := url.Parse(u)

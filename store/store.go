@@ -2,7 +2,9 @@
 // modernc.org/sqlite, WAL mode): runs, their episodes, every turn and every
 // probe read-out, so that evaluations can be listed, exported, analysed
 // with plain SQL and resumed after an interruption. The schema is versioned
-// by ordered migrations (see docs/store.md).
+// by ordered migrations (see docs/store.md). OpenURL opens the same store
+// on PostgreSQL (pgx v5) for a postgres:// URL; package storetest is the
+// conformance suite both drivers pass.
 package store
 
 import (
