@@ -168,7 +168,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // "wal" for a file store, "memory" for ":memory:".
 func (db *DB) JournalMode(ctx context.Context) (string, error) {
 	if db.d != sqliteDialect {
-		return "", fmt.Errorf("store: journal mode: %w: not a SQLite store", ErrInvalid)
+		return "", fmt.Errorf("store: journal mode: %w: a %s store has none", ErrInvalid, db.d.name)
 	}
 	var m string
 	if err := db.sql.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&m); err != nil {
