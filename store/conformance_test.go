@@ -48,6 +48,7 @@ func openPG(t *testing.T, u string) *store.DB {
 }
 
 func TestConformancePostgres(t *testing.T) {
+	storetest.RequirePostgres(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return openPG(t, storetest.PostgresURL(t)) })
 }
 

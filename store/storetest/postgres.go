@@ -20,7 +20,16 @@ import (
 // the PostgreSQL driver (.ci/run starts PostgreSQL).
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	return freshSchema(t, pgURL(t))
+	return freshSchema(t, RequirePostgres(t))
+}
+
+// RequirePostgres returns env PERSUARENA_PG_URL; without it t skips, or
+// fails when env CI is set. Call it at the top of a test whose subtests
+// open PostgresURL, so that the whole test skips rather than passing
+// with skipped subtests.
+func RequirePostgres(t testing.TB) string {
+	t.Helper()
+	return pgURL(t)
 }
 
 // pgURL returns PERSUARENA_PG_URL (a PostgreSQL database the tests may
