@@ -48,7 +48,8 @@ func New(st store.Store) *Service {
 	return &Service{Store: st, Version: buildinfo.Version(), Now: time.Now}
 }
 
-// Open returns a service over the SQLite run database at path, opened
+// Open returns a service over the run database at path (a SQLite file,
+// or a PostgreSQL database for a postgres:// URL, store.OpenURL), opened
 // only when a job first needs it, after its inputs validated, so a
 // rejected command creates no file. A job resuming a run needs an
 // existing file (store.OpenExisting). Close closes what was opened.
@@ -67,21 +68,21 @@ func (s *Service) Close() error {
 }
 
 // DBPath names the run database in messages: its file when the store
-// has one (store.DB.Path), else Path.
+// has one (store.DB.Path), else Path (a URL without its password).
 func (s *Service) DBPath() string {
 	if p, ok := s.Store.(interface{ Path() string }); ok {
 		return p.Path()
 	}
-	return s.Path
+	return store.Shown(s.Path)
 }
 
 // ensure opens s.Path when s has no store yet; existing refuses to create
-// a missing file. Errors: store.Open's and store.OpenExisting's.
+// a missing file. Errors: store.OpenURL's and store.OpenExisting's.
 func (s *Service) ensure(ctx context.Context, existing bool) error {
 	if s.Store != nil {
 		return nil
 	}
-	open := store.Open
+	open := store.OpenURL
 	if existing {
 		open = store.OpenExisting
 	}

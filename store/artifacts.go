@@ -20,7 +20,7 @@ func (db *DB) SaveArtifact(ctx context.Context, runID, name string, content []by
 	if content == nil {
 		content = []byte{}
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (db *DB) SaveArtifact(ctx context.Context, runID, name string, content []by
 // ErrNotFound when the run or the artifact does not exist.
 func (db *DB) Artifact(ctx context.Context, runID, name string) ([]byte, error) {
 	var b []byte
-	err := db.sql.QueryRowContext(ctx, `SELECT content FROM artifacts WHERE run_id = ? AND name = ?`, runID, name).Scan(&b)
+	err := db.queryRow(ctx, `SELECT content FROM artifacts WHERE run_id = ? AND name = ?`, runID, name).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
@@ -50,9 +50,13 @@ func (db *DB) Artifact(ctx context.Context, runID, name string) ([]byte, error) 
 
 // OpenExisting opens the run database at path like Open, but refuses to
 // create a missing file (a mistyped --db would otherwise read as an empty
-// store). Errors: "no run database at PATH (set --db)" for a missing file;
-// Open's errors.
+// store). A PostgreSQL URL (IsURL) opens with OpenURL: the server refuses
+// a database that does not exist. Errors: "no run database at PATH (set
+// --db)" for a missing file; Open's and OpenURL's errors.
 func OpenExisting(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return OpenURL(ctx, path)
+	}
 	if path != ":memory:" {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no run database at %s (set --db)", path)

@@ -19,12 +19,12 @@ type bulkInsert struct {
 
 // prepareBulk prepares "head VALUES (?, ...), ..." for 2^0..2^maxPow rows of
 // cols columns each.
-func prepareBulk(ctx context.Context, db *sql.DB, head string, cols, maxPow int) (*bulkInsert, error) {
+func prepareBulk(ctx context.Context, db *DB, head string, cols, maxPow int) (*bulkInsert, error) {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
 	b := &bulkInsert{cols: cols}
 	for p := 0; p <= maxPow; p++ {
 		n := 1 << p
-		s, err := db.PrepareContext(ctx, head+" VALUES "+strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
+		s, err := db.sql.PrepareContext(ctx, db.d.sql(head+" VALUES "+strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")))
 		if err != nil {
 			b.close()
 			return nil, err
@@ -36,7 +36,7 @@ func prepareBulk(ctx context.Context, db *sql.DB, head string, cols, maxPow int)
 
 // exec inserts the rows whose values args holds, row after row (len(args)
 // is a multiple of cols), within tx.
-func (b *bulkInsert) exec(ctx context.Context, tx *sql.Tx, args []any) error {
+func (b *bulkInsert) exec(ctx context.Context, tx *dbtx, args []any) error {
 	n := len(args) / b.cols
 	for n > 0 {
 		p := len(b.stmts) - 1

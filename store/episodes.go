@@ -169,7 +169,7 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 		}
 	}
 	var failed *episodeRow
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -239,23 +239,29 @@ func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
 
 // insertEpisode writes one encoded episode, its turns and its probe
 // readings inside tx.
-func (db *DB) insertEpisode(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, runID string, r *episodeRow) error {
+func (db *DB) insertEpisode(ctx context.Context, tx *dbtx, ins *sql.Stmt, runID string, r *episodeRow) error {
 	ep := r.ep
 	ju, iu := ep.JudgeUsage, ep.InitialProbeUsage
-	res, err := ins.ExecContext(ctx,
+	args := []any{
 		runID, ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout, int64(ep.Seed),
 		string(ep.Split), string(ep.Family), ep.Domain, string(ep.Resistance), string(ep.Terminal),
 		ep.RGoal, nullable(ep.B0), r.bFinal, len(ep.Turns), ep.Error,
 		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
 		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
-		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, r.reward)
-	if isUnique(err) {
+		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, r.reward}
+	var id int64
+	var err error
+	if db.d.returning {
+		err = ins.QueryRowContext(ctx, args...).Scan(&id)
+	} else {
+		var res sql.Result
+		if res, err = ins.ExecContext(ctx, args...); err == nil {
+			id, err = res.LastInsertId()
+		}
+	}
+	if db.d.unique(err) {
 		return ErrDuplicate
 	}
-	if err != nil {
-		return err
-	}
-	id, err := res.LastInsertId()
 	if err != nil {
 		return err
 	}
@@ -272,7 +278,7 @@ func (db *DB) insertEpisode(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, runI
 			ru.PromptTokens, ru.CompletionTokens, ru.CachedTokens, ru.Requests)
 	}
 	err = db.insTurn.exec(ctx, tx, targs)
-	if isUnique(err) {
+	if db.d.unique(err) {
 		return fmt.Errorf("turns: %w: duplicate turn index t=%d", ErrInvalid, duplicateT(ep.Turns))
 	}
 	if err != nil {
@@ -311,7 +317,7 @@ func duplicateT(ts []episode.Turn) int {
 // Errors: ErrNotFound when the run does not exist.
 func (db *DB) DeleteFailed(ctx context.Context, runID string) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -340,7 +346,7 @@ func (db *DB) EachOutcome(ctx context.Context, runID string, fn func(episode.Out
 	for _, f := range filters {
 		conds, args = f.where(conds, args)
 	}
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -386,7 +392,7 @@ type Arm struct{ Persuader, Persuadee string }
 // Errors: ErrNotFound when the run does not exist.
 func (db *DB) Arms(ctx context.Context, runID string) ([]Arm, error) {
 	var out []Arm
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -417,7 +423,7 @@ func (db *DB) Arms(ctx context.Context, runID string) ([]Arm, error) {
 // Errors: ErrNotFound when the run does not exist.
 func (db *DB) DoneKeys(ctx context.Context, runID string) (map[EpisodeKey]bool, error) {
 	done := map[EpisodeKey]bool{}
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -487,7 +493,7 @@ func (db *DB) Episodes(ctx context.Context, runID string, filters ...Filter) ([]
 	}
 	where := strings.Join(conds, " AND ")
 	var out []*episode.Episode
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -607,7 +613,7 @@ func addReading(ep *episode.Episode, t int, r probe.Reading, cur *int) error {
 	return nil
 }
 
-func loadEpisodes(ctx context.Context, tx *sql.Tx, runID, where string, args []any) ([]*episode.Episode, error) {
+func loadEpisodes(ctx context.Context, tx *dbtx, runID, where string, args []any) ([]*episode.Episode, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+`
 		FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
 	if err != nil {
@@ -710,9 +716,12 @@ func (db *DB) EachEpisode(ctx context.Context, runID string, fn func(*episode.Ep
 		conds, args = f.where(conds, args)
 	}
 	where := strings.Join(conds, " AND ")
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
+		}
+		if !db.d.streams {
+			return db.eachEpisodePaged(ctx, tx, runID, where, args, fn)
 		}
 		eps, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+` FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
 		if err != nil {

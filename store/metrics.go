@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -39,11 +38,12 @@ func (db *DB) SaveMetrics(ctx context.Context, runID string, step int, metrics m
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO step_metrics(run_id, step, name, value) VALUES (?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO step_metrics(run_id, step, name, value) VALUES (?, ?, ?, ?)
+			ON CONFLICT(run_id, step, name) DO UPDATE SET value = excluded.value`)
 		if err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (db *DB) SaveMetrics(ctx context.Context, runID string, step int, metrics m
 // ErrNotFound (no such run).
 func (db *DB) Metrics(ctx context.Context, runID string) ([]StepMetrics, error) {
 	out := []StepMetrics{}
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}

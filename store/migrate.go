@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -141,7 +140,12 @@ var SchemaLatest = len(migrations)
 // together with its schema_migrations row. Re-running it is a no-op; a
 // database already past SchemaLatest is ErrSchemaNewer.
 func (db *DB) migrate(ctx context.Context) error {
-	if err := db.write(ctx, func(tx *sql.Tx) error {
+	if err := db.write(ctx, func(tx *dbtx) error {
+		if db.d.lock != "" {
+			if _, err := tx.ExecContext(ctx, db.d.lock); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    INTEGER PRIMARY KEY,
 			applied_at TEXT NOT NULL)`)
@@ -149,10 +153,16 @@ func (db *DB) migrate(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("schema_migrations: %w", err)
 	}
+	migrations := db.d.migrations
 	for v := 1; v <= len(migrations); v++ {
-		err := db.write(ctx, func(tx *sql.Tx) error {
+		err := db.write(ctx, func(tx *dbtx) error {
 			// Re-read inside the write lock: another process may have
 			// migrated meanwhile.
+			if db.d.lock != "" {
+				if _, err := tx.ExecContext(ctx, db.d.lock); err != nil {
+					return err
+				}
+			}
 			var cur int
 			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&cur); err != nil {
 				return err

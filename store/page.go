@@ -64,7 +64,7 @@ func (db *DB) EpisodePage(ctx context.Context, runID string, offset, limit int, 
 	}
 	where := strings.Join(conds, " AND ")
 	pg.Rows = []EpisodeRow{}
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}

@@ -103,13 +103,13 @@ func (db *DB) CreateRun(ctx context.Context, r Run) error {
 	if r.UpdatedAt.IsZero() {
 		r.UpdatedAt = r.CreatedAt
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(id, created_at, updated_at, kind, seed, version, config, status)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, formatTime(r.CreatedAt), formatTime(r.UpdatedAt), r.Kind, int64(r.Seed), r.Version, config, r.Status)
 		return err
 	})
-	if isUnique(err) {
+	if db.d.unique(err) {
 		return fmt.Errorf("store: create run %s: %w", r.ID, ErrDuplicate)
 	}
 	if err != nil {
@@ -149,7 +149,7 @@ func scanRun(s scanner, extra ...any) (Run, error) {
 
 // GetRun returns the run with the given ID, or ErrNotFound.
 func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
-	r, err := scanRun(db.sql.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(db.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("store: run %s: %w", id, ErrNotFound)
 	}
@@ -164,7 +164,7 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, error) {
 // foreign keys on): either all of it goes or nothing does.
 // Errors: ErrNotFound for an unknown run.
 func (db *DB) DeleteRun(ctx context.Context, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (db *DB) SetRunStatus(ctx context.Context, id, status string) error {
 		return fmt.Errorf("store: run %s: %w: status %q", id, ErrInvalid, status)
 	}
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, updated_at = ? WHERE id = ?`,
 			status, formatTime(db.now()), id)
 		if err != nil {
@@ -222,7 +222,7 @@ type RunSummary struct {
 // ListRuns returns every run with its counts, newest first (CreatedAt
 // descending, then ID descending).
 func (db *DB) ListRuns(ctx context.Context) ([]RunSummary, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+prefixed("r.", runColumns)+`,
+	rows, err := db.query(ctx, `SELECT `+prefixed("r.", runColumns)+`,
 			COUNT(e.id),
 			COUNT(CASE WHEN e.terminal = ? THEN 1 END),
 			COUNT(CASE WHEN e.terminal = ? THEN 1 END)
@@ -275,7 +275,7 @@ type PairCounts struct {
 // state. Errors: ErrNotFound when the run does not exist.
 func (db *DB) TerminalCounts(ctx context.Context, runID string) ([]PairCounts, error) {
 	var out []PairCounts
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}

@@ -2,7 +2,9 @@
 // modernc.org/sqlite, WAL mode): runs, their episodes, every turn and every
 // probe read-out, so that evaluations can be listed, exported, analysed
 // with plain SQL and resumed after an interruption. The schema is versioned
-// by ordered migrations (see docs/store.md).
+// by ordered migrations (see docs/store.md). OpenURL opens the same store
+// on PostgreSQL (pgx v5) for a postgres:// URL; package storetest is the
+// conformance suite both drivers pass.
 package store
 
 import (
@@ -49,6 +51,8 @@ const maxFileConns = 4
 type DB struct {
 	sql  *sql.DB
 	path string
+	// d is the SQL dialect (SQLite for Open, PostgreSQL for OpenURL).
+	d *dialect
 	// wmu serialises this process's write transactions, so they queue in
 	// Go instead of spinning on SQLITE_BUSY.
 	wmu sync.Mutex
@@ -96,26 +100,40 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		sdb.SetMaxOpenConns(maxFileConns)
 		sdb.SetMaxIdleConns(maxFileConns)
 	}
-	db := &DB{sql: sdb, path: path, now: time.Now}
+	db := &DB{sql: sdb, path: path, d: sqliteDialect, now: time.Now}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := db.migrate(ctx); err != nil {
-		sdb.Close()
+	if err := db.setup(ctx); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if db.insEpisode, err = sdb.PrepareContext(ctx, insertEpisodeSQL); err == nil {
+	return db, nil
+}
+
+// setup migrates a freshly opened database and prepares the statements
+// SaveEpisode runs many times; on error it closes the database.
+func (db *DB) setup(ctx context.Context) error {
+	if err := db.migrate(ctx); err != nil {
+		db.sql.Close()
+		return err
+	}
+	ins := insertEpisodeSQL
+	if db.d.returning {
+		ins += " RETURNING id"
+	}
+	var err error
+	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(ins)); err == nil {
 		// Up to 16 turns (23 columns) and 64 readings (6 columns) a statement.
-		if db.insTurn, err = prepareBulk(ctx, sdb, insertTurnHead, turnCols, 4); err == nil {
-			db.insReading, err = prepareBulk(ctx, sdb, insertReadingHead, readingCols, 6)
+		if db.insTurn, err = prepareBulk(ctx, db, insertTurnHead, turnCols, 4); err == nil {
+			db.insReading, err = prepareBulk(ctx, db, insertReadingHead, readingCols, 6)
 		}
 	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: open %s: prepare: %w", path, err)
+		return fmt.Errorf("prepare: %w", err)
 	}
-	return db, nil
+	return nil
 }
 
 // Close closes the database; a file database checkpoints its WAL.
@@ -131,14 +149,15 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// Path returns the path the store was opened with.
+// Path returns the path the store was opened with; for a PostgreSQL
+// store, its URL without the password.
 func (db *DB) Path() string { return db.path }
 
 // SchemaVersion returns the highest migration version applied to the
 // database (0 for none).
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	err := db.queryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("store: schema version: %w", err)
 	}
@@ -148,6 +167,9 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // JournalMode returns the database's journal mode as SQLite reports it:
 // "wal" for a file store, "memory" for ":memory:".
 func (db *DB) JournalMode(ctx context.Context) (string, error) {
+	if db.d != sqliteDialect {
+		return "", fmt.Errorf("store: journal mode: %w: a %s store has none", ErrInvalid, db.d.name)
+	}
 	var m string
 	if err := db.sql.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&m); err != nil {
 		return "", fmt.Errorf("store: journal mode: %w", err)
@@ -157,14 +179,14 @@ func (db *DB) JournalMode(ctx context.Context) (string, error) {
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE), committing when
 // fn returns nil and rolling back otherwise, so nothing partial is kept.
-func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(*dbtx) error) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(&dbtx{tx, db.d}); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -173,13 +195,13 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // read runs fn in one read-only transaction, so that its queries see one
 // consistent snapshot even while another connection writes.
-func (db *DB) read(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (db *DB) read(ctx context.Context, fn func(*dbtx) error) error {
+	tx, err := db.sql.BeginTx(ctx, db.d.readOpts)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	return fn(tx)
+	return fn(&dbtx{tx, db.d})
 }
 
 // Extended SQLite result codes (stable across SQLite versions).

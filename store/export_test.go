@@ -1,0 +1,5 @@
+package store
+
+// PostgresMigrations exposes the PostgreSQL schema history to the
+// external tests.
+var PostgresMigrations = func() []string { return pgMigrations }

@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/persuarena/persuarena/episode"
+)
+
+// IsURL reports whether db names a PostgreSQL database
+// ("postgres://..." or "postgresql://...") rather than a SQLite file.
+func IsURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// OpenURL opens the run database db names: a PostgreSQL database for a
+// "postgres://" or "postgresql://" URL (libpq's URL form, e.g.
+// postgres://user:pass@host:5432/persuarena?sslmode=disable), through
+// pgx v5, migrating its schema to SchemaLatest; any other string is a
+// SQLite path, opened by Open. The PostgreSQL store keeps the same tables,
+// columns and schema versions as the SQLite one (docs/store.md,
+// "Postgres") and satisfies Store with the same results.
+//
+// Errors: Open's for a path; for a URL, ErrInvalid when pgx cannot parse
+// it, ErrSchemaNewer, otherwise the wrapped connection or driver error
+// (the message names the URL without its password).
+func OpenURL(ctx context.Context, db string) (*DB, error) {
+	if !IsURL(db) {
+		return Open(ctx, db)
+	}
+	shown := redactURL(db)
+	cfg, err := pgx.ParseConfig(db)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w: %v", shown, ErrInvalid, err)
+	}
+	sdb := stdlib.OpenDB(*cfg)
+	sdb.SetMaxOpenConns(maxPGConns)
+	sdb.SetMaxIdleConns(maxPGConns)
+	sdb.SetConnMaxIdleTime(5 * time.Minute)
+	d := &DB{sql: sdb, path: shown, d: postgresDialect, now: time.Now}
+	if err := sdb.PingContext(ctx); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("store: open %s: %w", shown, err)
+	}
+	if err := d.setup(ctx); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", shown, err)
+	}
+	return d, nil
+}
+
+// maxPGConns bounds a PostgreSQL store's connection pool.
+// Choice: 8, twice SQLite's readers; writes of one process still go one
+// at a time (DB.write), so more connections only serve more readers.
+const maxPGConns = 8
+
+// Shown returns db as messages may show it: a path unchanged, a
+// PostgreSQL URL without its password (as Path reports it).
+func Shown(db string) string {
+	if IsURL(db) {
+		return redactURL(db)
+	}
+	return db
+}
+
+// redactURL returns u without its password, for messages and Path.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return p.Redacted()
+}
+
+// pgIsUnique reports a unique_violation (SQLSTATE 23505).
+func pgIsUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// postgresDialect runs the package's queries on PostgreSQL.
+var postgresDialect = &dialect{
+	name:     "postgres",
+	numbered: true,
+	// Repeatable read: one snapshot for all statements of a read, as a
+	// SQLite read transaction has.
+	readOpts:   &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
+	unique:     pgIsUnique,
+	migrations: pgMigrations,
+	// A transaction-scoped advisory lock (key: "PRSU" as an int) keeps
+	// concurrent openers from migrating at the same time.
+	lock:      `SELECT pg_advisory_xact_lock(1347572565)`,
+	returning: true,
+	// One connection serves one result set at a time.
+	streams: false,
+}
+
+// pgMigrations is the PostgreSQL schema history, version for version the
+// same tables and columns as migrations (SQLite), with PostgreSQL's types:
+// DOUBLE PRECISION for REAL, BIGINT for INTEGER, BOOLEAN for the 0/1
+// flag, BYTEA for BLOB, an identity column for the episode id. Text keys
+// that are sorted or compared use COLLATE "C", byte order, as SQLite's
+// BINARY collation does, so listings come out in the same order.
+// Append-only, as migrations is.
+var pgMigrations = []string{
+	// 1: runs, episodes, turns, probe read-outs.
+	`
+CREATE TABLE runs (
+	id         TEXT COLLATE "C" PRIMARY KEY,
+	created_at TEXT COLLATE "C" NOT NULL,
+	updated_at TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	seed       BIGINT NOT NULL,
+	version    TEXT NOT NULL,
+	config     TEXT,
+	status     TEXT NOT NULL CHECK (status IN ('running', 'done', 'interrupted', 'failed'))
+);
+CREATE INDEX runs_created ON runs(created_at);
+
+CREATE TABLE episodes (
+	id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	run_id      TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	persuader   TEXT COLLATE "C" NOT NULL,
+	persuadee   TEXT COLLATE "C" NOT NULL,
+	scenario_id TEXT COLLATE "C" NOT NULL,
+	rollout     BIGINT NOT NULL,
+	seed        BIGINT NOT NULL,
+	split       TEXT NOT NULL,
+	family      TEXT NOT NULL,
+	domain      TEXT NOT NULL,
+	resistance  TEXT NOT NULL,
+	terminal    TEXT COLLATE "C" NOT NULL,
+	r_goal      DOUBLE PRECISION NOT NULL,
+	b0          DOUBLE PRECISION,
+	b_final     DOUBLE PRECISION,
+	n_turns     BIGINT NOT NULL,
+	error       TEXT NOT NULL,
+	UNIQUE (run_id, persuader, persuadee, scenario_id, rollout)
+);
+CREATE INDEX episodes_run_terminal ON episodes(run_id, terminal);
+
+CREATE TABLE turns (
+	episode_id BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+	t          BIGINT NOT NULL CHECK (t >= 1),
+	persuader_text TEXT NOT NULL,
+	persuadee_text TEXT NOT NULL,
+	decision   TEXT NOT NULL,
+	acts       TEXT NOT NULL,
+	belief     DOUBLE PRECISION,
+	dense      DOUBLE PRECISION,
+	persuader_ms DOUBLE PRECISION NOT NULL,
+	persuadee_ms DOUBLE PRECISION NOT NULL,
+	probe_ms     DOUBLE PRECISION NOT NULL,
+	persuader_prompt_tokens     BIGINT NOT NULL,
+	persuader_completion_tokens BIGINT NOT NULL,
+	persuader_cached_tokens     BIGINT NOT NULL,
+	persuader_requests          BIGINT NOT NULL,
+	persuadee_prompt_tokens     BIGINT NOT NULL,
+	persuadee_completion_tokens BIGINT NOT NULL,
+	persuadee_cached_tokens     BIGINT NOT NULL,
+	persuadee_requests          BIGINT NOT NULL,
+	probe_prompt_tokens         BIGINT NOT NULL,
+	probe_completion_tokens     BIGINT NOT NULL,
+	probe_cached_tokens         BIGINT NOT NULL,
+	probe_requests              BIGINT NOT NULL,
+	PRIMARY KEY (episode_id, t)
+);
+
+CREATE TABLE probe_readings (
+	episode_id BIGINT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+	t     BIGINT NOT NULL CHECK (t >= 0),
+	k     BIGINT NOT NULL CHECK (k >= 0),
+	probe TEXT NOT NULL,
+	p     DOUBLE PRECISION NOT NULL,
+	ok    BOOLEAN NOT NULL,
+	PRIMARY KEY (episode_id, t, k)
+);
+`,
+	// 2: per-step metrics of training runs (SaveMetrics).
+	`
+CREATE TABLE step_metrics (
+	run_id TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	step   BIGINT NOT NULL CHECK (step >= 0),
+	name   TEXT COLLATE "C" NOT NULL CHECK (name <> ''),
+	value  DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (run_id, step, name)
+);
+`,
+	// 3: the judge's strategy rating, act source, error and cost, and the
+	// t = 0 probe read-out's cost.
+	`
+ALTER TABLE episodes ADD COLUMN r_strategy DOUBLE PRECISION;
+ALTER TABLE episodes ADD COLUMN acts_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN judge_error TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN judge_ms DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_prompt_tokens     BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_completion_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_cached_tokens     BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN judge_requests          BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_ms DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_prompt_tokens     BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_completion_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_cached_tokens     BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE episodes ADD COLUMN initial_probe_requests          BIGINT NOT NULL DEFAULT 0;
+`,
+	// 4: named artifacts of a run (SaveArtifact).
+	`
+CREATE TABLE artifacts (
+	run_id  TEXT COLLATE "C" NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	name    TEXT COLLATE "C" NOT NULL CHECK (name <> ''),
+	content BYTEA NOT NULL,
+	PRIMARY KEY (run_id, name)
+);
+`,
+	// 5: the reward vector of a reward spec (Episode.Reward): JSON, '' when none.
+	`
+ALTER TABLE episodes ADD COLUMN reward TEXT NOT NULL DEFAULT '';
+`,
+	// 6: the covering index of the per-pair terminal counts (TerminalCounts).
+	`
+CREATE INDEX episodes_run_pair_terminal ON episodes(run_id, persuader, persuadee, terminal);
+`,
+}
+
+// eachEpisodePaged is EachEpisode for a dialect whose transaction serves
+// one result set at a time: inside one read snapshot it loads the
+// matching episodes page after page (pageEpisodes at a time, keyed on
+// the episodes' order), so memory holds one page, not the run.
+func (db *DB) eachEpisodePaged(ctx context.Context, tx *dbtx, runID, where string, args []any, fn func(*episode.Episode) error) error {
+	var after []any // key of the last episode handed to fn
+	for {
+		w, a := where, args
+		if after != nil {
+			w += ` AND (e.persuader, e.persuadee, e.scenario_id, e.rollout) > (?, ?, ?, ?)`
+			a = append(append([]any{}, args...), after...)
+		}
+		// The page's last key bounds the page from above.
+		var last [4]any
+		var p, e, s string
+		var r int
+		err := tx.QueryRowContext(ctx, `SELECT e.persuader, e.persuadee, e.scenario_id, e.rollout FROM episodes e
+			WHERE `+w+` ORDER BY `+episodeOrder+` LIMIT 1 OFFSET ?`, append(a, pageEpisodes-1)...).Scan(&p, &e, &s, &r)
+		final := errors.Is(err, sql.ErrNoRows)
+		if err != nil && !final {
+			return err
+		}
+		if !final {
+			last = [4]any{p, e, s, r}
+			w += ` AND (e.persuader, e.persuadee, e.scenario_id, e.rollout) <= (?, ?, ?, ?)`
+			a = append(append([]any{}, a...), last[:]...)
+		}
+		eps, err := loadEpisodes(ctx, tx, runID, w, a)
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			if err := fn(ep); err != nil {
+				return err
+			}
+		}
+		if final {
+			return nil
+		}
+		after = last[:]
+	}
+}
+
+// pageEpisodes is how many episodes eachEpisodePaged loads at a time.
+const pageEpisodes = 256
