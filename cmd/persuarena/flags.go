@@ -17,7 +17,7 @@ var defaultScenarios = []string{"p4g", "arena"}
 
 // dbFlag declares --db (the run database, default persuarena.db).
 func dbFlag(f *pflag.FlagSet, p *string) {
-	f.StringVar(p, "db", defaultDB, "run database (SQLite)")
+	f.StringVar(p, "db", defaultDB, "run database: a SQLite file, or a postgres:// URL (docs/store.md)")
 }
 
 // workersFlag declares --workers (concurrent episodes or dialogues,
