@@ -13,7 +13,7 @@ func init() {
 	runsCmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List, inspect, export and remove stored runs",
-		Long:  "Reads the run database (SQLite) that eval and other jobs write. See docs/store.md.",
+		Long:  "Reads the run database (SQLite or PostgreSQL) that eval and other jobs write. See docs/store.md.",
 	}
 	dbFlag(runsCmd.PersistentFlags(), &dbPath)
 	// svc opens --db for reading, refusing to create a missing file.
