@@ -105,32 +105,7 @@ func WriteStored(ctx context.Context, st store.Store, runIDs []string, o StoredO
 	if total == 0 {
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
-	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
-		Baseline: o.Baseline, ViewAddr: o.ViewAddr, Generator: "persuarena " + buildinfo.Version(),
-		Progress: func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
-		Training: training, GRPO: gcfg}
-	if len(groupSize) > 0 {
-		// The trainer stores rollout i of step s (0-based) as rollout
-		// s·G + i: Figure 7 groups a train run's rollouts by that step
-		// (1-based); other runs' episodes sit at step 0.
-		ro.Groups.Step = func(ep *episode.Episode) int {
-			if g := groupSize[ep.RunID]; g > 0 {
-				return ep.Rollout/g + 1
-			}
-			return 0
-		}
-	}
-	if len(setOf) > 0 {
-		ro.SetOf = func(id string) string {
-			if s, ok := setOf[id]; ok {
-				return s
-			}
-			return "unknown"
-		}
-	}
-	if o.Timestamp {
-		ro.Generated = time.Now().UTC().Format(time.RFC3339)
-	}
+	ro := o.buildOptions(infos, sets, training, gcfg, groupSize, setOf, errOut)
 	src := Source{
 		Each: func(fn func(*episode.Episode) error) error {
 			fmt.Fprintf(errOut, "report: reading %d episode(s) of run(s) %s\n", total, strings.Join(runIDs, ", "))
@@ -205,4 +180,40 @@ func trainGRPO(run store.Run) (cfg grpo.Config, ok bool) {
 		return grpo.Config{}, false
 	}
 	return cfg, true
+}
+
+// buildOptions is the Options of a report of stored runs: o's title,
+// bootstrap, baseline and viewer address, the runs' infos, scenario sets
+// (setOf: scenario id → set name; "unknown" for others) and training
+// metrics, Figure 7 grouping of train runs' rollouts by step (groupSize:
+// rollouts per scenario a step, by run id), and progress lines on errOut.
+func (o StoredOptions) buildOptions(infos []RunInfo, sets []string, training []TrainingRun, gcfg *grpo.Config,
+	groupSize map[string]int, setOf map[string]string, errOut io.Writer) Options {
+	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
+		Baseline: o.Baseline, ViewAddr: o.ViewAddr, Generator: "persuarena " + buildinfo.Version(),
+		Progress: func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
+		Training: training, GRPO: gcfg}
+	if len(groupSize) > 0 {
+		// The trainer stores rollout i of step s (0-based) as rollout
+		// s·G + i: Figure 7 groups a train run's rollouts by that step
+		// (1-based); other runs' episodes sit at step 0.
+		ro.Groups.Step = func(ep *episode.Episode) int {
+			if g := groupSize[ep.RunID]; g > 0 {
+				return ep.Rollout/g + 1
+			}
+			return 0
+		}
+	}
+	if len(setOf) > 0 {
+		ro.SetOf = func(id string) string {
+			if s, ok := setOf[id]; ok {
+				return s
+			}
+			return "unknown"
+		}
+	}
+	if o.Timestamp {
+		ro.Generated = time.Now().UTC().Format(time.RFC3339)
+	}
+	return ro
 }

@@ -12,12 +12,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
-	"github.com/persuarena/persuarena/internal/buildinfo"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -126,32 +124,7 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o St
 	if len(eps) == 0 {
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
-	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
-		Generator: "persuarena " + buildinfo.Version(),
-		Progress:  func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
-		Training:  training, GRPO: gcfg}
-	if len(groupSize) > 0 {
-		// The trainer stores rollout i of step s (0-based) as rollout
-		// s·G + i: Figure 7 groups a train run's rollouts by that step
-		// (1-based); other runs' episodes sit at step 0.
-		ro.Groups.Step = func(ep *episode.Episode) int {
-			if g := groupSize[ep.RunID]; g > 0 {
-				return ep.Rollout/g + 1
-			}
-			return 0
-		}
-	}
-	if len(setOf) > 0 {
-		ro.SetOf = func(id string) string {
-			if s, ok := setOf[id]; ok {
-				return s
-			}
-			return "unknown"
-		}
-	}
-	if o.Timestamp {
-		ro.Generated = time.Now().UTC().Format(time.RFC3339)
-	}
+	ro := o.buildOptions(infos, sets, training, gcfg, groupSize, setOf, errOut)
 	r, err := Build(eps, ro)
 	if err != nil {
 		return err
