@@ -155,13 +155,7 @@ func TestEvalRejectedInputWritesNothing(t *testing.T) {
 		// between executions.
 		args := append([]string{"eval", "--db", db, "--tmax", "4", "--workers", "1", "--scenarios", "p4g",
 			"--split", "heldout", "--resume", ""}, tc.args...)
-		rootCmd.SetOut(&bytes.Buffer{})
-		rootCmd.SetErr(&bytes.Buffer{})
-		rootCmd.SetArgs(args)
-		err := rootCmd.ExecuteContext(context.Background())
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		rootCmd.SetArgs(nil)
+		_, _, err := execRoot(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
 		}

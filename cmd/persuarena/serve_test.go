@@ -40,13 +40,7 @@ func TestServeRejectedInputWritesNothing(t *testing.T) {
 		// between executions.
 		args := append([]string{"serve", "--db", db, "--split", "train", "--reward", "dense", "--max-sessions", "4",
 			"--addr", "127.0.0.1:0"}, tc.args...)
-		rootCmd.SetOut(&bytes.Buffer{})
-		rootCmd.SetErr(&bytes.Buffer{})
-		rootCmd.SetArgs(args)
-		err := rootCmd.ExecuteContext(context.Background())
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		rootCmd.SetArgs(nil)
+		_, _, err := execRoot(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
 		}
