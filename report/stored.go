@@ -53,14 +53,8 @@ func WriteStored(ctx context.Context, st store.Store, runIDs []string, o StoredO
 	if o.Resamples < 1 {
 		return fmt.Errorf("--resamples must be >= 1, got %d", o.Resamples)
 	}
-	var (
-		infos    []RunInfo
-		sets     []string
-		training []TrainingRun
-		gcfg     *grpo.Config
-	)
-	setOf := map[string]string{}
-	groupSize := map[string]int{} // train runs: rollouts per scenario a step
+	var infos []RunInfo
+	meta := newRunMeta()
 	arms, err := analysis.PlanArms(ctx, st, runIDs)
 	if err != nil {
 		return err
@@ -83,29 +77,14 @@ func WriteStored(ctx context.Context, st store.Store, runIDs []string, o StoredO
 		total += n
 		infos = append(infos, RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
 			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: n, Failed: failed})
-		for _, name := range runSets(run, setOf, errOut) {
-			if !slices.Contains(sets, name) {
-				sets = append(sets, name)
-			}
-		}
-		if cfg, ok := trainGRPO(run); ok {
-			groupSize[id] = cfg.G
-			if gcfg == nil {
-				gcfg = &cfg
-			} else if gcfg.Lambda != cfg.Lambda {
-				fmt.Fprintf(errOut, "report: run %s trains with λ = %g; Figure 7 uses the first training run's λ = %g\n", id, cfg.Lambda, gcfg.Lambda)
-			}
-			steps, err := st.Metrics(ctx, id)
-			if err != nil {
-				return err
-			}
-			training = append(training, TrainingRun{RunID: id, Steps: steps})
+		if err := meta.add(ctx, st, run, errOut); err != nil {
+			return err
 		}
 	}
 	if total == 0 {
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
-	ro := o.buildOptions(infos, sets, training, gcfg, groupSize, setOf, errOut)
+	ro := o.buildOptions(infos, meta, errOut)
 	src := Source{
 		Each: func(fn func(*episode.Episode) error) error {
 			fmt.Fprintf(errOut, "report: reading %d episode(s) of run(s) %s\n", total, strings.Join(runIDs, ", "))
@@ -182,17 +161,59 @@ func trainGRPO(run store.Run) (cfg grpo.Config, ok bool) {
 	return cfg, true
 }
 
+// runMeta is what a stored report gathers from its runs besides episodes:
+// their scenario sets (setOf: scenario id → set name), and for train runs
+// the step metrics, the rollouts per scenario a step (groupSize, by run
+// id) and the first run's GRPO config.
+type runMeta struct {
+	sets      []string
+	setOf     map[string]string
+	groupSize map[string]int
+	training  []TrainingRun
+	gcfg      *grpo.Config
+}
+
+func newRunMeta() *runMeta {
+	return &runMeta{setOf: map[string]string{}, groupSize: map[string]int{}}
+}
+
+// add records run's sets and, for a train run, its GRPO config and step
+// metrics (st.Metrics); a train run whose λ differs from the first one's
+// is noted on errOut. Errors: st.Metrics'.
+func (m *runMeta) add(ctx context.Context, st store.Store, run store.Run, errOut io.Writer) error {
+	for _, name := range runSets(run, m.setOf, errOut) {
+		if !slices.Contains(m.sets, name) {
+			m.sets = append(m.sets, name)
+		}
+	}
+	cfg, ok := trainGRPO(run)
+	if !ok {
+		return nil
+	}
+	m.groupSize[run.ID] = cfg.G
+	if m.gcfg == nil {
+		m.gcfg = &cfg
+	} else if m.gcfg.Lambda != cfg.Lambda {
+		fmt.Fprintf(errOut, "report: run %s trains with λ = %g; Figure 7 uses the first training run's λ = %g\n", run.ID, cfg.Lambda, m.gcfg.Lambda)
+	}
+	steps, err := st.Metrics(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	m.training = append(m.training, TrainingRun{RunID: run.ID, Steps: steps})
+	return nil
+}
+
 // buildOptions is the Options of a report of stored runs: o's title,
-// bootstrap, baseline and viewer address, the runs' infos, scenario sets
-// (setOf: scenario id → set name; "unknown" for others) and training
-// metrics, Figure 7 grouping of train runs' rollouts by step (groupSize:
-// rollouts per scenario a step, by run id), and progress lines on errOut.
-func (o StoredOptions) buildOptions(infos []RunInfo, sets []string, training []TrainingRun, gcfg *grpo.Config,
-	groupSize map[string]int, setOf map[string]string, errOut io.Writer) Options {
-	ro := Options{Title: o.Title, Runs: infos, Sets: sets, CompareSeed: o.Seed, Resamples: o.Resamples,
+// bootstrap, baseline and viewer address, the runs' infos, meta's sets
+// ("unknown" for scenarios of no set) and training metrics, Figure 7
+// grouping of train runs' rollouts by step, and progress lines on errOut.
+func (o StoredOptions) buildOptions(infos []RunInfo, meta *runMeta, errOut io.Writer) Options {
+	groupSize, setOf := meta.groupSize, meta.setOf
+	ro := Options{Title: o.Title, Runs: infos, Sets: meta.sets, CompareSeed: o.Seed, Resamples: o.Resamples,
 		Baseline: o.Baseline, ViewAddr: o.ViewAddr, Generator: "persuarena " + buildinfo.Version(),
 		Progress: func(s string) { fmt.Fprintf(errOut, "report: %s\n", s) },
-		Training: training, GRPO: gcfg}
+		Training: meta.training, GRPO: meta.gcfg}
 	if len(groupSize) > 0 {
 		// The trainer stores rollout i of step s (0-based) as rollout
 		// s·G + i: Figure 7 groups a train run's rollouts by that step

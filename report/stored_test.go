@@ -15,7 +15,6 @@ import (
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -76,14 +75,8 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o St
 	var (
 		runs  []analysis.RunEpisodes
 		infos []RunInfo
-		sets  []string
 	)
-	setOf := map[string]string{}
-	groupSize := map[string]int{} // train runs: rollouts per scenario a step
-	var (
-		training []TrainingRun
-		gcfg     *grpo.Config
-	)
+	meta := newRunMeta()
 	for i, id := range runIDs {
 		if slices.Contains(runIDs[:i], id) {
 			return fmt.Errorf("run %s given twice", id)
@@ -101,30 +94,15 @@ func runReportInMemory(ctx context.Context, dbPath string, runIDs []string, o St
 		infos = append(infos, RunInfo{ID: run.ID, Kind: run.Kind, Status: run.Status, Version: run.Version,
 			Seed: run.Seed, CreatedAt: run.CreatedAt, Config: run.Config, Episodes: len(eps), Failed: failed})
 		runs = append(runs, analysis.RunEpisodes{RunID: id, Episodes: eps})
-		for _, name := range runSets(run, setOf, errOut) {
-			if !slices.Contains(sets, name) {
-				sets = append(sets, name)
-			}
-		}
-		if cfg, ok := trainGRPO(run); ok {
-			groupSize[id] = cfg.G
-			if gcfg == nil {
-				gcfg = &cfg
-			} else if gcfg.Lambda != cfg.Lambda {
-				fmt.Fprintf(errOut, "report: run %s trains with λ = %g; Figure 7 uses the first training run's λ = %g\n", id, cfg.Lambda, gcfg.Lambda)
-			}
-			steps, err := db.Metrics(ctx, id)
-			if err != nil {
-				return err
-			}
-			training = append(training, TrainingRun{RunID: id, Steps: steps})
+		if err := meta.add(ctx, db, run, errOut); err != nil {
+			return err
 		}
 	}
 	eps := analysis.Concat(runs)
 	if len(eps) == 0 {
 		return fmt.Errorf("run(s) %s hold no episodes", strings.Join(runIDs, ", "))
 	}
-	ro := o.buildOptions(infos, sets, training, gcfg, groupSize, setOf, errOut)
+	ro := o.buildOptions(infos, meta, errOut)
 	r, err := Build(eps, ro)
 	if err != nil {
 		return err
