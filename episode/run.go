@@ -70,26 +70,6 @@ func (c Config) withDefaults() Config {
 // defaultGoal is the Goal of a Config that sets none (never written).
 var defaultGoal = reward.DefaultGoal
 
-// actStrings[a] is a.Strings() for every ActSet, built once so that a
-// turn's Acts cost no allocation; each slice's capacity is its length, so
-// an append by a caller copies instead of writing into the shared array.
-var actStrings = func() [1 << tagger.NumActs][]string {
-	var t [1 << tagger.NumActs][]string
-	for a := range t {
-		s := tagger.ActSet(a).Strings()
-		t[a] = s[:len(s):len(s)]
-	}
-	return t
-}()
-
-// actsOf returns the names of a's acts (Turn.Acts), shared and read-only.
-func actsOf(a tagger.ActSet) []string {
-	if int(a) < len(actStrings) {
-		return actStrings[a]
-	}
-	return a.Strings()
-}
-
 // chunk hands out sub-slices of n elements of larger backing arrays, so an
 // episode's probe readings and beliefs take a few allocations instead of
 // one per read-out. Each slice's capacity is its length.
@@ -531,7 +511,7 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error 
 	} else {
 		tags = tagger.Tag(u.Text)
 	}
-	e.cur = StepResult{Turn: Turn{T: t, Persuader: u.Text, Acts: actsOf(tags.Acts), PersuaderUsage: u.Usage, PersuaderMS: persuaderMS}, Tags: tags}
+	e.cur = StepResult{Turn: Turn{T: t, Persuader: u.Text, Acts: tags.Acts.Names(), PersuaderUsage: u.Usage, PersuaderMS: persuaderMS}, Tags: tags}
 	e.transcript = append(e.transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
 
 	t0 := time.Now()

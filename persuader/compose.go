@@ -3,6 +3,7 @@ package persuader
 import (
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
@@ -12,22 +13,24 @@ import (
 // base is the state every built-in session shares: the public fill, the
 // seed and one seeded template deck per bank.
 type base struct {
-	f     fill
-	seed  uint64
-	decks [numBanks]deck
+	f    fill
+	seed uint64
+	deck deck
+	// tags are the cached template readings under f (filled.tags).
+	tags []atomic.Uint64
 }
 
-// newBase builds the shared session state; echo says whether the session
-// echoes the persuadee (and so needs the fill's stop words).
+// newBase builds the shared session state from pub's cached fill
+// (filledOf). echo says whether the session echoes the persuadee (reads
+// the fill's stop words); every fill carries them, so it changes nothing
+// and documents the caller.
 func newBase(pub scenario.Public, seed uint64, echo bool) base {
-	b := base{f: slotFillOf(pub), seed: seed}
-	if echo {
-		b.f.stop = stopWords(pub)
-	}
-	r := rand.New(rand.NewPCG(seed, 0xdec4))
-	for i := range b.decks {
-		b.decks[i] = newDeck(r, len(banks[i]))
-	}
+	_ = echo
+	c := filledOf(pub)
+	b := base{f: c.f, seed: seed, tags: c.tags}
+	var src rand.PCG
+	src.Seed(seed, 0xdec4)
+	b.deck = newDeck(rand.New(&src))
 	return b
 }
 
@@ -105,6 +108,14 @@ func (b *base) render(parts []part, v slots, shift int) (string, tagger.Tags) {
 	for _, p := range parts {
 		n += banks[p.bank][0].bytes + 2*len(v.proposal) + 2*len(v.x) + len(v.name) + 4
 	}
+	// the cached readings that apply to v, if any (see partTags)
+	var memo []atomic.Uint64
+	switch {
+	case v.name == b.f.name && v.proposal == b.f.proposal && v.proposal3 == b.f.proposal3:
+		memo = b.tags
+	case v.name == "" && v.proposal == safeProposal && v.proposal3 == safeProposal:
+		memo = safeTags
+	}
 	var sb strings.Builder
 	sb.Grow(n)
 	var tg tagger.Tags
@@ -112,19 +123,36 @@ func (b *base) render(parts []part, v slots, shift int) (string, tagger.Tags) {
 		if i > 0 {
 			sb.WriteByte(' ')
 		}
-		tp := &banks[p.bank][b.decks[p.bank].at(p.k+shift)]
+		tp := &banks[p.bank][b.deck.at(p.bank, p.k+shift)]
 		start := sb.Len()
 		tp.render(&sb, v)
-		var pt tagger.Tags
-		if c, ok := tp.cached(v); ok {
-			pt = c
-		} else {
-			pt = tagger.Tag(sb.String()[start:])
-		}
+		pt := tp.partTags(sb.String()[start:], v, memo)
 		tg.Acts |= pt.Acts
 		tg.Pressure += pt.Pressure
 	}
 	return sb.String(), tg
+}
+
+// partTags returns the reading (acts and pressure) of tp rendered as text
+// under slot values v: the init table when the rendering does not depend
+// on v (tmpl.cached), else memo's entry when memo holds the readings for
+// v's slots and tp has no {x} slot (computed and stored on first use),
+// else tagger.Tag(text).
+func (tp *tmpl) partTags(text string, v slots, memo []atomic.Uint64) tagger.Tags {
+	if c, ok := tp.cached(v); ok {
+		return c
+	}
+	if memo == nil || tp.hasX {
+		return tagger.Tag(text)
+	}
+	if w := memo[tp.idx].Load(); w != 0 {
+		return unpackTags(w)
+	}
+	t := tagger.Tag(text)
+	if w, ok := packTags(t); ok {
+		memo[tp.idx].Store(w)
+	}
+	return t
 }
 
 // turnSource is a per-turn random stream (see turnRand) without the

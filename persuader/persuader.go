@@ -67,8 +67,7 @@ type fill struct {
 	// proposal3 is proposal in the third person ("donate part of their payment").
 	proposal3 string
 	// stop holds lower-case words the script never echoes back as voiced
-	// concerns: the proposal's and the names' words.
-	// nil in sessions that never echo (newBase with echo false).
+	// concerns: the proposal's and the names' words (shared, read-only).
 	stop map[string]bool
 }
 
@@ -77,14 +76,6 @@ type fill struct {
 const safeProposal = "take this step"
 
 func newFill(pub scenario.Public) fill {
-	f := newSlotFill(pub)
-	f.stop = stopWords(pub)
-	return f
-}
-
-// newSlotFill is newFill without the stop words, for the persuaders that
-// never echo the persuadee (only script and Realise read fill.stop).
-func newSlotFill(pub scenario.Public) fill {
 	f := fill{proposal: verbPhrase(pub.Proposal)}
 	f.name = scenario.AddressName(cleanSlot(pub.Persuadee.Name))
 	if f.proposal == "" {
@@ -94,35 +85,68 @@ func newSlotFill(pub scenario.Public) fill {
 	if f.proposal3 == "" {
 		f.proposal3 = safeProposal
 	}
+	f.stop = stopWords(pub)
 	return f
 }
 
-// slotKey is what newSlotFill reads of a public scenario.
-type slotKey struct{ proposal, persuadee string }
+// fillKey is what newFill reads of a public scenario.
+type fillKey struct{ proposal, persuadee, persuader string }
 
-// slotFills caches newSlotFill by its inputs (slotKey -> fill, all
-// strings, shared read-only), so starting an episode on a scenario seen
-// before costs one map lookup; it is emptied past maxSlotFills entries.
+// filled is one public scenario's cached fill (with its stop words) and
+// the tagger readings of its templates under that fill (see partTags).
+// Everything in it is shared read-only except tags, whose entries are
+// written once each, atomically.
+type filled struct {
+	f fill
+	// tags[tmpl.idx] is the packed tagger.Tag reading (packTags) of the
+	// template rendered with f's full slots and no {x}, or 0 when not yet
+	// computed. Tag is a pure function of the text, so every goroutine
+	// that computes an entry writes the same value.
+	tags []atomic.Uint64
+}
+
+// fills caches newFill by its inputs (fillKey -> *filled), so starting an
+// episode on a scenario seen before costs one map lookup and the
+// template readings are computed once per scenario; it is emptied past
+// maxFills entries.
 var (
-	slotFills  sync.Map
-	nSlotFills atomic.Int64
+	fills  sync.Map
+	nFills atomic.Int64
 )
 
-const maxSlotFills = 8192
+const maxFills = 8192
 
-// slotFillOf returns newSlotFill(pub), cached.
-func slotFillOf(pub scenario.Public) fill {
-	k := slotKey{pub.Proposal, pub.Persuadee.Name}
-	if v, ok := slotFills.Load(k); ok {
-		return v.(fill)
+// filledOf returns pub's cached fill entry.
+func filledOf(pub scenario.Public) *filled {
+	k := fillKey{pub.Proposal, pub.Persuadee.Name, pub.Persuader.Name}
+	if v, ok := fills.Load(k); ok {
+		return v.(*filled)
 	}
-	f := newSlotFill(pub)
-	if nSlotFills.Add(1) > maxSlotFills {
-		slotFills.Clear()
-		nSlotFills.Store(1)
+	c := &filled{f: newFill(pub), tags: make([]atomic.Uint64, numTemplates)}
+	if nFills.Add(1) > maxFills {
+		fills.Clear()
+		nFills.Store(1)
 	}
-	slotFills.Store(k, f)
-	return f
+	fills.Store(k, c)
+	return c
+}
+
+// safeTags are the readings of the templates under the neutral slots
+// compose falls back to (no name, safeProposal), as filled.tags.
+var safeTags = make([]atomic.Uint64, numTemplates)
+
+// packTags packs the acts and pressure of t (render reads no more) into a
+// non-zero word; ok is false when the pressure count does not fit.
+func packTags(t tagger.Tags) (uint64, bool) {
+	if t.Pressure < 0 || t.Pressure >= 1<<31 {
+		return 0, false
+	}
+	return 1<<63 | uint64(t.Pressure)<<8 | uint64(t.Acts), true
+}
+
+// unpackTags inverts packTags.
+func unpackTags(w uint64) tagger.Tags {
+	return tagger.Tags{Acts: tagger.ActSet(w), Pressure: int(w >> 8 & (1<<31 - 1))}
 }
 
 // stopWords returns fill.stop for pub: the lower-case words of the
@@ -193,16 +217,37 @@ func words(s string) []string {
 	return out
 }
 
-// deck is a seeded permutation of a template bank; the k-th use of the
-// bank in a session takes deck[k % len]. Consecutive uses therefore never
-// repeat a template, and a whole bank is used before any repeats.
-type deck []int
+// deck holds one seeded permutation per template bank; the k-th use of
+// bank b in a session takes template at(b, k), the (k % len)-th entry of
+// b's permutation. Consecutive uses therefore never repeat a template,
+// and a whole bank is used before any repeats. The permutations are
+// those of rand.Rand.Perm, drawn bank by bank from one stream, stored in
+// one array (bankOff[b] is bank b's first entry) so a session start
+// allocates none.
+type deck [maxTemplates]uint8
 
-func newDeck(r *rand.Rand, n int) deck {
-	return deck(r.Perm(n))
+// maxTemplates bounds the templates of all banks together (checked at
+// init).
+const maxTemplates = 256
+
+func newDeck(r *rand.Rand) deck {
+	var d deck
+	for b := range bankOff[:numBanks] {
+		p := d[bankOff[b]:bankOff[b+1]]
+		for i := range p {
+			p[i] = uint8(i)
+		}
+		// as r.Perm(len(p)): the same swaps from the same draws
+		r.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
+	}
+	return d
 }
 
-func (d deck) at(k int) int { return d[k%len(d)] }
+// at returns the index in bank b of its k-th use.
+func (d *deck) at(b bankID, k int) int {
+	o, n := bankOff[b], bankOff[b+1]-bankOff[b]
+	return int(d[o+k%n])
+}
 
 // turnIndex returns the number of persuader messages in transcript: the
 // 0-based index of the turn about to be said.
@@ -234,5 +279,5 @@ func ok(t tagger.Tags, want tagger.ActSet, pressure bool) bool {
 
 // utterance packages text and the intended acts.
 func utterance(text string, acts tagger.ActSet) episode.Utterance {
-	return episode.Utterance{Text: text, Acts: acts.Strings()}
+	return episode.Utterance{Text: text, Acts: acts.Names()}
 }

@@ -193,9 +193,27 @@ type tmpl struct {
 	// so compose need not tag it again.
 	fixed, onlyN bool
 	tags         tagger.Tags
+	// idx numbers the template across all banks (bankOff[bank] + its
+	// index in the bank), indexing filled.tags.
+	idx int
 }
 
 var banks [numBanks][]tmpl
+
+// bankOff[b] is the index of bank b's first template among all banks'
+// (bank by bank, in bankText order); bankOff[numBanks] = numTemplates.
+var bankOff = func() (off [numBanks + 1]int) {
+	for b, list := range bankText {
+		off[b+1] = off[b] + len(list)
+	}
+	if off[numBanks] > maxTemplates {
+		panic("persuader: more than maxTemplates templates")
+	}
+	return off
+}()
+
+// numTemplates is the number of templates of all banks.
+var numTemplates = bankOff[numBanks]
 
 func init() {
 	for b, list := range bankText {
@@ -220,6 +238,7 @@ func init() {
 				tp.render(&sb, slots{})
 				tp.tags = tagger.Tag(sb.String())
 			}
+			tp.idx = bankOff[b] + len(banks[b])
 			banks[b] = append(banks[b], tp)
 		}
 	}

@@ -84,6 +84,27 @@ func (s ActSet) Strings() []string {
 	return out
 }
 
+// Names returns the act names in s in Figure 5 order, equal to
+// s.Strings(), without allocating: for a set of the five acts the slice
+// comes from a table built once and is shared, so it must never be
+// written (its capacity is its length, so an append by a caller copies).
+// A set with bits beyond the five acts gets a fresh s.Strings().
+func (s ActSet) Names() []string {
+	if int(s) < len(actSetNames) {
+		return actSetNames[s]
+	}
+	return s.Strings()
+}
+
+// actSetNames[s] is s.Strings() for every set of the five acts.
+var actSetNames = func() (t [1 << NumActs][]string) {
+	for s := range t {
+		n := ActSet(s).Strings()
+		t[s] = n[:len(n):len(n)]
+	}
+	return t
+}()
+
 // Tags is what the tagger reads from one persuader utterance.
 type Tags struct {
 	// Acts are the persuasion acts found.
