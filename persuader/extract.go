@@ -74,6 +74,7 @@ word words keeps comes stays stand answers argue ready pushing easier based soli
 funny follow knowing changing mind hits step steps simple putting plan plans space
 `) {
 		stopwords[w] = true
+		nonContent[w] = true
 	}
 }
 
@@ -250,8 +251,13 @@ func init() {
 fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
 thousand million billion half once twice dozen`) {
 		numberWords[w] = true
+		nonContent[w] = true
 	}
 }
+
+// nonContent is stopwords and numberWords together: one lookup per word.
+// (filled by the init functions that fill those two).
+var nonContent = map[string]bool{}
 
 // stopSet is the scenario's stop words (proposal and names) plus the words
 // of the persuader's own previous utterance, which are not echoed back.
@@ -263,7 +269,7 @@ type stopSet struct {
 func (s stopSet) has(w string) bool { return s.words[w] || slices.Contains(s.own, w) }
 
 func content(w string, stop stopSet) bool {
-	return len(w) >= 3 && !stopwords[w] && !numberWords[w] && !stop.has(w)
+	return len(w) >= 3 && !nonContent[w] && !stop.has(w)
 }
 
 // joinPhrases renders up to two phrases as "a" or "a and b".

@@ -199,7 +199,21 @@ func cleanSlot(s string) string {
 // words returns the lower-case ASCII words (letters and inner apostrophes)
 // of s.
 func words(s string) []string {
-	out := make([]string, 0, len(s)/5+1)
+	return appendWords(make([]string, 0, len(s)/5+1), s)
+}
+
+// appendWords appends the words of s (as words returns them) to dst.
+func appendWords(dst []string, s string) []string {
+	forWords(s, func(w string) bool {
+		dst = append(dst, w)
+		return true
+	})
+	return dst
+}
+
+// forWords calls fn with each word of s, as words returns them, until fn
+// returns false.
+func forWords(s string, fn func(w string) bool) {
 	start := -1
 	for i := 0; i <= len(s); i++ {
 		c := byte(' ')
@@ -210,11 +224,12 @@ func words(s string) []string {
 		if letter && start < 0 {
 			start = i
 		} else if !letter && start >= 0 {
-			out = append(out, strings.Trim(strings.ToLower(s[start:i]), "'"))
+			if !fn(strings.Trim(strings.ToLower(s[start:i]), "'")) {
+				return
+			}
 			start = -1
 		}
 	}
-	return out
 }
 
 // deck holds one seeded permutation per template bank; the k-th use of

@@ -75,6 +75,8 @@ type scriptSession struct {
 	prevLen  int
 	prevLast string
 	cached   bool
+	// own is the reused buffer of the previous utterance's words (decide).
+	own []string
 }
 
 // decision is one planned turn: the move, the sentences and the echo text.
@@ -126,7 +128,8 @@ func (s *scriptSession) continues(transcript []episode.Message, t int) bool {
 func (s *scriptSession) decide(reply string, t int, own string) decision {
 	st := &s.st
 	r := newTurnSource(s.seed, t)
-	stop := stopSet{words: s.f.stop, own: words(own)}
+	s.own = appendWords(s.own[:0], own)
+	stop := stopSet{words: s.f.stop, own: s.own}
 	fresh := extract(reply, st.seen, stop, 2)
 	if st.lastHadDiag {
 		st.diagFruitful = len(fresh) > 0
@@ -212,13 +215,15 @@ func recent(ps []phrase, n int) []phrase {
 // conditional reports whether a reply sounds like a conditional or
 // unresolved answer.
 func conditional(reply string) bool {
-	for _, w := range words(reply) {
+	found := false
+	forWords(reply, func(w string) bool {
 		switch w {
 		case "if", "only", "unless", "provided", "depends", "maybe", "perhaps", "might", "unsure", "condition", "conditions":
-			return true
+			found = true
 		}
-	}
-	return false
+		return !found
+	})
+	return found
 }
 
 // replyBefore returns the last persuadee message before persuader turn k
