@@ -254,7 +254,8 @@ type Turn struct {
 	Belief *float64 `json:"belief"`
 	// Dense is r_t = B_t - B_{t-1}; nil when either belief is missing.
 	Dense *float64 `json:"dense"`
-	// Latencies in milliseconds.
+	// Latencies in milliseconds (ProbeMS is 0 for a ProbabilityProber,
+	// read in well under a microsecond).
 	PersuaderMS float64 `json:"persuader_ms"`
 	PersuadeeMS float64 `json:"persuadee_ms"`
 	ProbeMS     float64 `json:"probe_ms"`

@@ -154,7 +154,21 @@ type session struct {
 	opener, lastOpener *tmpl
 	buf                []byte
 	fill               fill
+
+	// Inline backing arrays for state, touched, ev.voiced and buf, used
+	// when they fit, so starting an episode allocates the session alone.
+	stateArr   [inlineConcerns]concernState
+	touchedArr [inlineConcerns]bool
+	voicedArr  [inlineVoiced]voicing
+	bufArr     [512]byte
 }
+
+// The sizes of session's inline arrays: concerns per scenario and
+// concerns voiced per reply (Config.MaxVoice + 1) that need no allocation.
+const (
+	inlineConcerns = 16
+	inlineVoiced   = 4
+)
 
 const (
 	kEB = iota
@@ -210,14 +224,21 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	}
 	s.u = p.cfg.Rapport0[ci]
 	s.q = p.cfg.Q0
-	s.state = make([]concernState, len(sc.Hidden.Concerns))
-	s.touched = make([]bool, 0, len(sc.Hidden.Concerns))
+	if n := len(sc.Hidden.Concerns); n <= inlineConcerns {
+		s.state, s.touched = s.stateArr[:n], s.touchedArr[:0]
+	} else {
+		s.state, s.touched = make([]concernState, n), make([]bool, 0, n)
+	}
 	pr := prepOf(sc)
 	s.concerns = pr.concerns
-	s.ev.voiced = make([]voicing, 0, p.cfg.MaxVoice+1)
+	if n := p.cfg.MaxVoice + 1; n <= inlineVoiced {
+		s.ev.voiced = s.voicedArr[:0]
+	} else {
+		s.ev.voiced = make([]voicing, 0, n)
+	}
 	s.ev.condition = -1
 	s.term = -1
-	s.buf = make([]byte, 0, 512)
+	s.buf = s.bufArr[:0]
 	s.fill = pr.fill
 	return s, nil
 }
