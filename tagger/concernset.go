@@ -33,6 +33,34 @@ type ckw struct {
 	// inflected match needs both words of 3 bytes or more, sharing all but
 	// the shorter's last byte).
 	b1 byte
+	// n is the first word's length (capped at 255) and b2 its third byte
+	// (0 when shorter): further necessary conditions of wordMatch, which
+	// scan checks before comparing words (see mayMatch).
+	n  uint8
+	b2 byte
+}
+
+// mayMatch reports whether a text word of length l whose third byte is
+// c2 (0 when l < 3) can match k's first word under wordMatch: equal
+// lengths when either is under 3 bytes (short words match only
+// exactly), lengths within 3 bytes (the longest inflection suffix,
+// "ing"), and, when both have 4 bytes or more, the same third byte
+// (inflection keeps all but the shorter word's last byte).
+func (k *ckw) mayMatch(l int, c2 byte) bool {
+	kn := int(k.n)
+	if kn == 255 {
+		return true // a very long keyword word: leave it to wordMatch
+	}
+	d := l - kn
+	switch short := min(l, kn); {
+	case d < -3 || d > 3:
+		return false
+	case short < 3:
+		return d == 0
+	case short >= 4:
+		return c2 == k.b2
+	}
+	return true
 }
 
 // second returns the second byte of w, or 0 when w has fewer than 2.
@@ -67,7 +95,12 @@ func Compile(concerns []scenario.Concern) *ConcernSet {
 				pos = e
 			}
 			if w1 := int32(len(cs.words)); w1 > w0 {
-				cs.kws = append(cs.kws, ckw{concern: int32(ci), w0: w0, w1: w1, b1: second(cs.words[w0])})
+				fw := cs.words[w0]
+				k := ckw{concern: int32(ci), w0: w0, w1: w1, b1: second(fw), n: uint8(min(len(fw), 255))}
+				if len(fw) >= 3 {
+					k.b2 = fw[2]
+				}
+				cs.kws = append(cs.kws, k)
 				hasKw[ci] = true
 			}
 		}
@@ -160,10 +193,15 @@ func (cs *ConcernSet) scan(sc *scratch, hit []bool) {
 	left := cs.live
 	for i := 0; i < len(sc.toks) && left > 0; i++ {
 		t := sc.toks[i]
-		c := sc.buf[t.s]
-		b1 := second(sc.buf[t.s:t.e])
-		for _, k := range cs.kws[cs.off[c]:cs.off[int(c)+1]] {
-			if k.b1 != b1 || hit[k.concern] || !sc.matchWords(i, cs.words[k.w0:k.w1]) {
+		w := sc.buf[t.s:t.e]
+		c := w[0]
+		b1, b2 := second(w), byte(0)
+		if len(w) >= 3 {
+			b2 = w[2]
+		}
+		for ki := range cs.kws[cs.off[c]:cs.off[int(c)+1]] {
+			k := &cs.kws[int(cs.off[c])+ki]
+			if k.b1 != b1 || hit[k.concern] || !k.mayMatch(len(w), b2) || !sc.matchWords(i, cs.words[k.w0:k.w1]) {
 				continue
 			}
 			hit[k.concern] = true

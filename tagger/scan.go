@@ -127,64 +127,80 @@ func (sc *scratch) tokenize(text string) {
 		sentStartClause = nc
 	}
 	n := len(text)
+	// The normalised text is never longer than text (a curly apostrophe
+	// shrinks, every other byte is copied or dropped), so buf is sized
+	// once and written by index: w is its length.
+	if cap(sc.buf) < n {
+		sc.buf = make([]byte, 0, n)
+	}
+	buf := sc.buf[:n]
+	w := int32(0)
 	for i := 0; i < n; {
 		c := text[i]
 		switch {
 		case isLetter(c) && !(c == 0xE2 && i+2 < n && text[i+1] == 0x80):
-			start := int32(len(sc.buf))
+			start := w
 			h := fnvOffset
 			for i < n {
 				c = text[i]
 				if c >= 'A' && c <= 'Z' {
 					c += 'a' - 'A'
-					sc.buf = append(sc.buf, c)
+					buf[w] = c
+					w++
 					h = (h ^ uint64(c)) * fnvPrime
 					i++
 				} else if c >= 'a' && c <= 'z' {
-					sc.buf = append(sc.buf, c)
+					buf[w] = c
+					w++
 					h = (h ^ uint64(c)) * fnvPrime
 					i++
-				} else if c == '\'' && i+1 < n && isLetter(text[i+1]) && int32(len(sc.buf)) > start {
-					sc.buf = append(sc.buf, '\'')
+				} else if c == '\'' && i+1 < n && isLetter(text[i+1]) && w > start {
+					buf[w] = '\''
+					w++
 					h = (h ^ uint64('\'')) * fnvPrime
 					i++
 				} else if c == 0xE2 && i+2 < n && text[i+1] == 0x80 {
 					// U+2018/U+2019 inside a word is an apostrophe; any
 					// other U+20xx punctuation ends the word.
-					if (text[i+2] == 0x98 || text[i+2] == 0x99) && i+3 < n && isLetter(text[i+3]) && int32(len(sc.buf)) > start {
-						sc.buf = append(sc.buf, '\'')
+					if (text[i+2] == 0x98 || text[i+2] == 0x99) && i+3 < n && isLetter(text[i+3]) && w > start {
+						buf[w] = '\''
+						w++
 						h = (h ^ uint64('\'')) * fnvPrime
 						i += 3
 						continue
 					}
 					break
 				} else if c >= 0x80 {
-					sc.buf = append(sc.buf, c)
+					buf[w] = c
+					w++
 					h = (h ^ uint64(c)) * fnvPrime
 					i++
 				} else {
 					break
 				}
 			}
-			sc.addTok(start, h)
+			sc.addTok(buf, start, w, h)
 		case isDigit(c):
-			start := int32(len(sc.buf))
+			start := w
 			for i < n {
 				c = text[i]
 				if isDigit(c) {
-					sc.buf = append(sc.buf, c)
+					buf[w] = c
+					w++
 					i++
-				} else if (c == '.' || c == ',' || c == ':') && i+1 < n && isDigit(text[i+1]) && int32(len(sc.buf)) > start {
-					sc.buf = append(sc.buf, c)
+				} else if (c == '.' || c == ',' || c == ':') && i+1 < n && isDigit(text[i+1]) && w > start {
+					buf[w] = c
+					w++
 					i++
 				} else {
 					break
 				}
 			}
-			sc.toks = append(sc.toks, tok{s: start, e: int32(len(sc.buf)), clause: int32(len(sc.clauses)), flags: fNum})
+			sc.toks = append(sc.toks, tok{s: start, e: w, clause: int32(len(sc.clauses)), flags: fNum})
 		case c == '%' || c == '$':
-			start := int32(len(sc.buf))
-			sc.buf = append(sc.buf, c)
+			start := w
+			buf[w] = c
+			w++
 			f := fPercent
 			if c == '$' {
 				f = fDollar
@@ -224,6 +240,7 @@ func (sc *scratch) tokenize(text string) {
 			i++
 		}
 	}
+	sc.buf = buf[:w]
 	// A trailing sentence without terminal punctuation.
 	endClause()
 	if nc := int32(len(sc.clauses)); nc > sentStartClause {
@@ -240,13 +257,12 @@ func (sc *scratch) tokenize(text string) {
 	// clauses are never appended, so the index is stable.
 }
 
-// addTok appends the word buf[start:] (FNV-1a hash h) and looks up its
-// table entry and flags.
-func (sc *scratch) addTok(start int32, h uint64) {
-	end := int32(len(sc.buf))
+// addTok appends the word buf[start:end] (FNV-1a hash h) and looks up
+// its table entry and flags.
+func (sc *scratch) addTok(buf []byte, start, end int32, h uint64) {
 	t := tok{s: start, e: end, clause: int32(len(sc.clauses))}
 	if sc.lookup {
-		if e := words.find(sc.buf[start:end], h); e != 0 {
+		if e := words.find(buf[start:end], h); e != 0 {
 			t.entry = e
 			t.flags = words.entries[e].flags
 		}
