@@ -84,6 +84,22 @@ func putScratch(sc *scratch) {
 
 func (sc *scratch) word(t tok) []byte { return sc.buf[t.s:t.e] }
 
+// wordByte[c] is c lower-cased when c is an ASCII letter, c itself when
+// it is a non-ASCII byte other than 0xE2 (which may open U+20xx
+// punctuation), else 0: the bytes the tokenizer copies into a word
+// without looking further.
+var wordByte = func() (t [256]byte) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 0x80 && c != 0xE2:
+			t[c] = byte(c)
+		case c >= 'A' && c <= 'Z':
+			t[c] = byte(c) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
 // char classes for the tokenizer.
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
@@ -138,21 +154,16 @@ func (sc *scratch) tokenize(text string) {
 	for i := 0; i < n; {
 		c := text[i]
 		switch {
-		case isLetter(c) && !(c == 0xE2 && i+2 < n && text[i+1] == 0x80):
+		case wordByte[c] != 0 || c == 0xE2 && !(i+2 < n && text[i+1] == 0x80):
 			start := w
 			h := fnvOffset
 			for i < n {
 				c = text[i]
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
-					buf[w] = c
+				if l := wordByte[c]; l != 0 {
+					// a letter (lower-cased) or a non-ASCII byte other than 0xE2
+					buf[w] = l
 					w++
-					h = (h ^ uint64(c)) * fnvPrime
-					i++
-				} else if c >= 'a' && c <= 'z' {
-					buf[w] = c
-					w++
-					h = (h ^ uint64(c)) * fnvPrime
+					h = (h ^ uint64(l)) * fnvPrime
 					i++
 				} else if c == '\'' && i+1 < n && isLetter(text[i+1]) && w > start {
 					buf[w] = '\''
