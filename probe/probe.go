@@ -199,7 +199,7 @@ func Belief(rs []Reading) (b float64, ok bool) {
 // pooling its tokens. The simulator reads its probes through it. p is a
 // probability; NaN gives a Reading with OK false, as Read does.
 func ReadProbability(id string, p float64) Reading {
-	p = math.Min(math.Max(p, 1e-12), 1-1e-12)
+	p = min(max(p, 1e-12), 1-1e-12) // as math.Min(math.Max(...)), NaN and signed zeros alike
 	p, err := Share(prob(math.Log(p)), prob(math.Log1p(-p)))
 	return Reading{Probe: id, P: p, OK: err == nil}
 }
@@ -209,7 +209,7 @@ func ReadProbability(id string, p float64) Reading {
 // through the same pooling path as an engine's; p is clamped to
 // [1e-12, 1 - 1e-12].
 func FromProbability(p float64) Answer {
-	p = math.Min(math.Max(p, 1e-12), 1-1e-12)
+	p = min(max(p, 1e-12), 1-1e-12) // as math.Min(math.Max(...)), NaN and signed zeros alike
 	return Answer{Top: []TokenLogprob{
 		{Token: "Yes", ID: -1, Logprob: math.Log(p)},
 		{Token: "No", ID: -1, Logprob: math.Log1p(-p)},

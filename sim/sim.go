@@ -552,7 +552,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	q := (1-c.QRate)*s.q + c.QRate*m
 	if idle {
 		// saying nothing is never more persuasive than what came before
-		q = math.Min(q, s.q)
+		q = min(q, s.q)
 	}
 	s.q = q
 	if d.Terminal() {
@@ -613,7 +613,7 @@ func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basi
 	for k, pr := range basis {
 		p := probeP(pr.ID, ca, pe, ac)
 		// as probe.FromProbability(p), without its per-answer allocation
-		p = math.Min(math.Max(p, 1e-12), 1-1e-12)
+		p = min(max(p, 1e-12), 1-1e-12)
 		top[2*k] = probe.TokenLogprob{Token: "Yes", ID: -1, Logprob: math.Log(p)}
 		top[2*k+1] = probe.TokenLogprob{Token: "No", ID: -1, Logprob: math.Log1p(-p)}
 		out[k] = probe.Answer{Top: top[2*k : 2*k+2 : 2*k+2]}
@@ -706,4 +706,7 @@ func (s *session) addressedShare() float64 {
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
-func clamp(x, lo, hi float64) float64 { return math.Min(math.Max(x, lo), hi) }
+// clamp is math.Min(math.Max(x, lo), hi); the built-in min and max
+// treat NaN, infinities and signed zeros as math.Min and math.Max do, and
+// compile to a few instructions instead of a call.
+func clamp(x, lo, hi float64) float64 { return min(max(x, lo), hi) }
