@@ -174,3 +174,41 @@ func BenchmarkSimEpisode(b *testing.B) {
 	}
 	b.ReportMetric(float64(turns)/float64(b.N), "turns/op")
 }
+
+// BenchmarkSimEpisodeFresh is BenchmarkSimEpisode with every utterance
+// new to the process (a unique letters-only word in a sentence of its own
+// that no tagger rule or concern keyword reads), so no tagging result can
+// be reused: the cost of an episode whose texts never repeat, as with an
+// LLM persuader. The utterances are made before the timer starts.
+func BenchmarkSimEpisodeFresh(b *testing.B) {
+	pee := sim.New(sim.DefaultConfig())
+	scs := fixtures()
+	ctx := context.Background()
+	const pool = 1 << 16
+	lines := make([]string, pool)
+	for i := range lines {
+		w := []byte("zq")
+		for n := i; n > 0 || len(w) < 6; n /= 26 {
+			w = append(w, byte('a'+n%26))
+		}
+		lines[i] = informerLike.lines[i%len(informerLike.lines)] + " Zq" + string(w) + "."
+	}
+	next := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		per := &cycler{name: "cycle", lines: lines[next%pool : next%pool+10 : next%pool+10]}
+		next += 10
+		if next+10 > pool {
+			b.StopTimer()
+			for j := range lines { // new texts for the next pass
+				lines[j] += " Zq."
+			}
+			next = 0
+			b.StartTimer()
+		}
+		if _, err := episode.Run(ctx, episode.Config{}, scs[i%len(scs)], per, pee, uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

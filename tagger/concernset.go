@@ -1,7 +1,9 @@
 package tagger
 
 import (
+	"hash/maphash"
 	"slices"
+	"sync/atomic"
 
 	"github.com/persuarena/persuarena/scenario"
 )
@@ -20,6 +22,8 @@ type ConcernSet struct {
 	// off[b]..off[b+1] are the keywords whose first word starts with byte b.
 	off  [257]int32
 	live int // concerns with at least one matchable keyword
+	// salt is the set's number, mixed into its TagMentions cache slots.
+	salt uint64
 }
 
 // ckw is one compiled keyword: its concern index and its words
@@ -76,7 +80,7 @@ func second[T string | []byte](w T) byte {
 // concerns. It never fails: a keyword with no word characters is dropped,
 // since it never matches.
 func Compile(concerns []scenario.Concern) *ConcernSet {
-	cs := &ConcernSet{n: len(concerns)}
+	cs := &ConcernSet{n: len(concerns), salt: setSalt.Add(1)}
 	nkw := 0
 	for _, c := range concerns {
 		nkw += len(c.Keywords)
@@ -166,12 +170,30 @@ func (cs *ConcernSet) AppendMentions(dst []bool, text string) []bool {
 
 // TagMentions returns Tag(text) and cs.AppendMentions(dst, text), exactly,
 // from one tokenisation of text (the simulator reads every persuader
-// utterance both ways). It allocates nothing when dst has room for Len
-// more entries.
+// utterance both ways). When dst has room for Len more entries it
+// allocates nothing for a cached text and one cache entry otherwise.
+//
+// Results are kept in a process-wide cache of recent (set, text) pairs
+// (tagMemo): rule-based persuaders repeat their template sentences across
+// the rollouts of a scenario, and a repeated text then costs one hash and
+// one string comparison instead of the tagging. A cached result is the
+// one computed for exactly this set and text, so the cache never changes
+// what TagMentions returns.
 func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 	base := len(dst)
 	for range cs.n {
 		dst = append(dst, false)
+	}
+	memoOK := cs.n <= 64 && len(text) <= maxMemoText
+	var slot *atomic.Pointer[memoEntry]
+	if memoOK {
+		slot = &tagMemo[memoSlot(cs, text)]
+		if e := slot.Load(); e != nil && e.cs == cs && e.text == text {
+			for c := range cs.n {
+				dst[base+c] = e.hits&(1<<c) != 0
+			}
+			return e.tags, dst
+		}
 	}
 	sc := getScratch(true)
 	sc.tokenize(text)
@@ -184,7 +206,49 @@ func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 		cs.scan(sc, dst[base:])
 	}
 	putScratch(sc)
+	if memoOK {
+		e := &memoEntry{cs: cs, text: text, tags: t}
+		for c, hit := range dst[base:] {
+			if hit {
+				e.hits |= 1 << c
+			}
+		}
+		slot.Store(e)
+	}
 	return t, dst
+}
+
+// tagMemo caches TagMentions results, direct-mapped: each (set, text)
+// pair has one slot (memoSlot), whose entry is replaced by the next pair
+// that maps to it. Entries are immutable once stored, so readers need no
+// lock. The cache holds at most memoSlots entries, each keeping its text
+// (at most maxMemoText bytes) and set alive: a few megabytes at most.
+var (
+	tagMemo  [memoSlots]atomic.Pointer[memoEntry]
+	memoSeed = maphash.MakeSeed()
+	setSalt  atomic.Uint64 // numbers the compiled sets for memoSlot
+)
+
+// memoSlots is the number of cache slots (a power of two); maxMemoText
+// the longest text cached.
+const (
+	memoSlots   = 1 << 14
+	maxMemoText = 2048
+)
+
+// memoEntry is one cached TagMentions result: hits bit c is concern c's
+// mention.
+type memoEntry struct {
+	cs   *ConcernSet
+	text string
+	tags Tags
+	hits uint64
+}
+
+// memoSlot returns the slot index of (cs, text).
+func memoSlot(cs *ConcernSet, text string) uint64 {
+	h := maphash.String(memoSeed, text) ^ cs.salt*0x9E3779B97F4A7C15
+	return h & (memoSlots - 1)
 }
 
 // scan sets hit[c] for every concern c one of whose keywords matches the

@@ -2,6 +2,7 @@ package tagger_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -99,4 +100,75 @@ func TestConcernSetMatchesMentions(t *testing.T) {
 		t.Errorf("only %d keyword hits over %d utterances", hits, len(items))
 	}
 	t.Logf("%d utterances, %d keywords, %d keyword hits", len(items), len(each), hits)
+}
+
+// TestTagMentionsCache checks TagMentions through its result cache: each
+// text read again (a cache hit) and read against a second set with other
+// concerns (same text, another set: never the first set's result), from
+// four goroutines at once, appending after existing entries of dst, must
+// give exactly Tag and Mentions.
+func TestTagMentionsCache(t *testing.T) {
+	all, err := scenario.Resolve("arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := scenario.Filter(all, scenario.Heldout)
+	pee := sim.New(sim.Config{})
+	var texts []string
+	var concerns [][]scenario.Concern
+	for i := range held[:min(30, len(held))] {
+		for _, name := range []string{"script", "informer"} {
+			per, err := persuader.New(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep, err := episode.Run(context.Background(), episode.Config{}, &held[i], per, pee, uint64(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tu := range ep.Turns {
+				texts = append(texts, tu.Persuader)
+				concerns = append(concerns, held[i].Hidden.Concerns)
+			}
+		}
+	}
+	other := []scenario.Concern{
+		{ID: "a", Keywords: []string{"evidence", "results"}}, {ID: "b", Keywords: []string{"week", "plan"}},
+		{ID: "c", Keywords: []string{"decision"}},
+	}
+	otherSet := tagger.Compile(other)
+	sets := make([]*tagger.ConcernSet, len(texts))
+	for i := range texts {
+		sets[i] = tagger.Compile(concerns[i])
+	}
+	errs := make(chan string, 4)
+	for g := range 4 {
+		go func() {
+			msg := ""
+			for round := range 3 {
+				for k := range texts {
+					i := (k*7 + g*13 + round) % len(texts)
+					for _, c := range []struct {
+						cs       *tagger.ConcernSet
+						concerns []scenario.Concern
+					}{{sets[i], concerns[i]}, {otherSet, other}} {
+						tg, got := c.cs.TagMentions([]bool{true}, texts[i])
+						want := append([]bool{true}, tagger.Mentions(texts[i], c.concerns)...)
+						if msg == "" && (!slices.Equal(got, want) || tg != tagger.Tag(texts[i])) {
+							msg = fmt.Sprintf("%q: TagMentions %v %v, want %v %v", texts[i], tg, got, tagger.Tag(texts[i]), want)
+						}
+					}
+				}
+			}
+			errs <- msg
+		}()
+	}
+	for range 4 {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+	if len(texts) < 300 {
+		t.Fatalf("only %d texts", len(texts))
+	}
 }
