@@ -100,6 +100,22 @@ var wordByte = func() (t [256]byte) {
 	return t
 }()
 
+// plainRun copies the run of wordByte bytes of text from i into buf
+// from w, lower-cased, folding them into the FNV-1a hash h, and returns
+// the indexes after the run and the hash.
+func plainRun(text string, i int, buf []byte, w int32, h uint64) (int, int32, uint64) {
+	for ; i < len(text); i++ {
+		l := wordByte[text[i]]
+		if l == 0 {
+			break
+		}
+		buf[w] = l
+		w++
+		h = (h ^ uint64(l)) * fnvPrime
+	}
+	return i, w, h
+}
+
 // char classes for the tokenizer.
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
@@ -158,14 +174,13 @@ func (sc *scratch) tokenize(text string) {
 			start := w
 			h := fnvOffset
 			for i < n {
+				// the plain bytes (wordByte) in a tight loop
+				i, w, h = plainRun(text, i, buf, w, h)
+				if i >= n {
+					break
+				}
 				c = text[i]
-				if l := wordByte[c]; l != 0 {
-					// a letter (lower-cased) or a non-ASCII byte other than 0xE2
-					buf[w] = l
-					w++
-					h = (h ^ uint64(l)) * fnvPrime
-					i++
-				} else if c == '\'' && i+1 < n && isLetter(text[i+1]) && w > start {
+				if c == '\'' && i+1 < n && isLetter(text[i+1]) && w > start {
 					buf[w] = '\''
 					w++
 					h = (h ^ uint64('\'')) * fnvPrime
