@@ -386,7 +386,11 @@ type Env struct {
 	readings chunk[probe.Reading]
 	floats   chunk[float64]
 	pYes     []float64 // reused by the direct path
-	batch    int       // read-outs per episode, sizing the chunks
+	// pPrev and prevRs are the direct path's previous P(Yes) values and
+	// their Readings (nil before the first read-out).
+	pPrev  []float64
+	prevRs []probe.Reading
+	batch  int // read-outs per episode, sizing the chunks
 
 	inflight chan readOut // the read-out in flight, or nil
 	ready    readOut      // the settled read-out when inflight is nil
@@ -616,19 +620,31 @@ func (e *Env) startProbes(ctx context.Context) {
 		// Choice: ProbeMS stays 0: an in-process read-out takes well
 		// under the microsecond msSince resolves, so timing it would only
 		// cost two clock reads per turn.
+		// A probe whose P(Yes) is bit for bit the previous read-out's
+		// keeps its Reading (ReadProbability is a function of the id and
+		// p alone), which spares its logarithms and exponentials: the
+		// simulator's concern-address probe often stays put for turns.
 		if e.pYes == nil {
 			e.pYes = e.floats.take(len(basis), 2*e.batch)
+			e.pPrev = e.floats.take(len(basis), 2*e.batch)
 		}
 		e.pYes = e.direct.ProbeProbabilities(e.pYes[:0], basis)
 		e.ready = readOut{}
 		if len(e.pYes) != len(basis) {
 			e.ready.err = fmt.Errorf("got %d answers for %d probes", len(e.pYes), len(basis))
+			e.prevRs = nil
 			return
 		}
-		e.ready.rs = e.readings.take(len(e.pYes), e.batch)
+		rs := e.readings.take(len(e.pYes), e.batch)
 		for k, p := range e.pYes {
-			e.ready.rs[k] = probe.ReadProbability(basis[k].ID, p)
+			if e.prevRs != nil && math.Float64bits(p) == math.Float64bits(e.pPrev[k]) {
+				rs[k] = e.prevRs[k]
+			} else {
+				rs[k] = probe.ReadProbability(basis[k].ID, p)
+			}
 		}
+		e.ready.rs, e.prevRs = rs, rs
+		e.pYes, e.pPrev = e.pPrev, e.pYes
 		if b, ok := probe.Belief(e.ready.rs); ok {
 			bp := &e.floats.take(1, 2*e.batch)[0]
 			*bp = b
