@@ -27,11 +27,7 @@ type base struct {
 func newBase(pub scenario.Public, seed uint64, echo bool) base {
 	_ = echo
 	c := filledOf(pub)
-	b := base{f: c.f, seed: seed, tags: c.tags}
-	var src rand.PCG
-	src.Seed(seed, 0xdec4)
-	b.deck = newDeck(rand.New(&src))
-	return b
+	return base{f: c.f, seed: seed, tags: c.tags, deck: newDeck(seed)}
 }
 
 // part is one sentence of an utterance: the k-th use of bank.

@@ -236,32 +236,46 @@ func forWords(s string, fn func(w string) bool) {
 // bank b in a session takes template at(b, k), the (k % len)-th entry of
 // b's permutation. Consecutive uses therefore never repeat a template,
 // and a whole bank is used before any repeats. The permutations are
-// those of rand.Rand.Perm, drawn bank by bank from one stream, stored in
-// one array (bankOff[b] is bank b's first entry) so a session start
-// allocates none.
-type deck [maxTemplates]uint8
+// those of rand.Rand.Perm, drawn bank by bank, in bank order, from one
+// stream; they are stored in one array (bankOff[b] is bank b's first
+// entry), so a session start allocates none, and drawn when first used:
+// a persuader that only uses the first banks never draws the others'.
+type deck struct {
+	order [maxTemplates]uint8
+	src   rand.PCG // the stream, at the start of bank built
+	built int      // banks drawn so far
+}
 
 // maxTemplates bounds the templates of all banks together (checked at
 // init).
 const maxTemplates = 256
 
-func newDeck(r *rand.Rand) deck {
+func newDeck(seed uint64) deck {
 	var d deck
-	for b := range bankOff[:numBanks] {
-		p := d[bankOff[b]:bankOff[b+1]]
+	d.src.Seed(seed, 0xdec4)
+	return d
+}
+
+// at returns the index in bank b of its k-th use.
+func (d *deck) at(b bankID, k int) int {
+	if int(b) >= d.built {
+		d.draw(int(b))
+	}
+	o, n := bankOff[b], bankOff[b+1]-bankOff[b]
+	return int(d.order[o+k%n])
+}
+
+// draw draws the permutations of banks d.built..b.
+func (d *deck) draw(b int) {
+	r := rand.New(&d.src)
+	for ; d.built <= b; d.built++ {
+		p := d.order[bankOff[d.built]:bankOff[d.built+1]]
 		for i := range p {
 			p[i] = uint8(i)
 		}
 		// as r.Perm(len(p)): the same swaps from the same draws
 		r.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
 	}
-	return d
-}
-
-// at returns the index in bank b of its k-th use.
-func (d *deck) at(b bankID, k int) int {
-	o, n := bankOff[b], bankOff[b+1]-bankOff[b]
-	return int(d[o+k%n])
 }
 
 // turnIndex returns the number of persuader messages in transcript: the
