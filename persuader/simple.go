@@ -23,7 +23,28 @@ func (pushy) Start(_ context.Context, pub scenario.Public, seed uint64) (episode
 	return &pushySession{base: newBase(pub, seed, false)}, nil
 }
 
-type pushySession struct{ base }
+type pushySession struct {
+	base
+	used usedCount
+}
+
+// usedCount remembers how many template uses the turns before turn t
+// took (a function of the seed and t alone), so turn t continues the
+// count instead of recounting every earlier turn.
+type usedCount struct{ t, n int }
+
+// before returns the uses of turns 0..t-1, per(k) being turn k's.
+func (u *usedCount) before(t int, per func(k int) int) int {
+	k, n := 0, 0
+	if u.t <= t {
+		k, n = u.t, u.n
+	}
+	for ; k < t; k++ {
+		n += per(k)
+	}
+	u.t, u.n = t, n
+	return n
+}
 
 // pushyPressures draws how many pressure sentences turn t carries.
 // Choice: pressure in 70% of turns, two sentences in a quarter of those.
@@ -46,10 +67,7 @@ func (s *pushySession) Say(ctx context.Context, transcript []episode.Message) (e
 		return episode.Utterance{}, err
 	}
 	t := turnIndex(transcript)
-	used := 0
-	for k := 0; k < t; k++ {
-		used += pushyPressures(s.seed, k)
-	}
+	used := s.used.before(t, func(k int) int { return pushyPressures(s.seed, k) })
 	parts := make([]part, 0, 3)
 	for i := range pushyPressures(s.seed, t) {
 		parts = append(parts, part{bPressure, used + i})
@@ -70,7 +88,10 @@ func (informer) Start(_ context.Context, pub scenario.Public, seed uint64) (epis
 	return &informerSession{base: newBase(pub, seed, false)}, nil
 }
 
-type informerSession struct{ base }
+type informerSession struct {
+	base
+	used usedCount
+}
 
 // informerSentences draws how many evidence sentences turn t has.
 // Choice: one or two, evenly.
@@ -85,10 +106,7 @@ func (s *informerSession) Say(ctx context.Context, transcript []episode.Message)
 		return episode.Utterance{}, err
 	}
 	t := turnIndex(transcript)
-	used := 0
-	for k := 0; k < t; k++ {
-		used += informerSentences(s.seed, k)
-	}
+	used := s.used.before(t, func(k int) int { return informerSentences(s.seed, k) })
 	parts := make([]part, 0, 2)
 	for i := range informerSentences(s.seed, t) {
 		parts = append(parts, part{bEvid, used + i})
