@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/persuarena/persuarena/episode"
@@ -51,25 +52,29 @@ func TestDirectPathMatchesParsed(t *testing.T) {
 		scs = append(scs, held[:min(40, len(held))]...)
 	}
 	basis := append(probe.Basis{{ID: "own", Question: "Do I lean towards yes?"}}, probe.Default...)
+	// enc is ep as JSON without its latencies (the only fields that may
+	// differ between two runs).
 	enc := func(ep *episode.Episode) string {
-		ep.InitialProbeMS = 0
-		for k := range ep.Turns {
-			ep.Turns[k].PersuaderMS, ep.Turns[k].PersuadeeMS, ep.Turns[k].ProbeMS = 0, 0, 0
+		c := *ep
+		c.InitialProbeMS, c.Turns = 0, slices.Clone(ep.Turns)
+		for k := range c.Turns {
+			tu := &c.Turns[k]
+			tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS = 0, 0, 0
 		}
-		b, err := json.Marshal(ep)
+		out, err := json.Marshal(&c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b)
+		return string(out)
 	}
+	pees := []*sim.Persuadee{sim.New(sim.DefaultConfig()), sim.New(sim.HandConfig())}
 	n, readings := 0, 0
-	for _, cfg := range []sim.Config{sim.DefaultConfig(), sim.HandConfig()} {
-		pee := sim.New(cfg)
-		for _, name := range persuader.Names() {
-			per, err := persuader.New(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, name := range persuader.Names() {
+		per, err := persuader.New(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pee := range pees {
 			for i := range scs {
 				for r := range 2 {
 					ecfg := episode.Config{}
@@ -86,14 +91,14 @@ func TestDirectPathMatchesParsed(t *testing.T) {
 						t.Fatal(err)
 					}
 					if len(direct.Initial) == 0 || direct.B0 == nil {
-						t.Fatalf("%s %s: no initial read-out", name, scs[i].ID)
+						t.Fatalf("%s %s: no initial read-out", per.Name(), scs[i].ID)
 					}
 					readings += len(direct.Initial)
 					for _, tr := range direct.Turns {
 						readings += len(tr.Probes)
 					}
 					if d, p := enc(direct), enc(parsed); d != p {
-						t.Fatalf("%s %s rollout %d: direct and parsed paths differ:\ndirect %s\nparsed %s", name, scs[i].ID, r, d, p)
+						t.Fatalf("%s %s rollout %d: direct and parsed paths differ:\ndirect %s\nparsed %s", per.Name(), scs[i].ID, r, d, p)
 					}
 					n++
 				}
