@@ -84,6 +84,21 @@ func (c *chunk[T]) take(n, batch int) []T {
 	return c.buf[l : l+n : l+n]
 }
 
+// episodeBox is an episode record allocated together with room for the
+// turns, probe readings and floats (P(Yes) buffers, beliefs, dense
+// rewards) of an episode of up to DefaultTmax turns on a basis of up to
+// boxProbes probes, so such an episode takes one allocation for all of
+// them; a longer one or a larger basis takes more from the chunks.
+type episodeBox struct {
+	ep       Episode
+	turns    [DefaultTmax]Turn
+	readings [(DefaultTmax + 1) * boxProbes]probe.Reading
+	floats   [2*(DefaultTmax+1) + 2*boxProbes]float64
+}
+
+// boxProbes is the basis size episodeBox has room for (the default K = 3).
+const boxProbes = 3
+
 // ErrTruncated is returned (wrapped) by a PersuadeeSession or
 // PersuaderSession when the conversation no longer fits the model's context
 // window. The episode then ends as decision.TermTruncated (docs/engines.md).
@@ -426,11 +441,19 @@ func (e *Env) init(cfg Config, sc *scenario.Scenario, pee Persuadee, seed uint64
 	cfg = cfg.withDefaults()
 	n := min(cfg.Tmax, 16)
 	*e = Env{cfg: cfg, opt: opt, sc: sc, pee: pee, seed: seed, batch: n + 1}
-	e.ep = &Episode{
+	box := new(episodeBox)
+	e.ep = &box.ep
+	*e.ep = Episode{
 		ScenarioID: sc.ID, Seed: seed, Persuader: opt.Persuader, Persuadee: pee.Name(),
 		Split: sc.Split, Family: sc.Family, Domain: sc.Domain, Resistance: sc.Hidden.Resistance,
-		Turns: make([]Turn, 0, n), Terminal: decision.TermPending,
+		Terminal: decision.TermPending,
 	}
+	if n <= len(box.turns) {
+		e.ep.Turns = box.turns[:0:n]
+	} else {
+		e.ep.Turns = make([]Turn, 0, n)
+	}
+	e.readings.buf, e.floats.buf = box.readings[:0], box.floats[:0]
 	e.transcript = make([]Message, 0, len(opt.Opening)+2*n)
 	e.transcript = append(e.transcript, opt.Opening...)
 }
