@@ -171,14 +171,16 @@ func (cs *ConcernSet) AppendMentions(dst []bool, text string) []bool {
 // TagMentions returns Tag(text) and cs.AppendMentions(dst, text), exactly,
 // from one tokenisation of text (the simulator reads every persuader
 // utterance both ways). When dst has room for Len more entries it
-// allocates nothing for a cached text and one cache entry otherwise.
+// allocates nothing but the cache entry of a repeated text's second
+// reading.
 //
 // Results are kept in a process-wide cache of recent (set, text) pairs
-// (tagMemo): rule-based persuaders repeat their template sentences across
-// the rollouts of a scenario, and a repeated text then costs one hash and
-// one string comparison instead of the tagging. A cached result is the
-// one computed for exactly this set and text, so the cache never changes
-// what TagMentions returns.
+// (tagMemo) from a text's second reading on (memoSet.repeats): rule-based
+// persuaders repeat their template sentences across the rollouts of a
+// scenario, and a repeated text then costs one hash and one string
+// comparison instead of the tagging. A cached result is the one computed
+// for exactly this set and text, so the cache never changes what
+// TagMentions returns.
 func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 	base := len(dst)
 	for range cs.n {
@@ -188,13 +190,11 @@ func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 	var h uint64
 	if memoOK {
 		h = memoHash(cs, text)
-		for _, i := range [2]uint64{h & (memoSlots - 1), h&(memoSlots-1) ^ 1} {
-			if e := tagMemo[i].Load(); e != nil && e.cs == cs && e.text == text {
-				for c := range cs.n {
-					dst[base+c] = e.hits&(1<<c) != 0
-				}
-				return e.tags, dst
+		if e := memoSetOf(h).lookup(h, cs, text); e != nil {
+			for c := range cs.n {
+				dst[base+c] = e.hits&(1<<c) != 0
 			}
+			return e.tags, dst
 		}
 	}
 	sc := getScratch(true)
@@ -208,47 +208,52 @@ func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 		cs.scan(sc, dst[base:])
 	}
 	putScratch(sc)
-	if memoOK {
+	if ms := memoSetOf(h); memoOK && ms.repeats(h) {
 		e := &memoEntry{cs: cs, text: text, tags: t}
 		for c, hit := range dst[base:] {
 			if hit {
 				e.hits |= 1 << c
 			}
 		}
-		// the empty slot of the pair, else the one a hash bit picks
-		i := h & (memoSlots - 1)
-		if tagMemo[i].Load() != nil && (tagMemo[i^1].Load() == nil || h>>63 != 0) {
-			i ^= 1
-		}
-		tagMemo[i].Store(e)
+		ms.store(h, e)
 	}
 	return t, dst
 }
 
-// tagMemo caches TagMentions results, two-way set-associative: each
-// (set, text) pair may sit in one of two adjacent slots (memoHash picks
-// the pair), and a new entry takes an empty one or replaces one of the
-// two. Entries are immutable once stored, so readers need no
-// lock. The cache holds at most memoSlots entries, each keeping its text
-// and set alive: under 20 MB in the worst case, a few MB for the template
-// sentences of the built-in persuaders.
+// tagMemo caches TagMentions results, two-way set-associative: a
+// (set, text) pair's hash picks one memoSet, whose two ways hold the
+// latest repeated texts that map to it. Entries are immutable once
+// stored, so readers need no lock, and a way's hash and entry are
+// checked together (a reader that sees one of them changed finds no
+// match). The cache holds at most 2 × memoSets entries, each keeping its
+// text and set alive: under 20 MB in the worst case, a few MB for the
+// template sentences of the built-in persuaders.
 var (
-	tagMemo  [memoSlots]atomic.Pointer[memoEntry]
+	tagMemo  [memoSets]memoSet
 	memoSeed = maphash.MakeSeed()
 	setSalt  atomic.Uint64 // numbers the compiled sets for memoHash
 )
 
-// memoSlots is the number of cache slots (a power of two); maxMemoText
-// the longest text cached.
+// memoSets is the number of cache sets (a power of two); maxMemoText the
+// longest text cached.
 //
-// Choice: 32768 slots hold the 256 one- and two-sentence turns of the
+// Choice: 32768 entries hold the 256 one- and two-sentence turns of the
 // informer persuader on more than a hundred scenarios; texts over 512
 // bytes (long free-form turns of a language model, which rarely repeat)
 // are not cached.
 const (
-	memoSlots   = 1 << 15
+	memoSets    = 1 << 14
 	maxMemoText = 512
 )
+
+// memoSet is one set of the cache: two ways (each a hash and an entry)
+// and seen, the hash of the latest text that missed here and was not
+// stored (see repeats).
+type memoSet struct {
+	seen atomic.Uint64
+	h    [2]atomic.Uint64
+	e    [2]atomic.Pointer[memoEntry]
+}
 
 // memoEntry is one cached TagMentions result: hits bit c is concern c's
 // mention.
@@ -259,8 +264,48 @@ type memoEntry struct {
 	hits uint64
 }
 
+// memoSetOf returns the set of hash h.
+func memoSetOf(h uint64) *memoSet { return &tagMemo[h&(memoSets-1)] }
+
+// lookup returns the entry for (cs, text) of hash h, or nil.
+func (m *memoSet) lookup(h uint64, cs *ConcernSet, text string) *memoEntry {
+	for w := range m.h {
+		if m.h[w].Load() == h {
+			if e := m.e[w].Load(); e != nil && e.cs == cs && e.text == text {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// repeats reports whether the text of hash h missed here before (so it
+// repeats and is worth an entry), and otherwise notes it. A text that
+// never repeats (a language model's turns) thus costs no entry, no
+// allocation and no garbage-collector work, and evicts nothing. Two
+// texts of one hash only make the second look repeated, which is
+// harmless.
+func (m *memoSet) repeats(h uint64) bool {
+	if m.seen.Load() == h {
+		return true
+	}
+	m.seen.Store(h)
+	return false
+}
+
+// store puts e (of hash h) in an empty way, else in the one a hash bit
+// picks.
+func (m *memoSet) store(h uint64, e *memoEntry) {
+	w := 0
+	if m.e[0].Load() != nil && (m.e[1].Load() == nil || h>>63 != 0) {
+		w = 1
+	}
+	m.e[w].Store(e)
+	m.h[w].Store(h)
+}
+
 // memoHash returns the cache hash of (cs, text): its low bits pick the
-// slot pair.
+// set.
 func memoHash(cs *ConcernSet, text string) uint64 {
 	return maphash.String(memoSeed, text) ^ cs.salt*0x9E3779B97F4A7C15
 }
