@@ -504,9 +504,3 @@ func (c *Client) sendNative(ctx context.Context, method, url, path string, body 
 	}
 	return raw, nil
 }
-
-// sjsonKey escapes a key for option.WithJSONSet's path syntax.
-func sjsonKey(k string) string {
-	r := strings.NewReplacer(`\`, `\\`, ".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`, ":", `\:`)
-	return r.Replace(k)
-}
