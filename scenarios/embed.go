@@ -115,18 +115,24 @@ func OpenSplit(name, split string) (Part, error) {
 }
 
 // Open returns the JSONL bytes of the built-in set name, exactly
-// NAME.jsonl: its splits' parts decompressed and interleaved in file
-// order. Errors are OpenSplit's.
+// NAME.jsonl: its splits' parts decompressed (concurrently) and
+// interleaved in file order. Errors are OpenSplit's.
 func Open(name string) ([]byte, error) {
 	sps, err := Splits(name)
 	if err != nil {
 		return nil, err
 	}
 	parts := make([]Part, len(sps))
-	size := 0
+	errs := make([]error, len(sps))
+	var wg sync.WaitGroup
 	for i, sp := range sps {
-		if parts[i], err = OpenSplit(name, sp); err != nil {
-			return nil, err
+		wg.Go(func() { parts[i], errs[i] = OpenSplit(name, sp) })
+	}
+	wg.Wait()
+	size := 0
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
 		size += len(parts[i].JSONL)
 	}
