@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -76,26 +75,14 @@ func chatMessages(ms []Message) ([]openai.ChatCompletionMessageParamUnion, error
 	return out, nil
 }
 
-// extraOpts turns engine fields into WithJSONSet options, in sorted key
-// order so requests are byte-for-byte reproducible.
-func extraOpts(extra map[string]any) []option.RequestOption {
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]option.RequestOption, len(keys))
-	for i, k := range keys {
-		out[i] = option.WithJSONSet(sjsonKey(k), extra[k])
-	}
-	return out
-}
-
-// chatParams builds the request; engine-specific fields become extra JSON.
-func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []option.RequestOption, error) {
+// chatParams builds the request; engine-specific fields become extra JSON
+// fields (openai-go merges them after the standard ones in sorted key
+// order, so requests are byte-for-byte reproducible; a key that is a
+// standard field replaces it in place).
+func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, error) {
 	msgs, err := chatMessages(r.Messages)
 	if err != nil {
-		return openai.ChatCompletionNewParams{}, nil, err
+		return openai.ChatCompletionNewParams{}, err
 	}
 	p := openai.ChatCompletionNewParams{Model: c.b.Model, Messages: msgs}
 	s := r.Sampling
@@ -116,7 +103,7 @@ func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []op
 	}
 	if r.Logprobs {
 		if !c.prof.ChatLogprobs {
-			return p, nil, unsupported(c.b, "chat log-probs", "")
+			return p, unsupported(c.b, "chat log-probs", "")
 		}
 		p.Logprobs = openai.Bool(true)
 		if k := min(max(r.TopLogprobs, 0), c.maxTop(false)); k > 0 {
@@ -126,7 +113,7 @@ func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []op
 	extra := map[string]any{}
 	if r.JSONSchema != nil {
 		if !json.Valid(r.JSONSchema) {
-			return p, nil, errors.New("llm: JSONSchema is not valid JSON")
+			return p, errors.New("llm: JSONSchema is not valid JSON")
 		}
 		extra["response_format"] = map[string]any{"type": "json_schema",
 			"json_schema": map[string]any{"name": "reply", "schema": r.JSONSchema, "strict": true}}
@@ -141,20 +128,21 @@ func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []op
 	}
 	if r.ContinueFinalMessage {
 		if r.Messages[len(r.Messages)-1].Role != "assistant" {
-			return p, nil, errors.New("llm: ContinueFinalMessage needs a final assistant message")
+			return p, errors.New("llm: ContinueFinalMessage needs a final assistant message")
 		}
 		switch {
 		case c.prof.ContinueFinal:
 			extra["continue_final_message"] = true
 			extra["add_generation_prompt"] = false
 		case c.prof.Engine == OpenAI:
-			return p, nil, unsupported(c.b, "continuing the final assistant message", "")
+			return p, unsupported(c.b, "continuing the final assistant message", "")
 		}
 	}
 	for k, v := range s.Extra {
 		extra[k] = v
 	}
-	return p, extraOpts(extra), nil
+	p.SetExtraFields(extra)
+	return p, nil
 }
 
 // Chat sends one chat completion and returns its first choice. With
@@ -166,7 +154,7 @@ func (c *Client) chatParams(r ChatRequest) (openai.ChatCompletionNewParams, []op
 // the error is a *CallError carrying the usage spent.
 func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error) {
 	start := time.Now()
-	p, opts, err := c.chatParams(r)
+	p, err := c.chatParams(r)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +162,7 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
 	var u Usage
 	err = c.call(ctx, &u, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/chat/completions", func(o ...option.RequestOption) error {
-			_, err := rep.oa.Chat.Completions.New(actx, p, append(opts, o...)...)
+			_, err := rep.oa.Chat.Completions.New(actx, p, o...)
 			return err
 		})
 		if err != nil {

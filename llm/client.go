@@ -143,8 +143,21 @@ func NewClient(b Backend, opts ...ClientOption) (*Client, error) {
 	return c, nil
 }
 
-// newOA returns the openai-go client of one replica's base URL.
-func (c *Client) newOA(base string) openai.Client {
+// oaServices are the openai-go services one replica calls. The client is
+// built from these three services rather than openai.NewClient: a Client
+// value reaches every service of the API (responses, realtime, beta, ...),
+// and the linker keeps all their methods (about 16 MB of the binary).
+type oaServices struct {
+	Chat        struct{ Completions openai.ChatCompletionService }
+	Completions openai.CompletionService
+	Models      openai.ModelService
+}
+
+// newOA returns the openai-go services of one replica's base URL, with
+// the options openai.NewClient would give them: the environment's defaults
+// (openai.DefaultClientOptions) and ours after them, in one inherited
+// layer.
+func (c *Client) newOA(base string) oaServices {
 	oaOpts := []option.RequestOption{
 		option.WithBaseURL(base + "/"),
 		option.WithHTTPClient(c.hc),
@@ -156,7 +169,14 @@ func (c *Client) newOA(base string) openai.Client {
 	if c.key == "" {
 		oaOpts = append(oaOpts, option.WithHeaderDel("Authorization"))
 	}
-	return openai.NewClient(oaOpts...)
+	// A service's Options are its constructor's options as one inherited
+	// layer, as NewClient stores them for the services it builds.
+	layered := openai.NewModelService(append(openai.DefaultClientOptions(), oaOpts...)...).Options
+	var s oaServices
+	s.Chat.Completions = openai.NewChatCompletionService(layered...)
+	s.Completions = openai.NewCompletionService(layered...)
+	s.Models = openai.NewModelService(layered...)
+	return s
 }
 
 // Backend returns the client's backend with defaults applied.
@@ -483,10 +503,4 @@ func (c *Client) sendNative(ctx context.Context, method, url, path string, body 
 		return nil, c.httpError(path, resp.StatusCode, resp.Header, raw)
 	}
 	return raw, nil
-}
-
-// sjsonKey escapes a key for option.WithJSONSet's path syntax.
-func sjsonKey(k string) string {
-	r := strings.NewReplacer(`\`, `\\`, ".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`, ":", `\:`)
-	return r.Replace(k)
 }

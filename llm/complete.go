@@ -104,12 +104,12 @@ func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, 
 	for k, v := range s.Extra {
 		extra[k] = v
 	}
-	opts := extraOpts(extra)
+	p.SetExtraFields(extra) // merged as chatParams documents
 	var choices []CompletionChoice
 	var usage Usage
 	err := c.call(ctx, u, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/completions", func(o ...option.RequestOption) error {
-			_, err := rep.oa.Completions.New(actx, p, append(opts, o...)...)
+			_, err := rep.oa.Completions.New(actx, p, o...)
 			return err
 		})
 		if err != nil {

@@ -200,7 +200,8 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := c.call(ctx, nil, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/models", func(o ...option.RequestOption) error {
-			return rep.oa.Get(actx, "models", nil, nil, o...)
+			_, err := rep.oa.Models.List(actx, o...)
+			return err
 		})
 		if err != nil {
 			return err

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/openai/openai-go/v3"
 )
 
 // replica is one engine URL of a backend (Backend.URLs) with its own
@@ -20,7 +18,7 @@ type replica struct {
 	url  string // as configured
 	base string // url without trailing slash
 	root string // base without a trailing /v1
-	oa   openai.Client
+	oa   oaServices
 	sem  chan struct{}
 	br   breaker
 	load int

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,18 +122,6 @@ type loader struct {
 	seen     map[string]loc
 	problems []Problem
 	out      []Scenario
-	// trusted skips the JSON-schema pass (decoding, Check and duplicate
-	// ids still run): set only for the embedded sets, which the scenarios
-	// package's tests validate in full, because the schema pass costs most
-	// of a command's start-up (performance issue).
-	trusted bool
-	// split, when set with trusted, keeps only that split's lines: a line
-	// without the canonical `"split":"NAME"` member is skipped before
-	// decoding (the embedded sets are canonical, see Marshal; a test checks
-	// every line has it), and a decoded scenario of another split is
-	// dropped.
-	split   Split
-	skipped int // lines skipped for split
 }
 
 func newLoader() *loader { return &loader{seen: map[string]loc{}} }
@@ -143,7 +132,7 @@ func (l *loader) read(name string, r io.Reader) error {
 	// bufio.Reader rather than Scanner: scenario lines with full P4G
 	// transcripts can exceed Scanner's 64 KiB default token limit.
 	br := bufio.NewReader(r)
-	before := len(l.out) + len(l.problems) + l.skipped
+	before := len(l.out) + len(l.problems)
 	for n := 1; ; n++ {
 		line, long, err := readLine(br, MaxLineBytes)
 		switch {
@@ -160,7 +149,7 @@ func (l *loader) read(name string, r io.Reader) error {
 			l.line(name, n, line)
 		}
 		if err == io.EOF {
-			if len(l.out)+len(l.problems)+l.skipped == before {
+			if len(l.out)+len(l.problems) == before {
 				l.problems = append(l.problems, Problem{File: name, Field: "(file)", Msg: "no scenarios (the file is empty or blank)"})
 			}
 			return nil
@@ -216,30 +205,6 @@ func (l *loader) line(name string, n int, raw []byte) {
 	var probs []Problem
 	add := func(field, msg string) {
 		probs = append(probs, Problem{File: name, Line: n, Field: field, Msg: msg})
-	}
-	if l.trusted {
-		if l.split != "" && !bytes.Contains(raw, []byte(`"split":"`+string(l.split)+`"`)) {
-			l.skipped++
-			return
-		}
-		s, fps := decodeChecked(raw)
-		if l.split != "" && len(fps) == 0 && s.Split != l.split {
-			l.skipped++
-			return
-		}
-		for _, fp := range fps {
-			add(fp.Field, fp.Problem)
-		}
-		if first, dup := l.seen[s.ID]; dup && len(fps) == 0 {
-			add("id", fmt.Sprintf("duplicate id %s (first on %s:%d)", s.ID, first.file, first.line))
-		}
-		if len(probs) > 0 {
-			l.problems = append(l.problems, probs...)
-			return
-		}
-		l.seen[s.ID] = loc{name, n}
-		l.out = append(l.out, s)
-		return
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -552,9 +517,10 @@ func ResolveAll(refs ...string) ([]Scenario, error) {
 }
 
 // ResolveSplit is ResolveAll(refs...) filtered to split (Filter), but the
-// built-in sets' lines of other splits are skipped before JSON decoding,
-// so loading one split of the built-in sets costs a fraction of loading
-// them whole (the default eval reads only held-out scenarios). Files are
+// built-in sets' other splits are neither decompressed nor decoded (each
+// split is its own embedded part, package scenarios), so loading one split
+// of the built-in sets costs a fraction of loading them whole (the default
+// eval reads only held-out scenarios). Files are
 // loaded and checked whole, then filtered. Ids are checked for duplicates
 // among the kept scenarios of the built-in sets (their tests check the
 // whole sets). An empty split means all. Errors are ResolveAll's.
@@ -576,18 +542,9 @@ func resolve(refs []string, builtins bool) ([]Scenario, error) {
 // (all when split is "").
 func resolveWith(refs []string, builtins bool, split Split) ([]Scenario, error) {
 	l := newLoader()
-	l.split = split
 	for _, ref := range refs {
 		if builtins && slices.Contains(scenarios.Names, ref) {
-			r, err := scenarios.Reader(ref) // decompressed while read
-			if err != nil {
-				return nil, err
-			}
-			l.trusted = true
-			err = l.read("builtin:"+ref, r)
-			l.trusted = false
-			r.Close()
-			if err != nil {
+			if err := l.readBuiltin(ref, split); err != nil {
 				return nil, err
 			}
 			continue
@@ -597,6 +554,99 @@ func resolveWith(refs []string, builtins bool, split Split) ([]Scenario, error) 
 		}
 	}
 	return l.result()
+}
+
+// numbered is one input line with its 1-based line number and, for a
+// part of a built-in set, the split it was filed under.
+type numbered struct {
+	n     int
+	raw   []byte
+	split Split
+}
+
+// readBuiltin decodes the built-in set name (package scenarios), only its
+// split part when split is set, else every part in the set's line order;
+// problems are labelled "builtin:NAME" with the set's line numbers.
+func (l *loader) readBuiltin(name string, split Split) error {
+	sps := []string{string(split)}
+	if split == "" {
+		var err error
+		if sps, err = scenarios.Splits(name); err != nil {
+			return err
+		}
+	}
+	parts := make([]scenarios.Part, len(sps))
+	errs := make([]error, len(sps))
+	var wg sync.WaitGroup
+	for i, sp := range sps {
+		wg.Go(func() { parts[i], errs[i] = scenarios.OpenSplit(name, sp) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	var lines []numbered
+	for i, p := range parts {
+		rest := p.JSONL
+		for _, n := range p.Lines {
+			end := bytes.IndexByte(rest, '\n')
+			lines = append(lines, numbered{n: n, raw: rest[:end], split: Split(sps[i])})
+			rest = rest[end+1:]
+		}
+	}
+	if len(parts) > 1 {
+		slices.SortFunc(lines, func(a, b numbered) int { return a.n - b.n })
+	}
+	l.decodeTrusted("builtin:"+name, lines)
+	return nil
+}
+
+// decodeTrusted decodes lines of name without the JSON-schema pass:
+// decoding stays strict (unknown fields are errors), and Check, duplicate
+// ids and each line's filed split (when set) are still checked, problems
+// collected in line order. It is for the embedded sets only, which the
+// tests validate in full, because the schema pass costs most of a
+// command's start-up (performance issue). Lines are decoded on up to
+// GOMAXPROCS goroutines, in contiguous runs, then kept in order.
+func (l *loader) decodeTrusted(name string, lines []numbered) {
+	type decoded struct {
+		s   Scenario
+		fps []FieldError
+	}
+	out := make([]decoded, len(lines))
+	// Choice: at least 32 lines per goroutine; fewer are not worth one.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(lines)/32))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				out[i].s, out[i].fps = decodeChecked(bytes.TrimSpace(lines[i].raw))
+			}
+		})
+	}
+	wg.Wait()
+	for i, ln := range lines {
+		s, fps := out[i].s, out[i].fps
+		var probs []Problem
+		for _, fp := range fps {
+			probs = append(probs, Problem{File: name, Line: ln.n, Field: fp.Field, Msg: fp.Problem})
+		}
+		if len(fps) == 0 && ln.split != "" && s.Split != ln.split {
+			probs = append(probs, Problem{File: name, Line: ln.n, Field: "split",
+				Msg: fmt.Sprintf("%s, but embedded in the %s part (run go generate ./scenarios)", s.Split, ln.split)})
+		}
+		if first, dup := l.seen[s.ID]; dup && len(fps) == 0 {
+			probs = append(probs, Problem{File: name, Line: ln.n, Field: "id",
+				Msg: fmt.Sprintf("duplicate id %s (first on %s:%d)", s.ID, first.file, first.line)})
+		}
+		if len(probs) > 0 {
+			l.problems = append(l.problems, probs...)
+			continue
+		}
+		l.seen[s.ID] = loc{name, ln.n}
+		l.out = append(l.out, s)
+	}
 }
 
 func (l *loader) readFile(path string) error {

@@ -399,8 +399,8 @@ func TestBuiltinSetsPassTheSchema(t *testing.T) {
 }
 
 // TestTrustedLoadStillChecks: the schema-free path of the embedded sets
-// still reports unknown fields, Check failures and duplicate ids with
-// file, line and field.
+// still reports unknown fields, Check failures, duplicate ids and a line
+// embedded in another split's part, with file, line and field.
 func TestTrustedLoadStillChecks(t *testing.T) {
 	raw, err := scenarios.Open("arena")
 	if err != nil {
@@ -408,22 +408,21 @@ func TestTrustedLoadStillChecks(t *testing.T) {
 	}
 	first := bytes.SplitN(raw, []byte("\n"), 2)[0]
 	bad := bytes.Replace(first, []byte(`{"id":`), []byte(`{"colour":"red","id":`), 1)
-	in := bytes.Join([][]byte{first, first, bad}, []byte("\n"))
 	l := newLoader()
-	l.trusted = true
-	if err := l.read("builtin:test", bytes.NewReader(in)); err != nil {
-		t.Fatal(err)
-	}
+	l.decodeTrusted("builtin:test", []numbered{{1, first, ""}, {2, first, ""}, {3, bad, ""}, {4, first, Val}})
 	_, err = l.result()
 	var le *LoadError
-	if !errors.As(err, &le) || len(le.Problems) != 2 {
-		t.Fatalf("want 2 problems, got %v", err)
+	if !errors.As(err, &le) || len(le.Problems) != 4 {
+		t.Fatalf("want 4 problems, got %v", err)
 	}
 	if p := le.Problems[0]; p.Line != 2 || p.Field != "id" || !strings.Contains(p.Msg, "duplicate id") {
 		t.Fatalf("duplicate: %+v", p)
 	}
 	if p := le.Problems[1]; p.Line != 3 || !strings.Contains(p.Msg, "colour") {
 		t.Fatalf("unknown field: %+v", p)
+	}
+	if p := le.Problems[2]; p.Line != 4 || p.Field != "split" || !strings.Contains(p.Msg, "embedded in the val part") {
+		t.Fatalf("split: %+v", p)
 	}
 }
 
@@ -445,9 +444,9 @@ func TestReadJSONLBadBytes(t *testing.T) {
 }
 
 // ResolveSplit gives exactly Filter(ResolveAll(...), split) for every
-// split of the built-in sets (so the pre-decoding line filter drops no
-// scenario of the split), and every embedded line names its split in the
-// canonical form the filter looks for.
+// split of the built-in sets (so no scenario is in another split's
+// embedded part), and every embedded line names its split in the
+// canonical form the generator of the parts looks for.
 func TestResolveSplitMatchesFilter(t *testing.T) {
 	all, err := ResolveAll("p4g", "arena")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -43,6 +44,12 @@ type wsSession struct {
 	last    time.Time
 	expired bool
 	timer   *time.Timer
+
+	// wmu guards out and enc, the session's reused encoding buffer (the
+	// idle timer's error message may be written from its own goroutine).
+	wmu sync.Mutex
+	out bytes.Buffer
+	enc *json.Encoder
 }
 
 // handleWS is the stateful episode channel WS /ws. Each connection gets
@@ -183,16 +190,22 @@ func (ws *wsSession) onIdle() {
 	ws.conn.Close(websocket.StatusPolicyViolation, "idle timeout")
 }
 
+// write sends m as one text message, encoded into the session's reused
+// buffer (no HTML escaping, no trailing newline).
 func (ws *wsSession) write(ctx context.Context, m Message) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	ws.wmu.Lock()
+	defer ws.wmu.Unlock()
+	if ws.enc == nil {
+		ws.enc = json.NewEncoder(&ws.out)
+		ws.enc.SetEscapeHTML(false)
+	}
+	ws.out.Reset()
+	if err := ws.enc.Encode(m); err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return ws.conn.Write(wctx, websocket.MessageText, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return ws.conn.Write(wctx, websocket.MessageText, bytes.TrimSuffix(ws.out.Bytes(), []byte("\n")))
 }
 
 func (ws *wsSession) sendError(e *Error) {
@@ -208,11 +221,12 @@ func errorMessage(err error) Message {
 
 // handle answers one client message; closeReq is true for "close".
 func (ws *wsSession) handle(ctx context.Context, data []byte) (reply Message, closeReq bool) {
-	if !json.Valid(data) {
-		return errorMessage(errf(InvalidJSON, "message is not valid JSON")), false
-	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(data, &env); err != nil {
+		// Unmarshal checks the whole message is JSON before decoding.
+		if _, bad := errors.AsType[*json.SyntaxError](err); bad {
+			return errorMessage(errf(InvalidJSON, "message is not valid JSON")), false
+		}
 		return errorMessage(errf(ValidationError, "message must be a JSON object {\"type\": ..., \"data\": ...}")), false
 	}
 	var typ string

@@ -1,7 +1,6 @@
 package fakeengine
 
 import (
-	"hash/fnv"
 	"strings"
 	"sync"
 	"unicode"
@@ -29,35 +28,70 @@ var fixedIDs = map[string]int{
 
 var specials = []string{ImStart, ImEnd, ThinkOpen, ThinkClose}
 
-// vocab maps hashed ids back to pieces seen so far (for /detokenize).
-var vocab sync.Map // int -> string
+// vocab maps hashed ids back to pieces seen so far (for /detokenize),
+// guarded by vocabMu.
+var (
+	vocabMu sync.RWMutex
+	vocab   = map[int]string{}
+)
 
 func init() {
 	for p, id := range fixedIDs {
-		vocab.Store(id, p)
+		vocab[id] = p
 	}
+}
+
+// remember records the pieces of ids in vocab (one read lock for the
+// pieces already known, the write lock only for new ones).
+func remember(ids []int, pieces []string) {
+	vocabMu.RLock()
+	missing := -1
+	for i, id := range ids {
+		if _, ok := vocab[id]; !ok {
+			missing = i
+			break
+		}
+	}
+	vocabMu.RUnlock()
+	if missing < 0 {
+		return
+	}
+	vocabMu.Lock()
+	for i := missing; i < len(ids); i++ {
+		if _, ok := vocab[ids[i]]; !ok {
+			vocab[ids[i]] = pieces[i]
+		}
+	}
+	vocabMu.Unlock()
 }
 
 // TokenID returns the id of one piece: a fixed id for the answer words and
 // special tokens, else 200000 + FNV-1a(piece) mod 1e6 (stable across runs).
 func TokenID(piece string) int {
+	id := hashID(piece)
+	remember([]int{id}, []string{piece})
+	return id
+}
+
+// hashID is TokenID without recording the piece.
+func hashID(piece string) int {
 	if id, ok := fixedIDs[piece]; ok {
 		return id
 	}
-	h := fnv.New32a()
-	h.Write([]byte(piece))
-	id := 200000 + int(h.Sum32()%1000000)
-	vocab.LoadOrStore(id, piece)
-	return id
+	h := uint32(2166136261) // FNV-1a, 32 bits
+	for i := 0; i < len(piece); i++ {
+		h ^= uint32(piece[i])
+		h *= 16777619
+	}
+	return 200000 + int(h%1000000)
 }
 
 // Piece returns the text of id, if the tokenizer has produced it.
 func Piece(id int) (string, bool) {
-	p, ok := vocab.Load(id)
-	if !ok {
-		return "", false
-	}
-	return p.(string), true
+	vocabMu.RLock()
+	p, ok := vocab[id]
+	vocabMu.RUnlock()
+	return p, ok
 }
 
 // Pieces splits text into tokens: special tokens whole; a word (letters,
@@ -118,8 +152,9 @@ func Tokenize(text string) []int {
 	ps := Pieces(text)
 	ids := make([]int, len(ps))
 	for i, p := range ps {
-		ids[i] = TokenID(p)
+		ids[i] = hashID(p)
 	}
+	remember(ids, ps)
 	return ids
 }
 
