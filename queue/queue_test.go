@@ -106,7 +106,9 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	log := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- Work(wctx, db, WorkerOptions{Workers: 3, PollInterval: 20 * time.Millisecond, Log: log}) }()
+	go func() {
+		done <- Work(wctx, db, WorkerOptions{Workers: 3, PollInterval: 20 * time.Millisecond, Log: log})
+	}()
 	run, err := Wait(ctx, svc.Store, id, nil)
 	stop()
 	if werr := <-done; werr != nil || err != nil {

@@ -25,7 +25,9 @@ shows the progress from any machine. See docs/scale.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Log = cmd.ErrOrStderr()
-			o.Ready = func() { fmt.Fprintf(cmd.ErrOrStderr(), "worker: playing queued episodes, %d at a time (Ctrl-C stops)\n", o.Workers) }
+			o.Ready = func() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "worker: playing queued episodes, %d at a time (Ctrl-C stops)\n", o.Workers)
+			}
 			return queue.Work(cmd.Context(), dbPath, o)
 		},
 	}
