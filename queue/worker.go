@@ -195,6 +195,10 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 	if !ok {
 		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s/%s/%s#%d", errNoPlan, a.Run, a.Persuader, a.Persuadee, a.ScenarioID, a.Rollout))
 	}
+	if w.o.Log != nil {
+		k := store.EpisodeKey{Persuader: a.Persuader, Persuadee: a.Persuadee, ScenarioID: a.ScenarioID, Rollout: a.Rollout}
+		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, k, job.Attempt)
+	}
 	var ep *episode.Episode
 	err = eval.Execute(ctx, []eval.Job{j}, eval.Options{
 		RunID: a.Run, Seed: p.plan.Spec.Seed, Workers: 1, Retries: p.plan.Spec.Retries, Episode: p.plan.Episode,
