@@ -13,8 +13,8 @@ import (
 	"github.com/persuarena/persuarena/store/storetest"
 )
 
-// oneWorker is the 1-worker throughput (episodes/s) of the current
-// BenchmarkWorkers round, the base of the others' scaling ratio.
+// oneWorker is the latest 1-worker throughput (episodes/s) of
+// BenchmarkWorkers, the base of the others' scaling ratio.
 var oneWorker float64
 
 // firstStored is a worker's log that closes warm at its first stored
@@ -38,8 +38,9 @@ func (f *firstStored) Write(p []byte) (int, error) {
 // episodes/s: the episodes stored after every worker stored its first
 // one, over the time since (a worker's first episode of a run includes
 // resolving the run's roles and preflighting its backends, a cost per
-// worker and run), and x-linear, that throughput over N × the 1-worker
-// throughput of the same round (run the sub-benchmarks together, e.g.
+// worker and run), and x-linear, that throughput over N × the latest
+// 1-worker throughput of the same invocation (run the sub-benchmarks
+// together, workers=1 runs first, e.g.
 // -bench Workers -benchtime 48x; the scale-out issue asks for >= 0.85).
 // ns/op is the whole wall time per episode, from the enqueued run to its
 // last stored episode.

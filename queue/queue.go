@@ -166,17 +166,24 @@ const insertBatch = 1000
 // Enqueue inserts one job per eval job of run runID (eval.Plan's order)
 // and returns how many it inserted; keys whose job is already queued or
 // running are skipped (EpisodeArgs.InsertOpts), so a repeated Enqueue of
-// the same keys inserts nothing. Errors: River's, wrapped; jobs of
+// the same keys inserts nothing, and a key listed twice gets one job. Errors: River's, wrapped; jobs of
 // batches inserted before the error stay queued.
 func (c *Conn) Enqueue(ctx context.Context, runID string, jobs []eval.Job) (int, error) {
 	n := 0
+	seen := make(map[eval.Key]bool, len(jobs))
 	for lo := 0; lo < len(jobs); lo += insertBatch {
-		batch := jobs[lo:min(lo+insertBatch, len(jobs))]
-		params := make([]river.InsertManyParams, len(batch))
-		for i, j := range batch {
+		var params []river.InsertManyParams
+		for _, j := range jobs[lo:min(lo+insertBatch, len(jobs))] {
 			k := j.Key()
-			params[i] = river.InsertManyParams{Args: EpisodeArgs{Run: runID, Persuader: k.Persuader,
-				Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}}
+			if seen[k] { // a set listed twice: one job per key
+				continue
+			}
+			seen[k] = true
+			params = append(params, river.InsertManyParams{Args: EpisodeArgs{Run: runID, Persuader: k.Persuader,
+				Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}})
+		}
+		if len(params) == 0 {
+			continue
 		}
 		res, err := c.inserter.InsertMany(ctx, params)
 		if err != nil {
