@@ -54,9 +54,14 @@ const WaitPoll = time.Second
 func Wait(ctx context.Context, st store.Store, id string, progress func(stored int)) (store.Run, error) {
 	last := -1
 	for {
+		// The status first: a run found finished has its final count.
+		run, err := st.GetRun(ctx, id)
+		if err != nil {
+			return run, err
+		}
 		pcs, err := st.TerminalCounts(ctx, id)
 		if err != nil {
-			return store.Run{}, err
+			return run, err
 		}
 		n := 0
 		for _, pc := range pcs {
@@ -66,9 +71,8 @@ func Wait(ctx context.Context, st store.Store, id string, progress func(stored i
 			progress(n)
 		}
 		last = n
-		run, err := st.GetRun(ctx, id)
-		if err != nil || run.Status != store.StatusRunning {
-			return run, err
+		if run.Status != store.StatusRunning {
+			return run, nil
 		}
 		t := time.NewTimer(WaitPoll)
 		select {

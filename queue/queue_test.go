@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,13 +110,17 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 	go func() {
 		done <- Work(wctx, db, WorkerOptions{Workers: 3, PollInterval: 20 * time.Millisecond, Log: log})
 	}()
-	run, err := Wait(ctx, svc.Store, id, nil)
+	var seen []int // Wait's progress: stored counts, rising to n
+	run, err := Wait(ctx, svc.Store, id, func(k int) { seen = append(seen, k) })
 	stop()
 	if werr := <-done; werr != nil || err != nil {
 		t.Fatalf("worker: %v; wait: %v\n%s", werr, err, log.String())
 	}
 	if run.Status != store.StatusDone {
 		t.Fatalf("run %s, want done\n%s", run.Status, log.String())
+	}
+	if len(seen) == 0 || seen[0] < 4 || seen[len(seen)-1] != n || !slices.IsSorted(seen) {
+		t.Errorf("Wait's progress %v, want rising from >= 4 to %d", seen, n)
 	}
 	if got := strings.Count(log.String(), " already stored "); got != 1 {
 		t.Errorf("%d duplicate deliveries logged, want 1:\n%s", got, log.String())
