@@ -114,16 +114,8 @@ func scenarioFile(t testing.TB, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	for _, sc := range scenario.Filter(ss, scenario.Heldout)[:n] {
-		line, err := json.Marshal(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(append(line, '\n'))
-	}
 	path := filepath.Join(t.TempDir(), "scenarios.jsonl")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+	if err := scenario.WriteFile(path, scenario.Filter(ss, scenario.Heldout)[:n]); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -208,4 +200,25 @@ func stored(t testing.TB, st store.Store, id string) int {
 		n += pc.Episodes
 	}
 	return n
+}
+
+// matchesReference fails t unless run id is finished, its queue empty,
+// and its stored episodes and table equal the single-process run's
+// (reference).
+func matchesReference(t testing.TB, q *Conn, svc *runs.Service, plan *runs.EvalPlan, id, refEps, refTable string) {
+	t.Helper()
+	ctx := context.Background()
+	if p, err := q.Pending(ctx, id); err != nil || p != 0 {
+		t.Fatalf("pending after the run: %d, %v", p, err)
+	}
+	if got := canonical(t, svc.Store, id); got != refEps {
+		t.Fatalf("queued run's episodes differ from a single-process eval's %s", firstDiff(got, refEps))
+	}
+	fin, err := svc.FinishEval(ctx, plan, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := table(t, fin.Summaries); got != refTable {
+		t.Fatalf("table:\n%s\nsingle process:\n%s", got, refTable)
+	}
 }

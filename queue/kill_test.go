@@ -184,18 +184,6 @@ func TestKillAWorker(t *testing.T) {
 			t.Errorf("job of killed episode %s: %s, attempt %d, %v; want completed on attempt >= 2", k, state, attempt, err)
 		}
 	}
-	if p, err := q.Pending(ctx, id); err != nil || p != 0 {
-		t.Fatalf("pending after the run: %d, %v", p, err)
-	}
-	if got := canonical(t, svc.Store, id); got != refEps {
-		t.Fatalf("episodes differ from a single-process eval's %s", firstDiff(got, refEps))
-	}
-	fin, err := svc.FinishEval(ctx, res.Plan, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := table(t, fin.Summaries); got != refTable {
-		t.Fatalf("table:\n%s\nsingle process:\n%s", got, refTable)
-	}
+	matchesReference(t, q, svc, res.Plan, id, refEps, refTable)
 	t.Logf("killed worker's episodes %v replayed", lost)
 }

@@ -125,19 +125,7 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 	if got := strings.Count(log.String(), " already stored "); got != 1 {
 		t.Errorf("%d duplicate deliveries logged, want 1:\n%s", got, log.String())
 	}
-	if p, err := q.Pending(ctx, id); err != nil || p != 0 {
-		t.Fatalf("pending after the run: %d, %v", p, err)
-	}
-	if got := canonical(t, svc.Store, id); got != refEps {
-		t.Fatalf("queued run's episodes differ from a single-process eval's %s", firstDiff(got, refEps))
-	}
-	fin, err := svc.FinishEval(ctx, res.Plan, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := table(t, fin.Summaries); got != refTable {
-		t.Fatalf("table:\n%s\nsingle process:\n%s", got, refTable)
-	}
+	matchesReference(t, q, svc, res.Plan, id, refEps, refTable)
 }
 
 // planJobs lists spec's jobs as eval plans them.

@@ -162,14 +162,12 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 		return nil
 	}
 	// Validate and encode outside the write lock.
-	rows := make([]episodeRow, len(eps))
-	for i, ep := range eps {
-		if err := rows[i].encode(runID, ep); err != nil {
-			return err
-		}
+	rows, err := encodeRows(runID, eps)
+	if err != nil {
+		return err
 	}
 	var failed *episodeRow
-	err := db.write(ctx, func(tx *dbtx) error {
+	err = db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
@@ -198,6 +196,18 @@ type episodeRow struct {
 	acts   []string
 	bFinal any
 	reward string // Episode.Reward as JSON, "" when nil
+}
+
+// encodeRows checks and encodes eps for insertion under run runID.
+// Errors: encode's, for the first offending episode.
+func encodeRows(runID string, eps []*episode.Episode) ([]episodeRow, error) {
+	rows := make([]episodeRow, len(eps))
+	for i, ep := range eps {
+		if err := rows[i].encode(runID, ep); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
 }
 
 func (r *episodeRow) encode(runID string, ep *episode.Episode) error {

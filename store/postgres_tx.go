@@ -29,11 +29,9 @@ func (db *DB) SaveEpisodesTx(ctx context.Context, tx pgx.Tx, runID string, eps [
 	if len(eps) == 0 {
 		return nil
 	}
-	rows := make([]episodeRow, len(eps))
-	for i, ep := range eps {
-		if err := rows[i].encode(runID, ep); err != nil {
-			return err
-		}
+	rows, err := encodeRows(runID, eps)
+	if err != nil {
+		return err
 	}
 	sp, err := tx.Begin(ctx) // a savepoint
 	if err != nil {
