@@ -104,6 +104,10 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 		t.Fatalf("runs show of the queued run:\n%s", show.String())
 	}
 
+	// A job of a run that does not exist is cancelled, not retried.
+	if k, err := q.Enqueue(ctx, "no-such-run", jobs[:1]); err != nil || k != 1 {
+		t.Fatalf("enqueue for a missing run: %d, %v", k, err)
+	}
 	wctx, stop := context.WithCancel(ctx)
 	log := &syncBuffer{}
 	done := make(chan error, 1)
@@ -112,12 +116,21 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 	}()
 	var seen []int // Wait's progress: stored counts, rising to n
 	run, err := Wait(ctx, svc.Store, id, func(k int) { seen = append(seen, k) })
+	var state string // the missing run's job, once the worker has taken it
+	for deadline := time.Now().Add(time.Minute); err == nil && state != "cancelled" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if qerr := q.pool.QueryRow(ctx, `SELECT state FROM river_job WHERE args->>'run' = 'no-such-run'`).Scan(&state); qerr != nil {
+			t.Fatal(qerr)
+		}
+	}
 	stop()
 	if werr := <-done; werr != nil || err != nil {
 		t.Fatalf("worker: %v; wait: %v\n%s", werr, err, log.String())
 	}
 	if run.Status != store.StatusDone {
 		t.Fatalf("run %s, want done\n%s", run.Status, log.String())
+	}
+	if state != "cancelled" {
+		t.Errorf("job of a missing run: %q, want cancelled", state)
 	}
 	if len(seen) == 0 || seen[0] < 4 || seen[len(seen)-1] != n || !slices.IsSorted(seen) {
 		t.Errorf("Wait's progress %v, want rising from >= 4 to %d", seen, n)

@@ -250,8 +250,17 @@ func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan)
 		return nil
 	}
 	run, err := w.st.GetRun(ctx, id)
-	if err != nil || run.Status != store.StatusRunning {
+	if err != nil {
 		return err
+	}
+	// A finished run's plan is dropped (a resume builds it again).
+	defer func() {
+		w.mu.Lock()
+		delete(w.plans, id)
+		w.mu.Unlock()
+	}()
+	if run.Status != store.StatusRunning {
+		return nil
 	}
 	_, err = w.svc.FinishEval(ctx, p.plan, id)
 	if errors.Is(err, runs.ErrAllFailed) {
