@@ -173,6 +173,12 @@ type EvalOptions struct {
 	// Progress, when set, is called once with the number of episodes to
 	// play and returns the function counting stored episodes.
 	Progress func(total int) func(n int)
+	// Enqueue, when set, hands the episodes still to play to a job queue
+	// (package queue) instead of playing them: Eval creates or resumes the
+	// run, lists its missing episodes and returns after Enqueue, the run
+	// left running for the queue's workers to finish. A run with nothing
+	// left to play is summarised and finished as without Enqueue.
+	Enqueue func(ctx context.Context, runID string, jobs []eval.Job) error
 	// Probes is a probe basis JSON file (probe.LoadBasis) replacing the
 	// default basis (probe.Default) of a new run; a resumed run keeps its
 	// stored basis. Format is the output format Write will be asked for
@@ -256,6 +262,9 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	if err := s.Store.SetRunStatus(bg, res.RunID, store.StatusRunning); err != nil {
 		return nil, err
 	}
+	if o.Enqueue != nil && len(jobs) > 0 {
+		return res, o.Enqueue(ctx, res.RunID, jobs)
+	}
 	var onSaved func(int)
 	if o.Progress != nil {
 		onSaved = o.Progress(len(jobs))
@@ -281,8 +290,25 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	if execErr != nil {
 		return res, s.Finish(ctx, res.RunID, execErr)
 	}
-	if err := s.summarise(bg, plan, res); err != nil {
-		return res, s.Finish(ctx, res.RunID, err)
+	return res, s.conclude(bg, plan, res)
+}
+
+// FinishEval summarises eval run runID, whose episodes plan lists, and
+// sets its status as Eval does when its last episode is stored: done, or
+// failed with ErrAllFailed when every scored episode failed. The queue's
+// workers (package queue) call it once every episode key of the run is
+// stored. Errors: the store's, and ErrAllFailed as Eval documents; the
+// result comes with them.
+func (s *Service) FinishEval(ctx context.Context, plan *EvalPlan, runID string) (*EvalResult, error) {
+	res := &EvalResult{RunID: runID, Plan: plan}
+	return res, s.conclude(ctx, plan, res)
+}
+
+// conclude summarises res's run and finishes it: done, or failed with
+// ErrAllFailed when no scored episode and some failed one.
+func (s *Service) conclude(ctx context.Context, plan *EvalPlan, res *EvalResult) error {
+	if err := s.summarise(ctx, plan, res); err != nil {
+		return s.Finish(ctx, res.RunID, err)
 	}
 	var scored, failed int
 	for _, sm := range res.Summaries {
@@ -297,7 +323,7 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 		}
 		runErr = fmt.Errorf("run %s: %w (%d failed, none scored); first error: %s", res.RunID, ErrAllFailed, failed, why)
 	}
-	return res, s.Finish(ctx, res.RunID, runErr)
+	return s.Finish(ctx, res.RunID, runErr)
 }
 
 // RunEval is the eval job: it resumes run o.RunID (its stored spec, with

@@ -67,7 +67,7 @@ func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", run.ID)
 	fmt.Fprintf(tw, "kind\t%s\n", run.Kind)
-	fmt.Fprintf(tw, "status\t%s\n", run.Status)
+	fmt.Fprintf(tw, "status\t%s\n", runStatus(run, pcs))
 	fmt.Fprintf(tw, "seed\t%d\n", run.Seed)
 	fmt.Fprintf(tw, "version\t%s\n", run.Version)
 	fmt.Fprintf(tw, "created\t%s\n", run.CreatedAt.UTC().Format(runTimeLayout))
@@ -219,4 +219,29 @@ func (s *Service) ExportEpisodes(ctx context.Context, id, out string, stdout io.
 		return err
 	}
 	return export.ToPath(ctx, s.Store, id, export.Episodes, out, stdout, export.DefaultOptions())
+}
+
+// runStatus is run's status as Show prints it; a running eval run (one a
+// process plays, or one a job queue's workers play, package queue) adds
+// its progress: "running, N/TOTAL episodes stored", TOTAL from its stored
+// spec (every persuadee × persuader × scenario × rollout), when its
+// scenario sets still load.
+func runStatus(run store.Run, pcs []store.PairCounts) string {
+	if run.Kind != "eval" || run.Status != store.StatusRunning {
+		return run.Status
+	}
+	var spec EvalSpec
+	if err := json.Unmarshal(run.Config, &spec); err != nil {
+		return run.Status
+	}
+	sets, err := LoadSets(spec.Scenarios, spec.Split)
+	if err != nil {
+		return run.Status
+	}
+	stored := 0
+	for _, pc := range pcs {
+		stored += pc.Episodes
+	}
+	total := len(spec.Persuaders) * len(spec.Persuadees) * len(Scenarios(sets)) * spec.Rollouts
+	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, stored, total)
 }

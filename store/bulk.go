@@ -15,6 +15,8 @@ import (
 type bulkInsert struct {
 	cols  int
 	stmts []*sql.Stmt
+	// texts are stmts' SQL, rebound to the dialect (pgxInserter runs them).
+	texts []string
 }
 
 // prepareBulk prepares "head VALUES (?, ...), ..." for 2^0..2^maxPow rows of
@@ -24,12 +26,13 @@ func prepareBulk(ctx context.Context, db *DB, head string, cols, maxPow int) (*b
 	b := &bulkInsert{cols: cols}
 	for p := 0; p <= maxPow; p++ {
 		n := 1 << p
-		s, err := db.sql.PrepareContext(ctx, db.d.sql(head+" VALUES "+strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")))
+		text := db.d.sql(head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", "))
+		s, err := db.sql.PrepareContext(ctx, text)
 		if err != nil {
 			b.close()
 			return nil, err
 		}
-		b.stmts = append(b.stmts, s)
+		b.stmts, b.texts = append(b.stmts, s), append(b.texts, text)
 	}
 	return b, nil
 }
@@ -37,6 +40,15 @@ func prepareBulk(ctx context.Context, db *DB, head string, cols, maxPow int) (*b
 // exec inserts the rows whose values args holds, row after row (len(args)
 // is a multiple of cols), within tx.
 func (b *bulkInsert) exec(ctx context.Context, tx *dbtx, args []any) error {
+	return b.each(args, func(p int, chunk []any) error {
+		_, err := tx.StmtContext(ctx, b.stmts[p]).ExecContext(ctx, chunk...)
+		return err
+	})
+}
+
+// each splits args into chunks of 2^p rows, the largest first, and calls
+// run with each chunk and its statement's index p.
+func (b *bulkInsert) each(args []any, run func(p int, chunk []any) error) error {
 	n := len(args) / b.cols
 	for n > 0 {
 		p := len(b.stmts) - 1
@@ -44,7 +56,7 @@ func (b *bulkInsert) exec(ctx context.Context, tx *dbtx, args []any) error {
 			p--
 		}
 		m := 1 << p
-		if _, err := tx.StmtContext(ctx, b.stmts[p]).ExecContext(ctx, args[:m*b.cols]...); err != nil {
+		if err := run(p, args[:m*b.cols]); err != nil {
 			return err
 		}
 		args, n = args[m*b.cols:], n-m

@@ -162,20 +162,18 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 		return nil
 	}
 	// Validate and encode outside the write lock.
-	rows := make([]episodeRow, len(eps))
-	for i, ep := range eps {
-		if err := rows[i].encode(runID, ep); err != nil {
-			return err
-		}
+	rows, err := encodeRows(runID, eps)
+	if err != nil {
+		return err
 	}
 	var failed *episodeRow
-	err := db.write(ctx, func(tx *dbtx) error {
+	err = db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		ins := tx.StmtContext(ctx, db.insEpisode)
+		ins := &sqlInserter{tx: tx, ins: tx.StmtContext(ctx, db.insEpisode), returning: db.d.returning}
 		for i := range rows {
-			if err := db.insertEpisode(ctx, tx, ins, runID, &rows[i]); err != nil {
+			if err := db.insertEpisode(ctx, ins, runID, &rows[i]); err != nil {
 				failed = &rows[i]
 				return err
 			}
@@ -198,6 +196,18 @@ type episodeRow struct {
 	acts   []string
 	bFinal any
 	reward string // Episode.Reward as JSON, "" when nil
+}
+
+// encodeRows checks and encodes eps for insertion under run runID.
+// Errors: encode's, for the first offending episode.
+func encodeRows(runID string, eps []*episode.Episode) ([]episodeRow, error) {
+	rows := make([]episodeRow, len(eps))
+	for i, ep := range eps {
+		if err := rows[i].encode(runID, ep); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
 }
 
 func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
@@ -237,9 +247,44 @@ func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
 	return nil
 }
 
+// inserter runs insertEpisode's statements inside one transaction: a
+// database/sql one (sqlInserter) or a caller's pgx one (pgxInserter,
+// SaveEpisodesTx).
+type inserter interface {
+	// episode inserts one episodes row of args and returns its id.
+	episode(ctx context.Context, args []any) (int64, error)
+	// bulk inserts the rows whose values args holds with b's statements.
+	bulk(ctx context.Context, b *bulkInsert, args []any) error
+}
+
+// sqlInserter is an inserter on a database/sql transaction with the DB's
+// prepared statements; ins is the episodes insert bound to tx.
+type sqlInserter struct {
+	tx        *dbtx
+	ins       *sql.Stmt
+	returning bool
+}
+
+func (s *sqlInserter) episode(ctx context.Context, args []any) (int64, error) {
+	var id int64
+	if s.returning {
+		err := s.ins.QueryRowContext(ctx, args...).Scan(&id)
+		return id, err
+	}
+	res, err := s.ins.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func (s *sqlInserter) bulk(ctx context.Context, b *bulkInsert, args []any) error {
+	return b.exec(ctx, s.tx, args)
+}
+
 // insertEpisode writes one encoded episode, its turns and its probe
 // readings inside tx.
-func (db *DB) insertEpisode(ctx context.Context, tx *dbtx, ins *sql.Stmt, runID string, r *episodeRow) error {
+func (db *DB) insertEpisode(ctx context.Context, tx inserter, runID string, r *episodeRow) error {
 	ep := r.ep
 	ju, iu := ep.JudgeUsage, ep.InitialProbeUsage
 	args := []any{
@@ -249,16 +294,7 @@ func (db *DB) insertEpisode(ctx context.Context, tx *dbtx, ins *sql.Stmt, runID 
 		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
 		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
 		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, r.reward}
-	var id int64
-	var err error
-	if db.d.returning {
-		err = ins.QueryRowContext(ctx, args...).Scan(&id)
-	} else {
-		var res sql.Result
-		if res, err = ins.ExecContext(ctx, args...); err == nil {
-			id, err = res.LastInsertId()
-		}
-	}
+	id, err := tx.episode(ctx, args)
 	if db.d.unique(err) {
 		return ErrDuplicate
 	}
@@ -277,7 +313,7 @@ func (db *DB) insertEpisode(ctx context.Context, tx *dbtx, ins *sql.Stmt, runID 
 			eu.PromptTokens, eu.CompletionTokens, eu.CachedTokens, eu.Requests,
 			ru.PromptTokens, ru.CompletionTokens, ru.CachedTokens, ru.Requests)
 	}
-	err = db.insTurn.exec(ctx, tx, targs)
+	err = tx.bulk(ctx, db.insTurn, targs)
 	if db.d.unique(err) {
 		return fmt.Errorf("turns: %w: duplicate turn index t=%d", ErrInvalid, duplicateT(ep.Turns))
 	}
@@ -293,7 +329,7 @@ func (db *DB) insertEpisode(ctx context.Context, tx *dbtx, ins *sql.Stmt, runID 
 			rargs = append(rargs, id, ep.Turns[i].T, k, rd.Probe, rd.P, rd.OK)
 		}
 	}
-	if err := db.insReading.exec(ctx, tx, rargs); err != nil {
+	if err := tx.bulk(ctx, db.insReading, rargs); err != nil {
 		return fmt.Errorf("probe readings: %w", err)
 	}
 	return nil

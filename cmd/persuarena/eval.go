@@ -8,6 +8,7 @@ import (
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/progress"
+	"github.com/persuarena/persuarena/queue"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/view"
@@ -15,9 +16,10 @@ import (
 
 func init() {
 	var (
-		spec   runs.EvalSpec
-		o      runs.EvalOptions
-		dbPath string
+		spec          runs.EvalSpec
+		o             runs.EvalOptions
+		dbPath        string
+		enqueue, wait bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -30,6 +32,12 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc := runs.Open(dbPath)
 			defer svc.Close()
+			if enqueue {
+				return evalEnqueue(cmd, svc, dbPath, spec, o, wait)
+			}
+			if wait {
+				return errors.New("--wait needs --enqueue")
+			}
 			var bar *progress.Bar
 			o.Log = cmd.ErrOrStderr()
 			o.Progress = func(total int) func(int) { bar = progress.New(cmd.ErrOrStderr(), total, "eval"); return bar.Add }
@@ -62,6 +70,8 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.StringVar(&o.RunID, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "with --resume: remove the run's failed episodes first, so they are played again")
 	f.IntVar(&spec.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault (5xx, timeout, refused connection, open circuit breaker) before its failure is stored")
+	f.BoolVar(&enqueue, "enqueue", false, "with --db postgres://...: create the run and queue its missing episodes for `persuarena worker` processes instead of playing them (docs/scale.md)")
+	f.BoolVar(&wait, "wait", false, "with --enqueue: follow the run's progress until the workers finish it")
 	f.StringVar(&spec.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
 	f.IntVar(&spec.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
 	f.BoolVar(&spec.JudgeActs, "judge-acts", false, "store the judge's persuasion-act tags instead of the rule tagger's (with --judge; one judge request per persuader turn)")
@@ -70,4 +80,36 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.IntVar(&spec.MASPT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, --tmax))")
 	cmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")
 	rootCmd.AddCommand(cmd)
+}
+
+// evalEnqueue is eval --enqueue: the run is created and its missing
+// episodes queued (queue.EnqueueEval); --wait follows it to the end.
+func evalEnqueue(cmd *cobra.Command, svc *runs.Service, dbPath string, spec runs.EvalSpec, o runs.EvalOptions, wait bool) error {
+	o.Log = cmd.ErrOrStderr()
+	res, n, err := queue.EnqueueEval(cmd.Context(), svc, dbPath, spec, o)
+	if res == nil || res.RunID == "" {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %d episodes queued (%d missing, %d already stored)\n", res.RunID, n, res.Planned, res.Stored)
+	fmt.Fprintln(cmd.OutOrStdout(), res.RunID)
+	if err != nil || res.Summaries != nil || !wait {
+		if err == nil && res.Summaries != nil {
+			err = res.Write(cmd.OutOrStdout(), o.Format)
+		}
+		return err
+	}
+	bar := progress.New(cmd.ErrOrStderr(), res.Planned, "eval")
+	done := 0
+	run, err := queue.Wait(cmd.Context(), svc.Store, res.RunID, func(stored int) {
+		if d := stored - res.Stored; d > done {
+			bar.Add(d - done)
+			done = d
+		}
+	})
+	bar.Wait()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "run %s %s\n%s\n", run.ID, run.Status, view.Hint(svc.DBPath(), run.ID))
+	return nil
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/queue"
+)
+
+func init() {
+	var (
+		dbPath string
+		o      queue.WorkerOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Play the queued episodes of eval runs (eval --enqueue) from a PostgreSQL run database",
+		Long: `Plays the episode jobs that eval --enqueue queued in --db (a postgres:// URL),
+of any run, --workers at a time, until Ctrl-C. Start as many workers on as
+many machines as the engines can serve: each episode is stored exactly once
+and equals what a single-process eval with the same seed stores; the worker
+storing a run's last episode finishes the run. persuarena runs show RUN_ID
+shows the progress from any machine. See docs/scale.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Log = cmd.ErrOrStderr()
+			o.Ready = func() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "worker: playing queued episodes, %d at a time (Ctrl-C stops)\n", o.Workers)
+			}
+			return queue.Work(cmd.Context(), dbPath, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dbPath, "db", "", "the PostgreSQL run database: postgres://user:pass@host:5432/db (required)")
+	workersFlag(f, &o.Workers)
+	f.StringVar(&o.Config, "config", "", "persuarena.yaml on this machine, replacing the runs' stored --config path (docs/llm-roles.md)")
+	f.IntVar(&o.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault before its failure is stored")
+	f.DurationVar(&o.JobTimeout, "job-timeout", queue.DefaultJobTimeout, "cancel an episode running longer (its job is retried)")
+	f.DurationVar(&o.RescueAfter, "rescue-after", queue.DefaultRescueAfter, "replay a job on another worker once it has run this long without finishing (a killed worker's); must exceed --job-timeout")
+	cmd.MarkFlagRequired("db")
+	rootCmd.AddCommand(cmd)
+}

@@ -1,0 +1,276 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/runs"
+	"github.com/persuarena/persuarena/store"
+)
+
+// WorkerOptions configure Work.
+type WorkerOptions struct {
+	// Workers is how many episodes the process plays at a time (>= 1).
+	Workers int
+	// Config, when set, replaces the stored --config path of every run
+	// (runs.Service.LoadEval): the file may sit elsewhere on this machine.
+	Config string
+	// Retries replays an episode that failed with a transient engine
+	// fault, as eval's --retries does (eval.Options.Retries, >= 0).
+	Retries int
+	// JobTimeout cancels an episode running longer (its job is retried);
+	// RescueAfter hands a job whose worker vanished (killed, its machine
+	// lost) to another worker once it has run that long, and must exceed
+	// JobTimeout. Zero: DefaultJobTimeout, DefaultRescueAfter.
+	JobTimeout, RescueAfter time.Duration
+	// PollInterval is how often an idle worker looks for jobs besides
+	// River's insert notifications; 0: DefaultPollInterval.
+	PollInterval time.Duration
+	// Log receives one line per stored episode and River's warnings (nil:
+	// none).
+	Log io.Writer
+	// Ready, when set, is called once the worker is fetching jobs.
+	Ready func()
+}
+
+// Defaults of WorkerOptions.
+// Choice: an LLM episode of ten turns takes minutes on a loaded engine;
+// 30 minutes is a stuck one, and a vanished worker's job waits an hour
+// (River's default) before another worker replays it.
+const (
+	DefaultJobTimeout   = 30 * time.Minute
+	DefaultRescueAfter  = time.Hour
+	DefaultPollInterval = time.Second
+)
+
+// check validates o. Errors name the flag.
+func (o WorkerOptions) check() error {
+	switch {
+	case o.Workers < 1:
+		return fmt.Errorf("--workers must be >= 1, got %d", o.Workers)
+	case o.Retries < 0:
+		return fmt.Errorf("--retries must be >= 0, got %d", o.Retries)
+	case o.JobTimeout < 0 || o.RescueAfter < 0 || o.PollInterval < 0:
+		return errors.New("--job-timeout, --rescue-after and the poll interval must be >= 0")
+	case cmpOr(o.RescueAfter, DefaultRescueAfter) <= cmpOr(o.JobTimeout, DefaultJobTimeout):
+		return fmt.Errorf("--rescue-after (%s) must exceed --job-timeout (%s)", cmpOr(o.RescueAfter, DefaultRescueAfter), cmpOr(o.JobTimeout, DefaultJobTimeout))
+	}
+	return nil
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Work is `persuarena worker`: it plays the episode jobs of every run in
+// the PostgreSQL run database at db, o.Workers at a time, until ctx is
+// cancelled (then episodes in play are abandoned, their jobs retried by
+// other workers or on the next start). Each job's episode is played from
+// its run's stored spec (runs.Service.LoadEval, runs.PrepareEval, cached
+// per run) by eval.Execute, so it has the seed and the retries a
+// single-process eval gives it; the episode is saved and its job
+// completed in one transaction (store.DB.SaveEpisodesTx,
+// river.JobCompleteTx); an episode already stored (a job delivered again)
+// completes its job without a second row. The worker that stores a run's
+// last episode finishes the run (runs.Service.FinishEval). A failed
+// episode is stored as eval stores it (terminal "failed").
+//
+// Errors: o's (naming the flag); Open's and store.OpenURL's; River's at
+// start or stop. A job's errors are River's to retry (with backoff) and
+// are logged, not returned.
+func Work(ctx context.Context, db string, o WorkerOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	q, err := Open(ctx, db, o.Workers+4, o.Log)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	st, err := store.OpenURL(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w := &episodeWorker{q: q, st: st, svc: runs.New(st), o: o, plans: map[string]*runPlan{}}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, w)
+	poll := cmpOr(o.PollInterval, DefaultPollInterval)
+	client, err := river.NewClient(riverpgxv5.New(q.pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{Name: {MaxWorkers: o.Workers}},
+		Workers:              workers,
+		Schema:               q.schema,
+		Logger:               q.log,
+		JobTimeout:           cmpOr(o.JobTimeout, DefaultJobTimeout),
+		RescueStuckJobsAfter: cmpOr(o.RescueAfter, DefaultRescueAfter),
+		FetchPollInterval:    poll,
+		FetchCooldown:        min(poll, river.FetchCooldownDefault),
+	})
+	if err != nil {
+		return fmt.Errorf("queue: worker: %w", err)
+	}
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("queue: worker: %w", err)
+	}
+	if o.Ready != nil {
+		o.Ready()
+	}
+	<-ctx.Done()
+	if err := client.StopAndCancel(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("queue: worker stop: %w", err)
+	}
+	return nil
+}
+
+// runPlan is a run's resolved plan, as a worker caches it.
+type runPlan struct {
+	plan *runs.EvalPlan
+	jobs map[eval.Key]eval.Job
+}
+
+// episodeWorker plays EpisodeArgs jobs.
+type episodeWorker struct {
+	river.WorkerDefaults[EpisodeArgs]
+	q   *Conn
+	st  *store.DB
+	svc *runs.Service
+	o   WorkerOptions
+
+	mu    sync.Mutex // guards plans; held while a plan is built
+	plans map[string]*runPlan
+}
+
+// planOf returns run id's plan, building it once.
+func (w *episodeWorker) planOf(ctx context.Context, id string) (*runPlan, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.plans[id]; p != nil {
+		return p, nil
+	}
+	spec, err := w.svc.LoadEval(ctx, id, w.o.Config)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %v", errNoPlan, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	spec.Workers, spec.Retries = 1, w.o.Retries
+	plan, err := runs.PrepareEval(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	p := &runPlan{plan: plan, jobs: map[eval.Key]eval.Job{}}
+	for _, j := range eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, nil) {
+		p.jobs[j.Key()] = j
+	}
+	w.plans[id] = p
+	return p, nil
+}
+
+// Work plays one job's episode, saves it and completes the job in one
+// transaction, and finishes the run when its last episode is stored.
+func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) error {
+	a := job.Args
+	p, err := w.planOf(ctx, a.Run)
+	if errors.Is(err, errNoPlan) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	j, ok := p.jobs[a.key()]
+	if !ok {
+		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s/%s/%s#%d", errNoPlan, a.Run, a.Persuader, a.Persuadee, a.ScenarioID, a.Rollout))
+	}
+	if w.o.Log != nil {
+		k := store.EpisodeKey{Persuader: a.Persuader, Persuadee: a.Persuadee, ScenarioID: a.ScenarioID, Rollout: a.Rollout}
+		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, k, job.Attempt)
+	}
+	var ep *episode.Episode
+	err = eval.Execute(ctx, []eval.Job{j}, eval.Options{
+		RunID: a.Run, Seed: p.plan.Spec.Seed, Workers: 1, Retries: p.plan.Spec.Retries, Episode: p.plan.Episode,
+		Sink: func(e *episode.Episode) error { ep = e; return nil },
+	})
+	if err != nil {
+		return err
+	}
+	if ep == nil {
+		return fmt.Errorf("run %s: episode %s/%d not played", a.Run, a.ScenarioID, a.Rollout)
+	}
+	// A played episode is saved even when the worker is stopping.
+	bg := context.WithoutCancel(ctx)
+	dup := false
+	err = pgx.BeginFunc(bg, w.q.pool, func(tx pgx.Tx) error {
+		err := w.st.SaveEpisodesTx(bg, tx, a.Run, []*episode.Episode{ep})
+		if dup = errors.Is(err, store.ErrDuplicate); err != nil && !dup {
+			return err
+		}
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](bg, tx, job)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("run %s: save episode %s/%d: %w", a.Run, a.ScenarioID, a.Rollout, err)
+	}
+	if w.o.Log != nil {
+		what := "stored"
+		if dup {
+			what = "already stored"
+		}
+		fmt.Fprintf(w.o.Log, "run %s: episode %s %s (%s)\n", a.Run, store.KeyOf(ep), what, ep.Terminal)
+	}
+	return w.finishIfDone(bg, a.Run, p)
+}
+
+// finishIfDone finishes run id once every one of its episodes is stored
+// and it is still running. Several workers may see that at once;
+// finishing is idempotent (the same summary, the same status).
+func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan) error {
+	pcs, err := w.st.TerminalCounts(ctx, id)
+	if err != nil {
+		return fmt.Errorf("run %s: progress: %w", id, err)
+	}
+	n := 0
+	for _, pc := range pcs {
+		n += pc.Episodes
+	}
+	if n < len(p.jobs) {
+		return nil
+	}
+	run, err := w.st.GetRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	// A finished run's plan is dropped (a resume builds it again).
+	defer func() {
+		w.mu.Lock()
+		delete(w.plans, id)
+		w.mu.Unlock()
+	}()
+	if run.Status != store.StatusRunning {
+		return nil
+	}
+	_, err = w.svc.FinishEval(ctx, p.plan, id)
+	if errors.Is(err, runs.ErrAllFailed) {
+		err = nil // the run is marked failed; the job itself succeeded
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: finish: %w", id, err)
+	}
+	if w.o.Log != nil {
+		fmt.Fprintf(w.o.Log, "run %s: all %d episodes stored, run finished\n", id, n)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/persuarena/persuarena/episode"
+)
+
+// SaveEpisodesTx stores eps under run runID inside tx, a transaction the
+// caller began on the same PostgreSQL database (pgx v5) and commits, so
+// that other writes of that transaction (a job queue's completion of the
+// job that played the episodes) commit with the episodes or not at all.
+// It writes the same rows as SaveEpisodes, with the same statements, in
+// a savepoint: on any error nothing of eps is kept and tx stays usable.
+//
+// Errors: SaveEpisodes's, naming the first offending episode:
+// ErrInvalid (also when db is not a PostgreSQL store), ErrNotFound (no
+// such run), ErrDuplicate (the run already holds one of the episode keys,
+// e.g. an episode a re-delivered job played again; tx stays usable and
+// nothing is written).
+func (db *DB) SaveEpisodesTx(ctx context.Context, tx pgx.Tx, runID string, eps []*episode.Episode) error {
+	if db.d != postgresDialect {
+		return fmt.Errorf("store: save episodes in a pgx transaction: %w: a %s store", ErrInvalid, db.d.name)
+	}
+	if len(eps) == 0 {
+		return nil
+	}
+	rows, err := encodeRows(runID, eps)
+	if err != nil {
+		return err
+	}
+	sp, err := tx.Begin(ctx) // a savepoint
+	if err != nil {
+		return fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[0]), runID, err)
+	}
+	ins := &pgxInserter{tx: sp, episodeSQL: db.d.sql(insertEpisodeSQL + " RETURNING id")}
+	for i := range rows {
+		if err := db.insertEpisode(ctx, ins, runID, &rows[i]); err != nil {
+			if pgIsForeignKey(err) {
+				err = ErrNotFound
+			}
+			return errors.Join(fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(rows[i].ep), runID, err), sp.Rollback(ctx))
+		}
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[0]), runID, err)
+	}
+	return nil
+}
+
+// pgIsForeignKey reports a foreign_key_violation (SQLSTATE 23503): an
+// episode of a run that does not exist.
+func pgIsForeignKey(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}
+
+// pgxInserter is an inserter on a pgx transaction: it runs the texts of
+// the DB's statements (pgx caches prepared statements per connection).
+type pgxInserter struct {
+	tx         pgx.Tx
+	episodeSQL string
+}
+
+func (p *pgxInserter) episode(ctx context.Context, args []any) (int64, error) {
+	var id int64
+	err := p.tx.QueryRow(ctx, p.episodeSQL, args...).Scan(&id)
+	return id, err
+}
+
+func (p *pgxInserter) bulk(ctx context.Context, b *bulkInsert, args []any) error {
+	return b.each(args, func(i int, chunk []any) error {
+		_, err := p.tx.Exec(ctx, b.texts[i], chunk...)
+		return err
+	})
+}
