@@ -191,65 +191,76 @@ func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, 
 	return done(nil)
 }
 
-// judge runs the configured judges on a scored episode: the strategy
-// rating and, with an ActJudge, the tagging of every persuader utterance,
-// all concurrently; JudgeMS is the wall-clock time of the whole step. It
-// returns ctx.Err() when ctx was cancelled (the Env then abandons the
-// episode), else nil: a judge's failure goes to Episode.JudgeError.
-func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, transcript []Message) error {
-	acts := cfg.ActJudge != nil && len(ep.Turns) > 0
-	if cfg.Judge == nil && !acts {
-		return nil
-	}
+// judges reports whether cfg asks for any judge of an ended episode.
+func (c Config) judges() bool { return c.Judge != nil || c.ActJudge != nil }
+
+// verdict is the judges' answers on one ended episode, before they are
+// recorded (apply).
+type verdict struct {
+	ms       float64 // wall-clock time of the whole judge step
+	strategy float64
+	stratU   Usage
+	stratErr error
+	tags     [][]string // per persuader utterance, with an ActJudge
+	tagU     []Usage
+	tagErr   []error
+}
+
+// runJudges asks the configured judges about an ended episode, all
+// concurrently: the strategy rating of transcript and, with an ActJudge,
+// the tagging of each of utterances (the persuader's turns in order). The
+// judges read the dialogue only, never the probe read-outs, which is what
+// lets Env start them before the last read-out has settled.
+func runJudges(ctx context.Context, cfg Config, sc *scenario.Scenario, utterances []string, transcript []Message) verdict {
+	var v verdict
+	acts := cfg.ActJudge != nil && len(utterances) > 0
 	t0 := time.Now()
-	var (
-		wg       sync.WaitGroup
-		strategy float64
-		stratU   Usage
-		stratErr error
-		tags     [][]string
-		tagU     []Usage
-		tagErr   []error
-	)
+	var wg sync.WaitGroup
 	if cfg.Judge != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			strategy, stratU, stratErr = cfg.Judge.Strategy(ctx, sc.Public(), transcript)
+			v.strategy, v.stratU, v.stratErr = cfg.Judge.Strategy(ctx, sc.Public(), transcript)
 		}()
 	}
 	if acts {
-		n := len(ep.Turns)
-		tags, tagU, tagErr = make([][]string, n), make([]Usage, n), make([]error, n)
-		for i := range ep.Turns {
+		n := len(utterances)
+		v.tags, v.tagU, v.tagErr = make([][]string, n), make([]Usage, n), make([]error, n)
+		for i, u := range utterances {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				tags[i], tagU[i], tagErr[i] = cfg.ActJudge.Acts(ctx, ep.Turns[i].Persuader)
+				v.tags[i], v.tagU[i], v.tagErr[i] = cfg.ActJudge.Acts(ctx, u)
 			}()
 		}
 	}
 	wg.Wait()
-	ep.JudgeMS = msSince(t0)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	v.ms = msSince(t0)
+	return v
+}
+
+// apply records v in ep: JudgeMS, JudgeUsage, RStrategy, the judge's acts
+// of every turn (ActsBy) and JudgeError (a judge's failure never fails
+// the episode). v.tags, when set, has one entry per turn of ep.
+func (v *verdict) apply(cfg Config, ep *Episode) {
+	ep.JudgeMS = v.ms
 	var msgs []string
 	if cfg.Judge != nil {
-		ep.JudgeUsage = ep.JudgeUsage.Add(stratU)
+		ep.JudgeUsage = ep.JudgeUsage.Add(v.stratU)
 		switch {
-		case stratErr != nil:
-			msgs = append(msgs, "strategy: "+stratErr.Error())
-		case math.IsNaN(strategy) || strategy < -1 || strategy > 1:
-			msgs = append(msgs, fmt.Sprintf("strategy: rating %v outside [-1, 1]", strategy))
+		case v.stratErr != nil:
+			msgs = append(msgs, "strategy: "+v.stratErr.Error())
+		case math.IsNaN(v.strategy) || v.strategy < -1 || v.strategy > 1:
+			msgs = append(msgs, fmt.Sprintf("strategy: rating %v outside [-1, 1]", v.strategy))
 		default:
-			ep.RStrategy = &strategy
+			s := v.strategy
+			ep.RStrategy = &s
 		}
 	}
-	if acts {
+	if v.tags != nil {
 		ok := true
-		for i, err := range tagErr {
-			ep.JudgeUsage = ep.JudgeUsage.Add(tagU[i])
+		for i, err := range v.tagErr {
+			ep.JudgeUsage = ep.JudgeUsage.Add(v.tagU[i])
 			if err != nil {
 				ok = false
 				msgs = append(msgs, fmt.Sprintf("acts of turn %d: %v", ep.Turns[i].T, err))
@@ -257,13 +268,48 @@ func judge(ctx context.Context, cfg Config, sc *scenario.Scenario, ep *Episode, 
 		}
 		if ok {
 			for i := range ep.Turns {
-				ep.Turns[i].Acts = append([]string{}, tags[i]...)
+				ep.Turns[i].Acts = append([]string{}, v.tags[i]...)
 			}
 			ep.ActsBy = ActsByJudge
 		}
 	}
 	ep.JudgeError = strings.Join(msgs, "; ")
-	return nil
+}
+
+// utterances returns the persuader's utterances of ep's recorded turns,
+// plus last when it is not "" (the current turn, before it settles); nil
+// without an ActJudge, which is the only judge that reads them.
+func utterances(cfg Config, ep *Episode, last string) []string {
+	if cfg.ActJudge == nil {
+		return nil
+	}
+	out := make([]string, 0, len(ep.Turns)+1)
+	for _, t := range ep.Turns {
+		out = append(out, t.Persuader)
+	}
+	if last != "" {
+		out = append(out, last)
+	}
+	return out
+}
+
+// judging is a judge step started before the episode's last read-out
+// settled (Env.startJudges).
+type judging struct {
+	cancel context.CancelFunc
+	done   chan verdict
+}
+
+// wait returns the judges' verdict.
+func (j *judging) wait() verdict { return <-j.done }
+
+// drop cancels the judges and waits for them: the episode failed, so
+// their verdict is not recorded.
+func (j *judging) drop() {
+	if j != nil {
+		j.cancel()
+		<-j.done
+	}
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
@@ -381,8 +427,10 @@ type StepResult struct {
 // ProbabilityProber) runs in its own goroutine from the end of Step until
 // Settle or the next Step, which settles it first, so a driver may ask
 // its persuader for the next utterance meanwhile (Run does); the
-// persuadee session is never used by two goroutines at once. An Env is
-// used by one goroutine at a time.
+// persuadee session is never used by two goroutines at once. When the
+// episode ends with such a read-out in flight, the judges, which read only
+// the dialogue, are asked meanwhile too. An Env is used by one goroutine
+// at a time.
 type Env struct {
 	cfg  Config
 	opt  EnvOptions
@@ -408,6 +456,7 @@ type Env struct {
 	batch  int // read-outs per episode, sizing the chunks
 
 	inflight chan readOut // the read-out in flight, or nil
+	early    *judging     // judges started before the last read-out settled, or nil
 	ready    readOut      // the settled read-out when inflight is nil
 	pending  bool         // the current turn's read-out is not yet recorded
 	cur      StepResult   // the current turn
@@ -568,7 +617,9 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error 
 		}
 		return nil
 	}
-	// nothing left to overlap the last read-out with
+	// Nothing of the persuader's is left to overlap the last read-out
+	// with, but the judges read only the dialogue: they start now.
+	e.startJudges(ctx)
 	if err := e.settle(ctx); err != nil {
 		return err
 	}
@@ -579,6 +630,25 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error 
 		e.ep.Terminal = e.first
 	}
 	return e.end(ctx)
+}
+
+// startJudges starts the judges of the ending episode while its last
+// read-out is in flight (Env.early), so that a judged LLM episode ends
+// one engine latency sooner; nothing without a read-out in flight (the
+// simulator, Config.SequentialProbes) or without a judge. The transcript
+// is complete: the episode takes no further turn.
+func (e *Env) startJudges(ctx context.Context) {
+	if e.inflight == nil || !e.cfg.judges() {
+		return
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	j := &judging{cancel: cancel, done: make(chan verdict, 1)}
+	cfg, sc, us, tr := e.cfg, e.sc, utterances(e.cfg, e.ep, e.cur.Turn.Persuader), e.transcript
+	go func() {
+		defer cancel()
+		j.done <- runJudges(jctx, cfg, sc, us, tr)
+	}()
+	e.early = j
 }
 
 // Settle waits for the current turn's read-out (the t = 0 one after
@@ -754,6 +824,9 @@ func (e *Env) fail(ctx context.Context, err error) error {
 		return e.abandon(ctx.Err())
 	}
 	e.ep.Error = err.Error()
+	// Judges started early judged a last turn that is not recorded.
+	e.early.drop()
+	e.early = nil
 	if errors.Is(err, ErrTruncated) {
 		e.ep.Terminal = decision.TermTruncated
 		if jerr := e.end(ctx); jerr != nil {
@@ -771,13 +844,24 @@ func (e *Env) fail(ctx context.Context, err error) error {
 	return err
 }
 
-// end closes a scored episode: R_goal of its Terminal, then the judges.
-// A cancelled ctx abandons it and returns ctx.Err().
+// end closes a scored episode: R_goal of its Terminal, then the judges'
+// verdict (Env.early's when they were started before the last read-out
+// settled), then the Rewarder. A cancelled ctx abandons it and returns
+// ctx.Err().
 func (e *Env) end(ctx context.Context) error {
 	e.done = true
 	e.ep.RGoal = e.cfg.Goal.Goal(e.ep.Terminal)
-	if err := judge(ctx, e.cfg, e.sc, e.ep, e.transcript); err != nil {
-		return e.abandon(err)
+	if e.cfg.judges() {
+		var v verdict
+		if e.early != nil {
+			v, e.early = e.early.wait(), nil
+		} else {
+			v = runJudges(ctx, e.cfg, e.sc, utterances(e.cfg, e.ep, ""), e.transcript)
+		}
+		if err := ctx.Err(); err != nil {
+			return e.abandon(err)
+		}
+		v.apply(e.cfg, e.ep)
 	}
 	if e.cfg.Rewarder != nil {
 		v, u, err := e.cfg.Rewarder.Reward(ctx, e.sc.Public(), e.ep, e.transcript)
@@ -797,6 +881,8 @@ func (e *Env) end(ctx context.Context) error {
 // abandon ends the episode without a record (a cancelled context) and
 // returns err; a read-out in flight is waited for.
 func (e *Env) abandon(err error) error {
+	e.early.drop()
+	e.early = nil
 	if e.inflight != nil {
 		<-e.inflight
 		e.inflight = nil

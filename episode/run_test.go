@@ -766,3 +766,94 @@ func TestEnvOpeningNoProbesStart(t *testing.T) {
 		t.Fatalf("episode %+v", ep)
 	}
 }
+
+// judgeGate's judges close asked when first called; lastProbe's read-out
+// after the final reply waits for that (or gives up after 5 s), so the
+// episode only scores when the judges run while its last read-out is in
+// flight.
+type judgeGate struct {
+	fakeJudge
+	once  sync.Once
+	asked chan struct{}
+}
+
+func (g *judgeGate) open() { g.once.Do(func() { close(g.asked) }) }
+
+func (g *judgeGate) Strategy(ctx context.Context, pub scenario.Public, tr []Message) (float64, Usage, error) {
+	g.open()
+	return g.fakeJudge.Strategy(ctx, pub, tr)
+}
+
+func (g *judgeGate) Acts(ctx context.Context, u string) ([]string, Usage, error) {
+	g.open()
+	return g.fakeJudge.Acts(ctx, u)
+}
+
+type lastProbe struct {
+	gate *judgeGate
+	tmax int
+	fail bool // the last read-out fails once the judges were asked
+}
+
+func (p *lastProbe) Name() string { return "last-probe" }
+func (p *lastProbe) Start(context.Context, *scenario.Scenario, uint64) (PersuadeeSession, error) {
+	return p, nil
+}
+func (p *lastProbe) Reply(_ context.Context, tr []Message) (Reply, error) {
+	return Reply{Text: fmt.Sprintf("reply %d", len(tr)/2+1), Decision: decision.Continue}, nil
+}
+func (p *lastProbe) Probe(_ context.Context, tr []Message, b probe.Basis) ([]probe.Answer, error) {
+	t := len(tr) / 2
+	if t == p.tmax {
+		select {
+		case <-p.gate.asked:
+		case <-time.After(5 * time.Second):
+			return nil, fmt.Errorf("read-out %d: the judges were not asked meanwhile", t)
+		}
+		if p.fail {
+			return nil, errors.New("engine gone")
+		}
+	}
+	out := make([]probe.Answer, len(b))
+	for i := range out {
+		out[i] = probe.FromProbability(0.1 * float64(t+1))
+	}
+	return out, nil
+}
+
+// The judges of an episode that ends with an engine read-out in flight
+// run during that read-out, and their verdict is recorded as in sequence:
+// R_strategy, one act tagging per turn (all three turns), usage 100+7 and
+// 3 × (10+3). When that read-out fails, the episode is failed and the
+// early verdict is not recorded.
+func TestJudgesOverlapLastReadOut(t *testing.T) {
+	g := &judgeGate{fakeJudge: fakeJudge{score: 0.25}, asked: make(chan struct{})}
+	ep, err := Run(context.Background(), Config{Tmax: 3, Judge: g, ActJudge: g}, sc, &echoPersuader{}, &lastProbe{gate: g, tmax: 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.Terminal != decision.TermPending || ep.Error != "" || ep.JudgeError != "" || ep.RStrategy == nil || *ep.RStrategy != 0.25 {
+		t.Fatalf("terminal %s, error %q, judge error %q, R_strategy %v", ep.Terminal, ep.Error, ep.JudgeError, ep.RStrategy)
+	}
+	if len(ep.Turns) != 3 || ep.ActsBy != ActsByJudge || strings.Join(ep.Turns[2].Acts, ",") != "evidence,autonomy" {
+		t.Fatalf("%d turns, acts by %q, turn 3 acts %v", len(ep.Turns), ep.ActsBy, ep.Turns)
+	}
+	if want := (Usage{PromptTokens: 130, CompletionTokens: 16, Requests: 4}); ep.JudgeUsage != want {
+		t.Errorf("judge usage %+v, want %+v", ep.JudgeUsage, want)
+	}
+	if b := ep.Turns[2].Belief; b == nil || math.Abs(*b-0.4) > 1e-12 {
+		t.Errorf("B_3 = %v, want 0.4", b)
+	}
+	if len(g.seen) != 1 || len(g.seen[0]) != 6 {
+		t.Errorf("strategy judge saw %d transcripts, the first of %d messages", len(g.seen), len(g.seen[0]))
+	}
+
+	g = &judgeGate{fakeJudge: fakeJudge{score: 0.25}, asked: make(chan struct{})}
+	ep, err = Run(context.Background(), Config{Tmax: 3, Judge: g, ActJudge: g}, sc, &echoPersuader{}, &lastProbe{gate: g, tmax: 3, fail: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.Terminal != decision.TermFailed || !strings.Contains(ep.Error, "engine gone") || ep.RStrategy != nil || ep.JudgeUsage != (Usage{}) || ep.ActsBy == ActsByJudge {
+		t.Fatalf("failed read-out: terminal %s, error %q, R_strategy %v, judge usage %+v, acts by %q", ep.Terminal, ep.Error, ep.RStrategy, ep.JudgeUsage, ep.ActsBy)
+	}
+}
