@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,17 +63,10 @@ func (o WorkerOptions) check() error {
 		return fmt.Errorf("--retries must be >= 0, got %d", o.Retries)
 	case o.JobTimeout < 0 || o.RescueAfter < 0 || o.PollInterval < 0:
 		return errors.New("--job-timeout, --rescue-after and the poll interval must be >= 0")
-	case cmpOr(o.RescueAfter, DefaultRescueAfter) <= cmpOr(o.JobTimeout, DefaultJobTimeout):
-		return fmt.Errorf("--rescue-after (%s) must exceed --job-timeout (%s)", cmpOr(o.RescueAfter, DefaultRescueAfter), cmpOr(o.JobTimeout, DefaultJobTimeout))
+	case cmp.Or(o.RescueAfter, DefaultRescueAfter) <= cmp.Or(o.JobTimeout, DefaultJobTimeout):
+		return fmt.Errorf("--rescue-after (%s) must exceed --job-timeout (%s)", cmp.Or(o.RescueAfter, DefaultRescueAfter), cmp.Or(o.JobTimeout, DefaultJobTimeout))
 	}
 	return nil
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // Work is `persuarena worker`: it plays the episode jobs of every run in
@@ -108,14 +102,14 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 	w := &episodeWorker{q: q, st: st, svc: runs.New(st), o: o, plans: map[string]*runPlan{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	poll := cmpOr(o.PollInterval, DefaultPollInterval)
+	poll := cmp.Or(o.PollInterval, DefaultPollInterval)
 	client, err := river.NewClient(riverpgxv5.New(q.pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{Name: {MaxWorkers: o.Workers}},
 		Workers:              workers,
 		Schema:               q.schema,
 		Logger:               q.log,
-		JobTimeout:           cmpOr(o.JobTimeout, DefaultJobTimeout),
-		RescueStuckJobsAfter: cmpOr(o.RescueAfter, DefaultRescueAfter),
+		JobTimeout:           cmp.Or(o.JobTimeout, DefaultJobTimeout),
+		RescueStuckJobsAfter: cmp.Or(o.RescueAfter, DefaultRescueAfter),
 		FetchPollInterval:    poll,
 		FetchCooldown:        min(poll, river.FetchCooldownDefault),
 	})
