@@ -25,15 +25,12 @@ type dialect struct {
 	unique func(error) bool
 	// migrations is the dialect's schema history (len == SchemaLatest).
 	migrations []string
+	// packed ends migration 7 after packTranscripts: the tables turns and
+	// probe_readings become views.
+	packed string
 	// lock, when not empty, runs first in every migration transaction so
 	// that concurrent openers migrate one at a time.
 	lock string
-	// returning: INSERT ... RETURNING id gives a new episode's id (the
-	// driver has no LastInsertId).
-	returning bool
-	// streams: a transaction may hold several open result sets at once
-	// (EachEpisode's three cursors); otherwise EachEpisode pages.
-	streams bool
 	// bound caches rebound statements.
 	bound sync.Map
 }
@@ -43,7 +40,7 @@ var sqliteDialect = &dialect{
 	readOpts:   &sql.TxOptions{ReadOnly: true},
 	unique:     isUnique,
 	migrations: migrations,
-	streams:    true,
+	packed:     sqlitePacked,
 }
 
 // sql returns q with the dialect's placeholders. '?' never occurs in the

@@ -58,9 +58,9 @@ type DB struct {
 	wmu sync.Mutex
 	// now is the clock for created/updated stamps (tests replace it).
 	now func() time.Time
-	// Statements SaveEpisode runs many times, prepared once per connection.
-	insEpisode          *sql.Stmt
-	insTurn, insReading *bulkInsert
+	// insEpisode is insertEpisodeSQL, prepared once (per connection, by
+	// database/sql).
+	insEpisode *sql.Stmt
 }
 
 // Open opens the store at path, creating the file if needed, and migrates
@@ -118,18 +118,8 @@ func (db *DB) setup(ctx context.Context) error {
 		db.sql.Close()
 		return err
 	}
-	ins := insertEpisodeSQL
-	if db.d.returning {
-		ins += " RETURNING id"
-	}
 	var err error
-	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(ins)); err == nil {
-		// Up to 16 turns (23 columns) and 64 readings (6 columns) a statement.
-		if db.insTurn, err = prepareBulk(ctx, db, insertTurnHead, turnCols, 4); err == nil {
-			db.insReading, err = prepareBulk(ctx, db, insertReadingHead, readingCols, 6)
-		}
-	}
-	if err != nil {
+	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(insertEpisodeSQL)); err != nil {
 		db.Close()
 		return fmt.Errorf("prepare: %w", err)
 	}
@@ -141,8 +131,6 @@ func (db *DB) Close() error {
 	if db.insEpisode != nil {
 		db.insEpisode.Close()
 	}
-	db.insTurn.close()
-	db.insReading.close()
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}
