@@ -28,6 +28,9 @@ type dialect struct {
 	// packed ends migration 7 after packTranscripts: the tables turns and
 	// probe_readings become views.
 	packed string
+	// lastID is the SQL expression of the id of the episode the
+	// transaction inserted last (insertTranscriptSQL).
+	lastID string
 	// lock, when not empty, runs first in every migration transaction so
 	// that concurrent openers migrate one at a time.
 	lock string
@@ -41,6 +44,7 @@ var sqliteDialect = &dialect{
 	unique:     isUnique,
 	migrations: migrations,
 	packed:     sqlitePacked,
+	lastID:     `last_insert_rowid()`,
 }
 
 // sql returns q with the dialect's placeholders. '?' never occurs in the

@@ -56,8 +56,12 @@ const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, sce
 	r_strategy, acts_by, judge_error, judge_ms,
 	judge_prompt_tokens, judge_completion_tokens, judge_cached_tokens, judge_requests,
 	initial_probe_ms, initial_probe_prompt_tokens, initial_probe_completion_tokens,
-	initial_probe_cached_tokens, initial_probe_requests, reward, initial_json, turns_json)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	initial_probe_cached_tokens, initial_probe_requests, reward)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// insertTranscriptSQL stores the transcript of the episode inserted just
+// before in the same transaction; %s is the dialect's lastID.
+const insertTranscriptSQL = `INSERT INTO transcripts(episode_id, initial_json, turns_json) VALUES (%s, ?, ?)`
 
 // nullable maps a nil *float64 to SQL NULL.
 func nullable(p *float64) any {
@@ -179,7 +183,7 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		failed, err = insertEpisodes(ctx, tx.StmtContext(ctx, db.insEpisode), db.d, rows)
+		failed, err = insertEpisodes(ctx, tx.StmtContext(ctx, db.insEpisode), tx.StmtContext(ctx, db.insTranscript), db.d, rows)
 		return err
 	})
 	if err != nil {
@@ -193,9 +197,11 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 }
 
 // episodeRow is an episode checked and encoded for insertion: args are
-// the values of insertEpisodeSQL's placeholders, in order.
+// the values of insertEpisodeSQL's placeholders, in order, transcript
+// insertTranscriptSQL's.
 type episodeRow struct {
-	args [32]any
+	args       [30]any
+	transcript [2]any
 }
 
 // encodeEpisodes checks and encodes eps for run runID. Errors: ErrInvalid
@@ -248,8 +254,8 @@ func (r *episodeRow) encode(runID string, ep *episode.Episode, buf []byte) ([]by
 		ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error,
 		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
 		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
-		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, reward,
-		all[:n], all[n:]}
+		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, reward}
+	r.transcript = [2]any{all[:n], all[n:]}
 	return buf, nil
 }
 
@@ -260,16 +266,21 @@ type stmtExecer interface {
 	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
 }
 
-// insertEpisodes writes encoded episodes, one row each, through ins, the
-// insertEpisodeSQL statement of an open transaction of dialect d. On
-// error it returns the index of the row that failed (-1 if none did) and
-// the error, ErrDuplicate for a key the run already holds; the caller
+// insertEpisodes writes encoded episodes, an episodes row and a
+// transcripts row each, through insEp and insTr, the insertEpisodeSQL and
+// insertTranscriptSQL statements of an open transaction of dialect d.
+// It is the whole insert of an episode, whatever holds the transaction.
+// On error it returns the index of the row that failed (-1 if none did)
+// and the error, ErrDuplicate for a key the run already holds; the caller
 // rolls back.
-func insertEpisodes(ctx context.Context, ins stmtExecer, d *dialect, rows []episodeRow) (int, error) {
+func insertEpisodes(ctx context.Context, insEp, insTr stmtExecer, d *dialect, rows []episodeRow) (int, error) {
 	for i := range rows {
-		_, err := ins.ExecContext(ctx, rows[i].args[:]...)
+		_, err := insEp.ExecContext(ctx, rows[i].args[:]...)
 		if d.unique(err) {
 			return i, ErrDuplicate
+		}
+		if err == nil {
+			_, err = insTr.ExecContext(ctx, rows[i].transcript[:]...)
 		}
 		if err != nil {
 			return i, err
@@ -455,8 +466,8 @@ func (f Filter) where(conds []string, args []any) ([]string, []any) {
 // Episodes returns the run's episodes matching every filter, fully
 // reconstructed (turns and probe read-outs), ordered by persuader,
 // persuadee, scenario ID, rollout. It reads with one query per call,
-// whatever the episode count: an episode's turns and read-outs are in its
-// row (schema version 7).
+// whatever the episode count: an episode's turns and read-outs are one
+// transcripts row (schema version 7).
 //
 // A loaded episode equals the saved one field for field (reflect.DeepEqual)
 // with these normalisations: RunID is runID; Turns is sorted by T and is
@@ -487,14 +498,18 @@ func (db *DB) Episodes(ctx context.Context, runID string, filters ...Filter) ([]
 	return out, nil
 }
 
-// selectEpisodeCols are the columns scanEpisode reads, in order.
+// selectEpisodeCols are the columns scanEpisode reads, in order, from
+// fromEpisodes.
 const (
 	selectEpisodeCols = `e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
 		e.split, e.family, e.domain, e.resistance, e.terminal, e.r_goal, e.b0, e.n_turns, e.error,
 		e.r_strategy, e.acts_by, e.judge_error, e.judge_ms,
 		e.judge_prompt_tokens, e.judge_completion_tokens, e.judge_cached_tokens, e.judge_requests,
 		e.initial_probe_ms, e.initial_probe_prompt_tokens, e.initial_probe_completion_tokens,
-		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward, e.initial_json, e.turns_json`
+		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward,
+		COALESCE(x.initial_json, '[]'), COALESCE(x.turns_json, '[]')`
+	// fromEpisodes joins each episode's transcript.
+	fromEpisodes = `episodes e LEFT JOIN transcripts x ON x.episode_id = e.id`
 	episodeOrder = `e.persuader, e.persuadee, e.scenario_id, e.rollout`
 )
 
@@ -534,10 +549,10 @@ func scanEpisode(rows *sql.Rows, runID string) (*episode.Episode, error) {
 	}
 	var err error
 	if ep.Initial, err = decodeReadings(initial); err != nil {
-		return nil, fmt.Errorf("episode %s: initial_json: %w", KeyOf(ep), err)
+		return nil, fmt.Errorf("episode %s: transcript initial_json: %w", KeyOf(ep), err)
 	}
 	if ep.Turns, err = decodeTurns(turns, nTurns); err != nil {
-		return nil, fmt.Errorf("episode %s: turns_json: %w", KeyOf(ep), err)
+		return nil, fmt.Errorf("episode %s: transcript turns_json: %w", KeyOf(ep), err)
 	}
 	return ep, nil
 }
@@ -546,7 +561,7 @@ func scanEpisode(rows *sql.Rows, runID string) (*episode.Episode, error) {
 // inside tx and calls fn with each episode.
 func eachRow(ctx context.Context, tx *dbtx, runID, where string, args []any, fn func(*episode.Episode) error) error {
 	rows, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+`
-		FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
+		FROM `+fromEpisodes+` WHERE `+where+` ORDER BY `+episodeOrder, args...)
 	if err != nil {
 		return err
 	}

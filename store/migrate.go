@@ -137,14 +137,19 @@ ALTER TABLE episodes ADD COLUMN reward TEXT NOT NULL DEFAULT '';
 	`
 CREATE INDEX episodes_run_pair_terminal ON episodes(run_id, persuader, persuadee, terminal);
 `,
-	// 7: an episode's turns and probe read-outs move into its row, as two
-	// JSON texts (transcript.go has the layout): saving an episode is one
-	// row insert instead of one per turn and read-out (performance issue).
-	// packTranscripts fills them from the old tables, which then become
-	// views of the same name and columns (sqlitePacked).
+	// 7: an episode's turns and probe read-outs move into one row of the
+	// new table transcripts, as two JSON texts (transcript.go has the
+	// layout): saving an episode is two row inserts instead of one per
+	// turn and read-out (performance issue), and the episodes table stays
+	// narrow for the scans that read outcomes only. packTranscripts fills
+	// it from the old tables, which then become views of the same name and
+	// columns (sqlitePacked).
 	`
-ALTER TABLE episodes ADD COLUMN initial_json TEXT NOT NULL DEFAULT '[]';
-ALTER TABLE episodes ADD COLUMN turns_json TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE transcripts (
+	episode_id   INTEGER PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+	initial_json TEXT NOT NULL, -- the t = 0 read-out
+	turns_json   TEXT NOT NULL  -- every turn with its read-out
+);
 `,
 }
 
@@ -160,26 +165,26 @@ CREATE VIEW turns(episode_id, t, persuader_text, persuadee_text, decision, acts,
 	persuader_prompt_tokens, persuader_completion_tokens, persuader_cached_tokens, persuader_requests,
 	persuadee_prompt_tokens, persuadee_completion_tokens, persuadee_cached_tokens, persuadee_requests,
 	probe_prompt_tokens, probe_completion_tokens, probe_cached_tokens, probe_requests) AS
-SELECT e.id, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value -> 4,
+SELECT e.episode_id, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value -> 4,
 	j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9,
 	j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
 	j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17,
 	j.value ->> 18, j.value ->> 19, j.value ->> 20, j.value ->> 21
-FROM episodes e, json_each(e.turns_json) j;
+FROM transcripts e, json_each(e.turns_json) j;
 CREATE VIEW probe_readings(episode_id, t, k, probe, p, ok) AS
-SELECT e.id, 0, r.key, r.value ->> 0, r.value ->> 1, r.value ->> 2
-FROM episodes e, json_each(e.initial_json) r
+SELECT e.episode_id, 0, r.key, r.value ->> 0, r.value ->> 1, r.value ->> 2
+FROM transcripts e, json_each(e.initial_json) r
 UNION ALL
-SELECT e.id, j.value ->> 0, r.key, r.value ->> 0, r.value ->> 1, r.value ->> 2
-FROM episodes e, json_each(e.turns_json) j, json_each(j.value, '$[22]') r;
+SELECT e.episode_id, j.value ->> 0, r.key, r.value ->> 0, r.value ->> 1, r.value ->> 2
+FROM transcripts e, json_each(e.turns_json) j, json_each(j.value, '$[22]') r;
 `
 
 // packVersion is the migration whose Go step is packTranscripts.
 const packVersion = 7
 
 // packTranscripts is migration 7's data step, in its transaction: it
-// writes every episode's initial_json and turns_json from the rows of the
-// tables turns and probe_readings (read as schema versions 1-6 store
+// writes every episode's transcripts row from the rows of the tables
+// turns and probe_readings (read as schema versions 1-6 store
 // them, so every value is carried over exactly), a page of episodes at a
 // time, then runs packed (the dialect's SQL replacing the tables by
 // views).
@@ -225,8 +230,8 @@ func packTranscripts(ctx context.Context, tx *dbtx, packed string) error {
 			buf = appendReadings(buf[:0], ep.Initial)
 			n := len(buf)
 			buf = appendTurns(buf, ep.Turns)
-			if _, err := tx.ExecContext(ctx, `UPDATE episodes SET initial_json = ?, turns_json = ? WHERE id = ?`,
-				string(buf[:n]), string(buf[n:]), id); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO transcripts(episode_id, initial_json, turns_json) VALUES (?, ?, ?)`,
+				id, string(buf[:n]), string(buf[n:])); err != nil {
 				return err
 			}
 		}

@@ -97,6 +97,7 @@ var postgresDialect = &dialect{
 	// concurrent openers from migrating at the same time.
 	lock:   `SELECT pg_advisory_xact_lock(1347572565)`,
 	packed: pgPacked,
+	lastID: `lastval()`,
 }
 
 // pgMigrations is the PostgreSQL schema history, version for version the
@@ -224,12 +225,15 @@ ALTER TABLE episodes ADD COLUMN reward TEXT NOT NULL DEFAULT '';
 	`
 CREATE INDEX episodes_run_pair_terminal ON episodes(run_id, persuader, persuadee, terminal);
 `,
-	// 7: an episode's turns and probe read-outs move into its row as two
-	// JSON texts (packTranscripts fills them; pgPacked makes the old
-	// tables views).
+	// 7: an episode's turns and probe read-outs move into one row of
+	// transcripts, as two JSON texts (packTranscripts fills it; pgPacked
+	// makes the old tables views).
 	`
-ALTER TABLE episodes ADD COLUMN initial_json TEXT NOT NULL DEFAULT '[]';
-ALTER TABLE episodes ADD COLUMN turns_json TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE transcripts (
+	episode_id   BIGINT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+	initial_json TEXT NOT NULL,
+	turns_json   TEXT NOT NULL
+);
 `,
 }
 
@@ -240,7 +244,7 @@ const pgPacked = `
 DROP TABLE turns;
 DROP TABLE probe_readings;
 CREATE VIEW turns AS
-SELECT e.id AS episode_id, (j.v ->> 0)::bigint AS t, j.v ->> 1 AS persuader_text, j.v ->> 2 AS persuadee_text,
+SELECT e.episode_id, (j.v ->> 0)::bigint AS t, j.v ->> 1 AS persuader_text, j.v ->> 2 AS persuadee_text,
 	j.v ->> 3 AS decision, (j.v -> 4)::text AS acts,
 	(j.v ->> 5)::double precision AS belief, (j.v ->> 6)::double precision AS dense,
 	(j.v ->> 7)::double precision AS persuader_ms, (j.v ->> 8)::double precision AS persuadee_ms,
@@ -251,13 +255,13 @@ SELECT e.id AS episode_id, (j.v ->> 0)::bigint AS t, j.v ->> 1 AS persuader_text
 	(j.v ->> 16)::bigint AS persuadee_cached_tokens, (j.v ->> 17)::bigint AS persuadee_requests,
 	(j.v ->> 18)::bigint AS probe_prompt_tokens, (j.v ->> 19)::bigint AS probe_completion_tokens,
 	(j.v ->> 20)::bigint AS probe_cached_tokens, (j.v ->> 21)::bigint AS probe_requests
-FROM episodes e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v);
+FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v);
 CREATE VIEW probe_readings AS
-SELECT e.id AS episode_id, 0::bigint AS t, r.k - 1 AS k, r.v ->> 0 AS probe,
+SELECT e.episode_id, 0::bigint AS t, r.k - 1 AS k, r.v ->> 0 AS probe,
 	(r.v ->> 1)::double precision AS p, (r.v ->> 2) = '1' AS ok
-FROM episodes e CROSS JOIN LATERAL json_array_elements(e.initial_json::json) WITH ORDINALITY AS r(v, k)
+FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.initial_json::json) WITH ORDINALITY AS r(v, k)
 UNION ALL
-SELECT e.id, (j.v ->> 0)::bigint, r.k - 1, r.v ->> 0, (r.v ->> 1)::double precision, (r.v ->> 2) = '1'
-FROM episodes e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v)
+SELECT e.episode_id, (j.v ->> 0)::bigint, r.k - 1, r.v ->> 0, (r.v ->> 1)::double precision, (r.v ->> 2) = '1'
+FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v)
 	CROSS JOIN LATERAL json_array_elements(j.v -> 22) WITH ORDINALITY AS r(v, k);
 `

@@ -58,9 +58,9 @@ type DB struct {
 	wmu sync.Mutex
 	// now is the clock for created/updated stamps (tests replace it).
 	now func() time.Time
-	// insEpisode is insertEpisodeSQL, prepared once (per connection, by
-	// database/sql).
-	insEpisode *sql.Stmt
+	// insEpisode and insTranscript are insertEpisodeSQL and
+	// insertTranscriptSQL, prepared once (per connection, by database/sql).
+	insEpisode, insTranscript *sql.Stmt
 }
 
 // Open opens the store at path, creating the file if needed, and migrates
@@ -119,7 +119,10 @@ func (db *DB) setup(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(insertEpisodeSQL)); err != nil {
+	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(insertEpisodeSQL)); err == nil {
+		db.insTranscript, err = db.sql.PrepareContext(ctx, db.d.sql(fmt.Sprintf(insertTranscriptSQL, db.d.lastID)))
+	}
+	if err != nil {
 		db.Close()
 		return fmt.Errorf("prepare: %w", err)
 	}
@@ -128,8 +131,10 @@ func (db *DB) setup(ctx context.Context) error {
 
 // Close closes the database; a file database checkpoints its WAL.
 func (db *DB) Close() error {
-	if db.insEpisode != nil {
-		db.insEpisode.Close()
+	for _, s := range []*sql.Stmt{db.insEpisode, db.insTranscript} {
+		if s != nil {
+			s.Close()
+		}
 	}
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)

@@ -127,13 +127,19 @@ func appendOptFloat(b []byte, p *float64) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string: '"', '\\' and control
-// characters escaped, every other byte as it is.
+// characters escaped, every other byte as it is. Clean runs are found
+// eight bytes at a time.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && !needsEscape8(load8(s[i:i+8])) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
 			continue
 		}
 		b = append(b, s[start:i]...)
@@ -149,10 +155,27 @@ func appendString(b []byte, s string) []byte {
 		default:
 			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// load8 returns the first eight bytes of s, little-endian.
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// needsEscape8 reports whether any of the eight bytes of x is below 0x20,
+// '"' or '\\' (may report true for none, never false for one: the exact
+// check follows byte by byte).
+func needsEscape8(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - lo) &^ v & hi }
+	return (x-lo*0x20)&^x&hi != 0 || hasZero(x^(lo*'"')) != 0 || hasZero(x^(lo*'\\')) != 0
 }
 
 // errTranscript is wrapped by every decoding error.

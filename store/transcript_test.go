@@ -67,3 +67,17 @@ func TestTranscriptDecodesJSON(t *testing.T) {
 		}
 	}
 }
+
+// needsEscape8 flags a word exactly when one of its bytes needs an escape.
+func TestNeedsEscape8(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			want := c < 0x20 || c == '"' || c == '\\'
+			if got := needsEscape8(load8(string(w))); got != want {
+				t.Fatalf("byte %#x at %d: %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
