@@ -166,17 +166,17 @@ CREATE VIEW turns(episode_id, t, persuader_text, persuadee_text, decision, acts,
 	persuadee_prompt_tokens, persuadee_completion_tokens, persuadee_cached_tokens, persuadee_requests,
 	probe_prompt_tokens, probe_completion_tokens, probe_cached_tokens, probe_requests) AS
 SELECT e.episode_id, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value -> 4,
-	j.value ->> 5, j.value ->> 6, j.value ->> 7, j.value ->> 8, j.value ->> 9,
-	j.value ->> 10, j.value ->> 11, j.value ->> 12, j.value ->> 13,
-	j.value ->> 14, j.value ->> 15, j.value ->> 16, j.value ->> 17,
-	j.value ->> 18, j.value ->> 19, j.value ->> 20, j.value ->> 21
+	j.value ->> 5, j.value ->> 6, IFNULL(j.value ->> 8, 0.0), IFNULL(j.value ->> 9, 0.0), IFNULL(j.value ->> 10, 0.0),
+	IFNULL(j.value ->> 11, 0), IFNULL(j.value ->> 12, 0), IFNULL(j.value ->> 13, 0), IFNULL(j.value ->> 14, 0),
+	IFNULL(j.value ->> 15, 0), IFNULL(j.value ->> 16, 0), IFNULL(j.value ->> 17, 0), IFNULL(j.value ->> 18, 0),
+	IFNULL(j.value ->> 19, 0), IFNULL(j.value ->> 20, 0), IFNULL(j.value ->> 21, 0), IFNULL(j.value ->> 22, 0)
 FROM transcripts e, json_each(e.turns_json) j;
 CREATE VIEW probe_readings(episode_id, t, k, probe, p, ok) AS
 SELECT e.episode_id, 0, r.key, r.value ->> 0, r.value ->> 1, r.value ->> 2
 FROM transcripts e, json_each(e.initial_json) r
 UNION ALL
 SELECT e.episode_id, j.value ->> 0, r.key, r.value ->> 0, r.value ->> 1, r.value ->> 2
-FROM transcripts e, json_each(e.turns_json) j, json_each(j.value, '$[22]') r;
+FROM transcripts e, json_each(e.turns_json) j, json_each(j.value, '$[7]') r;
 `
 
 // packVersion is the migration whose Go step is packTranscripts.

@@ -264,6 +264,13 @@ func testMigrate6(t *testing.T, l legacyDB, old, fresh string) {
 		t.Errorf("views: %d turns, %d readings (%d ok), acts %s, belief %v; want 3, 5 (3), [\"question\",\"rapport\"], 0.30000000000000004",
 			nTurns, nReadings, okSum, acts, belief)
 	}
+	var ms, ms2 float64
+	var req, req2 int
+	if err := raw.QueryRowContext(ctx, `SELECT a.persuader_ms, a.probe_requests, b.persuader_ms, b.probe_requests
+		FROM turns a JOIN turns b ON b.episode_id = a.episode_id WHERE a.episode_id = 10 AND a.t = 1 AND b.t = 2`).Scan(&ms, &req, &ms2, &req2); err != nil ||
+		ms != 12.345678901234567 || req != 3 || ms2 != 0 || req2 != 0 {
+		t.Errorf("view costs %v %d, %v %d (%v); want 12.345678901234567 3, 0 0", ms, req, ms2, req2, err)
+	}
 	var k, t0 int
 	var pid string
 	if err := raw.QueryRowContext(ctx, `SELECT t, k, probe FROM probe_readings WHERE episode_id = 10 ORDER BY t DESC, k DESC LIMIT 1`).Scan(&t0, &k, &pid); err != nil || t0 != 2 || k != 0 || pid != "ca" {

@@ -247,14 +247,14 @@ CREATE VIEW turns AS
 SELECT e.episode_id, (j.v ->> 0)::bigint AS t, j.v ->> 1 AS persuader_text, j.v ->> 2 AS persuadee_text,
 	j.v ->> 3 AS decision, (j.v -> 4)::text AS acts,
 	(j.v ->> 5)::double precision AS belief, (j.v ->> 6)::double precision AS dense,
-	(j.v ->> 7)::double precision AS persuader_ms, (j.v ->> 8)::double precision AS persuadee_ms,
-	(j.v ->> 9)::double precision AS probe_ms,
-	(j.v ->> 10)::bigint AS persuader_prompt_tokens, (j.v ->> 11)::bigint AS persuader_completion_tokens,
-	(j.v ->> 12)::bigint AS persuader_cached_tokens, (j.v ->> 13)::bigint AS persuader_requests,
-	(j.v ->> 14)::bigint AS persuadee_prompt_tokens, (j.v ->> 15)::bigint AS persuadee_completion_tokens,
-	(j.v ->> 16)::bigint AS persuadee_cached_tokens, (j.v ->> 17)::bigint AS persuadee_requests,
-	(j.v ->> 18)::bigint AS probe_prompt_tokens, (j.v ->> 19)::bigint AS probe_completion_tokens,
-	(j.v ->> 20)::bigint AS probe_cached_tokens, (j.v ->> 21)::bigint AS probe_requests
+	COALESCE((j.v ->> 8)::double precision, 0) AS persuader_ms, COALESCE((j.v ->> 9)::double precision, 0) AS persuadee_ms,
+	COALESCE((j.v ->> 10)::double precision, 0) AS probe_ms,
+	COALESCE((j.v ->> 11)::bigint, 0) AS persuader_prompt_tokens, COALESCE((j.v ->> 12)::bigint, 0) AS persuader_completion_tokens,
+	COALESCE((j.v ->> 13)::bigint, 0) AS persuader_cached_tokens, COALESCE((j.v ->> 14)::bigint, 0) AS persuader_requests,
+	COALESCE((j.v ->> 15)::bigint, 0) AS persuadee_prompt_tokens, COALESCE((j.v ->> 16)::bigint, 0) AS persuadee_completion_tokens,
+	COALESCE((j.v ->> 17)::bigint, 0) AS persuadee_cached_tokens, COALESCE((j.v ->> 18)::bigint, 0) AS persuadee_requests,
+	COALESCE((j.v ->> 19)::bigint, 0) AS probe_prompt_tokens, COALESCE((j.v ->> 20)::bigint, 0) AS probe_completion_tokens,
+	COALESCE((j.v ->> 21)::bigint, 0) AS probe_cached_tokens, COALESCE((j.v ->> 22)::bigint, 0) AS probe_requests
 FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v);
 CREATE VIEW probe_readings AS
 SELECT e.episode_id, 0::bigint AS t, r.k - 1 AS k, r.v ->> 0 AS probe,
@@ -263,5 +263,5 @@ FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.initial_json::json) 
 UNION ALL
 SELECT e.episode_id, (j.v ->> 0)::bigint, r.k - 1, r.v ->> 0, (r.v ->> 1)::double precision, (r.v ->> 2) = '1'
 FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v)
-	CROSS JOIN LATERAL json_array_elements(j.v -> 22) WITH ORDINALITY AS r(v, k);
+	CROSS JOIN LATERAL json_array_elements(j.v -> 7) WITH ORDINALITY AS r(v, k);
 `

@@ -13,27 +13,30 @@ import (
 	"github.com/persuarena/persuarena/probe"
 )
 
-// An episode's turns and probe read-outs are stored in its episodes row as
-// two JSON texts (schema version 7), written and read by the functions
-// below, so that saving an episode is one row insert instead of one per
-// turn and per read-out (performance issue):
+// An episode's turns and probe read-outs are stored in its transcripts
+// row (schema version 7) as two JSON texts, written and read by the
+// functions below, so that saving an episode is two row inserts instead of
+// one per turn and per read-out (performance issue):
 //
 //	initial_json: [[probe, p, ok], ...]            the t = 0 read-out
 //	turns_json:   [[t, persuader_text, persuadee_text, decision, [act, ...],
-//	                belief|null, dense|null, persuader_ms, persuadee_ms, probe_ms,
+//	                belief|null, dense|null, [[probe, p, ok], ...],
+//	                persuader_ms, persuadee_ms, probe_ms,
 //	                persuader_{prompt,completion,cached}_tokens, persuader_requests,
 //	                persuadee_{prompt,completion,cached}_tokens, persuadee_requests,
-//	                probe_{prompt,completion,cached}_tokens, probe_requests,
-//	                [[probe, p, ok], ...]], ...]      in t order
+//	                probe_{prompt,completion,cached}_tokens, probe_requests], ...]
 //
-// ok is 1 or 0. Numbers are written in Go's shortest round-trip form, so
-// every float64 loads back bit for bit; strings are JSON strings (bytes
+// in t order. The latencies and token counts are written up to the last
+// one that is not zero (the simulator's turns have none), the rest read as
+// 0. ok is 1 or 0. Numbers are written in Go's shortest round-trip form,
+// so every float64 loads back bit for bit; strings are JSON strings (bytes
 // that are not UTF-8 are kept as they are). The views turns and
 // probe_readings expose the texts as the tables of schema versions 1-6
 // did, for plain SQL (docs/store.md).
 
-// turnFields is the number of elements of one turn's array.
-const turnFields = 23
+// costFields is the number of latencies and token counts that end a
+// turn's array.
+const costFields = 15
 
 // appendReadings appends rs as [[probe, p, ok], ...].
 func appendReadings(b []byte, rs []probe.Reading) []byte {
@@ -83,18 +86,27 @@ func appendTurns(b []byte, ts []episode.Turn) []byte {
 		b = appendOptFloat(b, tu.Belief)
 		b = append(b, ',')
 		b = appendOptFloat(b, tu.Dense)
-		for _, v := range [...]float64{tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS} {
-			b = append(b, ',')
-			b = strconv.AppendFloat(b, v, 'g', -1, 64)
-		}
-		for _, u := range [...]*episode.Usage{&tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage} {
-			for _, v := range [...]int{u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.Requests} {
-				b = append(b, ',')
-				b = strconv.AppendInt(b, int64(v), 10)
-			}
-		}
 		b = append(b, ',')
 		b = appendReadings(b, tu.Probes)
+		ms := [...]float64{tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS}
+		var n [12]int
+		for k, u := range [...]*episode.Usage{&tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage} {
+			n[4*k], n[4*k+1], n[4*k+2], n[4*k+3] = u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.Requests
+		}
+		last := -1 // index of the last cost that is not zero
+		for k := costFields - 1; k >= 0 && last < 0; k-- {
+			if (k < 3 && ms[k] != 0) || (k >= 3 && n[k-3] != 0) {
+				last = k
+			}
+		}
+		for k := 0; k <= last; k++ {
+			b = append(b, ',')
+			if k < 3 {
+				b = strconv.AppendFloat(b, ms[k], 'g', -1, 64)
+			} else {
+				b = strconv.AppendInt(b, int64(n[k-3]), 10)
+			}
+		}
 		b = append(b, ']')
 	}
 	return append(b, ']')
@@ -454,18 +466,20 @@ func decodeTurns(s string, n int) ([]episode.Turn, error) {
 			tu.Belief = r.optFloat()
 			r.want(',')
 			tu.Dense = r.optFloat()
-			for _, p := range [...]*float64{&tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS} {
-				r.want(',')
-				*p = r.float()
-			}
-			for _, u := range [...]*episode.Usage{&tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage} {
-				for _, p := range [...]*int{&u.PromptTokens, &u.CompletionTokens, &u.CachedTokens, &u.Requests} {
-					r.want(',')
-					*p = r.int()
-				}
-			}
 			r.want(',')
 			tu.Probes = r.readings()
+			costs := [costFields]*float64{&tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS}
+			ints := [costFields]*int{}
+			for k, u := range [...]*episode.Usage{&tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage} {
+				ints[3+4*k], ints[4+4*k], ints[5+4*k], ints[6+4*k] = &u.PromptTokens, &u.CompletionTokens, &u.CachedTokens, &u.Requests
+			}
+			for k := 0; k < costFields && r.err == nil && r.tok(','); k++ {
+				if k < 3 {
+					*costs[k] = r.float()
+				} else {
+					*ints[k] = r.int()
+				}
+			}
 			r.want(']')
 			if !r.more() {
 				break

@@ -26,6 +26,11 @@ func TestTranscriptRoundTrip(t *testing.T) {
 			Belief: &third, Dense: &third},
 	}
 	b := appendTurns(nil, ts)
+	// Costs are written up to the last one that is not zero.
+	const first = `[1,"first","","continue",["a","b\nc"],0.3333333333333333,0.3333333333333333,[["ca",0.3333333333333333,1],["p\"e",0,0]]]`
+	if string(b[1:1+len(first)]) != first {
+		t.Errorf("turn without costs encoded as\n%s\nwant prefix %s", b, first)
+	}
 	got, err := decodeTurns(string(b), 0)
 	if err != nil {
 		t.Fatalf("%v: %s", err, b)
@@ -46,8 +51,8 @@ func TestTranscriptRoundTrip(t *testing.T) {
 // The reader takes any JSON spelling of the layout: whitespace, every
 // escape (surrogate pairs too), exponents.
 func TestTranscriptDecodesJSON(t *testing.T) {
-	const s = ` [ [ 2 , "\u00e9\ud83d\ude42\/\b\f\r\t" , "" , "reject" , [ "x" ] , null , -2.5E-1 , 1e3 , 0 , 0 ,
-		1 , 2 , 3 , 4 , 5 , 6 , 7 , 8 , 9 , 10 , 11 , 12 , [ [ "ca" , 0.5 , 1 ] ] ] ] `
+	const s = ` [ [ 2 , "\u00e9\ud83d\ude42\/\b\f\r\t" , "" , "reject" , [ "x" ] , null , -2.5E-1 , [ [ "ca" , 0.5 , 1 ] ] ,
+		1e3 , 0 , 0 , 1 , 2 , 3 , 4 , 5 , 6 , 7 , 8 , 9 , 10 , 11 , 12 ] , [1, "", "", "continue", [], null, null, [], 0, 2.5] ] `
 	got, err := decodeTurns(s, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +62,12 @@ func TestTranscriptDecodesJSON(t *testing.T) {
 		PersuaderUsage: episode.Usage{PromptTokens: 1, CompletionTokens: 2, CachedTokens: 3, Requests: 4},
 		PersuadeeUsage: episode.Usage{PromptTokens: 5, CompletionTokens: 6, CachedTokens: 7, Requests: 8},
 		ProbeUsage:     episode.Usage{PromptTokens: 9, CompletionTokens: 10, CachedTokens: 11, Requests: 12},
-		Probes:         []probe.Reading{{Probe: "ca", P: 0.5, OK: true}}}}
+		Probes:         []probe.Reading{{Probe: "ca", P: 0.5, OK: true}}},
+		{T: 1, Decision: decision.Continue, Acts: []string{}, PersuadeeMS: 2.5}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []string{``, `[`, `[[1,"a"]]`, `[]x`, `[[1,"a","b","c",[],null,null,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,[["ca",0.5,2]]]]`, `[["1"]]`} {
+	for _, bad := range []string{``, `[`, `[[1,"a"]]`, `[]x`, `[[1,"a","b","c",[],null,null,[["ca",0.5,2]]]]`, `[[1,"a","b","c",[],null,null,[],1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]]`, `[["1"]]`} {
 		if _, err := decodeTurns(bad, 0); !errors.Is(err, errTranscript) {
 			t.Errorf("decodeTurns(%q): %v, want errTranscript", bad, err)
 		}
