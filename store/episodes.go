@@ -178,11 +178,18 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 	if err != nil {
 		return err
 	}
+	return db.saveRows(ctx, runID, eps, rows)
+}
+
+// saveRows is SaveEpisodes of episodes already encoded: rows[i] is
+// eps[i]'s.
+func (db *DB) saveRows(ctx context.Context, runID string, eps []*episode.Episode, rows []episodeRow) error {
 	failed := -1
-	err = db.write(ctx, func(tx *dbtx) error {
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
+		var err error
 		failed, err = insertEpisodes(ctx, tx.StmtContext(ctx, db.insEpisode), tx.StmtContext(ctx, db.insTranscript), db.d, rows)
 		return err
 	})

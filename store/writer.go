@@ -47,11 +47,18 @@ type EpisodeWriter struct {
 	delay   time.Duration
 	onSaved func(n int)
 
+	// rs, when the store is a *DB, takes episodes encoded by Add (in the
+	// caller's goroutine, off the writer's).
+	rs      rowSaver
+	scratch []byte
+
 	mu   sync.Mutex
 	cond sync.Cond // broadcast when a write ends
 	// buf is the batch being filled, queue what was handed to the writer
-	// and not yet written (the failed batch first after an error).
-	buf, queue []*episode.Episode
+	// and not yet written (the failed batch first after an error); with
+	// rs, bufRows and queueRows are their encoded rows.
+	buf, queue         []*episode.Episode
+	bufRows, queueRows []episodeRow
 	writing    bool // a writer goroutine is running
 	timer      *time.Timer
 	err        error // a write's error, returned once
@@ -80,19 +87,34 @@ func NewWriter(st Store, runID string, batch int, delay time.Duration, onSaved f
 		delay = DefaultWriterDelay
 	}
 	w := &EpisodeWriter{db: st, runID: runID, batch: batch, delay: delay, onSaved: onSaved, ctx: context.Background()}
+	w.rs, _ = st.(rowSaver)
 	w.cond.L = &w.mu
 	return w
+}
+
+// rowSaver stores episodes encoded beforehand (*DB).
+type rowSaver interface {
+	saveRows(ctx context.Context, runID string, eps []*episode.Episode, rows []episodeRow) error
 }
 
 // Add buffers ep and hands the batch to the writer when it is full,
 // waiting only while MaxQueued batches are already waiting. The episode
 // must not be modified afterwards. Errors: a previous write's error (see
-// SaveEpisodes).
+// SaveEpisodes); over a *DB, ErrInvalid for an episode SaveEpisode
+// refuses, which is then not buffered.
 func (w *EpisodeWriter) Add(ctx context.Context, ep *episode.Episode) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.takeErr(); err != nil {
 		return err
+	}
+	if w.rs != nil {
+		var row episodeRow
+		var err error
+		if w.scratch, err = row.encode(w.runID, ep, w.scratch[:0]); err != nil {
+			return err
+		}
+		w.bufRows = append(w.bufRows, row)
 	}
 	w.buf = append(w.buf, ep)
 	// Writes must outlive a cancelled caller: a finished episode is
@@ -156,7 +178,8 @@ func (w *EpisodeWriter) handOffLocked() {
 		w.timer = nil
 	}
 	w.queue = append(w.queue, w.buf...)
-	w.buf = w.buf[:0]
+	w.queueRows = append(w.queueRows, w.bufRows...)
+	w.buf, w.bufRows = w.buf[:0], w.bufRows[:0]
 	if len(w.queue) > 0 && !w.writing && w.err == nil {
 		w.writing = true
 		go w.drain()
@@ -169,10 +192,15 @@ func (w *EpisodeWriter) drain() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.queue) > 0 && w.err == nil {
-		b, ctx := w.queue, w.ctx
-		w.queue = nil
+		b, rows, ctx := w.queue, w.queueRows, w.ctx
+		w.queue, w.queueRows = nil, nil
 		w.mu.Unlock()
-		err := w.db.SaveEpisodes(ctx, w.runID, b)
+		var err error
+		if w.rs != nil {
+			err = w.rs.saveRows(ctx, w.runID, b, rows)
+		} else {
+			err = w.db.SaveEpisodes(ctx, w.runID, b)
+		}
 		if err == nil && w.onSaved != nil {
 			w.onSaved(len(b))
 		}
@@ -180,6 +208,9 @@ func (w *EpisodeWriter) drain() {
 		if err != nil {
 			w.err = err
 			w.queue = append(b, w.queue...)
+			if w.rs != nil {
+				w.queueRows = append(rows, w.queueRows...)
+			}
 		}
 		w.cond.Broadcast()
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestEpisodeWriterOverlapsAndBounds(t *testing.T) {
 	ctx := context.Background()
 	db := openMem(t)
 	mustRun(t, db, "r1")
-	st := &gatedStore{DB: db, gate: make(chan struct{}), entered: make(chan int, 10)}
+	st := &gatedStore{Store: db, gate: make(chan struct{}), entered: make(chan int, 10)}
 	var saved atomic.Int64
 	w := NewWriter(st, "r1", 2, time.Hour, func(n int) { saved.Add(int64(n)) })
 	add := func(i int) {
@@ -102,7 +103,7 @@ func TestEpisodeWriterOverlapsAndBounds(t *testing.T) {
 // gatedStore blocks SaveEpisodes until gate is closed, after sending the
 // batch's size on entered.
 type gatedStore struct {
-	*DB
+	Store   // the *DB, through the interface (so Add does not encode)
 	gate    chan struct{}
 	entered chan int
 }
@@ -110,7 +111,7 @@ type gatedStore struct {
 func (g *gatedStore) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Episode) error {
 	g.entered <- len(eps)
 	<-g.gate
-	return g.DB.SaveEpisodes(ctx, runID, eps)
+	return g.Store.SaveEpisodes(ctx, runID, eps)
 }
 
 // A failing batch writes nothing, its error reaches the caller's next
@@ -175,5 +176,28 @@ func TestSaveEpisodesAtomic(t *testing.T) {
 	}
 	if k, _ := db.DoneKeys(ctx, "r1"); len(k) != 2 {
 		t.Fatalf("stored %d, want 2", len(k))
+	}
+}
+
+// Over a *DB, Add checks and encodes the episode itself: an invalid one is
+// refused at once and buffers nothing, the others are stored.
+func TestEpisodeWriterRefusesInvalidAtAdd(t *testing.T) {
+	ctx := context.Background()
+	db := openMem(t)
+	mustRun(t, db, "r1")
+	w := db.NewEpisodeWriter("r1", 10, time.Hour, nil)
+	bad := sampleEpisode("r1", "s", 1)
+	bad.Turns[1].T = 1
+	if err := w.Add(ctx, bad); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "duplicate turn index t=1") {
+		t.Fatalf("duplicate turn index: %v, want ErrInvalid naming it", err)
+	}
+	if err := w.Add(ctx, sampleEpisode("r1", "s", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := db.DoneKeys(ctx, "r1"); len(k) != 1 || !k[EpisodeKey{"script", "sim", "s", 0}] {
+		t.Fatalf("stored %v, want only s#0", k)
 	}
 }
