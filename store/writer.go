@@ -59,10 +59,10 @@ type EpisodeWriter struct {
 	// rs, bufRows and queueRows are their encoded rows.
 	buf, queue         []*episode.Episode
 	bufRows, queueRows []episodeRow
-	writing    bool // a writer goroutine is running
-	timer      *time.Timer
-	err        error // a write's error, returned once
-	ctx        context.Context
+	writing            bool // a writer goroutine is running
+	timer              *time.Timer
+	err                error // a write's error, returned once
+	ctx                context.Context
 }
 
 // MaxQueued is how many batches of episodes may wait for the writer (the
