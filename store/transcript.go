@@ -8,7 +8,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 )
@@ -446,12 +445,10 @@ func decodeTurns(s string, n int) ([]episode.Turn, error) {
 			tu := &ts[len(ts)-1]
 			r.want('[')
 			tu.T = r.int()
-			r.want(',')
-			tu.Persuader = r.str()
-			r.want(',')
-			tu.Persuadee = r.str()
-			r.want(',')
-			tu.Decision = decision.Decision(r.str())
+			for _, p := range [...]*string{&tu.Persuader, &tu.Persuadee, (*string)(&tu.Decision)} {
+				r.want(',')
+				*p = r.str()
+			}
 			r.want(',')
 			tu.Acts = []string{}
 			if r.open() {
@@ -462,10 +459,10 @@ func decodeTurns(s string, n int) ([]episode.Turn, error) {
 					}
 				}
 			}
-			r.want(',')
-			tu.Belief = r.optFloat()
-			r.want(',')
-			tu.Dense = r.optFloat()
+			for _, p := range [...]**float64{&tu.Belief, &tu.Dense} {
+				r.want(',')
+				*p = r.optFloat()
+			}
 			r.want(',')
 			tu.Probes = r.readings()
 			costs := [costFields]*float64{&tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS}
