@@ -16,7 +16,14 @@ func TestEpisodeWriterBatchesAndFlushes(t *testing.T) {
 	db := openMem(t)
 	mustRun(t, db, "r1")
 	var saved atomic.Int64
-	w := db.NewEpisodeWriter("r1", 3, time.Hour, func(n int) { saved.Add(int64(n)) })
+	var ahead atomic.Bool
+	w := db.NewEpisodeWriter("r1", 3, time.Hour, func(n int) {
+		// What is reported saved is committed already.
+		if k, err := db.DoneKeys(ctx, "r1"); err != nil || int64(len(k)) < saved.Load()+int64(n) {
+			ahead.Store(true)
+		}
+		saved.Add(int64(n))
+	})
 	for i := range 7 {
 		if err := w.Add(ctx, sampleEpisode("r1", "s", i)); err != nil {
 			t.Fatal(err)
@@ -33,6 +40,9 @@ func TestEpisodeWriterBatchesAndFlushes(t *testing.T) {
 	}
 	if k, _ := db.DoneKeys(ctx, "r1"); len(k) != 7 || saved.Load() != 7 {
 		t.Fatalf("after Close: stored %d, reported %d; want 7", len(k), saved.Load())
+	}
+	if ahead.Load() {
+		t.Error("onSaved reported episodes not yet committed")
 	}
 }
 
