@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,15 +26,15 @@ type dialect struct {
 	unique func(error) bool
 	// migrations is the dialect's schema history (len == SchemaLatest).
 	migrations []string
+	// packed ends migration 7 after packTranscripts: the tables turns and
+	// probe_readings become views.
+	packed string
+	// lastID is the SQL expression of the id of the episode the
+	// transaction inserted last (insertTranscriptSQL).
+	lastID string
 	// lock, when not empty, runs first in every migration transaction so
 	// that concurrent openers migrate one at a time.
 	lock string
-	// returning: INSERT ... RETURNING id gives a new episode's id (the
-	// driver has no LastInsertId).
-	returning bool
-	// streams: a transaction may hold several open result sets at once
-	// (EachEpisode's three cursors); otherwise EachEpisode pages.
-	streams bool
 	// bound caches rebound statements.
 	bound sync.Map
 }
@@ -43,7 +44,16 @@ var sqliteDialect = &dialect{
 	readOpts:   &sql.TxOptions{ReadOnly: true},
 	unique:     isUnique,
 	migrations: migrations,
-	streams:    true,
+	packed:     sqlitePacked,
+	lastID:     `last_insert_rowid()`,
+}
+
+// insertSQL returns the dialect's texts of the two statements that insert
+// an episode (insertEpisodes): its episodes row, then its transcripts row
+// (which reads the episode's id from the dialect's last-inserted-id
+// function).
+func (d *dialect) insertSQL() (episode, transcript string) {
+	return d.sql(insertEpisodeSQL), d.sql(fmt.Sprintf(insertTranscriptSQL, d.lastID))
 }
 
 // sql returns q with the dialect's placeholders. '?' never occurs in the

@@ -59,17 +59,9 @@ const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, sce
 	initial_probe_cached_tokens, initial_probe_requests, reward)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-const insertTurnHead = `INSERT INTO turns(episode_id, t, persuader_text, persuadee_text, decision, acts,
-	belief, dense, persuader_ms, persuadee_ms, probe_ms,
-	persuader_prompt_tokens, persuader_completion_tokens, persuader_cached_tokens, persuader_requests,
-	persuadee_prompt_tokens, persuadee_completion_tokens, persuadee_cached_tokens, persuadee_requests,
-	probe_prompt_tokens, probe_completion_tokens, probe_cached_tokens, probe_requests)`
-
-const turnCols = 23
-
-const insertReadingHead = `INSERT INTO probe_readings(episode_id, t, k, probe, p, ok)`
-
-const readingCols = 6
+// insertTranscriptSQL stores the transcript of the episode inserted just
+// before in the same transaction; %s is the dialect's lastID.
+const insertTranscriptSQL = `INSERT INTO transcripts(episode_id, initial_json, turns_json) VALUES (%s, ?, ?)`
 
 // nullable maps a nil *float64 to SQL NULL.
 func nullable(p *float64) any {
@@ -88,57 +80,77 @@ func checkFinite(field string, v float64) error {
 	return nil
 }
 
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// optFinite is finite for a value that may be absent.
+func optFinite(p *float64) bool { return p == nil || finite(*p) }
+
+// checkReadings returns the index of the first reading of rs whose P is
+// not finite, or -1.
+func checkReadings(rs []probe.Reading) int {
+	for k := range rs {
+		if !finite(rs[k].P) {
+			return k
+		}
+	}
+	return -1
+}
+
+// checkEpisode rejects what cannot be stored (ErrInvalid): non-finite
+// numbers, turn indices < 1 or repeated. Field names are formatted only
+// for the error.
 func checkEpisode(ep *episode.Episode) error {
-	type fv struct {
+	for _, x := range [...]struct {
 		f string
 		v *float64
-	}
-	check := func(vs ...fv) error {
-		for _, x := range vs {
-			if x.v != nil {
-				if err := checkFinite(x.f, *x.v); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	readings := func(prefix string, rs []probe.Reading) error {
-		for k := range rs {
-			if err := check(fv{fmt.Sprintf("%s[%d].p", prefix, k), &rs[k].P}); err != nil {
+	}{{"r_goal", &ep.RGoal}, {"b0", ep.B0}, {"r_strategy", ep.RStrategy},
+		{"judge_ms", &ep.JudgeMS}, {"initial_probe_ms", &ep.InitialProbeMS}} {
+		if x.v != nil {
+			if err := checkFinite(x.f, *x.v); err != nil {
 				return err
 			}
 		}
-		return nil
 	}
-	if err := check(fv{"r_goal", &ep.RGoal}, fv{"b0", ep.B0}, fv{"r_strategy", ep.RStrategy},
-		fv{"judge_ms", &ep.JudgeMS}, fv{"initial_probe_ms", &ep.InitialProbeMS}); err != nil {
-		return err
+	if k := checkReadings(ep.Initial); k >= 0 {
+		return checkFinite(fmt.Sprintf("initial[%d].p", k), ep.Initial[k].P)
 	}
-	if err := readings("initial", ep.Initial); err != nil {
-		return err
-	}
+	increasing := true
 	for i := range ep.Turns {
 		tu := &ep.Turns[i]
-		p := fmt.Sprintf("turns[%d]", i)
 		if tu.T < 1 {
-			return fmt.Errorf("%w: %s.t = %d, want >= 1", ErrInvalid, p, tu.T)
+			return fmt.Errorf("%w: turns[%d].t = %d, want >= 1", ErrInvalid, i, tu.T)
 		}
-		if err := check(fv{p + ".belief", tu.Belief}, fv{p + ".dense", tu.Dense},
-			fv{p + ".persuader_ms", &tu.PersuaderMS}, fv{p + ".persuadee_ms", &tu.PersuadeeMS},
-			fv{p + ".probe_ms", &tu.ProbeMS}); err != nil {
-			return err
+		if !optFinite(tu.Belief) || !optFinite(tu.Dense) || !finite(tu.PersuaderMS) || !finite(tu.PersuadeeMS) || !finite(tu.ProbeMS) {
+			for _, x := range [...]struct {
+				f string
+				v *float64
+			}{{"belief", tu.Belief}, {"dense", tu.Dense}, {"persuader_ms", &tu.PersuaderMS},
+				{"persuadee_ms", &tu.PersuadeeMS}, {"probe_ms", &tu.ProbeMS}} {
+				if x.v != nil {
+					if err := checkFinite(fmt.Sprintf("turns[%d].%s", i, x.f), *x.v); err != nil {
+						return err
+					}
+				}
+			}
 		}
-		if err := readings(p+".probes", tu.Probes); err != nil {
-			return err
+		if k := checkReadings(tu.Probes); k >= 0 {
+			return checkFinite(fmt.Sprintf("turns[%d].probes[%d].p", i, k), tu.Probes[k].P)
+		}
+		increasing = increasing && (i == 0 || tu.T > ep.Turns[i-1].T)
+	}
+	if !increasing {
+		if t := duplicateT(ep.Turns); t != 0 {
+			return fmt.Errorf("%w: duplicate turn index t=%d", ErrInvalid, t)
 		}
 	}
 	return nil
 }
 
-// SaveEpisode stores ep under run runID: the episode row, all its turns and
-// all its probe read-outs (Initial at t = 0, each turn's Probes at its T)
-// in one transaction, so either all of it is stored or nothing is.
+// SaveEpisode stores ep under run runID: the episode row with all its
+// turns and all its probe read-outs (Initial at t = 0, each turn's Probes
+// at its T) in one transaction, so either all of it is stored or nothing
+// is.
 //
 // ep.RunID must be empty or equal runID; episodes load with RunID =
 // runID. Turn indices T must be >= 1 and distinct. Seeds are stored as
@@ -162,177 +174,126 @@ func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Epi
 		return nil
 	}
 	// Validate and encode outside the write lock.
-	rows, err := encodeRows(runID, eps)
+	rows, err := encodeEpisodes(runID, eps)
 	if err != nil {
 		return err
 	}
-	var failed *episodeRow
-	err = db.write(ctx, func(tx *dbtx) error {
+	return db.saveRows(ctx, runID, eps, rows)
+}
+
+// saveRows is SaveEpisodes of episodes already encoded: rows[i] is
+// eps[i]'s.
+func (db *DB) saveRows(ctx context.Context, runID string, eps []*episode.Episode, rows []episodeRow) error {
+	failed := -1
+	err := db.write(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		ins := &sqlInserter{tx: tx, ins: tx.StmtContext(ctx, db.insEpisode), returning: db.d.returning}
-		for i := range rows {
-			if err := db.insertEpisode(ctx, ins, runID, &rows[i]); err != nil {
-				failed = &rows[i]
-				return err
-			}
-		}
-		return nil
+		var err error
+		failed, err = insertEpisodes(ctx, tx.StmtContext(ctx, db.insEpisode), tx.StmtContext(ctx, db.insTranscript), db.d, rows)
+		return err
 	})
 	if err != nil {
 		key := KeyOf(eps[0])
-		if failed != nil {
-			key = KeyOf(failed.ep)
+		if failed >= 0 {
+			key = KeyOf(eps[failed])
 		}
 		return fmt.Errorf("store: save episode %s to run %s: %w", key, runID, err)
 	}
 	return nil
 }
 
-// episodeRow is an episode checked and encoded for insertion.
+// episodeRow is an episode checked and encoded for insertion: args are
+// the values of insertEpisodeSQL's placeholders, in order, transcript
+// insertTranscriptSQL's.
 type episodeRow struct {
-	ep     *episode.Episode
-	acts   []string
-	bFinal any
-	reward string // Episode.Reward as JSON, "" when nil
+	args       [30]any
+	transcript [2]any
 }
 
-// encodeRows checks and encodes eps for insertion under run runID.
-// Errors: encode's, for the first offending episode.
-func encodeRows(runID string, eps []*episode.Episode) ([]episodeRow, error) {
+// encodeEpisodes checks and encodes eps for run runID. Errors: ErrInvalid
+// as SaveEpisode documents, naming the episode.
+func encodeEpisodes(runID string, eps []*episode.Episode) ([]episodeRow, error) {
 	rows := make([]episodeRow, len(eps))
+	// One buffer for the transcripts of the batch; each episode's texts
+	// are copied out as strings.
+	var buf []byte
 	for i, ep := range eps {
-		if err := rows[i].encode(runID, ep); err != nil {
+		var err error
+		if buf, err = rows[i].encode(runID, ep, buf[:0]); err != nil {
 			return nil, err
 		}
 	}
 	return rows, nil
 }
 
-func (r *episodeRow) encode(runID string, ep *episode.Episode) error {
+func (r *episodeRow) encode(runID string, ep *episode.Episode, buf []byte) ([]byte, error) {
 	if ep == nil {
-		return fmt.Errorf("store: save episode: %w: nil episode", ErrInvalid)
+		return buf, fmt.Errorf("store: save episode: %w: nil episode", ErrInvalid)
 	}
 	key := KeyOf(ep)
 	if ep.RunID != "" && ep.RunID != runID {
-		return fmt.Errorf("store: save episode %s: %w: episode run_id %q, saving to run %q", key, ErrInvalid, ep.RunID, runID)
+		return buf, fmt.Errorf("store: save episode %s: %w: episode run_id %q, saving to run %q", key, ErrInvalid, ep.RunID, runID)
 	}
 	if err := checkEpisode(ep); err != nil {
-		return fmt.Errorf("store: save episode %s: %w", key, err)
+		return buf, fmt.Errorf("store: save episode %s: %w", key, err)
 	}
-	r.ep = ep
-	r.acts = make([]string, len(ep.Turns))
-	for i, tu := range ep.Turns {
-		if tu.Acts == nil {
-			r.acts[i] = "[]"
-			continue
-		}
-		b, err := json.Marshal(tu.Acts)
-		if err != nil {
-			return fmt.Errorf("store: save episode %s: turns[%d].acts: %w", key, i, err)
-		}
-		r.acts[i] = string(b)
-	}
+	var bFinal any
 	if b, ok := ep.FinalBelief(); ok {
-		r.bFinal = b
+		bFinal = b
 	}
+	var reward string
 	if ep.Reward != nil {
 		b, err := json.Marshal(ep.Reward)
 		if err != nil {
-			return fmt.Errorf("store: save episode %s: reward: %w", key, err)
+			return buf, fmt.Errorf("store: save episode %s: reward: %w", key, err)
 		}
-		r.reward = string(b)
+		reward = string(b)
 	}
-	return nil
-}
-
-// inserter runs insertEpisode's statements inside one transaction: a
-// database/sql one (sqlInserter) or a caller's pgx one (pgxInserter,
-// SaveEpisodesTx).
-type inserter interface {
-	// episode inserts one episodes row of args and returns its id.
-	episode(ctx context.Context, args []any) (int64, error)
-	// bulk inserts the rows whose values args holds with b's statements.
-	bulk(ctx context.Context, b *bulkInsert, args []any) error
-}
-
-// sqlInserter is an inserter on a database/sql transaction with the DB's
-// prepared statements; ins is the episodes insert bound to tx.
-type sqlInserter struct {
-	tx        *dbtx
-	ins       *sql.Stmt
-	returning bool
-}
-
-func (s *sqlInserter) episode(ctx context.Context, args []any) (int64, error) {
-	var id int64
-	if s.returning {
-		err := s.ins.QueryRowContext(ctx, args...).Scan(&id)
-		return id, err
-	}
-	res, err := s.ins.ExecContext(ctx, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
-}
-
-func (s *sqlInserter) bulk(ctx context.Context, b *bulkInsert, args []any) error {
-	return b.exec(ctx, s.tx, args)
-}
-
-// insertEpisode writes one encoded episode, its turns and its probe
-// readings inside tx.
-func (db *DB) insertEpisode(ctx context.Context, tx inserter, runID string, r *episodeRow) error {
-	ep := r.ep
+	buf = appendReadings(buf, ep.Initial)
+	n := len(buf)
+	buf = appendTurns(buf, ep.Turns)
+	all := string(buf)
 	ju, iu := ep.JudgeUsage, ep.InitialProbeUsage
-	args := []any{
+	r.args = [...]any{
 		runID, ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout, int64(ep.Seed),
 		string(ep.Split), string(ep.Family), ep.Domain, string(ep.Resistance), string(ep.Terminal),
-		ep.RGoal, nullable(ep.B0), r.bFinal, len(ep.Turns), ep.Error,
+		ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error,
 		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
 		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
-		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, r.reward}
-	id, err := tx.episode(ctx, args)
-	if db.d.unique(err) {
-		return ErrDuplicate
-	}
-	if err != nil {
-		return err
-	}
-	targs := make([]any, 0, len(ep.Turns)*turnCols)
-	nr := len(ep.Initial)
-	for i := range ep.Turns {
-		tu := &ep.Turns[i]
-		nr += len(tu.Probes)
-		pu, eu, ru := tu.PersuaderUsage, tu.PersuadeeUsage, tu.ProbeUsage
-		targs = append(targs, id, tu.T, tu.Persuader, tu.Persuadee, string(tu.Decision), r.acts[i],
-			nullable(tu.Belief), nullable(tu.Dense), tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS,
-			pu.PromptTokens, pu.CompletionTokens, pu.CachedTokens, pu.Requests,
-			eu.PromptTokens, eu.CompletionTokens, eu.CachedTokens, eu.Requests,
-			ru.PromptTokens, ru.CompletionTokens, ru.CachedTokens, ru.Requests)
-	}
-	err = tx.bulk(ctx, db.insTurn, targs)
-	if db.d.unique(err) {
-		return fmt.Errorf("turns: %w: duplicate turn index t=%d", ErrInvalid, duplicateT(ep.Turns))
-	}
-	if err != nil {
-		return fmt.Errorf("turns: %w", err)
-	}
-	rargs := make([]any, 0, nr*readingCols)
-	for k, rd := range ep.Initial {
-		rargs = append(rargs, id, 0, k, rd.Probe, rd.P, rd.OK)
-	}
-	for i := range ep.Turns {
-		for k, rd := range ep.Turns[i].Probes {
-			rargs = append(rargs, id, ep.Turns[i].T, k, rd.Probe, rd.P, rd.OK)
+		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, reward}
+	r.transcript = [2]any{all[:n], all[n:]}
+	return buf, nil
+}
+
+// stmtExecer runs one prepared statement: a *sql.Stmt, or an adapter over
+// another driver's transaction running insertEpisodeSQL (rebound to its
+// dialect) with the same arguments.
+type stmtExecer interface {
+	ExecContext(ctx context.Context, args ...any) (sql.Result, error)
+}
+
+// insertEpisodes writes encoded episodes, an episodes row and a
+// transcripts row each, through insEp and insTr, the insertEpisodeSQL and
+// insertTranscriptSQL statements of an open transaction of dialect d.
+// It is the whole insert of an episode, whatever holds the transaction.
+// On error it returns the index of the row that failed (-1 if none did)
+// and the error, ErrDuplicate for a key the run already holds; the caller
+// rolls back.
+func insertEpisodes(ctx context.Context, insEp, insTr stmtExecer, d *dialect, rows []episodeRow) (int, error) {
+	for i := range rows {
+		_, err := insEp.ExecContext(ctx, rows[i].args[:]...)
+		if d.unique(err) {
+			return i, ErrDuplicate
+		}
+		if err == nil {
+			_, err = insTr.ExecContext(ctx, rows[i].transcript[:]...)
+		}
+		if err != nil {
+			return i, err
 		}
 	}
-	if err := tx.bulk(ctx, db.insReading, rargs); err != nil {
-		return fmt.Errorf("probe readings: %w", err)
-	}
-	return nil
+	return -1, nil
 }
 
 // duplicateT returns the first turn index that occurs twice in ts (0 if none).
@@ -511,8 +472,9 @@ func (f Filter) where(conds []string, args []any) ([]string, []any) {
 
 // Episodes returns the run's episodes matching every filter, fully
 // reconstructed (turns and probe read-outs), ordered by persuader,
-// persuadee, scenario ID, rollout. It reads with three queries per call
-// (episodes, turns, readings) in one snapshot, whatever the episode count.
+// persuadee, scenario ID, rollout. It reads with one query per call,
+// whatever the episode count: an episode's turns and read-outs are one
+// transcripts row (schema version 7).
 //
 // A loaded episode equals the saved one field for field (reflect.DeepEqual)
 // with these normalisations: RunID is runID; Turns is sorted by T and is
@@ -543,45 +505,44 @@ func (db *DB) Episodes(ctx context.Context, runID string, filters ...Filter) ([]
 	return out, nil
 }
 
-// selectEpisodeCols and selectTurnCols are the columns scanEpisode and
-// scanTurn read, in order.
+// selectEpisodeCols are the columns scanEpisode reads, in order, from
+// fromEpisodes.
 const (
-	selectEpisodeCols = `e.id, e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
+	selectEpisodeCols = `e.persuader, e.persuadee, e.scenario_id, e.rollout, e.seed,
 		e.split, e.family, e.domain, e.resistance, e.terminal, e.r_goal, e.b0, e.n_turns, e.error,
 		e.r_strategy, e.acts_by, e.judge_error, e.judge_ms,
 		e.judge_prompt_tokens, e.judge_completion_tokens, e.judge_cached_tokens, e.judge_requests,
 		e.initial_probe_ms, e.initial_probe_prompt_tokens, e.initial_probe_completion_tokens,
-		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward`
-	selectTurnCols = `t.episode_id, t.t, t.persuader_text, t.persuadee_text, t.decision, t.acts,
-		t.belief, t.dense, t.persuader_ms, t.persuadee_ms, t.probe_ms,
-		t.persuader_prompt_tokens, t.persuader_completion_tokens, t.persuader_cached_tokens, t.persuader_requests,
-		t.persuadee_prompt_tokens, t.persuadee_completion_tokens, t.persuadee_cached_tokens, t.persuadee_requests,
-		t.probe_prompt_tokens, t.probe_completion_tokens, t.probe_cached_tokens, t.probe_requests`
+		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward,
+		COALESCE(x.initial_json, '[]'), COALESCE(x.turns_json, '[]')`
+	// fromEpisodes joins each episode's transcript.
+	fromEpisodes = `episodes e LEFT JOIN transcripts x ON x.episode_id = e.id`
 	episodeOrder = `e.persuader, e.persuadee, e.scenario_id, e.rollout`
 )
 
-// scanEpisode reads one row of selectEpisodeCols (Turns empty, capacity n_turns).
-func scanEpisode(rows *sql.Rows, runID string) (int64, *episode.Episode, error) {
+// scanEpisode reads one row of selectEpisodeCols into a whole episode.
+func scanEpisode(rows *sql.Rows, runID string) (*episode.Episode, error) {
 	var (
-		id, seed                            int64
+		seed                                int64
 		nTurns                              int
 		split, family, resistance, terminal string
 		b0, rStrategy                       sql.NullFloat64
-		rewardJSON                          string
+		rewardJSON, initial, turns          string
 		ep                                  = &episode.Episode{RunID: runID}
 		ju, iu                              = &ep.JudgeUsage, &ep.InitialProbeUsage
 	)
-	if err := rows.Scan(&id, &ep.Persuader, &ep.Persuadee, &ep.ScenarioID, &ep.Rollout, &seed,
+	if err := rows.Scan(&ep.Persuader, &ep.Persuadee, &ep.ScenarioID, &ep.Rollout, &seed,
 		&split, &family, &ep.Domain, &resistance, &terminal, &ep.RGoal, &b0, &nTurns, &ep.Error,
 		&rStrategy, &ep.ActsBy, &ep.JudgeError, &ep.JudgeMS,
 		&ju.PromptTokens, &ju.CompletionTokens, &ju.CachedTokens, &ju.Requests,
-		&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests, &rewardJSON); err != nil {
-		return 0, nil, err
+		&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests,
+		&rewardJSON, &initial, &turns); err != nil {
+		return nil, err
 	}
 	if rewardJSON != "" {
 		ep.Reward = new(episode.RewardVector)
 		if err := json.Unmarshal([]byte(rewardJSON), ep.Reward); err != nil {
-			return id, nil, fmt.Errorf("episode %d: reward: %w", id, err)
+			return nil, fmt.Errorf("episode %s: reward: %w", KeyOf(ep), err)
 		}
 	}
 	ep.Seed = uint64(seed)
@@ -593,159 +554,56 @@ func scanEpisode(rows *sql.Rows, runID string) (int64, *episode.Episode, error) 
 	if rStrategy.Valid {
 		ep.RStrategy = &rStrategy.Float64
 	}
-	ep.Turns = make([]episode.Turn, 0, nTurns)
-	return id, ep, nil
+	var err error
+	if ep.Initial, err = decodeReadings(initial); err != nil {
+		return nil, fmt.Errorf("episode %s: transcript initial_json: %w", KeyOf(ep), err)
+	}
+	if ep.Turns, err = decodeTurns(turns, nTurns); err != nil {
+		return nil, fmt.Errorf("episode %s: transcript turns_json: %w", KeyOf(ep), err)
+	}
+	return ep, nil
 }
 
-// scanTurn reads one row of selectTurnCols: the episode id and the turn.
-func scanTurn(rows *sql.Rows) (int64, episode.Turn, error) {
-	var (
-		id            int64
-		tu            episode.Turn
-		dec, acts     string
-		belief, dense sql.NullFloat64
-	)
-	pu, eu, ru := &tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage
-	if err := rows.Scan(&id, &tu.T, &tu.Persuader, &tu.Persuadee, &dec, &acts,
-		&belief, &dense, &tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS,
-		&pu.PromptTokens, &pu.CompletionTokens, &pu.CachedTokens, &pu.Requests,
-		&eu.PromptTokens, &eu.CompletionTokens, &eu.CachedTokens, &eu.Requests,
-		&ru.PromptTokens, &ru.CompletionTokens, &ru.CachedTokens, &ru.Requests); err != nil {
-		return 0, tu, err
+// eachRow runs the episodes query for where/args in Episodes' order
+// inside tx and calls fn with each episode.
+func eachRow(ctx context.Context, tx *dbtx, runID, where string, args []any, fn func(*episode.Episode) error) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+`
+		FROM `+fromEpisodes+` WHERE `+where+` ORDER BY `+episodeOrder, args...)
+	if err != nil {
+		return err
 	}
-	tu.Decision = decision.Decision(dec)
-	if err := json.Unmarshal([]byte(acts), &tu.Acts); err != nil {
-		return id, tu, fmt.Errorf("turn t=%d: acts: %w", tu.T, err)
+	defer rows.Close()
+	for rows.Next() {
+		ep, err := scanEpisode(rows, runID)
+		if err != nil {
+			return err
+		}
+		if err := fn(ep); err != nil {
+			return err
+		}
 	}
-	if tu.Acts == nil { // stored "null" by hand
-		tu.Acts = []string{}
-	}
-	if belief.Valid {
-		v := belief.Float64
-		tu.Belief = &v
-	}
-	if dense.Valid {
-		v := dense.Float64
-		tu.Dense = &v
-	}
-	return id, tu, nil
-}
-
-// addReading files reading r of turn t into ep (t = 0: the initial
-// read-out); *cur is the index of the turn reached so far, since readings
-// come in (t, k) order.
-func addReading(ep *episode.Episode, t int, r probe.Reading, cur *int) error {
-	if t == 0 {
-		ep.Initial = append(ep.Initial, r)
-		return nil
-	}
-	for *cur < len(ep.Turns) && ep.Turns[*cur].T < t {
-		*cur++
-	}
-	if *cur == len(ep.Turns) || ep.Turns[*cur].T != t {
-		return fmt.Errorf("episode %s: probe reading for missing turn t=%d", KeyOf(ep), t)
-	}
-	ep.Turns[*cur].Probes = append(ep.Turns[*cur].Probes, r)
-	return nil
+	return rows.Err()
 }
 
 func loadEpisodes(ctx context.Context, tx *dbtx, runID, where string, args []any) ([]*episode.Episode, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+`
-		FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
-	if err != nil {
-		return nil, err
-	}
 	out := []*episode.Episode{}
-	byID := map[int64]*episode.Episode{}
-	for rows.Next() {
-		id, ep, err := scanEpisode(rows, runID)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
+	err := eachRow(ctx, tx, runID, where, args, func(ep *episode.Episode) error {
 		out = append(out, ep)
-		byID[id] = ep
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return out, nil
-	}
-
-	// Turns of all selected episodes, one query.
-	rows, err = tx.QueryContext(ctx, `SELECT `+selectTurnCols+`
-		FROM turns t JOIN episodes e ON e.id = t.episode_id WHERE `+where+` ORDER BY t.episode_id, t.t`, args...)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		id, tu, err := scanTurn(rows)
-		ep := byID[id]
-		if err != nil {
-			rows.Close()
-			if ep != nil {
-				return nil, fmt.Errorf("episode %s %w", KeyOf(ep), err)
-			}
-			return nil, err
-		}
-		if ep == nil { // cannot happen: same WHERE, same snapshot
-			rows.Close()
-			return nil, fmt.Errorf("turn t=%d of unknown episode %d", tu.T, id)
-		}
-		ep.Turns = append(ep.Turns, tu)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-
-	// Probe read-outs of all selected episodes, one query; rows come in
-	// (episode, t, k) order, so each episode's turns are walked once.
-	rows, err = tx.QueryContext(ctx, `SELECT r.episode_id, r.t, r.probe, r.p, r.ok
-		FROM probe_readings r JOIN episodes e ON e.id = r.episode_id WHERE `+where+` ORDER BY r.episode_id, r.t, r.k`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var (
-		curID int64 = -1
-		cur   int
-	)
-	for rows.Next() {
-		var (
-			id int64
-			t  int
-			r  probe.Reading
-		)
-		if err := rows.Scan(&id, &t, &r.Probe, &r.P, &r.OK); err != nil {
-			return nil, err
-		}
-		ep := byID[id]
-		if ep == nil {
-			return nil, fmt.Errorf("probe reading t=%d of unknown episode %d", t, id)
-		}
-		if id != curID {
-			curID, cur = id, 0
-		}
-		if err := addReading(ep, t, r, &cur); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // EachEpisode calls fn with every episode of the run that matches every
 // filter, fully reconstructed as Episodes returns it (same fields, same
 // normalisations) and in Episodes' order (persuader, persuadee, scenario
-// ID, rollout), but one episode at a time: three cursors (episodes, turns,
-// readings) walk the run in that order in one snapshot, so memory holds
-// one episode, not the run. fn may keep the episode it is given (each call
-// gets a fresh one). An error from fn stops the scan and is returned.
+// ID, rollout), but one episode at a time: one cursor walks the run's
+// rows in that order in one snapshot, so memory holds one episode, not the
+// run. fn may keep the episode it is given (each call gets a fresh one).
+// An error from fn stops the scan and is returned.
 //
-// Errors: ErrNotFound when the run does not exist; a turn or reading
-// that belongs to no episode of the scan (a corrupt store).
+// Errors: ErrNotFound when the run does not exist; a stored transcript
+// that does not decode (a corrupt store).
 func (db *DB) EachEpisode(ctx context.Context, runID string, fn func(*episode.Episode) error, filters ...Filter) error {
 	conds, args := []string{"e.run_id = ?"}, []any{runID}
 	for _, f := range filters {
@@ -756,90 +614,7 @@ func (db *DB) EachEpisode(ctx context.Context, runID string, fn func(*episode.Ep
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
 		}
-		if !db.d.streams {
-			return db.eachEpisodePaged(ctx, tx, runID, where, args, fn)
-		}
-		eps, err := tx.QueryContext(ctx, `SELECT `+selectEpisodeCols+` FROM episodes e WHERE `+where+` ORDER BY `+episodeOrder, args...)
-		if err != nil {
-			return err
-		}
-		defer eps.Close()
-		// The child rows are read in the episodes' order through the
-		// episodes index (no sort of the turns table), so each cursor
-		// moves forward only.
-		turns, err := tx.QueryContext(ctx, `SELECT `+selectTurnCols+` FROM episodes e JOIN turns t ON t.episode_id = e.id
-			WHERE `+where+` ORDER BY `+episodeOrder+`, t.t`, args...)
-		if err != nil {
-			return err
-		}
-		defer turns.Close()
-		reads, err := tx.QueryContext(ctx, `SELECT r.episode_id, r.t, r.probe, r.p, r.ok FROM episodes e
-			JOIN probe_readings r ON r.episode_id = e.id WHERE `+where+` ORDER BY `+episodeOrder+`, r.t, r.k`, args...)
-		if err != nil {
-			return err
-		}
-		defer reads.Close()
-		var (
-			tID, rID     int64 = -1, -1
-			tu           episode.Turn
-			rt           int
-			rr           probe.Reading
-			tMore, rMore = true, true
-		)
-		nextTurn := func() error {
-			if tMore = turns.Next(); !tMore {
-				return turns.Err()
-			}
-			var err error
-			tID, tu, err = scanTurn(turns)
-			return err
-		}
-		nextReading := func() error {
-			if rMore = reads.Next(); !rMore {
-				return reads.Err()
-			}
-			return reads.Scan(&rID, &rt, &rr.Probe, &rr.P, &rr.OK)
-		}
-		if err := nextTurn(); err != nil {
-			return err
-		}
-		if err := nextReading(); err != nil {
-			return err
-		}
-		for eps.Next() {
-			id, ep, err := scanEpisode(eps, runID)
-			if err != nil {
-				return err
-			}
-			for tMore && tID == id {
-				ep.Turns = append(ep.Turns, tu)
-				if err := nextTurn(); err != nil {
-					return fmt.Errorf("episode %s %w", KeyOf(ep), err)
-				}
-			}
-			cur := 0
-			for rMore && rID == id {
-				if err := addReading(ep, rt, rr, &cur); err != nil {
-					return err
-				}
-				if err := nextReading(); err != nil {
-					return err
-				}
-			}
-			if err := fn(ep); err != nil {
-				return err
-			}
-		}
-		if err := eps.Err(); err != nil {
-			return err
-		}
-		if tMore {
-			return fmt.Errorf("turn t=%d of unknown episode %d", tu.T, tID)
-		}
-		if rMore {
-			return fmt.Errorf("probe reading t=%d of unknown episode %d", rt, rID)
-		}
-		return nil
+		return eachRow(ctx, tx, runID, where, args, fn)
 	})
 	if err != nil {
 		return fmt.Errorf("store: episodes of run %s: %w", runID, err)

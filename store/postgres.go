@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/persuarena/persuarena/episode"
 )
 
 // IsURL reports whether db names a PostgreSQL database
@@ -96,10 +95,9 @@ var postgresDialect = &dialect{
 	migrations: pgMigrations,
 	// A transaction-scoped advisory lock (key: "PRSU" as an int) keeps
 	// concurrent openers from migrating at the same time.
-	lock:      `SELECT pg_advisory_xact_lock(1347572565)`,
-	returning: true,
-	// One connection serves one result set at a time.
-	streams: false,
+	lock:   `SELECT pg_advisory_xact_lock(1347572565)`,
+	packed: pgPacked,
+	lastID: `lastval()`,
 }
 
 // pgMigrations is the PostgreSQL schema history, version for version the
@@ -227,50 +225,43 @@ ALTER TABLE episodes ADD COLUMN reward TEXT NOT NULL DEFAULT '';
 	`
 CREATE INDEX episodes_run_pair_terminal ON episodes(run_id, persuader, persuadee, terminal);
 `,
+	// 7: an episode's turns and probe read-outs move into one row of
+	// transcripts, as two JSON texts (packTranscripts fills it; pgPacked
+	// makes the old tables views).
+	`
+CREATE TABLE transcripts (
+	episode_id   BIGINT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+	initial_json TEXT NOT NULL,
+	turns_json   TEXT NOT NULL
+);
+`,
 }
 
-// eachEpisodePaged is EachEpisode for a dialect whose transaction serves
-// one result set at a time: inside one read snapshot it loads the
-// matching episodes page after page (pageEpisodes at a time, keyed on
-// the episodes' order), so memory holds one page, not the run.
-func (db *DB) eachEpisodePaged(ctx context.Context, tx *dbtx, runID, where string, args []any, fn func(*episode.Episode) error) error {
-	var after []any // key of the last episode handed to fn
-	for {
-		w, a := where, args
-		if after != nil {
-			w += ` AND (e.persuader, e.persuadee, e.scenario_id, e.rollout) > (?, ?, ?, ?)`
-			a = append(append([]any{}, args...), after...)
-		}
-		// The page's last key bounds the page from above.
-		var last [4]any
-		var p, e, s string
-		var r int
-		err := tx.QueryRowContext(ctx, `SELECT e.persuader, e.persuadee, e.scenario_id, e.rollout FROM episodes e
-			WHERE `+w+` ORDER BY `+episodeOrder+` LIMIT 1 OFFSET ?`, append(a, pageEpisodes-1)...).Scan(&p, &e, &s, &r)
-		final := errors.Is(err, sql.ErrNoRows)
-		if err != nil && !final {
-			return err
-		}
-		if !final {
-			last = [4]any{p, e, s, r}
-			w += ` AND (e.persuader, e.persuadee, e.scenario_id, e.rollout) <= (?, ?, ?, ?)`
-			a = append(append([]any{}, a...), last[:]...)
-		}
-		eps, err := loadEpisodes(ctx, tx, runID, w, a)
-		if err != nil {
-			return err
-		}
-		for _, ep := range eps {
-			if err := fn(ep); err != nil {
-				return err
-			}
-		}
-		if final {
-			return nil
-		}
-		after = last[:]
-	}
-}
-
-// pageEpisodes is how many episodes eachEpisodePaged loads at a time.
-const pageEpisodes = 256
+// pgPacked is sqlitePacked for PostgreSQL: the same view names, columns
+// and types as the tables of pgMigrations 1 (json, not jsonb, so that acts
+// keeps its stored text).
+const pgPacked = `
+DROP TABLE turns;
+DROP TABLE probe_readings;
+CREATE VIEW turns AS
+SELECT e.episode_id, (j.v ->> 0)::bigint AS t, j.v ->> 1 AS persuader_text, j.v ->> 2 AS persuadee_text,
+	j.v ->> 3 AS decision, (j.v -> 4)::text AS acts,
+	(j.v ->> 5)::double precision AS belief, (j.v ->> 6)::double precision AS dense,
+	COALESCE((j.v ->> 8)::double precision, 0) AS persuader_ms, COALESCE((j.v ->> 9)::double precision, 0) AS persuadee_ms,
+	COALESCE((j.v ->> 10)::double precision, 0) AS probe_ms,
+	COALESCE((j.v ->> 11)::bigint, 0) AS persuader_prompt_tokens, COALESCE((j.v ->> 12)::bigint, 0) AS persuader_completion_tokens,
+	COALESCE((j.v ->> 13)::bigint, 0) AS persuader_cached_tokens, COALESCE((j.v ->> 14)::bigint, 0) AS persuader_requests,
+	COALESCE((j.v ->> 15)::bigint, 0) AS persuadee_prompt_tokens, COALESCE((j.v ->> 16)::bigint, 0) AS persuadee_completion_tokens,
+	COALESCE((j.v ->> 17)::bigint, 0) AS persuadee_cached_tokens, COALESCE((j.v ->> 18)::bigint, 0) AS persuadee_requests,
+	COALESCE((j.v ->> 19)::bigint, 0) AS probe_prompt_tokens, COALESCE((j.v ->> 20)::bigint, 0) AS probe_completion_tokens,
+	COALESCE((j.v ->> 21)::bigint, 0) AS probe_cached_tokens, COALESCE((j.v ->> 22)::bigint, 0) AS probe_requests
+FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v);
+CREATE VIEW probe_readings AS
+SELECT e.episode_id, 0::bigint AS t, r.k - 1 AS k, r.v ->> 0 AS probe,
+	(r.v ->> 1)::double precision AS p, (r.v ->> 2) = '1' AS ok
+FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.initial_json::json) WITH ORDINALITY AS r(v, k)
+UNION ALL
+SELECT e.episode_id, (j.v ->> 0)::bigint, r.k - 1, r.v ->> 0, (r.v ->> 1)::double precision, (r.v ->> 2) = '1'
+FROM transcripts e CROSS JOIN LATERAL json_array_elements(e.turns_json::json) AS j(v)
+	CROSS JOIN LATERAL json_array_elements(j.v -> 7) WITH ORDINALITY AS r(v, k);
+`

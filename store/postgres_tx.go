@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -29,7 +30,7 @@ func (db *DB) SaveEpisodesTx(ctx context.Context, tx pgx.Tx, runID string, eps [
 	if len(eps) == 0 {
 		return nil
 	}
-	rows, err := encodeRows(runID, eps)
+	rows, err := encodeEpisodes(runID, eps)
 	if err != nil {
 		return err
 	}
@@ -37,14 +38,13 @@ func (db *DB) SaveEpisodesTx(ctx context.Context, tx pgx.Tx, runID string, eps [
 	if err != nil {
 		return fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[0]), runID, err)
 	}
-	ins := &pgxInserter{tx: sp, episodeSQL: db.d.sql(insertEpisodeSQL + " RETURNING id")}
-	for i := range rows {
-		if err := db.insertEpisode(ctx, ins, runID, &rows[i]); err != nil {
-			if pgIsForeignKey(err) {
-				err = ErrNotFound
-			}
-			return errors.Join(fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(rows[i].ep), runID, err), sp.Rollback(ctx))
+	epSQL, trSQL := db.d.insertSQL()
+	failed, err := insertEpisodes(ctx, pgxStmt{sp, epSQL}, pgxStmt{sp, trSQL}, db.d, rows)
+	if err != nil {
+		if pgIsForeignKey(err) {
+			err = ErrNotFound
 		}
+		return errors.Join(fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[max(failed, 0)]), runID, err), sp.Rollback(ctx))
 	}
 	if err := sp.Commit(ctx); err != nil {
 		return fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[0]), runID, err)
@@ -59,22 +59,15 @@ func pgIsForeignKey(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23503"
 }
 
-// pgxInserter is an inserter on a pgx transaction: it runs the texts of
-// the DB's statements (pgx caches prepared statements per connection).
-type pgxInserter struct {
-	tx         pgx.Tx
-	episodeSQL string
+// pgxStmt runs one of the DB's insert statements on a pgx transaction
+// (a stmtExecer for insertEpisodes; pgx caches prepared statements per
+// connection). Its sql.Result is nil: insertEpisodes reads none.
+type pgxStmt struct {
+	tx  pgx.Tx
+	sql string
 }
 
-func (p *pgxInserter) episode(ctx context.Context, args []any) (int64, error) {
-	var id int64
-	err := p.tx.QueryRow(ctx, p.episodeSQL, args...).Scan(&id)
-	return id, err
-}
-
-func (p *pgxInserter) bulk(ctx context.Context, b *bulkInsert, args []any) error {
-	return b.each(args, func(i int, chunk []any) error {
-		_, err := p.tx.Exec(ctx, b.texts[i], chunk...)
-		return err
-	})
+func (p pgxStmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	_, err := p.tx.Exec(ctx, p.sql, args...)
+	return nil, err
 }

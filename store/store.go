@@ -58,9 +58,9 @@ type DB struct {
 	wmu sync.Mutex
 	// now is the clock for created/updated stamps (tests replace it).
 	now func() time.Time
-	// Statements SaveEpisode runs many times, prepared once per connection.
-	insEpisode          *sql.Stmt
-	insTurn, insReading *bulkInsert
+	// insEpisode and insTranscript are insertEpisodeSQL and
+	// insertTranscriptSQL, prepared once (per connection, by database/sql).
+	insEpisode, insTranscript *sql.Stmt
 }
 
 // Open opens the store at path, creating the file if needed, and migrates
@@ -118,16 +118,10 @@ func (db *DB) setup(ctx context.Context) error {
 		db.sql.Close()
 		return err
 	}
-	ins := insertEpisodeSQL
-	if db.d.returning {
-		ins += " RETURNING id"
-	}
 	var err error
-	if db.insEpisode, err = db.sql.PrepareContext(ctx, db.d.sql(ins)); err == nil {
-		// Up to 16 turns (23 columns) and 64 readings (6 columns) a statement.
-		if db.insTurn, err = prepareBulk(ctx, db, insertTurnHead, turnCols, 4); err == nil {
-			db.insReading, err = prepareBulk(ctx, db, insertReadingHead, readingCols, 6)
-		}
+	epSQL, trSQL := db.d.insertSQL()
+	if db.insEpisode, err = db.sql.PrepareContext(ctx, epSQL); err == nil {
+		db.insTranscript, err = db.sql.PrepareContext(ctx, trSQL)
 	}
 	if err != nil {
 		db.Close()
@@ -138,11 +132,11 @@ func (db *DB) setup(ctx context.Context) error {
 
 // Close closes the database; a file database checkpoints its WAL.
 func (db *DB) Close() error {
-	if db.insEpisode != nil {
-		db.insEpisode.Close()
+	for _, s := range []*sql.Stmt{db.insEpisode, db.insTranscript} {
+		if s != nil {
+			s.Close()
+		}
 	}
-	db.insTurn.close()
-	db.insReading.close()
 	if err := db.sql.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.path, err)
 	}

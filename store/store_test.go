@@ -110,17 +110,17 @@ func TestOpenTwiceMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 6 || SchemaLatest != 6 {
-		t.Errorf("schema version %d, latest %d; want 6, 6", v, SchemaLatest)
+	if v != 7 || SchemaLatest != 7 {
+		t.Errorf("schema version %d, latest %d; want 7, 7", v, SchemaLatest)
 	}
-	if n := count(t, db, "schema_migrations"); n != 6 {
-		t.Errorf("schema_migrations rows = %d, want 6", n)
+	if n := count(t, db, "schema_migrations"); n != 7 {
+		t.Errorf("schema_migrations rows = %d, want 7", n)
 	}
 	if _, err := db.GetRun(ctx, "r1"); err != nil {
 		t.Errorf("run lost across reopen: %v", err)
 	}
 	// A database migrated by a newer binary is refused.
-	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (7, 'x')`); err != nil {
+	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (8, 'x')`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -377,8 +377,8 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, err := db.SchemaVersion(ctx); err != nil || v != 6 {
-		t.Fatalf("schema version %d, %v; want 6", v, err)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != 7 {
+		t.Fatalf("schema version %d, %v; want 7", v, err)
 	}
 	eps, err := db.Episodes(ctx, "r1")
 	if err != nil || len(eps) != 1 {

@@ -18,20 +18,28 @@ const (
 	DefaultWriterDelay = 200 * time.Millisecond
 )
 
-// EpisodeWriter batches episodes of one run into SaveEpisodes calls: a
-// batch is written when it holds Batch episodes or when its oldest episode
-// has waited Delay, whichever comes first, and on Flush and Close. One
-// transaction per batch instead of per episode is what lets storage keep up
-// with the simulator (performance issue).
+// EpisodeWriter batches episodes of one run into SaveEpisodes calls,
+// written by a goroutine of its own so that storing overlaps with play:
+// a batch is handed to the writer when it holds Batch episodes or when its
+// oldest episode has waited Delay, whichever comes first, and on Flush and
+// Close. Episodes handed over while a write is under way are written
+// together by the next one (one transaction), so the batch grows with the
+// load instead of the queue. One transaction per batch instead of per
+// episode is what lets storage keep up with the simulator (performance
+// issue).
 //
 // An episode is durable only once its batch is written; OnSaved reports
 // that, so progress shown to a user never runs ahead of the database. A
-// process killed between Add and the write loses at most Delay of
-// episodes, which a resume replays (they are not in DoneKeys).
+// process killed between Add and the write loses at most Delay (plus one
+// write) of episodes, which a resume replays (they are not in DoneKeys).
+//
+// Add is bounded: once MaxQueued episodes wait for the writer, Add waits
+// for a write to finish (back-pressure, so memory stays bounded).
 //
 // Add, Flush and Close are safe for concurrent use. A write error is
-// returned by the Add, Flush or Close that meets it (a background write's
-// error by the next call); the batch is kept so Flush can retry it.
+// returned by the Add, Flush or Close that follows it; the failed batch
+// (and whatever was handed over after it) is kept, unwritten, so Flush can
+// retry it.
 type EpisodeWriter struct {
 	db      Store
 	runID   string
@@ -39,16 +47,32 @@ type EpisodeWriter struct {
 	delay   time.Duration
 	onSaved func(n int)
 
-	mu    sync.Mutex
-	buf   []*episode.Episode
-	timer *time.Timer
-	err   error // a background write's error, returned once
-	ctx   context.Context
+	// rs, when the store is a *DB, takes episodes encoded by Add (in the
+	// caller's goroutine, off the writer's).
+	rs      rowSaver
+	scratch []byte
+
+	mu   sync.Mutex
+	cond sync.Cond // broadcast when a write ends
+	// buf is the batch being filled, queue what was handed to the writer
+	// and not yet written (the failed batch first after an error); with
+	// rs, bufRows and queueRows are their encoded rows.
+	buf, queue         []*episode.Episode
+	bufRows, queueRows []episodeRow
+	writing            bool // a writer goroutine is running
+	timer              *time.Timer
+	err                error // a write's error, returned once
+	ctx                context.Context
 }
+
+// MaxQueued is how many batches of episodes may wait for the writer (the
+// batch being written not counted) before Add waits.
+const MaxQueued = 2
 
 // NewEpisodeWriter returns a writer for run runID. batch <= 0 means
 // DefaultWriterBatch, delay <= 0 DefaultWriterDelay; onSaved (may be nil)
-// is called with the number of episodes after each successful write.
+// is called with the number of episodes after each successful write, from
+// the writer's goroutine.
 func (db *DB) NewEpisodeWriter(runID string, batch int, delay time.Duration, onSaved func(n int)) *EpisodeWriter {
 	return NewWriter(db, runID, batch, delay, onSaved)
 }
@@ -62,24 +86,46 @@ func NewWriter(st Store, runID string, batch int, delay time.Duration, onSaved f
 	if delay <= 0 {
 		delay = DefaultWriterDelay
 	}
-	return &EpisodeWriter{db: st, runID: runID, batch: batch, delay: delay, onSaved: onSaved}
+	w := &EpisodeWriter{db: st, runID: runID, batch: batch, delay: delay, onSaved: onSaved, ctx: context.Background()}
+	w.rs, _ = st.(rowSaver)
+	w.cond.L = &w.mu
+	return w
 }
 
-// Add buffers ep and writes the batch when it is full. The episode must
-// not be modified afterwards. Errors: a previous background write's error,
-// or this write's (see SaveEpisodes).
+// rowSaver stores episodes encoded beforehand (*DB).
+type rowSaver interface {
+	saveRows(ctx context.Context, runID string, eps []*episode.Episode, rows []episodeRow) error
+}
+
+// Add buffers ep and hands the batch to the writer when it is full,
+// waiting only while MaxQueued batches are already waiting. The episode
+// must not be modified afterwards. Errors: a previous write's error (see
+// SaveEpisodes); over a *DB, ErrInvalid for an episode SaveEpisode
+// refuses, which is then not buffered.
 func (w *EpisodeWriter) Add(ctx context.Context, ep *episode.Episode) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.takeErr(); err != nil {
 		return err
 	}
+	if w.rs != nil {
+		var row episodeRow
+		var err error
+		if w.scratch, err = row.encode(w.runID, ep, w.scratch[:0]); err != nil {
+			return err
+		}
+		w.bufRows = append(w.bufRows, row)
+	}
 	w.buf = append(w.buf, ep)
-	// Background writes must outlive a cancelled caller: a finished
-	// episode is stored even after Ctrl-C.
+	// Writes must outlive a cancelled caller: a finished episode is
+	// stored even after Ctrl-C.
 	w.ctx = context.WithoutCancel(ctx)
 	if len(w.buf) >= w.batch {
-		return w.flushLocked(w.ctx)
+		w.handOffLocked()
+		for w.err == nil && len(w.queue) >= MaxQueued*w.batch {
+			w.cond.Wait()
+		}
+		return nil
 	}
 	if w.timer == nil {
 		w.timer = time.AfterFunc(w.delay, w.background)
@@ -87,14 +133,20 @@ func (w *EpisodeWriter) Add(ctx context.Context, ep *episode.Episode) error {
 	return nil
 }
 
-// Flush writes whatever is buffered. Errors: as for Add.
+// Flush hands over whatever is buffered and waits until everything handed
+// over is written. Errors: a previous write's error, else this one's.
 func (w *EpisodeWriter) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.takeErr(); err != nil {
 		return err
 	}
-	return w.flushLocked(ctx)
+	w.ctx = context.WithoutCancel(ctx)
+	w.handOffLocked()
+	for w.writing {
+		w.cond.Wait()
+	}
+	return w.takeErr()
 }
 
 // Close flushes and stops the delay timer; the writer must not be used
@@ -107,8 +159,8 @@ func (w *EpisodeWriter) background() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.timer = nil
-	if w.err == nil && len(w.buf) > 0 {
-		w.err = w.flushLocked(w.ctx)
+	if w.err == nil {
+		w.handOffLocked()
 	}
 }
 
@@ -118,21 +170,50 @@ func (w *EpisodeWriter) takeErr() error {
 	return err
 }
 
-func (w *EpisodeWriter) flushLocked(ctx context.Context) error {
+// handOffLocked moves the buffer to the queue and starts the writer
+// goroutine if none runs (and no error waits to be returned).
+func (w *EpisodeWriter) handOffLocked() {
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	if len(w.buf) == 0 {
-		return nil
+	w.queue = append(w.queue, w.buf...)
+	w.queueRows = append(w.queueRows, w.bufRows...)
+	w.buf, w.bufRows = w.buf[:0], w.bufRows[:0]
+	if len(w.queue) > 0 && !w.writing && w.err == nil {
+		w.writing = true
+		go w.drain()
 	}
-	if err := w.db.SaveEpisodes(ctx, w.runID, w.buf); err != nil {
-		return err
+}
+
+// drain writes the queue, all of it per transaction, until it is empty or
+// a write fails (the batch then goes back to the head of the queue).
+func (w *EpisodeWriter) drain() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.queue) > 0 && w.err == nil {
+		b, rows, ctx := w.queue, w.queueRows, w.ctx
+		w.queue, w.queueRows = nil, nil
+		w.mu.Unlock()
+		var err error
+		if w.rs != nil {
+			err = w.rs.saveRows(ctx, w.runID, b, rows)
+		} else {
+			err = w.db.SaveEpisodes(ctx, w.runID, b)
+		}
+		if err == nil && w.onSaved != nil {
+			w.onSaved(len(b))
+		}
+		w.mu.Lock()
+		if err != nil {
+			w.err = err
+			w.queue = append(b, w.queue...)
+			if w.rs != nil {
+				w.queueRows = append(rows, w.queueRows...)
+			}
+		}
+		w.cond.Broadcast()
 	}
-	n := len(w.buf)
-	w.buf = w.buf[:0:0]
-	if w.onSaved != nil {
-		w.onSaved(n)
-	}
-	return nil
+	w.writing = false
+	w.cond.Broadcast()
 }
