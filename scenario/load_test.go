@@ -483,3 +483,37 @@ func BenchmarkResolveHeldout(b *testing.B) {
 		}
 	}
 }
+
+// TestEmbeddedDecodersAgree decodes every line of both embedded sets with
+// decodeEmbedded (JSON v2, the start-up path) and decodeChecked
+// (encoding/json, the path of user files): the scenarios must be equal,
+// without problems, so the faster decoder never reads a built-in set
+// differently.
+func TestEmbeddedDecodersAgree(t *testing.T) {
+	n := 0
+	for _, name := range scenarios.Names {
+		raw, err := scenarios.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ln := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+			v1, p1 := decodeChecked(ln)
+			v2, p2 := decodeEmbedded(ln)
+			if len(p1) > 0 || len(p2) > 0 || !reflect.DeepEqual(v1, v2) {
+				t.Fatalf("%s line %d: decoders differ (problems %v / %v)", name, i+1, p1, p2)
+			}
+			n++
+		}
+	}
+	if n != 2770 {
+		t.Errorf("%d lines decoded, want the 2,770 of the built-in sets", n)
+	}
+	// The v2 path stays strict: an unknown member and a failed Check are
+	// problems, as on the v1 path.
+	if _, p := decodeEmbedded([]byte(`{"id":"x","bogus":1}`)); len(p) != 1 || p[0].Field != "(json)" {
+		t.Errorf("unknown member: %v", p)
+	}
+	if _, p := decodeEmbedded([]byte(`{"id":""}`)); len(p) != 1 {
+		t.Errorf("failed Check: %v", p)
+	}
+}
