@@ -14,6 +14,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/tablefmt"
 	"github.com/persuarena/persuarena/reward"
+	"github.com/persuarena/persuarena/stats"
 )
 
 // pct and num are the tables' number formats (package tablefmt, shared by
@@ -80,9 +81,13 @@ func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary
 // Accumulator gathers the Table 5/9 columns one episode outcome at a time,
 // so a run's summary needs memory for its groups, not its episodes. The
 // zero value is ready; Summary may be called at any point.
+//
+// Choice: the means are exact sums rounded once (stats.Sum), so a run's
+// table is the same to the last bit whatever order its episodes finished
+// in (several workers store them in varying orders).
 type Accumulator struct {
 	failed, n, judged      int
-	rg, ro, rs, turns, bt  float64
+	rg, ro, rs, turns, bt  stats.Sum
 	nb, nrs, moved, closed int
 	terminals              map[decision.Terminal]int
 }
@@ -95,20 +100,20 @@ func (a *Accumulator) Add(o episode.Outcome) {
 	}
 	a.n++
 	a.count(o.Terminal)
-	a.rg += o.RGoal
-	a.ro += o.OutcomeReward(reward.DefaultStrategyWeight)
+	a.rg.Add(o.RGoal)
+	a.ro.Add(o.OutcomeReward(reward.DefaultStrategyWeight))
 	if o.RStrategy != nil {
 		a.nrs++
-		a.rs += *o.RStrategy
+		a.rs.Add(*o.RStrategy)
 	}
 	if o.RStrategy != nil || o.JudgeError != "" {
 		a.judged++
 	}
-	a.turns += float64(o.Turns)
+	a.turns.Add(float64(o.Turns))
 	if o.BFinal != nil {
 		b := *o.BFinal
 		a.nb++
-		a.bt += b
+		a.bt.Add(b)
 		if b > MovedThreshold {
 			a.moved++
 			if o.Terminal == decision.TermAccept {
@@ -143,17 +148,17 @@ func (a *Accumulator) Summary(persuader, persuadee, set string) Summary {
 	s.MeanTurns = share(0, s.N)
 	s.MeanROut = share(0, s.N)
 	if s.N > 0 {
-		s.MeanRGoal = a.rg / float64(s.N)
-		s.MeanTurns = a.turns / float64(s.N)
-		s.MeanROut = a.ro / float64(s.N)
+		s.MeanRGoal = a.rg.Value() / float64(s.N)
+		s.MeanTurns = a.turns.Value() / float64(s.N)
+		s.MeanROut = a.ro.Value() / float64(s.N)
 	}
 	s.MeanRStrategy = math.NaN()
 	if a.nrs > 0 {
-		s.MeanRStrategy = a.rs / float64(a.nrs)
+		s.MeanRStrategy = a.rs.Value() / float64(a.nrs)
 	}
 	s.MeanBT = math.NaN()
 	if a.nb > 0 {
-		s.MeanBT = a.bt / float64(a.nb)
+		s.MeanBT = a.bt.Value() / float64(a.nb)
 	}
 	s.Moved = share(a.moved, a.nb)
 	s.ClosedGivenMoved = share(a.closed, a.moved)
