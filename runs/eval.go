@@ -271,26 +271,36 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	}
 	// Episodes are written in batches; progress counts stored ones only.
 	w := store.NewWriter(s.Store, res.RunID, 0, 0, onSaved)
+	// A run played whole here is summarised from the outcomes as they are
+	// stored (in the writer's order, under mu), not read back.
+	var seen *outcomeTable
+	if len(done) == 0 && outcomesOnly(plan) {
+		seen = newOutcomeTable(plan)
+	}
 	var mu sync.Mutex
 	execErr := eval.Execute(ctx, jobs, eval.Options{
 		RunID: res.RunID, Seed: spec.Seed, Workers: spec.Workers, Retries: spec.Retries,
 		Episode: plan.Episode,
 		Sink: func(ep *episode.Episode) error {
-			if ep.Terminal == decision.TermFailed {
-				mu.Lock()
-				if res.FirstError == "" {
-					res.FirstError = ep.Error
-				}
-				mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			if ep.Terminal == decision.TermFailed && res.FirstError == "" {
+				res.FirstError = ep.Error
 			}
-			return w.Add(bg, ep)
+			if err := w.Add(bg, ep); err != nil {
+				return err
+			}
+			if seen != nil {
+				seen.add(ep.Outcome())
+			}
+			return nil
 		},
 	})
 	execErr = errors.Join(execErr, w.Close(bg))
 	if execErr != nil {
 		return res, s.Finish(ctx, res.RunID, execErr)
 	}
-	return res, s.conclude(bg, plan, res)
+	return res, s.conclude(bg, plan, res, seen)
 }
 
 // FinishEval summarises eval run runID, whose episodes plan lists, and
@@ -301,13 +311,13 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 // result comes with them.
 func (s *Service) FinishEval(ctx context.Context, plan *EvalPlan, runID string) (*EvalResult, error) {
 	res := &EvalResult{RunID: runID, Plan: plan}
-	return res, s.conclude(ctx, plan, res)
+	return res, s.conclude(ctx, plan, res, nil)
 }
 
 // conclude summarises res's run and finishes it: done, or failed with
 // ErrAllFailed when no scored episode and some failed one.
-func (s *Service) conclude(ctx context.Context, plan *EvalPlan, res *EvalResult) error {
-	if err := s.summarise(ctx, plan, res); err != nil {
+func (s *Service) conclude(ctx context.Context, plan *EvalPlan, res *EvalResult, seen *outcomeTable) error {
+	if err := s.summarise(ctx, plan, res, seen); err != nil {
 		return s.Finish(ctx, res.RunID, err)
 	}
 	var scored, failed int
@@ -372,10 +382,18 @@ func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*E
 // needed). A run of built-in roles with one persuadee needs only the
 // outcome table: it is computed from streamed outcomes in constant
 // memory.
-func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult) error {
+//
+// seen, when set, holds every one of the run's outcomes, in the order
+// they were stored (a run played whole by this process): its table is
+// the one streaming them back would give, without reading them.
+func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult, seen *outcomeTable) error {
 	spec := plan.Spec
 	var err error
-	if !plan.Registry.UsesLLM() && spec.Judge == "" && spec.Metrics == "" && spec.Reward == "" && len(plan.Persuadees) == 1 {
+	if outcomesOnly(plan) {
+		if seen != nil {
+			res.Summaries = seen.summaries(plan)
+			return nil
+		}
 		res.Summaries, err = s.summarizeStored(ctx, res.RunID, plan)
 		return err
 	}
@@ -390,30 +408,56 @@ func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult
 	return err
 }
 
-// summarizeStored is summarize over the run's stored outcomes, streamed.
-func (s *Service) summarizeStored(ctx context.Context, runID string, plan *EvalPlan) ([]eval.Summary, error) {
-	setOf := setIndex(plan.Sets)
-	acc := map[eval.GroupKey]*eval.Accumulator{}
-	err := s.Store.EachOutcome(ctx, runID, func(o episode.Outcome) error {
-		k := eval.GroupKey{Persuader: o.Persuader, Persuadee: o.Persuadee, Set: setOf[o.ScenarioID]}
-		a := acc[k]
+// outcomeTable accumulates outcomes per persuader, persuadee and set:
+// the outcome table in constant memory.
+type outcomeTable struct {
+	setOf map[string]string
+	acc   map[eval.GroupKey]*eval.Accumulator
+}
+
+func newOutcomeTable(plan *EvalPlan) *outcomeTable {
+	return &outcomeTable{setOf: setIndex(plan.Sets), acc: map[eval.GroupKey]*eval.Accumulator{}}
+}
+
+func (t *outcomeTable) add(o episode.Outcome) {
+	k := eval.GroupKey{Persuader: o.Persuader, Persuadee: o.Persuadee, Set: t.setOf[o.ScenarioID]}
+	a := t.acc[k]
+	if a == nil {
+		a = &eval.Accumulator{}
+		t.acc[k] = a
+	}
+	a.Add(o)
+}
+
+// summaries lists the table's rows in the planned order.
+func (t *outcomeTable) summaries(plan *EvalPlan) []eval.Summary {
+	return plannedOrder(plan, func(g eval.GroupKey) eval.Summary {
+		a := t.acc[g]
 		if a == nil {
 			a = &eval.Accumulator{}
-			acc[k] = a
 		}
-		a.Add(o)
+		return a.Summary(g.Persuader, g.Persuadee, g.Set)
+	})
+}
+
+// outcomesOnly reports whether plan's table needs only the episodes'
+// outcomes: built-in roles, one persuadee, no judge, metrics or reward.
+func outcomesOnly(plan *EvalPlan) bool {
+	spec := plan.Spec
+	return !plan.Registry.UsesLLM() && spec.Judge == "" && spec.Metrics == "" && spec.Reward == "" && len(plan.Persuadees) == 1
+}
+
+// summarizeStored is summarize over the run's stored outcomes, streamed.
+func (s *Service) summarizeStored(ctx context.Context, runID string, plan *EvalPlan) ([]eval.Summary, error) {
+	t := newOutcomeTable(plan)
+	err := s.Store.EachOutcome(ctx, runID, func(o episode.Outcome) error {
+		t.add(o)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return plannedOrder(plan, func(g eval.GroupKey) eval.Summary {
-		a := acc[g]
-		if a == nil {
-			a = &eval.Accumulator{}
-		}
-		return a.Summary(g.Persuader, g.Persuadee, g.Set)
-	}), nil
+	return t.summaries(plan), nil
 }
 
 // summarize groups a run's episodes in the planned order.

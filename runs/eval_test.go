@@ -23,8 +23,9 @@ func openDB(t *testing.T) *store.DB {
 	return db
 }
 
-// The streamed outcome table equals the one computed from whole episodes,
-// and the run is done with every episode stored.
+// The outcome table (accumulated as a fresh run stores its episodes,
+// streamed from the store on resume) equals the one computed from whole
+// episodes, and the run is done with every episode stored.
 func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
@@ -57,10 +58,34 @@ func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 	if len(want) != 4 || want[0].N != 120 || a.String() != b.String() {
 		t.Fatalf("streamed table differs:\n%s\nvs\n%s", b.String(), a.String())
 	}
-	// A resume plays nothing more.
+	// The fresh run's table was accumulated as episodes were stored; it
+	// is, to the last bit, the one streamed back from the store.
+	stored, err := svc.summarizeStored(ctx, res.RunID, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Reset()
+	b.Reset()
+	if err := eval.WriteJSON(&a, stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := eval.WriteJSON(&b, res.Summaries); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Fatalf("accumulated table differs from the stored one:\n%s\nvs\n%s", b.String(), a.String())
+	}
+	// A resume plays nothing more, and its table (streamed) is the same.
 	res2, err := svc.Eval(ctx, plan, EvalOptions{RunID: res.RunID})
 	if err != nil || res2.Planned != 0 || res2.Stored != 480 {
 		t.Fatalf("resume: %+v %v", res2, err)
+	}
+	b.Reset()
+	if err := eval.WriteJSON(&b, res2.Summaries); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Fatalf("resumed table differs:\n%s\nvs\n%s", b.String(), a.String())
 	}
 }
 
