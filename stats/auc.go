@@ -3,8 +3,9 @@
 // paired differences), Wilson score intervals for proportions, Cohen's
 // kappa (unweighted and weighted), and the paired tests used to compare
 // two persuaders on the same scenarios: McNemar's test on a binary outcome
-// and the Wilcoxon signed-rank test on a score. docs/stats.md describes
-// each. Everything is deterministic: resampling draws from an explicitly
+// and the Wilcoxon signed-rank test on a score; and an exact,
+// order-independent Sum for run tables. docs/stats.md describes each.
+// Everything is deterministic: resampling draws from an explicitly
 // seeded PCG (math/rand/v2). Distribution functions come from the
 // standard library (math.Erfc, math.Erfcinv, math.Lgamma).
 package stats
