@@ -272,7 +272,8 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	// Episodes are written in batches; progress counts stored ones only.
 	w := store.NewWriter(s.Store, res.RunID, 0, 0, onSaved)
 	// A run played whole here is summarised from the outcomes as they are
-	// stored (in the writer's order, under mu), not read back.
+	// stored, not read back (the table does not depend on their order:
+	// eval.Accumulator sums exactly).
 	var seen *outcomeTable
 	if len(done) == 0 && outcomesOnly(plan) {
 		seen = newOutcomeTable(plan)
@@ -282,16 +283,22 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 		RunID: res.RunID, Seed: spec.Seed, Workers: spec.Workers, Retries: spec.Retries,
 		Episode: plan.Episode,
 		Sink: func(ep *episode.Episode) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if ep.Terminal == decision.TermFailed && res.FirstError == "" {
-				res.FirstError = ep.Error
+			if ep.Terminal == decision.TermFailed {
+				mu.Lock()
+				if res.FirstError == "" {
+					res.FirstError = ep.Error
+				}
+				mu.Unlock()
 			}
+			// Add checks and encodes the episode: workers do that in
+			// parallel, outside mu.
 			if err := w.Add(bg, ep); err != nil {
 				return err
 			}
 			if seen != nil {
+				mu.Lock()
 				seen.add(ep.Outcome())
+				mu.Unlock()
 			}
 			return nil
 		},
