@@ -257,7 +257,11 @@ func (v *verdict) apply(cfg Config, ep *Episode) {
 			ep.RStrategy = &s
 		}
 	}
-	if v.tags != nil {
+	if v.tags != nil && len(v.tags) != len(ep.Turns) {
+		// A defect, not a judge failure: recorded rather than a panic in
+		// a worker goroutine.
+		msgs = append(msgs, fmt.Sprintf("acts: %d judged utterances for %d turns", len(v.tags), len(ep.Turns)))
+	} else if v.tags != nil {
 		ok := true
 		for i, err := range v.tagErr {
 			ep.JudgeUsage = ep.JudgeUsage.Add(v.tagU[i])
@@ -277,20 +281,18 @@ func (v *verdict) apply(cfg Config, ep *Episode) {
 }
 
 // utterances returns the persuader's utterances of ep's recorded turns,
-// plus last when it is not "" (the current turn, before it settles); nil
-// without an ActJudge, which is the only judge that reads them.
-func utterances(cfg Config, ep *Episode, last string) []string {
+// then pending (the current turn's, before it settles; it may be "", an
+// empty utterance is a turn too); nil without an ActJudge, which is the
+// only judge that reads them.
+func utterances(cfg Config, ep *Episode, pending ...string) []string {
 	if cfg.ActJudge == nil {
 		return nil
 	}
-	out := make([]string, 0, len(ep.Turns)+1)
+	out := make([]string, 0, len(ep.Turns)+len(pending))
 	for _, t := range ep.Turns {
 		out = append(out, t.Persuader)
 	}
-	if last != "" {
-		out = append(out, last)
-	}
-	return out
+	return append(out, pending...)
 }
 
 // judging is a judge step started before the episode's last read-out
@@ -856,7 +858,7 @@ func (e *Env) end(ctx context.Context) error {
 		if e.early != nil {
 			v, e.early = e.early.wait(), nil
 		} else {
-			v = runJudges(ctx, e.cfg, e.sc, utterances(e.cfg, e.ep, ""), e.transcript)
+			v = runJudges(ctx, e.cfg, e.sc, utterances(e.cfg, e.ep), e.transcript)
 		}
 		if err := ctx.Err(); err != nil {
 			return e.abandon(err)

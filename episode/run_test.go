@@ -857,3 +857,35 @@ func TestJudgesOverlapLastReadOut(t *testing.T) {
 		t.Fatalf("failed read-out: terminal %s, error %q, R_strategy %v, judge usage %+v, acts by %q", ep.Terminal, ep.Error, ep.RStrategy, ep.JudgeUsage, ep.ActsBy)
 	}
 }
+
+// silentLast says "utterance t" but nothing at its last turn.
+type silentLast struct{ tmax int }
+
+func (s silentLast) Name() string { return "silent-last" }
+func (s silentLast) Start(context.Context, scenario.Public, uint64) (PersuaderSession, error) {
+	return s, nil
+}
+func (s silentLast) Say(_ context.Context, tr []Message) (Utterance, error) {
+	if t := len(tr)/2 + 1; t < s.tmax {
+		return Utterance{Text: fmt.Sprintf("utterance %d", t)}, nil
+	}
+	return Utterance{}, nil
+}
+
+// An empty last utterance is a turn the act judge tags, with the judges
+// overlapping the last read-out as for any other (it once dropped that
+// utterance and indexed past the tags: a panic in the worker).
+func TestJudgesOverlapEmptyLastUtterance(t *testing.T) {
+	g := &judgeGate{fakeJudge: fakeJudge{score: 0.25}, asked: make(chan struct{})}
+	ep, err := Run(context.Background(), Config{Tmax: 3, Judge: g, ActJudge: g}, sc, silentLast{tmax: 3}, &lastProbe{gate: g, tmax: 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ep.Turns) != 3 || ep.Turns[2].Persuader != "" || ep.JudgeError != "" || ep.ActsBy != ActsByJudge ||
+		strings.Join(ep.Turns[2].Acts, ",") != "evidence,autonomy" {
+		t.Fatalf("%d turns, judge error %q, acts by %q, turns %+v", len(ep.Turns), ep.JudgeError, ep.ActsBy, ep.Turns)
+	}
+	if want := (Usage{PromptTokens: 130, CompletionTokens: 16, Requests: 4}); ep.JudgeUsage != want {
+		t.Errorf("judge usage %+v, want %+v", ep.JudgeUsage, want)
+	}
+}
