@@ -9,7 +9,8 @@
 // transaction, so an episode is stored exactly once however often River
 // delivers its job (a worker killed mid-episode, a rescued stuck job). The
 // worker storing a run's last episode finishes the run as eval would
-// (runs.Service.FinishEval). docs/scale.md describes the architecture.
+// (runs.Service.FinishEval), or, when it dies first, the run's finish job
+// (FinishArgs) does. docs/scale.md describes the architecture.
 //
 // River's own tables live beside the run store's, created and upgraded by
 // River's migrator (rivermigrate) when the queue is opened; the run
@@ -64,6 +65,23 @@ func (EpisodeArgs) InsertOpts() river.InsertOpts {
 		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 		rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
 }
+
+// FinishArgs is a run's finish job: it finishes eval run Run
+// (runs.Service.FinishEval) once every episode of it is stored, waiting
+// until then. Enqueue queues one with a run's episode jobs, unique by run
+// among jobs not yet finished. The worker that stores the last episode
+// finishes the run itself; this job is what finishes it when that worker
+// dies between the two, or fails to finish it.
+type FinishArgs struct {
+	Run string `json:"run"`
+}
+
+// Kind names the job kind in River's tables.
+func (FinishArgs) Kind() string { return "persuarena_finish" }
+
+// InsertOpts puts the job on queue Name, unique by run among jobs not
+// yet finished (a waiting finish job is "scheduled").
+func (FinishArgs) InsertOpts() river.InsertOpts { return EpisodeArgs{}.InsertOpts() }
 
 // key returns the args' eval key.
 func (a EpisodeArgs) key() eval.Key {
@@ -166,7 +184,9 @@ const insertBatch = 1000
 // Enqueue inserts one job per eval job of run runID (eval.Plan's order)
 // and returns how many it inserted; keys whose job is already queued or
 // running are skipped (EpisodeArgs.InsertOpts), so a repeated Enqueue of
-// the same keys inserts nothing, and a key listed twice gets one job. Errors: River's, wrapped; jobs of
+// the same keys inserts nothing, and a key listed twice gets one job.
+// Then it queues the run's finish job (FinishArgs), unless one is
+// waiting already; it is not counted. Errors: River's, wrapped; jobs of
 // batches inserted before the error stay queued.
 func (c *Conn) Enqueue(ctx context.Context, runID string, jobs []eval.Job) (int, error) {
 	n := 0
@@ -194,6 +214,9 @@ func (c *Conn) Enqueue(ctx context.Context, runID string, jobs []eval.Job) (int,
 				n++
 			}
 		}
+	}
+	if _, err := c.inserter.Insert(ctx, FinishArgs{Run: runID}, nil); err != nil {
+		return n, fmt.Errorf("queue: enqueue run %s: finish job: %w", runID, err)
 	}
 	return n, nil
 }

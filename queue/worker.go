@@ -37,6 +37,9 @@ type WorkerOptions struct {
 	// PollInterval is how often an idle worker looks for jobs besides
 	// River's insert notifications; 0: DefaultPollInterval.
 	PollInterval time.Duration
+	// FinishPoll is how long a run's finish job waits before it checks
+	// again whether every episode is stored; 0: DefaultFinishPoll.
+	FinishPoll time.Duration
 	// Log receives one line per stored episode and River's warnings (nil:
 	// none).
 	Log io.Writer
@@ -52,6 +55,11 @@ const (
 	DefaultJobTimeout   = 30 * time.Minute
 	DefaultRescueAfter  = time.Hour
 	DefaultPollInterval = time.Second
+	// DefaultFinishPoll: the finish job is the fallback for a worker lost
+	// between storing a run's last episode and finishing the run (the
+	// worker that stores it finishes the run at once); a check costs two
+	// aggregate queries.
+	DefaultFinishPoll = 10 * time.Second
 )
 
 // check validates o. Errors name the flag.
@@ -61,8 +69,8 @@ func (o WorkerOptions) check() error {
 		return fmt.Errorf("--workers must be >= 1, got %d", o.Workers)
 	case o.Retries < 0:
 		return fmt.Errorf("--retries must be >= 0, got %d", o.Retries)
-	case o.JobTimeout < 0 || o.RescueAfter < 0 || o.PollInterval < 0:
-		return errors.New("--job-timeout, --rescue-after and the poll interval must be >= 0")
+	case o.JobTimeout < 0 || o.RescueAfter < 0 || o.PollInterval < 0 || o.FinishPoll < 0:
+		return errors.New("--job-timeout, --rescue-after and the poll intervals must be >= 0")
 	case cmp.Or(o.RescueAfter, DefaultRescueAfter) <= cmp.Or(o.JobTimeout, DefaultJobTimeout):
 		return fmt.Errorf("--rescue-after (%s) must exceed --job-timeout (%s)", cmp.Or(o.RescueAfter, DefaultRescueAfter), cmp.Or(o.JobTimeout, DefaultJobTimeout))
 	}
@@ -74,13 +82,17 @@ func (o WorkerOptions) check() error {
 // cancelled (then episodes in play are abandoned, their jobs retried by
 // other workers or on the next start). Each job's episode is played from
 // its run's stored spec (runs.Service.LoadEval, runs.PrepareEval, cached
-// per run) by eval.Execute, so it has the seed and the retries a
-// single-process eval gives it; the episode is saved and its job
-// completed in one transaction (store.DB.SaveEpisodesTx,
-// river.JobCompleteTx); an episode already stored (a job delivered again)
-// completes its job without a second row. The worker that stores a run's
-// last episode finishes the run (runs.Service.FinishEval). A failed
-// episode is stored as eval stores it (terminal "failed").
+// per run) by eval.Execute, so it has the seed a single-process eval gives
+// it (and this worker's o.Retries: a run does not store its --retries);
+// the episode is saved and its job completed in one transaction
+// (store.DB.SaveEpisodesTx, river.JobCompleteTx); an episode already
+// stored (a job delivered again) completes its job without a second row,
+// and a job whose run was deleted is cancelled. The worker that stores a
+// run's last episode finishes the run (runs.Service.FinishEval); should
+// it die or fail before that, the run's finish job (FinishArgs, queued
+// with its episodes) finishes it: that job waits, re-checking every
+// o.FinishPoll, until every episode is stored. A failed episode is stored
+// as eval stores it (terminal "failed").
 //
 // Errors: o's (naming the flag); Open's and store.OpenURL's; River's at
 // start or stop. A job's errors are River's to retry (with backoff) and
@@ -102,6 +114,7 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 	w := &episodeWorker{q: q, st: st, svc: runs.New(st), o: o, plans: map[string]*runPlan{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
+	river.AddWorker(workers, &finishWorker{w: w})
 	poll := cmp.Or(o.PollInterval, DefaultPollInterval)
 	client, err := river.NewClient(riverpgxv5.New(q.pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{Name: {MaxWorkers: o.Workers}},
@@ -215,6 +228,10 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](bg, tx, job)
 		return err
 	})
+	if errors.Is(err, store.ErrNotFound) { // the run was deleted meanwhile
+		w.drop(a.Run)
+		return river.JobCancel(fmt.Errorf("%w: run %s: %v", errNoPlan, a.Run, err))
+	}
 	if err != nil {
 		return fmt.Errorf("run %s: save episode %s/%d: %w", a.Run, a.ScenarioID, a.Rollout, err)
 	}
@@ -225,46 +242,93 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		}
 		fmt.Fprintf(w.o.Log, "run %s: episode %s %s (%s)\n", a.Run, store.KeyOf(ep), what, ep.Terminal)
 	}
-	return w.finishIfDone(bg, a.Run, p)
+	// The job is complete whatever happens now: a failure to finish the
+	// run is the run's finish job's to retry.
+	if _, err := w.finishIfDone(bg, a.Run, p); err != nil && w.o.Log != nil {
+		fmt.Fprintf(w.o.Log, "run %s: %v (its finish job retries)\n", a.Run, err)
+	}
+	return nil
+}
+
+// drop forgets run id's plan (a finished or deleted run; a resume builds
+// it again).
+func (w *episodeWorker) drop(id string) {
+	w.mu.Lock()
+	delete(w.plans, id)
+	w.mu.Unlock()
 }
 
 // finishIfDone finishes run id once every one of its episodes is stored
-// and it is still running. Several workers may see that at once;
-// finishing is idempotent (the same summary, the same status).
-func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan) error {
+// and it is still running, and reports whether every episode is stored.
+// Several workers may see that at once; finishing is idempotent (the same
+// summary, the same status).
+func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan) (bool, error) {
 	pcs, err := w.st.TerminalCounts(ctx, id)
 	if err != nil {
-		return fmt.Errorf("run %s: progress: %w", id, err)
+		return false, fmt.Errorf("run %s: progress: %w", id, err)
 	}
 	n := 0
 	for _, pc := range pcs {
 		n += pc.Episodes
 	}
 	if n < len(p.jobs) {
-		return nil
+		return false, nil
 	}
 	run, err := w.st.GetRun(ctx, id)
 	if err != nil {
-		return err
+		return true, err
 	}
-	// A finished run's plan is dropped (a resume builds it again).
-	defer func() {
-		w.mu.Lock()
-		delete(w.plans, id)
-		w.mu.Unlock()
-	}()
 	if run.Status != store.StatusRunning {
-		return nil
+		w.drop(id)
+		return true, nil
 	}
 	_, err = w.svc.FinishEval(ctx, p.plan, id)
 	if errors.Is(err, runs.ErrAllFailed) {
 		err = nil // the run is marked failed; the job itself succeeded
 	}
 	if err != nil {
-		return fmt.Errorf("run %s: finish: %w", id, err)
+		return true, fmt.Errorf("run %s: finish: %w", id, err)
 	}
+	w.drop(id)
 	if w.o.Log != nil {
 		fmt.Fprintf(w.o.Log, "run %s: all %d episodes stored, run finished\n", id, n)
+	}
+	return true, nil
+}
+
+// finishWorker plays FinishArgs jobs: it finishes a run whose episodes
+// are all stored, or snoozes (River's JobSnooze, which spends no
+// attempt) until they are.
+type finishWorker struct {
+	river.WorkerDefaults[FinishArgs]
+	w *episodeWorker
+}
+
+func (f *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
+	w, id := f.w, job.Args.Run
+	run, err := w.st.GetRun(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(fmt.Errorf("%w: %v", errNoPlan, err))
+	}
+	if err != nil {
+		return err
+	}
+	if run.Status != store.StatusRunning {
+		return nil // finished by the worker that stored its last episode
+	}
+	p, err := w.planOf(ctx, id)
+	if errors.Is(err, errNoPlan) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	done, err := w.finishIfDone(ctx, id, p)
+	switch {
+	case err != nil:
+		return err
+	case !done:
+		return river.JobSnooze(cmp.Or(w.o.FinishPoll, DefaultFinishPoll))
 	}
 	return nil
 }
