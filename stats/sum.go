@@ -12,21 +12,38 @@ import "math"
 // The algorithm is Shewchuk's non-overlapping partials ("Adaptive
 // Precision Floating-Point Arithmetic and Fast Robust Geometric
 // Predicates", 1997) with the correctly rounded final step of Python's
-// math.fsum. Values must be finite (an infinity or NaN makes Value NaN or
-// infinite as IEEE arithmetic does, no longer exactly). The zero value is
-// an empty sum (Value 0); Add costs O(len(partials)), typically 1-3.
+// math.fsum. Non-finite values are summed apart, as fsum does: a NaN
+// makes Value NaN, infinities give their IEEE sum (+Inf and -Inf: NaN).
+// Choice: where fsum raises on an intermediate overflow (finite values
+// whose partial sum leaves float64's range), Value is that overflow's
+// infinity and later finite values are ignored, even where the exact sum
+// is finite again, as in 1e308 + 1e308 - 1e308. The zero value is an
+// empty sum (Value 0); Add costs O(len(partials)), typically 1-3.
 type Sum struct {
 	partials []float64 // non-overlapping, increasing magnitude
+	special  float64   // the sum of the non-finite values added; 0: none
+	overflow float64   // the first overflowed partial sum (±Inf); 0: none
 }
 
 // Add adds x to the sum.
 func (s *Sum) Add(x float64) {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		s.special += x
+		return
+	}
+	if s.overflow != 0 {
+		return // Value is the overflow's from now on
+	}
 	i := 0
 	for _, y := range s.partials {
 		if math.Abs(x) < math.Abs(y) {
 			x, y = y, x
 		}
 		hi := x + y
+		if math.IsInf(hi, 0) {
+			s.overflow = hi
+			return
+		}
 		lo := y - (hi - x)
 		if lo != 0 {
 			s.partials[i] = lo
@@ -37,8 +54,15 @@ func (s *Sum) Add(x float64) {
 	s.partials = append(s.partials[:i], x)
 }
 
-// Value returns the sum, correctly rounded to float64.
+// Value returns the sum, correctly rounded to float64 (non-finite and
+// overflowing sums: see Sum).
 func (s *Sum) Value() float64 {
+	switch {
+	case s.special != 0: // NaN != 0 too
+		return s.special + s.overflow
+	case s.overflow != 0:
+		return s.overflow
+	}
 	n := len(s.partials)
 	if n == 0 {
 		return 0

@@ -75,3 +75,34 @@ func exactSum(xs []float64) float64 {
 	f, _ := acc.Float64()
 	return f
 }
+
+// Non-finite values are summed apart (a NaN anywhere is NaN; infinities
+// give their IEEE sum); an intermediate overflow gives its infinity,
+// the documented Choice where Python's fsum raises OverflowError.
+func TestSumNonFinite(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	cases := []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{1, inf}, inf},
+		{[]float64{inf, 1, 2}, inf},
+		{[]float64{-inf, 1e308, 1e308}, nan}, // -Inf plus an overflow's +Inf, as IEEE's -Inf + Inf
+		{[]float64{inf, -inf}, nan},
+		{[]float64{1, nan, 2}, nan},
+		{[]float64{1e308, 1e308}, inf},
+		{[]float64{-1e308, -1e308, 5}, -inf},
+		{[]float64{1e308, 1e308, -1e308}, inf}, // exactly 1e308: not represented
+		{[]float64{math.MaxFloat64, -math.MaxFloat64, 1}, 1},
+	}
+	for _, c := range cases {
+		var s Sum
+		for _, x := range c.in {
+			s.Add(x)
+		}
+		got := s.Value()
+		if math.Float64bits(got) != math.Float64bits(c.want) && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("Sum%v = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
