@@ -60,6 +60,7 @@ type EpisodeWriter struct {
 	buf, queue         []*episode.Episode
 	bufRows, queueRows []episodeRow
 	writing            bool // a writer goroutine is running
+	closed             bool // Close was called: nothing is written after it
 	timer              *time.Timer
 	err                error // a write's error, returned once
 	ctx                context.Context
@@ -123,6 +124,11 @@ func (w *EpisodeWriter) Add(ctx context.Context, ep *episode.Episode) error {
 	if len(w.buf) >= w.batch {
 		w.handOffLocked()
 		for w.err == nil && len(w.queue) >= MaxQueued*w.batch {
+			if !w.writing {
+				// Another caller took the error that stopped the writer:
+				// retry its batch, as Flush would.
+				w.handOffLocked()
+			}
 			w.cond.Wait()
 		}
 		return nil
@@ -150,16 +156,29 @@ func (w *EpisodeWriter) Flush(ctx context.Context) error {
 }
 
 // Close flushes and stops the delay timer; the writer must not be used
-// afterwards. Errors: as for Flush.
+// afterwards, and writes nothing after Close returns: after an error,
+// what was not written is dropped (onSaved never reported it; a resume
+// replays it). Errors: as for Flush.
 func (w *EpisodeWriter) Close(ctx context.Context) error {
-	return w.Flush(ctx)
+	err := w.Flush(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	for w.writing { // a write started by a timer that fired meanwhile
+		w.cond.Wait()
+	}
+	return err
 }
 
 func (w *EpisodeWriter) background() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.timer = nil
-	if w.err == nil {
+	if w.err == nil && !w.closed {
 		w.handOffLocked()
 	}
 }

@@ -211,3 +211,46 @@ func TestEpisodeWriterRefusesInvalidAtAdd(t *testing.T) {
 		t.Fatalf("stored %v, want only s#0", k)
 	}
 }
+
+// failFirst fails its first SaveEpisodes once release is closed and
+// counts the episodes of later ones.
+type failFirst struct {
+	Store
+	release chan struct{}
+	calls   atomic.Int64
+	stored  atomic.Int64
+}
+
+func (f *failFirst) SaveEpisodes(_ context.Context, _ string, eps []*episode.Episode) error {
+	if f.calls.Add(1) == 1 {
+		<-f.release
+		return errors.New("disk gone")
+	}
+	f.stored.Add(int64(len(eps)))
+	return nil
+}
+
+// A Close that returns a write's error writes nothing afterwards: the
+// delay timer of an episode buffered after the failed batch is stopped
+// (it once fired after Close and stored and reported the episodes).
+func TestEpisodeWriterNothingAfterClose(t *testing.T) {
+	ctx := context.Background()
+	f := &failFirst{release: make(chan struct{})}
+	var saved atomic.Int64
+	const delay = 200 * time.Millisecond
+	w := NewWriter(f, "r1", 2, delay, func(n int) { saved.Add(int64(n)) })
+	for _, id := range []string{"a", "b", "c"} { // a, b: the blocked write; c: buffered
+		if err := w.Add(ctx, &episode.Episode{ScenarioID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(f.release)
+	time.Sleep(20 * time.Millisecond) // the write fails
+	if err := w.Close(ctx); err == nil || err.Error() != "disk gone" {
+		t.Fatalf("Close: %v, want the write's error", err)
+	}
+	time.Sleep(2 * delay)
+	if n, s := f.stored.Load(), saved.Load(); n != 0 || s != 0 {
+		t.Fatalf("%d episodes written and %d reported after Close", n, s)
+	}
+}
