@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -278,27 +277,19 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	if len(done) == 0 && outcomesOnly(plan) {
 		seen = newOutcomeTable(plan)
 	}
-	var mu sync.Mutex
 	execErr := eval.Execute(ctx, jobs, eval.Options{
 		RunID: res.RunID, Seed: spec.Seed, Workers: spec.Workers, Retries: spec.Retries,
 		Episode: plan.Episode,
+		// Sink is called from one goroutine.
 		Sink: func(ep *episode.Episode) error {
-			if ep.Terminal == decision.TermFailed {
-				mu.Lock()
-				if res.FirstError == "" {
-					res.FirstError = ep.Error
-				}
-				mu.Unlock()
+			if ep.Terminal == decision.TermFailed && res.FirstError == "" {
+				res.FirstError = ep.Error
 			}
-			// Add checks and encodes the episode: workers do that in
-			// parallel, outside mu.
 			if err := w.Add(bg, ep); err != nil {
 				return err
 			}
 			if seen != nil {
-				mu.Lock()
 				seen.add(ep.Outcome())
-				mu.Unlock()
 			}
 			return nil
 		},
