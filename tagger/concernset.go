@@ -3,6 +3,7 @@ package tagger
 import (
 	"hash/maphash"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/persuarena/persuarena/scenario"
@@ -209,7 +210,9 @@ func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 	}
 	putScratch(sc)
 	if ms := memoSetOf(h); memoOK && ms.repeats(h) {
-		e := &memoEntry{cs: cs, text: text, tags: t}
+		// A copy: text may be a slice of a larger buffer, which the entry
+		// would keep alive.
+		e := &memoEntry{salt: cs.salt, text: strings.Clone(text), tags: t}
 		for c, hit := range dst[base:] {
 			if hit {
 				e.hits |= 1 << c
@@ -225,9 +228,11 @@ func (cs *ConcernSet) TagMentions(dst []bool, text string) (Tags, []bool) {
 // latest repeated texts that map to it. Entries are immutable once
 // stored, so readers need no lock, and a way's hash and entry are
 // checked together (a reader that sees one of them changed finds no
-// match). The cache holds at most 2 × memoSets entries, each keeping its
-// text and set alive: under 20 MB in the worst case, a few MB for the
-// template sentences of the built-in persuaders.
+// match). The cache holds at most 2 × memoSets entries, each a copy of
+// its text (at most maxMemoText bytes) and its tags, keyed by the set's
+// number rather than the set, so a dropped set is not kept alive: under
+// 20 MB in the worst case, a few MB for the template sentences of the
+// built-in persuaders.
 var (
 	tagMemo  [memoSets]memoSet
 	memoSeed = maphash.MakeSeed()
@@ -258,7 +263,7 @@ type memoSet struct {
 // memoEntry is one cached TagMentions result: hits bit c is concern c's
 // mention.
 type memoEntry struct {
-	cs   *ConcernSet
+	salt uint64 // the set's (ConcernSet.salt)
 	text string
 	tags Tags
 	hits uint64
@@ -271,7 +276,7 @@ func memoSetOf(h uint64) *memoSet { return &tagMemo[h&(memoSets-1)] }
 func (m *memoSet) lookup(h uint64, cs *ConcernSet, text string) *memoEntry {
 	for w := range m.h {
 		if m.h[w].Load() == h {
-			if e := m.e[w].Load(); e != nil && e.cs == cs && e.text == text {
+			if e := m.e[w].Load(); e != nil && e.salt == cs.salt && e.text == text {
 				return e
 			}
 		}
