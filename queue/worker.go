@@ -111,7 +111,7 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 		return err
 	}
 	defer st.Close()
-	w := &episodeWorker{q: q, st: st, svc: runs.New(st), o: o, plans: map[string]*runPlan{}}
+	w := &episodeWorker{q: q, st: st, svc: runs.New(st), o: o, plans: map[string]*planEntry{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
 	river.AddWorker(workers, &finishWorker{w: w})
@@ -148,6 +148,14 @@ type runPlan struct {
 	jobs map[eval.Key]eval.Job
 }
 
+// planEntry is a plan being built or built: done is closed once p or err
+// is set.
+type planEntry struct {
+	done chan struct{}
+	p    *runPlan
+	err  error
+}
+
 // episodeWorker plays EpisodeArgs jobs.
 type episodeWorker struct {
 	river.WorkerDefaults[EpisodeArgs]
@@ -156,17 +164,42 @@ type episodeWorker struct {
 	svc *runs.Service
 	o   WorkerOptions
 
-	mu    sync.Mutex // guards plans; held while a plan is built
-	plans map[string]*runPlan
+	mu    sync.Mutex // guards plans
+	plans map[string]*planEntry
 }
 
-// planOf returns run id's plan, building it once.
+// planOf returns run id's plan, building it once: the jobs of that run
+// wait for the build, other runs' jobs do not. A failed build is not
+// kept (the next job tries again).
 func (w *episodeWorker) planOf(ctx context.Context, id string) (*runPlan, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if p := w.plans[id]; p != nil {
-		return p, nil
+	e := w.plans[id]
+	if e != nil {
+		w.mu.Unlock()
+		select {
+		case <-e.done:
+			return e.p, e.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	e = &planEntry{done: make(chan struct{})}
+	w.plans[id] = e
+	w.mu.Unlock()
+	e.p, e.err = w.buildPlan(ctx, id)
+	if e.err != nil {
+		w.mu.Lock()
+		if w.plans[id] == e {
+			delete(w.plans, id)
+		}
+		w.mu.Unlock()
+	}
+	close(e.done)
+	return e.p, e.err
+}
+
+// buildPlan resolves run id's stored spec into its plan.
+func (w *episodeWorker) buildPlan(ctx context.Context, id string) (*runPlan, error) {
 	spec, err := w.svc.LoadEval(ctx, id, w.o.Config)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %v", errNoPlan, err)
@@ -183,7 +216,6 @@ func (w *episodeWorker) planOf(ctx context.Context, id string) (*runPlan, error)
 	for _, j := range eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, nil) {
 		p.jobs[j.Key()] = j
 	}
-	w.plans[id] = p
 	return p, nil
 }
 
