@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/store/storetest"
 )
@@ -31,18 +30,8 @@ func TestFinishJob(t *testing.T) {
 	cfg, _ := fleet(t, 0)
 	spec := llmSpec(cfg, scenarioFile(t, 2), 1)
 	refEps, refTable, refList := reference(t, spec)
-	svc := runs.Open(db)
-	defer svc.Close()
-	res, queued, err := EnqueueEval(ctx, svc, db, spec, runs.EvalOptions{})
-	if err != nil || queued != 2 {
-		t.Fatalf("enqueue: %d queued, %v", queued, err)
-	}
+	svc, res, q := enqueued(t, db, spec, 2)
 	id := res.RunID
-	q, err := Open(ctx, db, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
 	if s := jobState(t, q, FinishArgs{}.Kind(), id); s != "available" {
 		t.Fatalf("finish job %q, want available", s)
 	}
@@ -60,13 +49,9 @@ func TestFinishJob(t *testing.T) {
 	}
 	save(0)
 
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
 	log := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- Work(wctx, db, WorkerOptions{Workers: 2, PollInterval: 20 * time.Millisecond, FinishPoll: 100 * time.Millisecond, Log: log})
-	}()
+	stop := workIn(db, WorkerOptions{Workers: 2, PollInterval: 20 * time.Millisecond, FinishPoll: 100 * time.Millisecond, Log: log})
+	defer stop()
 	snoozes := func() (n, attempt int) {
 		t.Helper()
 		if err := q.pool.QueryRow(ctx, `SELECT coalesce((metadata->>'snoozes')::int, 0), attempt FROM river_job
@@ -88,8 +73,7 @@ func TestFinishJob(t *testing.T) {
 	}
 	save(1)
 	run, err := Wait(ctx, svc.Store, id, nil)
-	stop()
-	if werr := <-done; werr != nil || err != nil || run.Status != store.StatusDone {
+	if werr := stop(); werr != nil || err != nil || run.Status != store.StatusDone {
 		t.Fatalf("run %s; worker: %v; wait: %v\n%s", run.Status, werr, err, log.String())
 	}
 	if s := jobState(t, q, FinishArgs{}.Kind(), id); s != "completed" {
@@ -107,25 +91,11 @@ func TestDeletedRunCancelsJobs(t *testing.T) {
 	db := storetest.PostgresURL(t)
 	cfg, _ := fleet(t, 30*time.Millisecond)
 	spec := llmSpec(cfg, scenarioFile(t, 4), 2)
-	svc := runs.Open(db)
-	defer svc.Close()
-	res, queued, err := EnqueueEval(ctx, svc, db, spec, runs.EvalOptions{})
-	if err != nil || queued != 8 {
-		t.Fatalf("enqueue: %d queued, %v", queued, err)
-	}
+	svc, res, q := enqueued(t, db, spec, 8)
 	id := res.RunID
-	q, err := Open(ctx, db, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
 	log := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- Work(wctx, db, WorkerOptions{Workers: 1, PollInterval: 20 * time.Millisecond, Log: log})
-	}()
+	stop := workIn(db, WorkerOptions{Workers: 1, PollInterval: 20 * time.Millisecond, Log: log})
+	defer stop()
 	for deadline := time.Now().Add(30 * time.Second); stored(t, svc.Store, id) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no episode stored\n%s", log.String())
@@ -147,8 +117,7 @@ func TestDeletedRunCancelsJobs(t *testing.T) {
 			t.Fatalf("%d jobs retryable, %d unfinished\n%s", n, count("available,running,retryable,scheduled,pending"), log.String())
 		}
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if n := count("cancelled"); n < 1 {

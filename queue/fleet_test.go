@@ -222,3 +222,40 @@ func matchesReference(t testing.TB, q *Conn, svc *runs.Service, plan *runs.EvalP
 		t.Fatalf("table:\n%s\nsingle process:\n%s", got, refTable)
 	}
 }
+
+// enqueued queues spec's run in the PostgreSQL run database db (want:
+// the number of episode jobs it must queue) and opens the queue; both
+// close when t ends.
+func enqueued(t testing.TB, db string, spec runs.EvalSpec, want int) (*runs.Service, *runs.EvalResult, *Conn) {
+	t.Helper()
+	ctx := context.Background()
+	svc := runs.Open(db)
+	t.Cleanup(func() { svc.Close() })
+	res, queued, err := EnqueueEval(ctx, svc, db, spec, runs.EvalOptions{})
+	if err != nil || queued != want {
+		t.Fatalf("enqueue: %d queued, %v; want %d", queued, err, want)
+	}
+	q, err := Open(ctx, db, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	return svc, res, q
+}
+
+// workIn runs Work in this process on db with o until stop, which returns Work's
+// error (each call the same; from the test's goroutine).
+func workIn(db string, o WorkerOptions) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Work(ctx, db, o) }()
+	var err error
+	stopped := false
+	return func() error {
+		if !stopped {
+			cancel()
+			err, stopped = <-done, true
+		}
+		return err
+	}
+}

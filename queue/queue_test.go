@@ -108,12 +108,9 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 	if k, err := q.Enqueue(ctx, "no-such-run", jobs[:1]); err != nil || k != 1 {
 		t.Fatalf("enqueue for a missing run: %d, %v", k, err)
 	}
-	wctx, stop := context.WithCancel(ctx)
 	log := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- Work(wctx, db, WorkerOptions{Workers: 3, PollInterval: 20 * time.Millisecond, Log: log})
-	}()
+	stop := workIn(db, WorkerOptions{Workers: 3, PollInterval: 20 * time.Millisecond, Log: log})
+	defer stop()
 	var seen []int // Wait's progress: stored counts, rising to n
 	run, err := Wait(ctx, svc.Store, id, func(k int) { seen = append(seen, k) })
 	var state string // the missing run's job, once the worker has taken it
@@ -122,8 +119,7 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 			t.Fatal(qerr)
 		}
 	}
-	stop()
-	if werr := <-done; werr != nil || err != nil {
+	if werr := stop(); werr != nil || err != nil {
 		t.Fatalf("worker: %v; wait: %v\n%s", werr, err, log.String())
 	}
 	if run.Status != store.StatusDone {
