@@ -160,18 +160,16 @@ func (w *EpisodeWriter) Flush(ctx context.Context) error {
 // what was not written is dropped (onSaved never reported it; a resume
 // replays it). Errors: as for Flush.
 func (w *EpisodeWriter) Close(ctx context.Context) error {
-	err := w.Flush(ctx)
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.closed = true
+	w.closed = true // a timer firing from now on hands nothing over
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	for w.writing { // a write started by a timer that fired meanwhile
-		w.cond.Wait()
-	}
-	return err
+	w.mu.Unlock()
+	// Flush waits for the writer unless an error stopped it (then no
+	// write runs).
+	return w.Flush(ctx)
 }
 
 func (w *EpisodeWriter) background() {
