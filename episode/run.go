@@ -257,17 +257,22 @@ func (v *verdict) apply(cfg Config, ep *Episode) {
 			ep.RStrategy = &s
 		}
 	}
-	if v.tags != nil && len(v.tags) != len(ep.Turns) {
-		// A defect, not a judge failure: recorded rather than a panic in
-		// a worker goroutine.
-		msgs = append(msgs, fmt.Sprintf("acts: %d judged utterances for %d turns", len(v.tags), len(ep.Turns)))
-	} else if v.tags != nil {
-		ok := true
+	if v.tags != nil {
+		ok := len(v.tags) == len(ep.Turns)
+		if !ok {
+			// A defect, not a judge failure: recorded rather than a panic
+			// in a worker goroutine.
+			msgs = append(msgs, fmt.Sprintf("acts: %d judged utterances for %d turns", len(v.tags), len(ep.Turns)))
+		}
 		for i, err := range v.tagErr {
 			ep.JudgeUsage = ep.JudgeUsage.Add(v.tagU[i])
 			if err != nil {
 				ok = false
-				msgs = append(msgs, fmt.Sprintf("acts of turn %d: %v", ep.Turns[i].T, err))
+				t := i + 1
+				if i < len(ep.Turns) {
+					t = ep.Turns[i].T
+				}
+				msgs = append(msgs, fmt.Sprintf("acts of turn %d: %v", t, err))
 			}
 		}
 		if ok {

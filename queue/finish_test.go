@@ -48,6 +48,16 @@ func TestFinishJob(t *testing.T) {
 		}
 	}
 	save(0)
+	// A finish that cannot summarise (here: its worker stopping) leaves
+	// the run running for the finish job to retry.
+	cctx, cancelNow := context.WithCancel(ctx)
+	cancelNow()
+	if _, err := svc.FinishEval(cctx, res.Plan, id); err == nil {
+		t.Fatal("FinishEval on a cancelled context: no error")
+	}
+	if run, err := svc.Store.GetRun(ctx, id); err != nil || run.Status != store.StatusRunning {
+		t.Fatalf("after a failed finish: %s, %v; want running", run.Status, err)
+	}
 
 	log := &syncBuffer{}
 	stop := workIn(db, WorkerOptions{Workers: 2, PollInterval: 20 * time.Millisecond, FinishPoll: 100 * time.Millisecond, Log: log})
@@ -72,7 +82,9 @@ func TestFinishJob(t *testing.T) {
 		t.Fatalf("run with an episode missing: %s, %v; want running", run.Status, err)
 	}
 	save(1)
-	run, err := Wait(ctx, svc.Store, id, nil)
+	wctx, cancel := context.WithTimeout(ctx, time.Minute) // a broken finish job fails, not hangs
+	defer cancel()
+	run, err := Wait(wctx, svc.Store, id, nil)
 	if werr := stop(); werr != nil || err != nil || run.Status != store.StatusDone {
 		t.Fatalf("run %s; worker: %v; wait: %v\n%s", run.Status, werr, err, log.String())
 	}

@@ -57,8 +57,8 @@ const (
 	DefaultPollInterval = time.Second
 	// DefaultFinishPoll: the finish job is the fallback for a worker lost
 	// between storing a run's last episode and finishing the run (the
-	// worker that stores it finishes the run at once); a check costs two
-	// aggregate queries.
+	// worker that stores it finishes the run at once); a check costs a
+	// few small queries (the run's status and its stored count).
 	DefaultFinishPoll = 10 * time.Second
 )
 
@@ -172,30 +172,48 @@ type episodeWorker struct {
 // wait for the build, other runs' jobs do not. A failed build is not
 // kept (the next job tries again).
 func (w *episodeWorker) planOf(ctx context.Context, id string) (*runPlan, error) {
-	w.mu.Lock()
-	e := w.plans[id]
-	if e != nil {
+	for {
+		w.mu.Lock()
+		e := w.plans[id]
+		if e == nil {
+			e = &planEntry{done: make(chan struct{})}
+			w.plans[id] = e
+			w.mu.Unlock()
+			w.build(ctx, id, e)
+			return e.p, e.err
+		}
 		w.mu.Unlock()
 		select {
 		case <-e.done:
-			return e.p, e.err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	}
-	e = &planEntry{done: make(chan struct{})}
-	w.plans[id] = e
-	w.mu.Unlock()
-	e.p, e.err = w.buildPlan(ctx, id)
-	if e.err != nil {
-		w.mu.Lock()
-		if w.plans[id] == e {
-			delete(w.plans, id)
+		// The building job's context ended (its timeout, a stop), not
+		// this job's: build again.
+		if ctx.Err() == nil && (errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded)) {
+			continue
 		}
-		w.mu.Unlock()
+		return e.p, e.err
 	}
-	close(e.done)
-	return e.p, e.err
+}
+
+// build builds run id's plan into e and closes e.done, also when the
+// build panics; a failed build leaves the cache.
+func (w *episodeWorker) build(ctx context.Context, id string, e *planEntry) {
+	defer func() {
+		if e.p == nil {
+			w.mu.Lock()
+			if w.plans[id] == e {
+				delete(w.plans, id)
+			}
+			w.mu.Unlock()
+			if e.err == nil {
+				e.err = fmt.Errorf("run %s: building its plan panicked", id)
+			}
+		}
+		close(e.done)
+	}()
+	e.p, e.err = w.buildPlan(ctx, id)
 }
 
 // buildPlan resolves run id's stored spec into its plan.
@@ -330,7 +348,10 @@ func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan)
 
 // finishWorker plays FinishArgs jobs: it finishes a run whose episodes
 // are all stored, or snoozes (River's JobSnooze, which spends no
-// attempt) until they are.
+// attempt) until they are. A failed check or finish (a store error, the
+// worker stopping) is logged and snoozed as well, so the job neither
+// backs off for hours nor runs out of attempts while the run waits;
+// only a run that no longer exists cancels it.
 type finishWorker struct {
 	river.WorkerDefaults[FinishArgs]
 	w *episodeWorker
@@ -338,29 +359,33 @@ type finishWorker struct {
 
 func (f *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
 	w, id := f.w, job.Args.Run
+	snooze := river.JobSnooze(cmp.Or(w.o.FinishPoll, DefaultFinishPoll))
 	run, err := w.st.GetRun(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(fmt.Errorf("%w: %v", errNoPlan, err))
 	}
-	if err != nil {
-		return err
-	}
-	if run.Status != store.StatusRunning {
+	if err == nil && run.Status != store.StatusRunning {
 		return nil // finished by the worker that stored its last episode
 	}
-	p, err := w.planOf(ctx, id)
+	var p *runPlan
+	if err == nil {
+		p, err = w.planOf(ctx, id)
+	}
 	if errors.Is(err, errNoPlan) {
 		return river.JobCancel(err)
 	}
-	if err != nil {
-		return err
+	done := false
+	if err == nil {
+		done, err = w.finishIfDone(ctx, id, p)
 	}
-	done, err := w.finishIfDone(ctx, id, p)
-	switch {
-	case err != nil:
-		return err
-	case !done:
-		return river.JobSnooze(cmp.Or(w.o.FinishPoll, DefaultFinishPoll))
+	if err != nil {
+		if w.o.Log != nil {
+			fmt.Fprintf(w.o.Log, "run %s: finish: %v (checked again in %s)\n", id, err, cmp.Or(w.o.FinishPoll, DefaultFinishPoll))
+		}
+		return snooze
+	}
+	if !done {
+		return snooze
 	}
 	return nil
 }

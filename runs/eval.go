@@ -305,19 +305,31 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 // sets its status as Eval does when its last episode is stored: done, or
 // failed with ErrAllFailed when every scored episode failed. The queue's
 // workers (package queue) call it once every episode key of the run is
-// stored. Errors: the store's, and ErrAllFailed as Eval documents; the
-// result comes with them.
+// stored. A run it cannot summarise (a store error, a cancelled ctx)
+// keeps its status, running, so that a later call finishes it; unlike
+// Eval, which marks such a run failed or interrupted. Errors: the
+// store's, and ErrAllFailed as Eval documents; the result comes with
+// them.
 func (s *Service) FinishEval(ctx context.Context, plan *EvalPlan, runID string) (*EvalResult, error) {
 	res := &EvalResult{RunID: runID, Plan: plan}
-	return res, s.conclude(ctx, plan, res, nil)
+	if err := s.summarise(ctx, plan, res, nil); err != nil {
+		return res, err
+	}
+	return res, s.finishSummarised(ctx, res)
 }
 
-// conclude summarises res's run and finishes it: done, or failed with
-// ErrAllFailed when no scored episode and some failed one.
+// conclude summarises res's run and finishes it (finishSummarised); a
+// run it cannot summarise is finished with that error.
 func (s *Service) conclude(ctx context.Context, plan *EvalPlan, res *EvalResult, seen *outcomeTable) error {
 	if err := s.summarise(ctx, plan, res, seen); err != nil {
 		return s.Finish(ctx, res.RunID, err)
 	}
+	return s.finishSummarised(ctx, res)
+}
+
+// finishSummarised sets the status of res's summarised run: done, or
+// failed with ErrAllFailed when no scored episode and some failed one.
+func (s *Service) finishSummarised(ctx context.Context, res *EvalResult) error {
 	var scored, failed int
 	for _, sm := range res.Summaries {
 		scored += sm.N

@@ -123,7 +123,7 @@ func (w *EpisodeWriter) Add(ctx context.Context, ep *episode.Episode) error {
 	w.ctx = context.WithoutCancel(ctx)
 	if len(w.buf) >= w.batch {
 		w.handOffLocked()
-		for w.err == nil && len(w.queue) >= MaxQueued*w.batch {
+		for w.err == nil && !w.closed && len(w.queue) >= MaxQueued*w.batch {
 			if !w.writing {
 				// Another caller took the error that stopped the writer:
 				// retry its batch, as Flush would.
