@@ -221,17 +221,38 @@ func (c *Conn) Enqueue(ctx context.Context, runID string, jobs []eval.Job) (int,
 	return n, nil
 }
 
+// unfinishedJobs selects the episode jobs of a run ($2) not finished
+// (queued, retrying or running: EpisodeArgs' unique states), other than
+// job $3; the args containment uses River's GIN index on args.
+const unfinishedJobs = `FROM %s WHERE kind = $1 AND args @> jsonb_build_object('run', $2::text) AND id <> $3
+	AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`
+
 // Pending returns how many episode jobs of run runID are not finished
 // (queued, retrying or running). Errors: the query's, wrapped.
 func (c *Conn) Pending(ctx context.Context, runID string) (int, error) {
 	var n int
-	err := c.pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{c.schema, "river_job"}.Sanitize()+`
-		WHERE kind = $1 AND args->>'run' = $2 AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`,
-		EpisodeArgs{}.Kind(), runID).Scan(&n)
+	err := c.pool.QueryRow(ctx, `SELECT count(*) `+c.jobs(unfinishedJobs), EpisodeArgs{}.Kind(), runID, 0).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("queue: pending jobs of run %s: %w", runID, err)
 	}
 	return n, nil
+}
+
+// othersPending reports whether run runID has an unfinished episode job
+// other than job: one indexed probe, however large the run, so a worker
+// can ask after every episode whether it may have stored the last one.
+func (c *Conn) othersPending(ctx context.Context, runID string, job int64) (bool, error) {
+	var some bool
+	err := c.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 `+c.jobs(unfinishedJobs)+`)`, EpisodeArgs{}.Kind(), runID, job).Scan(&some)
+	if err != nil {
+		return false, fmt.Errorf("queue: pending jobs of run %s: %w", runID, err)
+	}
+	return some, nil
+}
+
+// jobs fills River's job table, schema-qualified, into the query q.
+func (c *Conn) jobs(q string) string {
+	return fmt.Sprintf(q, pgx.Identifier{c.schema, "river_job"}.Sanitize())
 }
 
 // errNoPlan marks a job whose run or episode key its worker cannot

@@ -293,8 +293,15 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		fmt.Fprintf(w.o.Log, "run %s: episode %s %s (%s)\n", a.Run, store.KeyOf(ep), what, ep.Terminal)
 	}
 	// The job is complete whatever happens now: a failure to finish the
-	// run is the run's finish job's to retry.
-	if _, err := w.finishIfDone(bg, a.Run, p); err != nil && w.o.Log != nil {
+	// run is the run's finish job's to retry. Only a worker that sees no
+	// other unfinished job of the run counts its stored episodes (its
+	// completion committed with its episode, so of two last jobs the one
+	// checking later sees the other completed).
+	others, err := w.q.othersPending(bg, a.Run, job.ID)
+	if err == nil && !others {
+		_, err = w.finishIfDone(bg, a.Run, p)
+	}
+	if err != nil && w.o.Log != nil {
 		fmt.Fprintf(w.o.Log, "run %s: %v (its finish job retries)\n", a.Run, err)
 	}
 	return nil
