@@ -63,10 +63,7 @@ func Wait(ctx context.Context, st store.Store, id string, progress func(stored i
 		if err != nil {
 			return run, err
 		}
-		n := 0
-		for _, pc := range pcs {
-			n += pc.Episodes
-		}
+		n := store.Stored(pcs)
 		if n != last && progress != nil {
 			progress(n)
 		}

@@ -195,11 +195,7 @@ func stored(t testing.TB, st store.Store, id string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, pc := range pcs {
-		n += pc.Episodes
-	}
-	return n
+	return store.Stored(pcs)
 }
 
 // matchesReference fails t unless run id is finished, its queue empty,

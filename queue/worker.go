@@ -250,11 +250,10 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 	}
 	j, ok := p.jobs[a.key()]
 	if !ok {
-		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s/%s/%s#%d", errNoPlan, a.Run, a.Persuader, a.Persuadee, a.ScenarioID, a.Rollout))
+		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s", errNoPlan, a.Run, store.EpisodeKey(a.key())))
 	}
 	if w.o.Log != nil {
-		k := store.EpisodeKey{Persuader: a.Persuader, Persuadee: a.Persuadee, ScenarioID: a.ScenarioID, Rollout: a.Rollout}
-		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, k, job.Attempt)
+		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, store.EpisodeKey(a.key()), job.Attempt)
 	}
 	var ep *episode.Episode
 	err = eval.Execute(ctx, []eval.Job{j}, eval.Options{
@@ -265,7 +264,7 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		return err
 	}
 	if ep == nil {
-		return fmt.Errorf("run %s: episode %s/%d not played", a.Run, a.ScenarioID, a.Rollout)
+		return fmt.Errorf("run %s: episode %s not played", a.Run, store.EpisodeKey(a.key()))
 	}
 	// A played episode is saved even when the worker is stopping.
 	bg := context.WithoutCancel(ctx)
@@ -283,7 +282,7 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		return river.JobCancel(fmt.Errorf("%w: run %s: %v", errNoPlan, a.Run, err))
 	}
 	if err != nil {
-		return fmt.Errorf("run %s: save episode %s/%d: %w", a.Run, a.ScenarioID, a.Rollout, err)
+		return fmt.Errorf("run %s: save episode %s: %w", a.Run, store.EpisodeKey(a.key()), err)
 	}
 	if w.o.Log != nil {
 		what := "stored"
@@ -324,10 +323,7 @@ func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan)
 	if err != nil {
 		return false, fmt.Errorf("run %s: progress: %w", id, err)
 	}
-	n := 0
-	for _, pc := range pcs {
-		n += pc.Episodes
-	}
+	n := store.Stored(pcs)
 	if n < len(p.jobs) {
 		return false, nil
 	}

@@ -238,10 +238,7 @@ func runStatus(run store.Run, pcs []store.PairCounts) string {
 	if err != nil {
 		return run.Status
 	}
-	stored := 0
-	for _, pc := range pcs {
-		stored += pc.Episodes
-	}
+	stored := store.Stored(pcs)
 	total := len(spec.Persuaders) * len(spec.Persuadees) * len(Scenarios(sets)) * spec.Rollouts
 	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, stored, total)
 }

@@ -270,6 +270,16 @@ type PairCounts struct {
 	Terminals map[decision.Terminal]int
 }
 
+// Stored returns how many episodes pcs count over all their pairs (a
+// run's stored episodes, from TerminalCounts).
+func Stored(pcs []PairCounts) int {
+	n := 0
+	for _, pc := range pcs {
+		n += pc.Episodes
+	}
+	return n
+}
+
 // TerminalCounts returns, for each persuader/persuadee pair of the run
 // (sorted by persuader then persuadee), its episodes counted by terminal
 // state. Errors: ErrNotFound when the run does not exist.
