@@ -61,7 +61,11 @@ func appendReadings(b []byte, rs []probe.Reading) []byte {
 func appendTurns(b []byte, ts []episode.Turn) []byte {
 	order := turnOrder(ts)
 	b = append(b, '[')
-	for n, i := range order {
+	for n := range ts {
+		i := n
+		if order != nil {
+			i = order[n]
+		}
 		tu := &ts[i]
 		if n > 0 {
 			b = append(b, ',')
@@ -112,19 +116,16 @@ func appendTurns(b []byte, ts []episode.Turn) []byte {
 }
 
 // turnOrder returns the indices of ts in ascending T (ts itself is not
-// modified); nil-free for an already sorted ts, the usual case.
+// modified), or nil when ts is already in that order, the usual case.
 func turnOrder(ts []episode.Turn) []int {
+	if slices.IsSortedFunc(ts, func(a, b episode.Turn) int { return a.T - b.T }) {
+		return nil
+	}
 	order := make([]int, len(ts))
-	sorted := true
-	for i := range ts {
+	for i := range order {
 		order[i] = i
-		if i > 0 && ts[i].T < ts[i-1].T {
-			sorted = false
-		}
 	}
-	if !sorted {
-		slices.SortStableFunc(order, func(a, b int) int { return ts[a].T - ts[b].T })
-	}
+	slices.SortStableFunc(order, func(a, b int) int { return ts[a].T - ts[b].T })
 	return order
 }
 
