@@ -604,14 +604,8 @@ func (l *loader) readBuiltin(name string, split Split) error {
 			return err
 		}
 	}
-	parts := make([]scenarios.Part, len(sps))
-	errs := make([]error, len(sps))
-	var wg sync.WaitGroup
-	for i, sp := range sps {
-		wg.Go(func() { parts[i], errs[i] = scenarios.OpenSplit(name, sp) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	parts, err := scenarios.OpenSplits(name, sps)
+	if err != nil {
 		return err
 	}
 	var lines []numbered

@@ -22,6 +22,7 @@ import (
 	"compress/gzip"
 	"embed"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -114,6 +115,20 @@ func OpenSplit(name, split string) (Part, error) {
 	return p, nil
 }
 
+// OpenSplits returns OpenSplit(name, sp) for each split of sps, in that
+// order, decompressed concurrently (a goroutine per part). Errors:
+// OpenSplit's, joined.
+func OpenSplits(name string, sps []string) ([]Part, error) {
+	parts := make([]Part, len(sps))
+	errs := make([]error, len(sps))
+	var wg sync.WaitGroup
+	for i, sp := range sps {
+		wg.Go(func() { parts[i], errs[i] = OpenSplit(name, sp) })
+	}
+	wg.Wait()
+	return parts, errors.Join(errs...)
+}
+
 // Open returns the JSONL bytes of the built-in set name, exactly
 // NAME.jsonl: its splits' parts decompressed (concurrently) and
 // interleaved in file order. Errors are OpenSplit's.
@@ -122,18 +137,12 @@ func Open(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]Part, len(sps))
-	errs := make([]error, len(sps))
-	var wg sync.WaitGroup
-	for i, sp := range sps {
-		wg.Go(func() { parts[i], errs[i] = OpenSplit(name, sp) })
+	parts, err := OpenSplits(name, sps)
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	size := 0
 	for i := range parts {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		size += len(parts[i].JSONL)
 	}
 	out := make([]byte, 0, size)
