@@ -86,10 +86,10 @@ func Summarize(persuader, persuadee, set string, eps []*episode.Episode) Summary
 // table is the same to the last bit whatever order its episodes finished
 // in (several workers store them in varying orders).
 type Accumulator struct {
-	failed, n, judged      int
-	rg, ro, rs, turns, bt  stats.Sum
-	nb, nrs, moved, closed int
-	terminals              map[decision.Terminal]int
+	failed, n, judged, turns int // turn counts sum exactly as integers
+	rg, ro, rs, bt           stats.Sum
+	nb, nrs, moved, closed   int
+	terminals                map[decision.Terminal]int
 }
 
 // Add counts one episode outcome.
@@ -109,7 +109,7 @@ func (a *Accumulator) Add(o episode.Outcome) {
 	if o.RStrategy != nil || o.JudgeError != "" {
 		a.judged++
 	}
-	a.turns.Add(float64(o.Turns))
+	a.turns += o.Turns
 	if o.BFinal != nil {
 		b := *o.BFinal
 		a.nb++
@@ -149,7 +149,7 @@ func (a *Accumulator) Summary(persuader, persuadee, set string) Summary {
 	s.MeanROut = share(0, s.N)
 	if s.N > 0 {
 		s.MeanRGoal = a.rg.Value() / float64(s.N)
-		s.MeanTurns = a.turns.Value() / float64(s.N)
+		s.MeanTurns = float64(a.turns) / float64(s.N)
 		s.MeanROut = a.ro.Value() / float64(s.N)
 	}
 	s.MeanRStrategy = math.NaN()
