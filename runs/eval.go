@@ -175,8 +175,10 @@ type EvalOptions struct {
 	// Enqueue, when set, hands the episodes still to play to a job queue
 	// (package queue) instead of playing them: Eval creates or resumes the
 	// run, lists its missing episodes and returns after Enqueue, the run
-	// left running for the queue's workers to finish. A run with nothing
-	// left to play is summarised and finished as without Enqueue.
+	// left running for the queue's workers to finish; Enqueue's error is
+	// Eval's, returned with the result (the run exists and stays running,
+	// so a resume enqueues the rest). A run with nothing left to play is
+	// summarised and finished as without Enqueue.
 	Enqueue func(ctx context.Context, runID string, jobs []eval.Job) error
 	// Probes is a probe basis JSON file (probe.LoadBasis) replacing the
 	// default basis (probe.Default) of a new run; a resumed run keeps its
