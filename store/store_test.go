@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -289,6 +290,19 @@ func TestEpisodeRoundTrip(t *testing.T) {
 	}
 	if seed != -81985529216486896 || bFinal != 0.875 || nTurns != 3 {
 		t.Errorf("seed %d b_final %v n_turns %d, want -81985529216486896 0.875 3", seed, bFinal, nTurns)
+	}
+	// Turns handed over out of order are stored, and read back, in
+	// ascending T.
+	rev := sampleEpisode("r1", "hc-002", 0)
+	slices.Reverse(rev.Turns)
+	if err := db.SaveEpisode(ctx, "r1", rev); err != nil {
+		t.Fatal(err)
+	}
+	if eps, err = db.Episodes(ctx, "r1"); err != nil || len(eps) != 2 || eps[1].ScenarioID != "hc-002" {
+		t.Fatalf("%d episodes, %v", len(eps), err)
+	}
+	if !reflect.DeepEqual(eps[1].Turns, want.Turns) {
+		t.Errorf("reversed turns read back as %+v, want %+v", eps[1].Turns, want.Turns)
 	}
 }
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -253,36 +252,5 @@ func TestEpisodeWriterNothingAfterClose(t *testing.T) {
 	time.Sleep(2 * delay)
 	if n, s := f.stored.Load(), saved.Load(); n != 0 || s != 0 {
 		t.Fatalf("%d episodes written and %d reported after Close", n, s)
-	}
-}
-
-// An episode whose turns are out of order is stored and read back in
-// ascending T (the transcript is written through turnOrder's order).
-func TestTurnsStoredInOrder(t *testing.T) {
-	ctx := context.Background()
-	db := openMem(t)
-	mustRun(t, db, "r1")
-	ep := sampleEpisode("r1", "s", 0)
-	if len(ep.Turns) < 2 {
-		t.Fatalf("sample episode has %d turns", len(ep.Turns))
-	}
-	want := make([]int, len(ep.Turns))
-	for i := range ep.Turns {
-		want[i] = ep.Turns[i].T
-	}
-	slices.Reverse(ep.Turns)
-	if err := db.SaveEpisode(ctx, "r1", ep); err != nil {
-		t.Fatal(err)
-	}
-	eps, err := db.Episodes(ctx, "r1")
-	if err != nil || len(eps) != 1 {
-		t.Fatalf("%d episodes, %v", len(eps), err)
-	}
-	got := make([]int, len(eps[0].Turns))
-	for i := range got {
-		got[i] = eps[0].Turns[i].T
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("turns read back as %v, want %v", got, want)
 	}
 }
