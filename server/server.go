@@ -44,6 +44,15 @@ const (
 	// DefaultCapacityWait is how long a new session waits for a slot when
 	// the server is full before it gets CAPACITY_REACHED.
 	DefaultCapacityWait = 250 * time.Millisecond
+	// DefaultStepBudget is the step latency budget /metadata advertises
+	// when Config.StepBudget is 0.
+	//
+	// Choice: 300 s, the reply timeout of the trainer adapters: an LLM
+	// persuadee's reply plus its probe read-outs can take minutes on a
+	// loaded engine, while OpenEnv's client waits 60 s by default
+	// (message_timeout_s, huggingface/OpenEnv 385de5e
+	// src/openenv/core/env_client.py:107).
+	DefaultStepBudget = 300 * time.Second
 )
 
 // Config configures a Server. Zero fields take the defaults given.
@@ -74,6 +83,12 @@ type Config struct {
 	// reader that sees the drop at once; TestWSAbruptDropFreesSlot).
 	// A freed slot wakes a waiting session at once.
 	CapacityWait time.Duration
+	// StepBudget is the longest one reset or step may take for clients
+	// to wait on (the persuadee's reply and the probe read-outs), reported
+	// by /metadata as limits.step_budget_s so that a client sets its
+	// reply timeout (OpenEnv's message_timeout_s) at least this high; 0
+	// means DefaultStepBudget. The server does not cut a step off at it.
+	StepBudget time.Duration
 	// Version is reported by /metadata.
 	Version string
 	// Logger receives session events; nil discards them.
@@ -131,6 +146,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.CapacityWait == 0 {
 		cfg.CapacityWait = DefaultCapacityWait
+	}
+	if cfg.StepBudget <= 0 {
+		cfg.StepBudget = DefaultStepBudget
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
@@ -338,6 +356,9 @@ type Limits struct {
 	// MaxFrameBytes bounds a WebSocket frame or HTTP body; bigger frames
 	// close the connection with code 1009 (HTTP: 413).
 	MaxFrameBytes int64 `json:"max_frame_bytes"`
+	// StepBudgetS is Config.StepBudget in seconds: set a client's reply
+	// timeout (OpenEnv's message_timeout_s, default 60) at least this high.
+	StepBudgetS float64 `json:"step_budget_s"`
 	// Tmax is the turn limit of every episode.
 	Tmax int `json:"tmax"`
 }
@@ -392,7 +413,7 @@ func (s *Server) Info() MetadataInfo {
 		RewardModes:  RewardModes, Reward: c.Reward,
 		Goal: c.Goal, StrategyWeight: s.f.w, Judge: c.Judge != nil, DenseMode: grpo.DefaultConfig().DenseMode,
 		Limits: Limits{MaxSessions: s.cfg.MaxSessions, IdleTimeoutS: s.cfg.IdleTimeout.Seconds(), CapacityWaitS: max(0, s.cfg.CapacityWait.Seconds()),
-			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, Tmax: c.Tmax},
+			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, StepBudgetS: s.cfg.StepBudget.Seconds(), Tmax: c.Tmax},
 	}
 	for _, p := range c.Basis {
 		m.Probes = append(m.Probes, p.ID)
