@@ -18,11 +18,13 @@ import json
 import math
 import os
 import sys
-import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
+sys.path.insert(0, HERE)
+
+import fake_torch  # noqa: E402
 
 from persuarena.verl import advantage as adv  # noqa: E402
 
@@ -142,43 +144,13 @@ class TokenChannelTest(unittest.TestCase):
             self.assertEqual(row, [a if x else 0.0 for x in m])
 
 
-class _FakeTensor:
-    """The few torch.Tensor operations compute_probe_rpo_advantage uses."""
-
-    def __init__(self, rows, dtype="float32", device="cpu"):
-        self.rows, self.dtype, self.device = rows, dtype, device
-        self.shape = (len(rows), len(rows[0]) if rows else 0)
-
-    def detach(self):
-        return self
-
-    def float(self):
-        return self
-
-    def cpu(self):
-        return self
-
-    def tolist(self):
-        return [list(r) for r in self.rows]
-
-    def __mul__(self, other):
-        return _FakeTensor([[a * b for a, b in zip(x, y)] for x, y in zip(self.rows, other.rows)], self.dtype, self.device)
-
-
 class EstimatorTest(unittest.TestCase):
     def setUp(self):
-        self._saved = {k: sys.modules.get(k) for k in ("torch",)}
-        fake = types.ModuleType("torch")
-        fake.tensor = lambda rows, dtype=None, device=None: _FakeTensor(rows, dtype, device)
-        sys.modules["torch"] = fake
+        self._saved = fake_torch.install()
         self._env = {k: os.environ.get(k) for k in ("PERSUARENA_LAMBDA", "PERSUARENA_DENSE_MODE")}
 
     def tearDown(self):
-        for k, v in self._saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
+        fake_torch.uninstall(self._saved)
         for k, v in self._env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -201,7 +173,7 @@ class EstimatorTest(unittest.TestCase):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-            a, ret = adv.compute_probe_rpo_advantage(_FakeTensor(rewards), _FakeTensor(masks), index=["u"] * 4)
+            a, ret = adv.compute_probe_rpo_advantage(fake_torch.FakeTensor(rewards), fake_torch.FakeTensor(masks), index=["u"] * 4)
             self.assertIs(a, ret)
             if want is None:  # lambda 0: A_out on every persuader token
                 want = [[x] * len(row) for x, row in zip(c["want"]["a_out"], c["dense"])]
@@ -212,7 +184,7 @@ class EstimatorTest(unittest.TestCase):
                 self.assertTrue(all(x == 0 for x, mm in zip(row, m) if not mm))
         os.environ["PERSUARENA_DENSE_MODE"] = "belief"
         with self.assertRaises(ValueError):
-            adv.compute_probe_rpo_advantage(_FakeTensor(rewards), _FakeTensor(masks), index=["u"] * 4)
+            adv.compute_probe_rpo_advantage(fake_torch.FakeTensor(rewards), fake_torch.FakeTensor(masks), index=["u"] * 4)
 
 
 if __name__ == "__main__":

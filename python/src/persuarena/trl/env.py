@@ -3,25 +3,38 @@
 The class below talks to a running ``persuarena serve`` over its OpenEnv
 WebSocket channel (``/ws``): client messages ``{"type": "reset" | "step" |
 "state" | "close", "data": {...}}``, server replies ``{"type":
-"observation", "data": {"observation": {..., "metadata": {...}}, "reward":
-x, "done": b}}`` (OpenEnv's StepResponse shape: the metadata travels inside
-the observation; the public scenario only in the reset's), ``{"type":
-"state", "data": {...}}`` or ``{"type": "error", "data": {"message": ...,
-"code": ...}}``.
+"observation", "data": {"observation": {...}, "reward": x, "done": b,
+"metadata": {...}}}`` (OpenEnv's response shape; the metadata is also
+inside the observation, and the public scenario only in the reset's),
+``{"type": "state", "data": {...}}`` or ``{"type": "error", "data":
+{"message": ..., "code": ...}}``.
 
-TRL's GRPOTrainer (checked against huggingface/trl
-f2cd57710ae345ea6428ae95363267fcf38a3dc8, trl/trainer/grpo_trainer.py)
-creates ``PersuArenaEnv`` instances with no arguments, keeps them in a pool
-that is reused across batches, and for each rollout calls
-``reset(**row)`` with the whole dataset row (the prompt included). A string
-returned by ``reset`` is appended to the content of the row's **last
-prompt message**, so the prompt must end with a user message (an empty one
-is fine): ``reset`` raises ValueError when it ends with the system prompt,
-where the scenario would be glued onto the system text. Every public method
-other than ``reset`` and ``get_reward`` is exposed as a tool: here only
-``say``, one persuader turn. The episode's reward is kept on the instance
-(``env.reward``, the sum of the rewards the server returned) and read by
-``persuarena_reward``.
+TRL's GRPOTrainer, huggingface/trl f2cd57710ae345ea6428ae95363267fcf38a3dc8
+(v1.9.0), trl/trainer/grpo_trainer.py:
+
+- ``__init__`` (:640-686) creates one probe instance with no arguments,
+  takes its public methods other than ``reset`` and ``get_reward`` as
+  tools (here only ``say``, one persuader turn) and, since the class
+  defines ``get_reward``, adds it as a reward source of weight 1 named
+  ``PersuArenaEnv``, called as ``[e.get_reward() for e in environments]``.
+- ``_generate_and_score_completions`` (:2288-2333) draws instances from a
+  pool reused across batches (creating more when a batch needs them) and
+  calls ``reset(**row)`` with the whole dataset row; a returned string is
+  appended to the content of the row's **last prompt message**, so the
+  prompt must end with a user message (an empty one is fine): ``reset``
+  raises ValueError when it ends with the system prompt.
+- ``_calculate_rewards`` (:1612-1631) passes ``environments=`` (the
+  instances, one per completion) to every reward function: ``dense_reward``
+  reads each episode's dense trace there.
+
+``get_reward`` returns the episode's outcome reward R_out (Probe-RPO
+paper: R_goal + w * R_strategy), or UNFINISHED_REWARD when the model
+stopped calling ``say`` before the persuadee decided, or None (TRL ignores
+it) when the episode failed on the server. ``dense_reward`` returns
+sum_t r_t (= B_T - B_0, missing r_t counted 0); give it the weight lambda
+in GRPOConfig.reward_weights to train on R_out + lambda * sum_t r_t with
+one advantage per completion, or use ``persuarena.trl.probe_rpo_trainer``
+for the per-turn Probe-RPO advantage.
 
 The ``num_generations`` rollouts of one row arrive as G identical rows.
 ``reset`` gives each its own persuadee: the k-th reset of the same (set,
@@ -36,22 +49,25 @@ transformers >= 5.2.0 and the jmespath package).
 
 Only the standard library is imported at module level. The WebSocket client
 (``websockets`` >= 12, or ``websocket-client``) is imported when the first
-connection opens, so the file compiles and imports without either.
+connection opens, so the module imports without either.
 
 Configuration comes from environment variables, since TRL constructs the
 class without arguments:
 
   PERSUARENA_URL      WebSocket URL of the server (default ws://127.0.0.1:8000/ws)
   PERSUARENA_REWARD   reward mode per episode: dense, outcome or both
-                      (default: the server's)
-  PERSUARENA_TIMEOUT  seconds to wait for one reply (default 300: an LLM
-                      persuadee and its probes can take a while)
+                      (default: the server's); it sets only what the server
+                      reports as each step's reward (``rewards``), not
+                      get_reward or dense_reward
+  PERSUARENA_TIMEOUT  seconds to wait for one reply (default 300, the
+                      server's limits.step_budget_s)
 """
 
 import json
 import os
-import re
 import time
+
+from ..verl.agent_loop import strip_think
 
 DEFAULT_URL = "ws://127.0.0.1:8000/ws"
 
@@ -59,9 +75,9 @@ DEFAULT_URL = "ws://127.0.0.1:8000/ws"
 # columns (the prompt, ...) stay here. The server rejects unknown fields.
 RESET_KEYS = ("scenario_id", "set", "split", "seed", "rollout", "reward", "episode_id")
 
-# Reward given by persuarena_reward, on top of what was received, to an
-# episode the model left unfinished (it stopped calling ``say`` before the
-# persuadee decided). -1 is R_goal of Pending, "no decision" (Probe-RPO paper).
+# get_reward of an episode the model left unfinished (it stopped calling
+# ``say`` before the persuadee decided). Choice: -1, R_goal of Pending, "no
+# decision" (Probe-RPO paper).
 UNFINISHED_REWARD = -1.0
 
 # Server error codes worth reconnecting for.
@@ -146,12 +162,6 @@ class _Socket:
             pass
 
 
-def _strip_think(text):
-    """Drops <think>...</think> blocks a reasoning model may emit, so the
-    persuadee sees only the utterance."""
-    return re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL).strip()
-
-
 def _party(p, fallback):
     if not isinstance(p, dict):
         return fallback
@@ -184,10 +194,12 @@ class PersuArenaEnv:
 
     Attributes read after an episode: ``reward`` (sum of the step rewards
     the server returned, in its reward mode), ``rewards`` (each step's),
-    ``done``, ``decision`` (the persuadee's last decision), ``terminal``
+    ``dense`` (r_t = B_t - B_{t-1} of each persuader turn, None where the
+    probes were unreadable), ``done``, ``failed`` (the server ended it with
+    an error), ``decision`` (the persuadee's last decision), ``terminal``
     (accept, conditional, pending, reject, truncated or failed once done),
     ``r_out`` (R_out from the last step's metadata, or None), ``beliefs``
-    (B_t after each step, None where unreadable) and ``turn``.
+    (B_0, B_1, ... after each step, None where unreadable) and ``turn``.
     """
 
     def __init__(self):
@@ -200,6 +212,8 @@ class PersuArenaEnv:
     def _clear(self):
         self.reward = 0.0
         self.rewards = []
+        self.dense = []
+        self.failed = False
         self.done = False
         self.decision = "continue"
         self.terminal = ""
@@ -257,7 +271,11 @@ class PersuArenaEnv:
 
     def _observe(self, data):
         obs = data.get("observation") or {}
-        meta = obs.get("metadata") or {}
+        # The top-level copy, else the nested one (OpenEnv clients read
+        # payload.get("metadata", obs.get("metadata", {})), PR #812).
+        meta = data.get("metadata")
+        if meta is None:
+            meta = obs.get("metadata") or {}
         r = data.get("reward")
         if r is not None:
             self.rewards.append(float(r))
@@ -270,6 +288,8 @@ class PersuArenaEnv:
         if meta.get("r_out") is not None:
             self.r_out = float(meta["r_out"])
         self.beliefs.append(meta.get("belief"))
+        if r is not None:  # a step: its dense reward r_t (None when missing)
+            self.dense.append(meta.get("dense"))
         return obs
 
     def _state(self):
@@ -323,12 +343,15 @@ class PersuArenaEnv:
         """
         if self.done:
             raise ValueError("The conversation is over (%s). Do not call say again." % (self.terminal or self.decision))
-        text = _strip_think(message or "")
+        text = strip_think(message or "")
         try:
             data = self._request("step", {"message": text})
         except PersuArenaError as exc:
             if exc.code == "VALIDATION_ERROR":
                 raise ValueError("Invalid message: %s" % exc.message)
+            # The episode is over on the server (a persuadee or probe
+            # failure, a broken connection): it scores nothing.
+            self.done, self.failed, self.terminal = True, True, "failed"
             raise
         obs = self._observe(data)
         reply = obs.get("reply", "")
@@ -336,6 +359,18 @@ class PersuArenaEnv:
             outcome = self.terminal or obs.get("decision", "")
             reply += "\n[The conversation is over. Outcome: %s.]" % outcome
         return reply
+
+    def get_reward(self):
+        """The episode's outcome reward, for TRL's environment reward
+        (grpo_trainer.py:660-686 at f2cd577): R_out from the last step;
+        UNFINISHED_REWARD when the model stopped calling say before the
+        persuadee decided (or Tmax); None when the episode failed (TRL
+        leaves a None out of the reward)."""
+        if self.failed:
+            return None
+        if not self.done or self.r_out is None:
+            return UNFINISHED_REWARD
+        return self.r_out
 
     def __del__(self):
         try:
@@ -346,14 +381,13 @@ class PersuArenaEnv:
         self._close_socket()
 
 
-def persuarena_reward(environments, **kwargs):
-    """TRL reward function: each environment's episode reward, plus
-    UNFINISHED_REWARD for an episode the model left before the persuadee
-    decided (or before Tmax)."""
+def dense_reward(environments, **kwargs):
+    """TRL reward function: each episode's dense return sum_t r_t (the
+    belief gained, B_T - B_0 when no probe is missing; missing r_t count 0),
+    read from the environments TRL passes (grpo_trainer.py:1629-1631 at
+    f2cd577); None for a failed episode. Weight it by lambda in
+    GRPOConfig.reward_weights; get_reward adds R_out with weight 1."""
     out = []
     for env in environments:
-        r = env.reward
-        if not env.done:
-            r += UNFINISHED_REWARD
-        out.append(r)
+        out.append(None if env.failed else sum(r for r in env.dense if r is not None))
     return out
