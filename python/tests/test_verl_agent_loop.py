@@ -204,6 +204,28 @@ class AgentLoopTest(unittest.TestCase):
             self.assertTrue(all(x == 0 for x, m in zip(got[b], masks[b]) if not m))
 
     @need_server
+    def test_verl_08_tokens(self):
+        # On verl 0.8's base (apply_chat_template, no ct_* helpers) the same
+        # episode gives the same tokens and masks as on 0.9's.
+        from persuarena.verl import agent_loop
+
+        row = self.row()
+        (want, _, _), = run_group(row, 1)
+        tok = vs.FakeTokenizer()
+        old = agent_loop.build(vs.AgentLoopBaseV08, vs.AgentLoopOutput)
+        try:
+            loop = old(trainer_config=vs.trainer_config(), server_manager=vs.ScriptedEngine(tok, LINES), tokenizer=tok,
+                       processor=None, dataset_cls=None, data_config=vs.SimpleNamespace(config={}))
+            got = asyncio.run(loop.run(dict(SAMPLING), raw_prompt=row["prompt"], extra_info=row["extra_info"],
+                                       index=7, uid="uid-0", session_id=0))
+        finally:
+            agent_loop.build(vs.AgentLoopBase, vs.AgentLoopOutput)
+        self.assertFalse(hasattr(loop, "ct_build_initial_tokens"))
+        self.assertEqual((got.prompt_ids, got.response_ids, got.response_mask, got.response_logprobs),
+                         (want.prompt_ids, want.response_ids, want.response_mask, want.response_logprobs))
+        self.assertEqual(got.extra_fields["persuarena_terminal"], "accept")
+
+    @need_server
     def test_response_length_cut(self):
         row = self.row()
         (out, field, _), = run_group(row, 1, response_length=300)

@@ -135,6 +135,21 @@ class AgentLoopBase:
         raise NotImplementedError
 
 
+class AgentLoopBaseV08:
+    """verl 0.8.0's AgentLoopBase as the loop uses it (verl-project/verl
+    7aed6b230776f963fa09509c10d9c3a767d1102c, agent_loop.py:272-330): no
+    Continuous Token helpers, apply_chat_template instead."""
+
+    def __init__(self, trainer_config, server_manager, tokenizer, processor, dataset_cls, data_config, **kwargs):
+        self.config = trainer_config.config
+        self.rollout_config = self.config.actor_rollout_ref.rollout
+        self.server_manager, self.tokenizer, self.processor = server_manager, tokenizer, processor
+
+    async def apply_chat_template(self, messages, tools=None, images=None, videos=None, audios=None,
+                                  mm_processor_kwargs=None, remove_system_prompt=False):
+        return self.tokenizer.render(messages, add_generation_prompt=True)
+
+
 _agent_loop_registry = {}
 
 

@@ -19,7 +19,8 @@ Written against verl-project/verl 1dda039b9c6311889a9c9a26040677e1254814f9
 - Tokens go through the Continuous Token helpers ct_build_initial_tokens,
   ct_merge_assistant_token and ct_merge_non_assistant_msg (:315-405), the
   way ToolAgentLoop uses them (verl/experimental/agent_loop/
-  tool_agent_loop.py:207-290, 374-386); the engine's
+  tool_agent_loop.py:207-290, 374-386); on verl 0.8, which has no such
+  helpers, through its apply_chat_template. The engine's
   ``server_manager.generate(request_id=, prompt_ids=, sampling_params=)``
   returns a TokenOutput with token_ids and log_probs
   (verl/workers/rollout/replica.py:39-51).
@@ -44,6 +45,10 @@ writes scenario_id, split and seed).
 Only the standard library is imported at module level; the WebSocket client
 (``websockets``) is imported when an episode starts, verl when ``build``
 is given its classes (or at import, when verl is installed).
+
+On verl 0.8 (no v1 trainer) the trainer builds the token rewards from
+reward_score alone, so ``probe_rpo`` sees no dense rewards there and
+equals ``grpo``; the per-turn advantage needs verl >= 0.9's v1 trainer.
 """
 
 import asyncio
@@ -186,6 +191,35 @@ class EpisodeLoop:
         self.persuarena_timeout = float(timeout_s or os.environ.get("PERSUARENA_TIMEOUT", DEFAULT_TIMEOUT_S))
         self.response_length = self.rollout_config.response_length
 
+    # Tokens: verl >= 0.9's Continuous Token helpers when the base has them,
+    # else v0.8.0's apply_chat_template (verl-project/verl 7aed6b2,
+    # verl/experimental/agent_loop/agent_loop.py:272-330; ToolAgentLoop
+    # appends a user turn as apply_chat_template(new_messages,
+    # remove_system_prompt=True), tool_agent_loop.py:380-399).
+
+    async def _initial_tokens(self, messages):
+        if hasattr(self, "ct_build_initial_tokens"):
+            return await self.ct_build_initial_tokens(messages)
+        return list(await self.apply_chat_template(messages))
+
+    async def _merge_assistant(self, ids, token_ids, mask, logprobs, assistant_logprobs):
+        if hasattr(self, "ct_merge_assistant_token"):
+            merge, mask, logprobs = await self.ct_merge_assistant_token(
+                ids, token_ids, mask, logprobs, assistant_logprobs=assistant_logprobs if logprobs is not None else None)
+            return merge.token_ids, mask, logprobs
+        if logprobs is not None:
+            logprobs = logprobs + list(assistant_logprobs or [0.0] * len(token_ids))
+        return ids + list(token_ids), mask + [1] * len(token_ids), logprobs
+
+    async def _merge_user(self, previous, messages, ids, mask, logprobs):
+        if hasattr(self, "ct_merge_non_assistant_msg"):
+            merge, mask, logprobs = await self.ct_merge_non_assistant_msg(previous, messages, ids, mask, logprobs)
+            return merge.token_ids, mask, logprobs
+        add = list(await self.apply_chat_template(messages[len(previous):], remove_system_prompt=True))
+        if logprobs is not None:
+            logprobs = logprobs + [0.0] * len(add)
+        return ids + add, mask + [0] * len(add), logprobs
+
     async def run(self, sampling_params, **kwargs):
         """Plays one episode; returns the output class ``build`` made (an
         AgentLoopOutput). A server or transport failure after the first
@@ -200,7 +234,7 @@ class EpisodeLoop:
               "persuarena_beliefs": [], "persuarena_error": ""}
         dense, turn_rewards = [], []
         r_out = None
-        ids = await self.ct_build_initial_tokens(messages)
+        ids = await self._initial_tokens(messages)
         mask, logprobs = [], None
         session = Session(self.persuarena_url, self.persuarena_timeout)
         try:
@@ -220,9 +254,7 @@ class EpisodeLoop:
                 out = await self.server_manager.generate(request_id=request_id, prompt_ids=ids, sampling_params=sampling_params)
                 if out.log_probs and logprobs is None and not mask:
                     logprobs = []
-                merge, mask, logprobs = await self.ct_merge_assistant_token(
-                    ids, out.token_ids, mask, logprobs, assistant_logprobs=out.log_probs if logprobs is not None else None)
-                ids = merge.token_ids
+                ids, mask, logprobs = await self._merge_assistant(ids, out.token_ids, mask, logprobs, out.log_probs)
                 text = strip_think(self.tokenizer.decode(out.token_ids, skip_special_tokens=True))
                 messages.append({"role": "assistant", "content": text})
                 if not text:
@@ -237,8 +269,7 @@ class EpisodeLoop:
                 reply = (step.get("observation") or {}).get("reply", "")
                 prev = list(messages)
                 messages.append({"role": "user", "content": reply})
-                merge, mask, logprobs = await self.ct_merge_non_assistant_msg(prev, messages, ids, mask, logprobs)
-                ids = merge.token_ids
+                ids, mask, logprobs = await self._merge_user(prev, messages, ids, mask, logprobs)
                 if done:
                     ep["persuarena_terminal"] = md.get("terminal", "")
                     r_out = md.get("r_out")
