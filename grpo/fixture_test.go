@@ -6,7 +6,11 @@ import (
 	"flag"
 	"math"
 	"os"
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/persuarena/persuarena/episode"
 )
 
 var updateFixture = flag.Bool("update", false, "rewrite testdata/probe_rpo_groups.json from AnalyzeParts")
@@ -160,5 +164,87 @@ func TestProbeRPOFixture(t *testing.T) {
 	}
 	if d := cases[6].Want.Dense[0][0]; math.Abs(d-3.5082321) > 1e-7 {
 		t.Fatalf("scaled first entry %v, want 3.5082321", d)
+	}
+}
+
+// shuffleFixturePath is the golden file of the belief-shuffled control
+// for the Python estimator (persuarena.verl.advantage.shuffle_dense and
+// step_seed must reproduce it exactly).
+const shuffleFixturePath = "testdata/probe_rpo_shuffle.json"
+
+type shuffleFixture struct {
+	// Seed is ShuffleDense's seed; Groups the input (null = missing) and
+	// Want its output.
+	Seed   uint64         `json:"seed"`
+	Groups [][][]*float64 `json:"groups"`
+	Want   [][][]*float64 `json:"want"`
+	// Mix holds [z, episode.Mix(z)] pairs (as decimal strings: JSON
+	// numbers lose uint64 precision) and StepSeeds [run seed, step,
+	// seed] triples of train's per-step shuffle seed
+	// Mix(seed ^ Mix(step + 0x5f1e)) (train/train.go).
+	Mix       [][2]string `json:"mix"`
+	StepSeeds [][3]string `json:"step_seeds"`
+}
+
+// The belief-shuffled control's fixture: ShuffleDense on hand-made
+// groups of mixed lengths (with a missing probe, a length only one group
+// has, and the prefix rule), rewritten with -update like
+// TestProbeRPOFixture and otherwise checked byte for byte.
+func TestShuffleFixture(t *testing.T) {
+	nan := math.NaN()
+	groups := [][][]float64{
+		{{0.1, 0.2}, {0.3}, {0.4, nan, 0.5}},
+		{{-0.1, -0.2}, {-0.3}, {0.05, 0.06, 0.07, 0.08}},
+		{{0.7}, {0.8, 0.9}, {1, 0.5}},
+		{{0.25, 0.125, 0.0625}},
+	}
+	fx := shuffleFixture{Seed: 0x5eed}
+	conv := func(gs [][][]float64) [][][]*float64 {
+		out := make([][][]*float64, len(gs))
+		for g, grp := range gs {
+			for _, row := range grp {
+				out[g] = append(out[g], nullable(slices.Clone(row)...))
+			}
+		}
+		return out
+	}
+	fx.Groups = conv(groups)
+	fx.Want = conv(ShuffleDense(groups, fx.Seed))
+	for _, z := range []uint64{0, 1, 0x5f1e, math.MaxUint64} {
+		fx.Mix = append(fx.Mix, [2]string{strconv.FormatUint(z, 10), strconv.FormatUint(episode.Mix(z), 10)})
+	}
+	for _, c := range [][2]uint64{{0, 0}, {7, 3}, {math.MaxUint64, 181}} {
+		s := episode.Mix(c[0] ^ episode.Mix(c[1]+0x5f1e))
+		fx.StepSeeds = append(fx.StepSeeds, [3]string{strconv.FormatUint(c[0], 10), strconv.FormatUint(c[1], 10), strconv.FormatUint(s, 10)})
+	}
+	got, err := json.MarshalIndent(fx, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *updateFixture {
+		if err := os.WriteFile(shuffleFixturePath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(shuffleFixturePath)
+	if err != nil {
+		t.Fatalf("%v (write it with go test ./grpo -run TestShuffleFixture -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: ShuffleDense now shuffles differently; rerun with -update and check python/tests/test_verl_advantage.py", shuffleFixturePath)
+	}
+	// Every shuffled row keeps its length, and the single 4-turn row of
+	// group 1 (no other group has 4 turns or more) keeps its own rewards.
+	for g := range groups {
+		for i := range groups[g] {
+			if len(fx.Want[g][i]) != len(groups[g][i]) {
+				t.Fatalf("group %d row %d: %d turns became %d", g, i, len(groups[g][i]), len(fx.Want[g][i]))
+			}
+		}
+	}
+	if *fx.Want[1][2][3] != 0.08 {
+		t.Fatalf("the only 4-turn row changed: %v", fx.Want[1][2])
 	}
 }

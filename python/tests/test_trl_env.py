@@ -222,7 +222,7 @@ class ProbeRPOTrainerTest(unittest.TestCase):
             else:
                 sys.modules[n] = m
 
-    def make(self, envs, masks, process_index=0):
+    def make(self, envs, masks, process_index=0, shuffle_seed=None):
         FT = fake_torch.FakeTensor
 
         class Base:
@@ -232,13 +232,14 @@ class ProbeRPOTrainerTest(unittest.TestCase):
                 self.model = types.SimpleNamespace(training=True)
                 self.accelerator = types.SimpleNamespace(process_index=process_index)
                 self.environments = envs
+                self.state = types.SimpleNamespace(global_step=3)
 
             def _generate_and_score_completions(self, inputs):
                 return {"completion_mask": FT([[1 if m is not None else 0 for m in row] for row in masks]),
                         "tool_mask": FT([[m if m is not None else 1 for m in row] for row in masks]),
                         "advantages": FT([[0.0]] * len(masks)), "num_items_in_batch": 7}
 
-        return self.pt.probe_rpo_trainer(Base)(probe_rpo_lambda=0.5, dense_mode="scaled", model="m")
+        return self.pt.probe_rpo_trainer(Base)(probe_rpo_lambda=0.5, dense_mode="scaled", shuffle_seed=shuffle_seed, model="m")
 
     def test_per_turn_advantages(self):
         # Two groups of G = 2; rollout 0 has 2 turns and a closing message
@@ -276,6 +277,20 @@ class ProbeRPOTrainerTest(unittest.TestCase):
         got = tr._generate_and_score_completions([{}])["advantages"].tolist()
         _, _, a = self.pt.group_advantages([3.0, -1.0], [[0.25, 0.5], [0.125]], 0.5, "scaled")
         self.assertEqual(got, [[a[1][0], 0, 0]])
+
+    def test_shuffled_control(self):
+        # shuffle_seed: the dense rewards are shuffled across the batch's
+        # groups with step_seed(seed, global_step) before the advantages.
+        envs = [_Env(3.0, [0.25, 0.5]), _Env(-1.0, [0.125]), _Env(1.0, [0.5, 0.75]), _Env(1.0, [0.25])]
+        masks = [[1, 0, 1, 0], [1, 0, 0, 0], [1, 0, 1, 0], [1, 0, 0, 0]]
+        got = self.make(envs, masks, shuffle_seed=99)._generate_and_score_completions([{}] * 4)["advantages"].tolist()
+        dense = self.pt.shuffle_dense([[envs[0].dense, envs[1].dense], [envs[2].dense, envs[3].dense]],
+                                      self.pt.step_seed(99, 3))
+        self.assertEqual(dense, [[[0.5, 0.75], [0.25]], [[0.25, 0.5], [0.125]]])
+        for g in (0, 1):
+            a_out, _, a = self.pt.group_advantages([envs[2 * g].get_reward(), envs[2 * g + 1].get_reward()], dense[g])
+            self.assertEqual([got[2 * g][0], got[2 * g][2]], a[0])
+            self.assertEqual(got[2 * g + 1][0], a[1][0])
 
     def test_bad_lambda(self):
         with self.assertRaises(ValueError):

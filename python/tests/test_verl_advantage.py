@@ -29,6 +29,7 @@ import fake_torch  # noqa: E402
 from persuarena.verl import advantage as adv  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "..", "..", "grpo", "testdata", "probe_rpo_groups.json")
+SHUFFLE_FIXTURE = os.path.join(HERE, "..", "..", "grpo", "testdata", "probe_rpo_shuffle.json")
 
 
 def load_fixture():
@@ -90,6 +91,53 @@ class GoldenTest(unittest.TestCase):
             adv.outcome_advantages([float("inf"), 1])
 
 
+class ShuffleTest(unittest.TestCase):
+    """The belief-shuffled control against grpo.ShuffleDense's fixture
+    (go test ./grpo -run TestShuffleFixture)."""
+
+    def setUp(self):
+        with open(SHUFFLE_FIXTURE) as f:
+            self.fx = json.load(f)
+
+    def test_mix_and_step_seeds(self):
+        for z, want in self.fx["mix"]:
+            self.assertEqual(adv.mix(int(z)), int(want))
+        for seed, step, want in self.fx["step_seeds"]:
+            self.assertEqual(adv.step_seed(int(seed), int(step)), int(want))
+
+    def test_shuffle_dense(self):
+        got = adv.shuffle_dense(self.fx["groups"], self.fx["seed"])
+        self.assertEqual(got, self.fx["want"])
+        self.assertNotEqual(got, self.fx["groups"])
+
+    def test_pcg_reference(self):
+        # Go's own reference: NewPCG(1, 2)'s first draws
+        # (src/math/rand/v2/pcg_test.go TestPCG, Go 1.25's standard library).
+        p = adv._PCG(1, 2)
+        self.assertEqual([p.uint64() for _ in range(3)],
+                         [0xc4f5a58656eef510, 0x9dcec3ad077dec6c, 0xc8d04605312f8088])
+
+    def test_batch_shuffle(self):
+        # The estimator's batch path: groups in order of first appearance,
+        # dense rewards shuffled across them, then each group's advantages.
+        groups = self.fx["groups"][:3]
+        rewards, masks, index = [], [], []
+        for g, grp in enumerate(groups):
+            for i, row in enumerate(grp):
+                mask = sum(([1, 0] for _ in row), []) + [0]
+                rewards.append(adv.encode_token_rewards(len(mask), adv.turn_spans(mask), row, float(i - g)))
+                masks.append(mask)
+                index.append("g%d" % g)
+        got = adv.token_advantages(rewards, masks, index, shuffle_seed=self.fx["seed"])
+        shuffled = adv.shuffle_dense(groups, self.fx["seed"])
+        b = 0
+        for g, grp in enumerate(groups):
+            _, _, a = adv.group_advantages([float(i - g) for i in range(len(grp))], shuffled[g])
+            for i in range(len(grp)):
+                self.assertEqual([got[b][s] for s, _ in adv.turn_spans(masks[b])], a[i])
+                b += 1
+
+
 class TokenChannelTest(unittest.TestCase):
     def test_round_trip(self):
         mask = [1, 1, 0, 0, 1, 0, 1, 1, 1, 0]
@@ -147,7 +195,8 @@ class TokenChannelTest(unittest.TestCase):
 class EstimatorTest(unittest.TestCase):
     def setUp(self):
         self._saved = fake_torch.install()
-        self._env = {k: os.environ.get(k) for k in ("PERSUARENA_LAMBDA", "PERSUARENA_DENSE_MODE")}
+        self._env = {k: os.environ.get(k) for k in ("PERSUARENA_LAMBDA", "PERSUARENA_DENSE_MODE", "PERSUARENA_SHUFFLE_SEED")}
+        os.environ.pop("PERSUARENA_SHUFFLE_SEED", None)
 
     def tearDown(self):
         fake_torch.uninstall(self._saved)
@@ -185,6 +234,29 @@ class EstimatorTest(unittest.TestCase):
         os.environ["PERSUARENA_DENSE_MODE"] = "belief"
         with self.assertRaises(ValueError):
             adv.compute_probe_rpo_advantage(fake_torch.FakeTensor(rewards), fake_torch.FakeTensor(masks), index=["u"] * 4)
+
+    def test_estimator_shuffle_steps(self):
+        # PERSUARENA_SHUFFLE_SEED: the k-th call shuffles with step_seed(seed, k).
+        with open(SHUFFLE_FIXTURE) as f:
+            groups = json.load(f)["groups"][:3]
+        rewards, masks, index = [], [], []
+        for g, grp in enumerate(groups):
+            for i, row in enumerate(grp):
+                mask = sum(([1, 0] for _ in row), []) + [0]
+                mask += [0] * (9 - len(mask))
+                rewards.append(adv.encode_token_rewards(len(mask), adv.turn_spans(mask), row, float(i)))
+                masks.append(mask)
+                index.append(g)
+        os.environ["PERSUARENA_SHUFFLE_SEED"] = "12345"
+        adv._calls = 0
+        for step in range(2):
+            a, _ = adv.compute_probe_rpo_advantage(fake_torch.FakeTensor(rewards), fake_torch.FakeTensor(masks), index=index)
+            want = adv.token_advantages(rewards, masks, index, shuffle_seed=adv.step_seed(12345, step))
+            self.assertEqual(a.tolist(), [[x * m for x, m in zip(r, mm)] for r, mm in zip(want, masks)])
+        self.assertEqual(adv._calls, 2)
+        os.environ["PERSUARENA_SHUFFLE_SEED"] = "-1"
+        with self.assertRaises(ValueError):
+            adv.settings()
 
 
 if __name__ == "__main__":

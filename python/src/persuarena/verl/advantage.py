@@ -48,8 +48,9 @@ estimator is verl's ``grpo`` with the sample std.
 
 Settings come from environment variables, since verl's AlgoConfig takes no
 unknown keys: PERSUARENA_LAMBDA (lambda, default 0.5, the Probe-RPO paper's
-Table 9) and PERSUARENA_DENSE_MODE (scaled, pooled, turn, rtg-per-turn or
-length-only; default scaled). The group std is the sample std (ddof 1,
+Table 9), PERSUARENA_DENSE_MODE (scaled, pooled, turn, rtg-per-turn or
+length-only; default scaled) and PERSUARENA_SHUFFLE_SEED (unset: off; a
+uint64 turns on the belief-shuffled control, grpo.ShuffleDense). The group std is the sample std (ddof 1,
 torch.std's default, as verl's grpo) and eps 1e-6 (grpo.DefaultConfig).
 """
 
@@ -210,6 +211,89 @@ def group_advantages(r_out, dense, lam=DEFAULT_LAMBDA, mode="scaled", eps=DEFAUL
     return a_out, a_dense, combine(a_out, a_dense, lam)
 
 
+# --- the belief-shuffled control ------------------------------------------
+
+_M64 = (1 << 64) - 1
+
+
+def mix(z):
+    """episode.Mix: the SplitMix64 finaliser on a uint64."""
+    z = (z + 0x9E3779B97F4A7C15) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def step_seed(run_seed, step):
+    """The shuffle seed of training step ``step``: Mix(seed ^ Mix(step +
+    0x5f1e)), as persuarena train derives it (train/train.go)."""
+    return mix((run_seed & _M64) ^ mix((step + 0x5F1E) & _M64))
+
+
+class _PCG:
+    """Go's math/rand/v2 PCG (128-bit LCG, DXSM output;
+    /usr/local/go/src/math/rand/v2/pcg.go) with Rand.IntN's 64-bit
+    reduction (rand.go uint64n), so that shuffle_dense draws what
+    grpo.ShuffleDense draws."""
+
+    _MUL = (2549297995355413924 << 64) | 4865540595714422341
+    _INC = (6364136223846793005 << 64) | 1442695040888963407
+
+    def __init__(self, seed1, seed2):
+        self.state = ((seed1 & _M64) << 64) | (seed2 & _M64)
+
+    def uint64(self):
+        self.state = (self.state * self._MUL + self._INC) & ((1 << 128) - 1)
+        hi, lo = self.state >> 64, self.state & _M64
+        hi ^= hi >> 32
+        hi = (hi * 0xDA942042E4DD58B5) & _M64
+        hi ^= hi >> 48
+        return (hi * (lo | 1)) & _M64
+
+    def int_n(self, n):
+        if n & (n - 1) == 0:
+            return self.uint64() & (n - 1)
+        prod = self.uint64() * n
+        hi, lo = prod >> 64, prod & _M64
+        if lo < n:
+            thresh = ((1 << 64) - n) % n
+            while lo < thresh:
+                prod = self.uint64() * n
+                hi, lo = prod >> 64, prod & _M64
+        return hi
+
+
+def shuffle_dense(groups, seed):
+    """grpo.ShuffleDense, the belief-shuffled control of the lambda study:
+    a copy of groups (groups[g][i] = rollout i's dense rewards in group g)
+    in which every rollout's dense rewards are those of a rollout of another
+    group with the same number of turns, drawn uniformly with replacement
+    from Go's PCG(seed, 0x5b0f1e); failing that, the prefix of a longer
+    rollout of another group (shortest length first); failing that, its own.
+    Draws for draws equal to Go's (checked on grpo/testdata/probe_rpo_shuffle.json)."""
+    by_len = {}
+    longest = 0
+    for g, grp in enumerate(groups):
+        for i, row in enumerate(grp):
+            by_len.setdefault(len(row), []).append((g, i))
+            longest = max(longest, len(row))
+    rng = _PCG(seed, 0x5B0F1E)
+    out = []
+    for g, grp in enumerate(groups):
+        rows = []
+        for row in grp:
+            src = row
+            for length in range(len(row), longest + 1):
+                cands = [r for r in by_len.get(length, []) if r[0] != g]
+                if cands:
+                    cg, ci = cands[rng.int_n(len(cands))]
+                    src = groups[cg][ci][: len(row)]
+                    break
+            rows.append(list(src))
+        out.append(rows)
+    return out
+
+
 # --- the token-reward channel --------------------------------------------
 
 
@@ -268,8 +352,9 @@ def decode_token_rewards(rewards, mask):
 
 
 def settings():
-    """(lambda, dense mode) from PERSUARENA_LAMBDA and PERSUARENA_DENSE_MODE.
-    Raises ValueError for a bad value, naming the variable."""
+    """(lambda, dense mode, shuffle run seed or None) from PERSUARENA_LAMBDA,
+    PERSUARENA_DENSE_MODE and PERSUARENA_SHUFFLE_SEED. Raises ValueError for
+    a bad value, naming the variable."""
     raw = os.environ.get("PERSUARENA_LAMBDA", "")
     try:
         lam = float(raw) if raw else DEFAULT_LAMBDA
@@ -280,26 +365,45 @@ def settings():
     mode = os.environ.get("PERSUARENA_DENSE_MODE", "") or "scaled"
     if mode not in DENSE_MODES:
         raise ValueError("PERSUARENA_DENSE_MODE=%r, want one of %s" % (mode, ", ".join(DENSE_MODES)))
-    return lam, mode
+    raw = os.environ.get("PERSUARENA_SHUFFLE_SEED", "")
+    shuffle = None
+    if raw:
+        try:
+            shuffle = int(raw, 0)
+        except ValueError:
+            raise ValueError("PERSUARENA_SHUFFLE_SEED=%r is not an integer" % raw)
+        if not 0 <= shuffle < 1 << 64:
+            raise ValueError("PERSUARENA_SHUFFLE_SEED=%r is not a uint64" % raw)
+    return lam, mode, shuffle
 
 
-def token_advantages(rewards, masks, index, lam=DEFAULT_LAMBDA, mode="scaled", eps=DEFAULT_EPS, ddof=DEFAULT_DDOF):
+def token_advantages(rewards, masks, index, lam=DEFAULT_LAMBDA, mode="scaled", eps=DEFAULT_EPS, ddof=DEFAULT_DDOF,
+                     shuffle_seed=None):
     """Per-token Probe-RPO advantages of a batch given as lists: rewards[b]
     and masks[b] are row b's token rewards and mask, index[b] its group.
     Row b's turn t gets A_{b,t} on its mask-1 tokens; every other token 0.
-    Groups follow index, rows keep their order within a group."""
+    Groups are taken in order of first appearance in index, rows keep their
+    order within a group. With shuffle_seed, the dense rewards are first
+    replaced by shuffle_dense's (the belief-shuffled control)."""
     groups = {}
     for b, g in enumerate(index):
         groups.setdefault(g, []).append(b)
     out = [[0.0] * len(m) for m in masks]
-    for rows in groups.values():
-        decoded = [decode_token_rewards(rewards[b], masks[b]) for b in rows]
-        _, _, a = group_advantages([d[0] for d in decoded], [d[1] for d in decoded], lam, mode, eps, ddof)
-        for b, (_, _, spans), a_row in zip(rows, decoded, a):
+    decoded = {g: [decode_token_rewards(rewards[b], masks[b]) for b in rows] for g, rows in groups.items()}
+    dense = {g: [d[1] for d in dec] for g, dec in decoded.items()}
+    if shuffle_seed is not None:
+        dense = dict(zip(dense, shuffle_dense(list(dense.values()), shuffle_seed)))
+    for g, rows in groups.items():
+        _, _, a = group_advantages([d[0] for d in decoded[g]], dense[g], lam, mode, eps, ddof)
+        for b, (_, _, spans), a_row in zip(rows, decoded[g], a):
             for (start, end), a_t in zip(spans, a_row):
                 for k in range(start, end):
                     out[b][k] = a_t
     return out
+
+
+# Estimator calls in this process: the training step of the shuffle seed.
+_calls = 0
 
 
 def compute_probe_rpo_advantage(token_level_rewards, response_mask, index=None, epsilon=DEFAULT_EPS, config=None, **kwargs):
@@ -308,14 +412,22 @@ def compute_probe_rpo_advantage(token_level_rewards, response_mask, index=None, 
     1dda039): token_level_rewards and response_mask are (bs, response_length)
     tensors, index the group ids (``uid``). Returns (advantages, returns),
     both the per-token A_{i,t} (bs, response_length), as verl's grpo does.
-    Settings: see ``settings``."""
+    Settings: see ``settings``; with PERSUARENA_SHUFFLE_SEED set, the k-th
+    call (0-based) shuffles the batch's dense rewards with
+    step_seed(seed, k), the belief-shuffled control of persuarena train
+    --shuffle-beliefs."""
     import torch
 
-    lam, mode = settings()
+    global _calls
+    lam, mode, shuffle = settings()
+    seed = None
+    if shuffle is not None:
+        seed = step_seed(shuffle, _calls)
+    _calls += 1
     if index is None:
         index = list(range(token_level_rewards.shape[0]))
     rewards = token_level_rewards.detach().float().cpu().tolist()
     masks = response_mask.detach().cpu().tolist()
-    adv = token_advantages(rewards, masks, list(index), lam, mode, epsilon, DEFAULT_DDOF)
+    adv = token_advantages(rewards, masks, list(index), lam, mode, epsilon, DEFAULT_DDOF, seed)
     t = torch.tensor(adv, dtype=token_level_rewards.dtype, device=token_level_rewards.device) * response_mask
     return t, t
