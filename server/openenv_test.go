@@ -17,7 +17,8 @@ import (
 // which predates the metadata change, so the current shape is read from
 // PR #805 (merged 2026-06-16; its head's serialize_observation, as in
 // burtenshaw/OpenEnv 1f5446677713fa964b97ba1155a47be8cd20427f
-// src/openenv/core/env_server/serialization.py:137-172) and PR #812:
+// src/openenv/core/env_server/serialization.py, serialize_observation)
+// and PR #812:
 //   - serialize_observation returns {"observation", "reward", "done"} and,
 //     when the observation's metadata is not empty, "metadata" beside
 //     them; the nested observation keeps its metadata too.
