@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +50,10 @@ func (s slowSession) Probe(ctx context.Context, tr []episode.Message, b probe.Ba
 // python/src/persuarena/trl) against this server: python/tests/test_verl*.py
 // and test_trl*.py replay verl's and TRL's call sequences (their
 // docstrings cite the commits) through the adapters' own code, using only
-// Python's standard library. Skipped only where python3 is not installed
-// (failed under CI).
+// Python's standard library. This server's slow persuadee lets them test
+// step timeouts, which they skip against a launched binary
+// (cmd/persuarena's TestPythonPackage runs them that way too). Skipped
+// only where python3 is not installed (failed under CI).
 func TestPythonAdapters(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -75,7 +76,7 @@ func TestPythonAdapters(t *testing.T) {
 			cmd := exec.CommandContext(ctx, py, "-B", "-m", "unittest", "discover", "-v", "-s", "../python/tests", "-p", pattern)
 			cmd.Env = append(os.Environ(),
 				"PERSUARENA_URL=ws"+strings.TrimPrefix(ts.URL, "http")+"/ws",
-				"PERSUARENA_TEST_CAPACITY="+strconv.Itoa(capacity))
+				"PYTHONPATH=../python/src")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("python/tests/%s: %v\n%s", pattern, err, out)

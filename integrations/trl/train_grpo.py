@@ -11,7 +11,7 @@ advantage A_{i,t} = A_out,i + lambda * A_dense,i,t on each persuader turn
 (persuarena.trl.probe_rpo_trainer); with ``--advantage episode`` TRL's own
 GRPO advantage of R_out + lambda * sum_t r_t, one per completion.
 
-Needs: pip install ./python trl "transformers>=5.2.0" jmespath datasets websockets
+Needs: pip install ./python trl "transformers>=5.2.0" jmespath datasets
 (GRPOTrainer's environment_factory refuses older transformers and needs
 jmespath; a model whose chat template supports tool calling). Start the
 server first; see README.md.

@@ -1,11 +1,9 @@
 """persuarena.trl through TRL v1.9.0's environment_factory call order,
 against an in-process ``persuarena serve``.
 
-server/adapters_test.go (go test ./server) starts the server (simulator
-persuadee, reward mode both; a persuader message containing "[slow]" makes
-the persuadee take 3 s) and sets PERSUARENA_URL and
-PERSUARENA_TEST_CAPACITY; without PERSUARENA_URL the server tests skip,
-except under CI, where they fail.
+The server is adapter_server's: server/adapters_test.go's in-process one
+(go test ./server; a message containing "[slow]" makes its persuadee take
+3 s), or one launched from the persuarena binary.
 
 Replayed from huggingface/trl f2cd57710ae345ea6428ae95363267fcf38a3dc8,
 trl/trainer/grpo_trainer.py:
@@ -29,28 +27,17 @@ import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "integrations", "trl"))
 
+import adapter_server  # noqa: E402
 import fake_torch  # noqa: E402
-import wsshim  # noqa: E402
-
-URL = os.environ.get("PERSUARENA_URL", "")
 
 LINES = [
     "What worries you most about this?",
     "Many people in your position found it easier than they feared; we could take it one small step at a time.",
     "It's entirely your decision. Would you like to try it once and see?",
 ]
-
-
-def need_server(test):
-    if URL:
-        return test
-    if os.environ.get("CI"):
-        raise RuntimeError("PERSUARENA_URL is not set: run through go test ./server (server/adapters_test.go)")
-    return unittest.skip("PERSUARENA_URL not set (run through go test ./server)")(test)
 
 
 def trl_append(prompt, observation):
@@ -72,15 +59,19 @@ def env_reward_source(probe):
 class TRLTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        wsshim.install()
+        adapter_server.start(cls)
         import persuarena.trl as pt
         import train_grpo
 
         cls.pt, cls.tg = pt, train_grpo
 
+    @classmethod
+    def tearDownClass(cls):
+        adapter_server.stop(cls)
+
     def setUp(self):
         self._env = {k: os.environ.get(k) for k in ("PERSUARENA_URL", "PERSUARENA_REWARD", "PERSUARENA_TIMEOUT", "WORLD_SIZE", "RANK")}
-        os.environ["PERSUARENA_URL"] = URL
+        os.environ["PERSUARENA_URL"] = self.url
         os.environ["PERSUARENA_REWARD"] = "both"
         for k in ("PERSUARENA_TIMEOUT", "WORLD_SIZE", "RANK"):
             os.environ.pop(k, None)
@@ -92,7 +83,6 @@ class TRLTest(unittest.TestCase):
             else:
                 os.environ[k] = v
 
-    @need_server
     def test_environment_factory(self):
         pe = self.pt
         probe = pe.PersuArenaEnv()
@@ -162,7 +152,6 @@ class TRLTest(unittest.TestCase):
         for env in pool:
             env.__del__()
 
-    @need_server
     def test_unfinished_and_failed(self):
         pe = self.pt
         row = {k: v[0] for k, v in self.tg.dataset_columns(1, "val").items()}
@@ -174,6 +163,7 @@ class TRLTest(unittest.TestCase):
         self.assertEqual(pe.dense_reward([env]), [env.dense[0]])
         env.__del__()
 
+        adapter_server.need_slow(self)
         os.environ["PERSUARENA_TIMEOUT"] = "0.5"
         slow = pe.PersuArenaEnv()
         slow.reset(**row)

@@ -1,9 +1,8 @@
 """The persuarena agent loop through verl v0.9.0's call sequence, against
 an in-process ``persuarena serve``.
 
-server/adapters_test.go (go test ./server) starts the server (simulator
-persuadee, reward mode both) and sets PERSUARENA_URL; without it these
-tests skip, except under CI, where they fail.
+The server is adapter_server's: server/adapters_test.go's in-process one
+(go test ./server), or one launched from the persuarena binary.
 
 The replay follows verl-project/verl 1dda039b9c6311889a9c9a26040677e1254814f9:
 AgentLoopWorkerTQ._run_prompt starts rollout.n agent loops per prompt with
@@ -24,13 +23,10 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, HERE)
 
+import adapter_server  # noqa: E402
 import verl_standin as vs  # noqa: E402
-import wsshim  # noqa: E402
-
-URL = os.environ.get("PERSUARENA_URL", "")
 
 # The built-in script persuader's lines for arena-train-0029 at seed 7
 # (server/openenv_test.go scriptLines): the simulator accepts at turn 4
@@ -43,14 +39,6 @@ LINES = [
 ]
 
 SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
-
-
-def need_server(test):
-    if URL:
-        return test
-    if os.environ.get("CI"):
-        raise RuntimeError("PERSUARENA_URL is not set: run through go test ./server (server/adapters_test.go)")
-    return unittest.skip("PERSUARENA_URL not set (run through go test ./server)")(test)
 
 
 class RegistrationTest(unittest.TestCase):
@@ -86,16 +74,14 @@ class RegistrationTest(unittest.TestCase):
             self.saved = vs.install()
 
 
-def run_group(row, n, response_length=4096, url=None, lines=LINES):
+def run_group(row, n, url, response_length=4096, lines=LINES):
     """AgentLoopWorkerTQ._run_prompt for one row: n agent loops, session_id
     0..n-1; returns their outputs, as_dict fields and the engines."""
     tok = vs.FakeTokenizer()
 
     async def one(i):
         engine = vs.ScriptedEngine(tok, lines)
-        cfg = dict(vs._agent_loop_registry["persuarena"])
-        if url:
-            cfg["url"] = url
+        cfg = dict(vs._agent_loop_registry["persuarena"], url=url)
         loop = vs.instantiate(cfg, trainer_config=vs.trainer_config(response_length), server_manager=engine,
                               tokenizer=tok, processor=None, hf_model_type=None, dataset_cls=None,
                               data_config=vs.SimpleNamespace(config={}), tools=None)
@@ -114,7 +100,7 @@ def run_group(row, n, response_length=4096, url=None, lines=LINES):
 class AgentLoopTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        wsshim.install()
+        adapter_server.start(cls)
         cls.saved = vs.install()
         import persuarena.verl as pv
         from persuarena.verl import dataset
@@ -125,20 +111,20 @@ class AgentLoopTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         vs.uninstall(cls.saved)
+        adapter_server.stop(cls)
 
     def row(self):
-        obs = asyncio.run(self.dataset.fetch(URL, "train", 7, "arena-train-0029"))
+        obs = asyncio.run(self.dataset.fetch(self.url, "train", 7, "arena-train-0029"))
         self.assertEqual(obs["scenario"]["id"], "arena-train-0029")
         row = self.dataset.make_row(obs, "train", 7)
         self.assertEqual(row["agent_name"], "persuarena")
         self.assertEqual(row["extra_info"]["persuarena"], {"scenario_id": "arena-train-0029", "split": "train", "seed": 7})
         return row
 
-    @need_server
     def test_episode_group(self):
         row = self.row()
         tok = vs.FakeTokenizer()
-        results = run_group(row, 4)
+        results = run_group(row, 4, self.url)
         for i, (out, field, engine) in enumerate(results):
             ef = out.extra_fields
             n_turns = len(ef["persuarena_dense"])
@@ -203,19 +189,18 @@ class AgentLoopTest(unittest.TestCase):
                 self.assertTrue(all(abs(x - a) < 1e-12 for x in got[b][s:e]))
             self.assertTrue(all(x == 0 for x, m in zip(got[b], masks[b]) if not m))
 
-    @need_server
     def test_verl_08_tokens(self):
         # On verl 0.8's base (apply_chat_template, no ct_* helpers) the same
         # episode gives the same tokens and masks as on 0.9's.
         from persuarena.verl import agent_loop
 
         row = self.row()
-        (want, _, _), = run_group(row, 1)
+        (want, _, _), = run_group(row, 1, self.url)
         tok = vs.FakeTokenizer()
         old = agent_loop.build(vs.AgentLoopBaseV08, vs.AgentLoopOutput)
         try:
             loop = old(trainer_config=vs.trainer_config(), server_manager=vs.ScriptedEngine(tok, LINES), tokenizer=tok,
-                       processor=None, dataset_cls=None, data_config=vs.SimpleNamespace(config={}))
+                       processor=None, dataset_cls=None, data_config=vs.SimpleNamespace(config={}), url=self.url)
             got = asyncio.run(loop.run(dict(SAMPLING), raw_prompt=row["prompt"], extra_info=row["extra_info"],
                                        index=7, uid="uid-0", session_id=0))
         finally:
@@ -225,10 +210,9 @@ class AgentLoopTest(unittest.TestCase):
                          (want.prompt_ids, want.response_ids, want.response_mask, want.response_logprobs))
         self.assertEqual(got.extra_fields["persuarena_terminal"], "accept")
 
-    @need_server
     def test_response_length_cut(self):
         row = self.row()
-        (out, field, _), = run_group(row, 1, response_length=300)
+        (out, field, _), = run_group(row, 1, self.url, response_length=300)
         ef = out.extra_fields
         self.assertEqual(ef["persuarena_terminal"], "unfinished")
         self.assertEqual(out.reward_score, -1.0)
@@ -239,18 +223,18 @@ class AgentLoopTest(unittest.TestCase):
         r_out, dense, _ = self.pv.decode_token_rewards(field["rm_scores"], field["response_mask"])
         self.assertEqual((r_out, dense), (-1.0, ef["persuarena_dense"]))
 
-    @need_server
     def test_timeout_fails_episode(self):
         # A persuader message with "[slow]" makes the test server's
         # persuadee take 3 s; with timeout_s 0.5 the step times out, the
         # episode ends as failed and its R_out reads as missing.
+        adapter_server.need_slow(self)
         row = self.row()
         tok = vs.FakeTokenizer()
         vs._agent_loop_registry["persuarena-slow"] = dict(vs._agent_loop_registry["persuarena"], timeout_s=0.5)
         try:
             saved = vs._agent_loop_registry["persuarena"]
             vs._agent_loop_registry["persuarena"] = vs._agent_loop_registry["persuarena-slow"]
-            (out, field, _), = run_group(row, 1, lines=[LINES[0], "[slow] " + LINES[1]])
+            (out, field, _), = run_group(row, 1, self.url, lines=[LINES[0], "[slow] " + LINES[1]])
         finally:
             vs._agent_loop_registry["persuarena"] = saved
             del vs._agent_loop_registry["persuarena-slow"]
@@ -272,7 +256,7 @@ class AgentLoopTest(unittest.TestCase):
         from persuarena.verl.agent_loop import PersuArenaError
 
         with self.assertRaises(PersuArenaError) as cm:
-            run_group(row, 1, url="ws://127.0.0.1:9/ws")
+            run_group(row, 1, "ws://127.0.0.1:9/ws")
         self.assertEqual(cm.exception.code, "EXECUTION_ERROR")
         self.assertIn("CONNECTION", cm.exception.message)
 

@@ -47,9 +47,8 @@ does, and processes never repeat each other's rollouts.
 Needs TRL with ``environment_factory`` (GRPOTrainer refuses it without
 transformers >= 5.2.0 and the jmespath package).
 
-Only the standard library is imported at module level. The WebSocket client
-(``websockets`` >= 12, or ``websocket-client``) is imported when the first
-connection opens, so the module imports without either.
+Only the standard library is used: the WebSocket client is
+persuarena.client's.
 
 Configuration comes from environment variables, since TRL constructs the
 class without arguments:
@@ -63,11 +62,11 @@ class without arguments:
                       server's limits.step_budget_s)
 """
 
-import json
+import dataclasses
 import os
 import time
 
-from ..verl.agent_loop import strip_think
+from ..verl.agent_loop import PersuArenaError, strip_think
 
 DEFAULT_URL = "ws://127.0.0.1:8000/ws"
 
@@ -111,55 +110,6 @@ def group_rollout(data):
     _DRAWS[key] = k + 1
     rank, world = _rank()
     return int(data.get("rollout") or 0) + k * world + rank
-
-
-class PersuArenaError(RuntimeError):
-    """An error reply from the server: ``code`` is one of INVALID_JSON,
-    UNKNOWN_TYPE, VALIDATION_ERROR, EXECUTION_ERROR, CAPACITY_REACHED,
-    SESSION_ERROR (or CONNECTION for a transport failure)."""
-
-    def __init__(self, code, message):
-        super().__init__("%s: %s" % (code, message))
-        self.code = code
-        self.message = message
-
-
-class _Socket:
-    """A blocking WebSocket with send/recv/close over whichever client
-    library is installed."""
-
-    def __init__(self, url, timeout):
-        self._timeout = timeout
-        try:
-            from websockets.sync.client import connect  # websockets >= 12
-        except ImportError:
-            connect = None
-        if connect is not None:
-            self._ws = connect(url, open_timeout=timeout, max_size=None)
-            self._kind = "websockets"
-            return
-        try:
-            import websocket  # websocket-client
-        except ImportError as exc:
-            raise ImportError(
-                "PersuArenaEnv needs a WebSocket client: pip install websockets (or websocket-client)"
-            ) from exc
-        self._ws = websocket.create_connection(url, timeout=timeout)
-        self._kind = "websocket-client"
-
-    def send(self, text):
-        self._ws.send(text)
-
-    def recv(self):
-        if self._kind == "websockets":
-            return self._ws.recv(timeout=self._timeout)
-        return self._ws.recv()
-
-    def close(self):
-        try:
-            self._ws.close()
-        except Exception:
-            pass
 
 
 def _party(p, fallback):
@@ -206,7 +156,7 @@ class PersuArenaEnv:
         self.url = os.environ.get("PERSUARENA_URL", DEFAULT_URL)
         self.reward_mode = os.environ.get("PERSUARENA_REWARD", "")
         self.timeout = float(os.environ.get("PERSUARENA_TIMEOUT", "300"))
-        self._sock = None
+        self._client = None
         self._clear()
 
     def _clear(self):
@@ -227,74 +177,73 @@ class PersuArenaEnv:
     # --- protocol --------------------------------------------------------
 
     def _connect(self):
+        from ..client import SyncPersuArenaEnv
+
         delay = 1.0
         for attempt in range(6):
+            client = SyncPersuArenaEnv(self.url, connect_timeout_s=min(self.timeout, 30.0), message_timeout_s=self.timeout)
             try:
-                self._sock = _Socket(self.url, self.timeout)
+                self._client = client.connect()
                 return
-            except ImportError:
-                raise
-            except Exception as exc:  # refused, DNS, timeout: retry with backoff
+            except ConnectionError as exc:  # refused, DNS, timeout: retry with backoff
                 if attempt == 5:
                     raise PersuArenaError("CONNECTION", "cannot reach %s: %s" % (self.url, exc))
             time.sleep(delay)
             delay = min(2 * delay, 30.0)
 
     def _close_socket(self):
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        if self._client is not None:
+            self._client.disconnect()
+            self._client = None
 
     def _request(self, kind, data=None):
-        """Sends one message and returns the reply's data; raises
-        PersuArenaError for an error reply or a broken connection."""
-        if self._sock is None:
+        """Sends one message through persuarena.client and returns its
+        StepResult (or State); raises PersuArenaError for an error reply
+        (code as the server's), a late reply (TIMEOUT) or a broken
+        connection (CONNECTION)."""
+        from ..client import ServerError
+
+        if self._client is None:
             self._connect()
-        msg = {"type": kind}
-        if data is not None:
-            msg["data"] = data
         try:
-            self._sock.send(json.dumps(msg))
-            reply = json.loads(self._sock.recv())
-        except PersuArenaError:
-            raise
-        except Exception as exc:
+            if kind == "reset":
+                return self._client.reset(**data)
+            if kind == "step":
+                return self._client.step(data)
+            return self._client.state()
+        except ServerError as exc:
+            if exc.code in _RETRY_CODES or exc.code == "SESSION_ERROR":
+                self._close_socket()
+            raise PersuArenaError(exc.code, exc.message)
+        except TimeoutError as exc:
+            self._close_socket()
+            raise PersuArenaError("TIMEOUT", "%s: no reply within %s s (%s)" % (kind, self.timeout, exc))
+        except (ConnectionError, OSError) as exc:
             self._close_socket()
             raise PersuArenaError("CONNECTION", "%s failed: %s" % (kind, exc))
-        if reply.get("type") == "error":
-            err = reply.get("data") or {}
-            code = err.get("code", "EXECUTION_ERROR")
-            if code in _RETRY_CODES or code == "SESSION_ERROR":
-                self._close_socket()
-            raise PersuArenaError(code, err.get("message", ""))
-        return reply.get("data") or {}
 
-    def _observe(self, data):
-        obs = data.get("observation") or {}
-        # The top-level copy, else the nested one (OpenEnv clients read
-        # payload.get("metadata", obs.get("metadata", {})), PR #812).
-        meta = data.get("metadata")
-        if meta is None:
-            meta = obs.get("metadata") or {}
-        r = data.get("reward")
-        if r is not None:
-            self.rewards.append(float(r))
-            self.reward += float(r)
-        self.done = bool(data.get("done"))
-        self.decision = obs.get("decision", self.decision)
-        self.turn = obs.get("turn", self.turn)
-        self.tmax = obs.get("tmax", self.tmax)
+    def _observe(self, res):
+        """Records a reset's or step's StepResult; returns its observation
+        as a dict."""
+        obs = res.observation
+        meta = res.metadata or {}
+        if res.reward is not None:
+            self.rewards.append(float(res.reward))
+            self.reward += float(res.reward)
+        self.done = bool(res.done)
+        self.decision, self.turn, self.tmax = obs.decision, obs.turn, obs.tmax
         self.terminal = meta.get("terminal") or self.terminal
         if meta.get("r_out") is not None:
             self.r_out = float(meta["r_out"])
         self.beliefs.append(meta.get("belief"))
-        if r is not None:  # a step: its dense reward r_t (None when missing)
+        if res.reward is not None:  # a step: its dense reward r_t (None when missing)
             self.dense.append(meta.get("dense"))
-        return obs
+        return dataclasses.asdict(obs)
 
     def _state(self):
-        """The server's episode bookkeeping (OpenEnv State), for logging."""
-        return self._request("state")
+        """The server's episode bookkeeping (OpenEnv State) as a dict, for
+        logging."""
+        return dataclasses.asdict(self._request("state"))
 
     # --- TRL interface ---------------------------------------------------
 
@@ -345,7 +294,7 @@ class PersuArenaEnv:
             raise ValueError("The conversation is over (%s). Do not call say again." % (self.terminal or self.decision))
         text = strip_think(message or "")
         try:
-            data = self._request("step", {"message": text})
+            res = self._request("step", {"message": text})
         except PersuArenaError as exc:
             if exc.code == "VALIDATION_ERROR":
                 raise ValueError("Invalid message: %s" % exc.message)
@@ -353,7 +302,7 @@ class PersuArenaEnv:
             # failure, a broken connection): it scores nothing.
             self.done, self.failed, self.terminal = True, True, "failed"
             raise
-        obs = self._observe(data)
+        obs = self._observe(res)
         reply = obs.get("reply", "")
         if self.done:
             outcome = self.terminal or obs.get("decision", "")
@@ -374,11 +323,9 @@ class PersuArenaEnv:
 
     def __del__(self):
         try:
-            if self._sock is not None:
-                self._sock.send(json.dumps({"type": "close"}))
+            self._close_socket()
         except Exception:
             pass
-        self._close_socket()
 
 
 def dense_reward(environments, **kwargs):

@@ -8,13 +8,14 @@ seed and split), reads the public scenario from the observation, closes the
 session, and writes one row whose ``extra_info["persuarena"]`` replay exactly
 that scenario and seed. The hidden profile never leaves the server.
 
-Needs: pip install websockets pandas pyarrow. Usage:
+Needs: pip install pandas pyarrow. Usage:
 
   python -m persuarena.verl.dataset --url ws://127.0.0.1:8000/ws --split train --n 1468 --out train.parquet
 """
 
 import argparse
 import asyncio
+import dataclasses
 
 from .agent_loop import Session
 
@@ -57,10 +58,10 @@ async def fetch(url, split, seed, scenario_id=None, timeout_s=60.0):
     if scenario_id:
         opts["scenario_id"] = scenario_id
     try:
-        data = await session.request("reset", opts)
+        res = await session.reset(opts)
     finally:
         await session.close()
-    return data.get("observation") or {}
+    return dataclasses.asdict(res.observation)
 
 
 def make_row(obs, split, seed, agent_name="persuarena"):
