@@ -127,6 +127,8 @@ class AgentLoopTest(unittest.TestCase):
         results = run_group(row, 4, self.url)
         for i, (out, field, engine) in enumerate(results):
             ef = out.extra_fields
+            from persuarena.verl.agent_loop import FIELDS
+            self.assertEqual(set(ef), set(FIELDS) | {"turn_scores", "tool_rewards"})
             n_turns = len(ef["persuarena_dense"])
             self.assertEqual(ef["persuarena_rollout"], i)
             self.assertEqual((ef["persuarena_scenario_id"], ef["persuarena_seed"]), ("arena-train-0029", 7))

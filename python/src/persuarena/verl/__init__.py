@@ -5,7 +5,8 @@ Importing this package registers both with verl's registries when verl is
 importable (``register``), and does nothing else without it: set
 VERL_USE_EXTERNAL_MODULES=persuarena.verl so that every verl process
 (trainer and agent-loop workers) imports it (verl/__init__.py:49-52 at
-verl-project/verl 1dda039b9c6311889a9c9a26040677e1254814f9).
+verl-project/verl 1dda039b9c6311889a9c9a26040677e1254814f9; verl also
+loads "verl.plugins" entry points there, :55-76).
 """
 
 from .advantage import (  # noqa: F401

@@ -71,7 +71,8 @@ RESET_KEYS = ("scenario_id", "set", "split", "seed", "rollout", "reward", "episo
 # ("no decision", Probe-RPO paper), as the TRL adapter's UNFINISHED_REWARD.
 UNFINISHED_REWARD = -1.0
 
-# extra_fields keys (flat: verl turns each into a numpy object column).
+# The loop's extra_fields keys besides turn_scores and tool_rewards (flat:
+# verl turns each into a numpy object column).
 FIELDS = (
     "persuarena_episode_id", "persuarena_scenario_id", "persuarena_seed", "persuarena_rollout",
     "persuarena_terminal", "persuarena_reward_mode", "persuarena_beliefs", "persuarena_dense",
