@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,7 @@ func TestPythonAdapters(t *testing.T) {
 			cmd := exec.CommandContext(ctx, py, "-B", "-m", "unittest", "discover", "-v", "-s", "../python/tests", "-p", pattern)
 			cmd.Env = append(os.Environ(),
 				"PERSUARENA_URL=ws"+strings.TrimPrefix(ts.URL, "http")+"/ws",
+				"PERSUARENA_TEST_CAPACITY="+strconv.Itoa(capacity),
 				"PYTHONPATH=../python/src")
 			out, err := cmd.CombinedOutput()
 			if err != nil {

@@ -13,18 +13,24 @@ skip: server/adapters_test.go runs them.
 import os
 
 
+# Sessions of a launched server.
+LAUNCHED_CAPACITY = 16
+
+
 def start(cls):
-    """Sets cls.url (the WebSocket URL) and cls.slow for a test class;
-    call it from setUpClass and stop from tearDownClass."""
+    """Sets cls.url (the WebSocket URL), cls.slow and cls.capacity (the
+    server's --max-sessions; it refuses one more at once) for a test
+    class; call it from setUpClass and stop from tearDownClass."""
     url = os.environ.get("PERSUARENA_URL", "")
     cls._adapter_srv = None
     if url:
-        cls.url, cls.slow = url, True
+        cls.url, cls.slow, cls.capacity = url, True, int(os.environ["PERSUARENA_TEST_CAPACITY"])
         return
     from _support import server_or_skip
 
-    cls._adapter_srv = server_or_skip(cls, "--reward", "both", "--scenarios", "arena,p4g", "--max-sessions", "16")
-    cls.url, cls.slow = cls._adapter_srv.ws_url, False
+    cls._adapter_srv = server_or_skip(cls, "--reward", "both", "--scenarios", "arena,p4g",
+                                      "--max-sessions", str(LAUNCHED_CAPACITY))
+    cls.url, cls.slow, cls.capacity = cls._adapter_srv.ws_url, False, LAUNCHED_CAPACITY
 
 
 def stop(cls):

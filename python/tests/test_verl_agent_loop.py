@@ -251,14 +251,46 @@ class AgentLoopTest(unittest.TestCase):
         self.assertIsNone(r_out)
         self.assertEqual(dense, ef["persuarena_dense"])
 
+    def test_full_server_retries(self):
+        # A server at capacity refuses the episode's session
+        # (CAPACITY_REACHED); the loop backs off and retries, and gets in
+        # once a slot is free (here freed during its back-off sleep).
+        from persuarena.client import SyncPersuArenaEnv
+        from persuarena.verl import agent_loop
+
+        row = self.row()
+        held = [SyncPersuArenaEnv(self.url).connect() for _ in range(self.capacity)]
+        for h in held:
+            h.reset(seed=1)
+        sleeps = []
+
+        async def fake_sleep(delay):
+            sleeps.append(delay)
+            held.pop().disconnect()
+
+        real = agent_loop.asyncio.sleep
+        agent_loop.asyncio.sleep = fake_sleep
+        try:
+            (out, _, _), = run_group(row, 1, self.url)
+        finally:
+            agent_loop.asyncio.sleep = real
+            for h in held:
+                h.disconnect()
+        self.assertEqual(sleeps[0], 1.0)
+        self.assertEqual(out.extra_fields["persuarena_terminal"], "accept")
+
     def test_unreachable_server_raises(self):
         row = {"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
                "extra_info": {"index": 0, "persuarena": {"seed": 1}}, "data_source": "persuarena",
                "reward_model": {}}
         from persuarena.verl.agent_loop import PersuArenaError
 
-        with self.assertRaises(PersuArenaError) as cm:
-            run_group(row, 1, "ws://127.0.0.1:9/ws")
+        vs._agent_loop_registry["persuarena"]["retries"] = 1
+        try:
+            with self.assertRaises(PersuArenaError) as cm:
+                run_group(row, 1, "ws://127.0.0.1:9/ws")
+        finally:
+            del vs._agent_loop_registry["persuarena"]["retries"]
         self.assertEqual(cm.exception.code, "EXECUTION_ERROR")
         self.assertIn("CONNECTION", cm.exception.message)
 

@@ -36,10 +36,12 @@ and, through ``as_dict``, into the token rewards the ``probe_rpo``
 estimator reads (persuarena.verl.advantage).
 
 Configuration: the agent-loop config's keys (``url``, ``reward``,
-``timeout_s``) or the environment variables PERSUARENA_URL (default
-ws://127.0.0.1:8000/ws), PERSUARENA_REWARD (dense, outcome or both; the
-server's default when unset) and PERSUARENA_TIMEOUT (seconds per reply,
-default 300: the server's limits.step_budget_s). Reset options come from
+``timeout_s``, ``retries``) or the environment variables PERSUARENA_URL
+(default ws://127.0.0.1:8000/ws), PERSUARENA_REWARD (dense, outcome or
+both; the server's default when unset), PERSUARENA_TIMEOUT (seconds per
+reply, default 300: the server's limits.step_budget_s) and
+PERSUARENA_RETRIES (attempts at starting an episode while the server is
+full or unreachable, default 6). Reset options come from
 the row's ``extra_info["persuarena"]`` (integrations/verl/make_dataset.py
 writes scenario_id, split and seed).
 
@@ -52,6 +54,7 @@ reward_score alone, so ``probe_rpo`` sees no dense rewards there and
 equals ``grpo``; the per-turn advantage needs verl >= 0.9's v1 trainer.
 """
 
+import asyncio
 import hashlib
 import math
 import os
@@ -62,6 +65,10 @@ from .advantage import turn_spans
 
 DEFAULT_URL = "ws://127.0.0.1:8000/ws"
 DEFAULT_TIMEOUT_S = 300.0
+# Attempts at opening a session and resetting (see EpisodeLoop._start).
+DEFAULT_RETRIES = 6
+# Errors worth another attempt at the start of an episode.
+_RETRY_CODES = ("CAPACITY_REACHED", "CONNECTION", "SESSION_ERROR")
 
 # Reset options the server takes (server.ResetOptions); other keys stay here.
 RESET_KEYS = ("scenario_id", "set", "split", "seed", "rollout", "reward", "episode_id")
@@ -165,12 +172,28 @@ class EpisodeLoop:
     (it uses the base's rollout_config, server_manager, tokenizer and ct_*
     helpers)."""
 
-    def __init__(self, *args, url=None, reward=None, timeout_s=None, **kwargs):
+    def __init__(self, *args, url=None, reward=None, timeout_s=None, retries=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.persuarena_url = url or os.environ.get("PERSUARENA_URL", DEFAULT_URL)
         self.persuarena_reward = reward or os.environ.get("PERSUARENA_REWARD", "")
         self.persuarena_timeout = float(timeout_s or os.environ.get("PERSUARENA_TIMEOUT", DEFAULT_TIMEOUT_S))
+        self.persuarena_retries = max(1, int(retries or os.environ.get("PERSUARENA_RETRIES", DEFAULT_RETRIES)))
         self.response_length = self.rollout_config.response_length
+
+    async def _start(self, session, data):
+        """Opens the session and resets, retrying with back-off (1, 2, 4
+        ... s, at most 30) while the server is full (CAPACITY_REACHED),
+        unreachable or drops the session; returns the reset's StepResult.
+        Raises the last PersuArenaError after persuarena_retries attempts."""
+        for attempt in range(self.persuarena_retries):
+            try:
+                await session.open()
+                return await session.reset(data)
+            except PersuArenaError as exc:
+                await session.close()
+                if exc.code not in _RETRY_CODES or attempt == self.persuarena_retries - 1:
+                    raise
+                await asyncio.sleep(min(2.0 ** attempt, 30.0))
 
     # Tokens: verl >= 0.9's Continuous Token helpers when the base has them,
     # else v0.8.0's apply_chat_template (verl-project/verl 7aed6b2,
@@ -219,9 +242,8 @@ class EpisodeLoop:
         mask, logprobs = [], None
         session = Session(self.persuarena_url, self.persuarena_timeout)
         try:
-            await session.open()
             data = reset_options(kwargs, self.persuarena_reward, request_id)
-            res = await session.reset(data)
+            res = await self._start(session, data)
             md = res.metadata or {}
             tmax = res.observation.tmax
             ep.update(persuarena_episode_id=md.get("episode_id", ""), persuarena_reward_mode=md.get("reward_mode", ""),
