@@ -10,7 +10,9 @@
 // The hidden profile never leaves the server. Env mirrors episode.Run
 // turn by turn; Server puts it behind OpenEnv's endpoints: GET /health,
 // /metadata, /schema, /state, POST /reset, /step, and the stateful
-// WebSocket channel /ws. docs/server.md describes the protocol mapping.
+// WebSocket channel /ws, with GET /openapi.json and the MCP endpoint POST
+// /mcp for `openenv validate`. docs/server.md describes the protocol
+// mapping.
 package server
 
 import (
@@ -182,6 +184,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /state", s.handleState)
 	mux.HandleFunc("POST /close", s.handleClose)
 	mux.HandleFunc("GET /ws", s.handleWS)
+	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+	mux.HandleFunc("POST /mcp", s.handleMCP)
 	return mux
 }
 
@@ -464,38 +468,49 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	obs, err := s.resetHTTP(r.Context(), opts)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, obs.Result())
+}
+
+// resetHTTP starts a server-held episode (POST /reset, the MCP reset
+// tool): it takes a session slot, registers the episode under
+// opts.EpisodeID (a random id when empty) and resets it. Errors: SESSION_ERROR
+// while shutting down, CAPACITY_REACHED, VALIDATION_ERROR for a taken
+// episode_id, and Env.Reset's.
+func (s *Server) resetHTTP(ctx context.Context, opts ResetOptions) (Observation, error) {
 	if opts.EpisodeID == "" {
 		opts.EpisodeID = "ep-" + rand.Text()
 	}
+	shutting := &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable}
 	ep := &httpEpisode{env: s.f.NewEnv()}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
-		return
+		return Observation{}, shutting
 	}
-	if n, ok := s.admitLocked(r.Context()); !ok {
+	if n, ok := s.admitLocked(ctx); !ok {
 		closed := s.closed
 		s.mu.Unlock()
 		if closed {
-			writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
-			return
+			return Observation{}, shutting
 		}
-		writeError(w, s.capacityError(n))
-		return
+		return Observation{}, s.capacityError(n)
 	}
 	if _, dup := s.http[opts.EpisodeID]; dup {
 		s.mu.Unlock()
-		writeError(w, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID))
-		return
+		return Observation{}, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID)
 	}
 	ep.last = s.now()
 	s.http[opts.EpisodeID] = ep
 	s.mu.Unlock()
 
-	obs, err := ep.env.Reset(r.Context(), opts)
+	obs, err := ep.env.Reset(ctx, opts)
 	s.mu.Lock()
 	if err != nil {
 		delete(s.http, opts.EpisodeID)
@@ -505,11 +520,10 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
-		return
+		return Observation{}, err
 	}
 	s.log.Info("reset", "transport", "http", "episode", opts.EpisodeID, "scenario", ep.env.State().ScenarioID)
-	writeJSON(w, http.StatusOK, obs.Result())
+	return obs, nil
 }
 
 // lookup returns the live HTTP episode id, or a SESSION_ERROR.
@@ -563,16 +577,27 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*req.TimeoutS*float64(time.Second)))
 		defer cancel()
 	}
-	ep, err := s.lookup(req.EpisodeID)
+	obs, err := s.stepHTTP(ctx, req.EpisodeID, a)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, obs.Result())
+}
+
+// stepHTTP plays one turn of the server-held episode id (POST /step, the
+// MCP say tool); a finished episode keeps only its final state and frees
+// its slot. Errors: lookup's, EXECUTION_ERROR for a finished episode, and
+// Env.Step's.
+func (s *Server) stepHTTP(ctx context.Context, id string, a Action) (Observation, error) {
+	ep, err := s.lookup(id)
+	if err != nil {
+		return Observation{}, err
+	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.env == nil {
-		writeError(w, errf(ExecutionError, "episode %s is finished (%s); send a reset to start another", ep.final.EpisodeID, ep.final.Terminal))
-		return
+		return Observation{}, errf(ExecutionError, "episode %s is finished (%s); send a reset to start another", ep.final.EpisodeID, ep.final.Terminal)
 	}
 	obs, _, _, err := ep.env.Step(ctx, a)
 	done := ep.env.Done()
@@ -590,13 +615,12 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
-		return
+		return Observation{}, err
 	}
 	if obs.Done {
-		s.log.Info("done", "transport", "http", "episode", req.EpisodeID, "terminal", obs.Metadata.Terminal)
+		s.log.Info("done", "transport", "http", "episode", id, "terminal", obs.Metadata.Terminal)
 	}
-	writeJSON(w, http.StatusOK, obs.Result())
+	return obs, nil
 }
 
 // handleState is GET /state?episode_id=ID.

@@ -313,6 +313,15 @@ class ServerTest(unittest.TestCase):
                 env.reset(sead=1)
             self.assertEqual((cm.exception.code, cm.exception.status), ("VALIDATION_ERROR", 422))
 
+    def test_one_version(self):
+        # The package's version is the Go release the binary reports
+        # (internal/buildinfo/VERSION; "RELEASE-devel-REV" for a checkout
+        # build, "vRELEASE" for a tagged module build).
+        import persuarena
+        v = HTTPPersuArenaEnv(self.srv.base_url).metadata()["version"]
+        self.assertRegex(persuarena.__version__, r"^\d+\.\d+\.\d+$")
+        self.assertIn(v.lstrip("v").split("-")[0], (persuarena.__version__,), v)
+
     def test_validation_error_ws(self):
         with SyncPersuArenaEnv(self.srv.ws_url) as env:
             with self.assertRaises(ServerError) as cm:

@@ -52,7 +52,7 @@ from ._ws import DEFAULT_MAX_SIZE, AsyncWebSocket, ConnectionClosed, WebSocket
 __all__ = [
     "Party", "PublicScenario", "PersuArenaAction", "PersuArenaObservation", "PersuArenaState", "StepResult",
     "PersuArenaEnv", "SyncPersuArenaEnv", "HTTPPersuArenaEnv", "AsyncHTTPPersuArenaEnv",
-    "ServerError", "ConnectionClosed", "LaunchError", "BinaryNotFound", "Server", "launch",
+    "PersuarenaEnv", "ServerError", "MCPError", "ConnectionClosed", "LaunchError", "BinaryNotFound", "Server", "launch",
     "parse_result", "parse_state",
 ]
 
@@ -103,6 +103,27 @@ class PublicScenario:
         kw["persuader"] = Party(**_known(Party, d["persuader"]))
         kw["persuadee"] = Party(**_known(Party, d["persuadee"]))
         return cls(**kw)
+
+    def brief(self, tmax: int) -> str:
+        """The scenario as the persuader's opening brief: who is talking to
+        whom, the proposal, what acceptance means, the background, the turn
+        limit, and the honesty norm. Public fields only (the hidden profile
+        never leaves the server)."""
+
+        def party(p: Party) -> str:
+            return "%s (%s)" % (p.name, p.role) if p.name else p.role
+
+        return "\n".join([
+            "You are %s. You are talking with %s." % (party(self.persuader), party(self.persuadee)),
+            "Relationship: %s (%s)." % (self.relationship, self.closeness),
+            "Domain: %s (%s)." % (self.domain, self.family),
+            "Your proposal: %s" % self.proposal,
+            "Full acceptance means: %s" % self.accept_means,
+            "Conditional acceptance means: %s" % self.conditional_means,
+            "Background: %s" % self.background,
+            "You have at most %d turns, one message each. Persuade honestly and respectfully: "
+            "no deception, no pressure; the choice is theirs." % tmax,
+        ])
 
 
 @dataclass
@@ -262,24 +283,64 @@ def _reply(raw: str) -> Dict[str, Any]:
     return msg
 
 
+class MCPError(RuntimeError):
+    """A JSON-RPC error answer from /mcp: ``code`` is the JSON-RPC code
+    (-32700 parse error, -32600 invalid request, -32601 method not found,
+    -32602 invalid params, e.g. an unknown tool)."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__("JSON-RPC error %d: %s" % (code, message))
+        self.code = code
+        self.message = message
+
+
+def _rpc_result(resp: Dict[str, Any]) -> Any:
+    if resp.get("error") is not None:
+        e = resp["error"]
+        raise MCPError(e.get("code", 0), e.get("message", ""))
+    return resp.get("result")
+
+
+def _tool_result(resp: Dict[str, Any]) -> Dict[str, Any]:
+    """A tools/call result's structuredContent; a tool error (isError)
+    raises ServerError with its OpenEnv code."""
+    res = _rpc_result(resp)
+    sc = res.get("structuredContent") or {}
+    if res.get("isError"):
+        text = "".join(c.get("text", "") for c in res.get("content", []))
+        raise ServerError(sc.get("code", "TOOL_ERROR"), sc.get("message", text))
+    return sc
+
+
 class _Base:
     """What every client shares: URLs, timeouts, the GET endpoints."""
 
     def __init__(self, base_url: str, connect_timeout_s: float, message_timeout_s: float,
-                 max_message_size_mb: float, server: Optional[Server]):
+                 max_message_size_mb: float, provider: Any):
         self.base_url, self.ws_url = _urls(base_url)
         self._connect_timeout = connect_timeout_s
         self._message_timeout = message_timeout_s
         self._max_size = int(max_message_size_mb * 1024 * 1024)
-        self._server = server
+        self._provider = provider
+        self._rpc_id = 0
 
     def _get(self, path: str) -> Any:
         return get_json(self.base_url + path, self._message_timeout)
 
     def _stop_server(self) -> None:
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
+        # OpenEnv's EnvClient.close: a container provider's stop_container,
+        # else a runtime provider's stop (a launched Server has stop).
+        p, self._provider = self._provider, None
+        if p is None:
+            return
+        if hasattr(p, "stop_container"):
+            p.stop_container()
+        else:
+            p.stop()
+
+    def _rpc(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        self._rpc_id += 1
+        return {"jsonrpc": "2.0", "id": self._rpc_id, "method": method, "params": params}
 
 
 class SyncPersuArenaEnv(_Base):
@@ -290,7 +351,9 @@ class SyncPersuArenaEnv(_Base):
     form); ``connect_timeout_s`` bounds the handshake,
     ``message_timeout_s`` each reply (OpenEnv's default, 60 s; docs/server.md
     gives the step latency of LLM persuadees), ``max_message_size_mb`` one
-    received message. ``server``, when given, is stopped by :meth:`close`.
+    received message. ``provider``, when given (a :class:`Server` from
+    :func:`launch`, or an OpenEnv container or runtime provider), is
+    stopped by :meth:`close`, as OpenEnv's EnvClient does.
 
     Errors: ServerError for the server's error messages (the session stays
     usable, except CAPACITY_REACHED and an idle SESSION_ERROR, after which
@@ -300,8 +363,8 @@ class SyncPersuArenaEnv(_Base):
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", connect_timeout_s: float = 10.0,
                  message_timeout_s: float = 60.0, max_message_size_mb: float = DEFAULT_MAX_SIZE / (1 << 20),
-                 server: Optional[Server] = None):
-        super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, server)
+                 provider: Any = None):
+        super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider)
         self._ws: Optional[WebSocket] = None
 
     def connect(self) -> "SyncPersuArenaEnv":
@@ -344,6 +407,23 @@ class SyncPersuArenaEnv(_Base):
         """The session's episode bookkeeping."""
         return parse_state(self._send({"type": "state"})["data"])
 
+    def mcp(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        """One MCP JSON-RPC request as a {"type": "mcp"} message of this
+        session (OpenEnv's WSMCPMessage); returns its result. The tools act
+        on this session's episode. Raises MCPError for a JSON-RPC error."""
+        return _rpc_result(self._send({"type": "mcp", "data": self._rpc(method, params or {})})["data"])
+
+    def list_tools(self) -> List[Dict[str, Any]]:
+        """MCP tools/list over this session."""
+        return self.mcp("tools/list")["tools"]
+
+    def call_tool(self, name: str, **arguments: Any) -> Dict[str, Any]:
+        """MCP tools/call on this session's episode (say needs no
+        episode_id here); returns the structuredContent. Errors as
+        :meth:`HTTPPersuArenaEnv.call_tool`."""
+        msg = {"type": "mcp", "data": self._rpc("tools/call", {"name": name, "arguments": arguments})}
+        return _tool_result(self._send(msg)["data"])
+
     def metadata(self) -> Dict[str, Any]:
         """GET /metadata: name, version, reward modes, probes, limits..."""
         return self._get("/metadata")
@@ -364,7 +444,7 @@ class SyncPersuArenaEnv(_Base):
             ws.close()
 
     def close(self) -> None:
-        """Disconnects, and stops the server this client was given."""
+        """Disconnects, and stops the provider this client was given."""
         self.disconnect()
         self._stop_server()
 
@@ -383,16 +463,16 @@ class PersuArenaEnv(_Base):
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", connect_timeout_s: float = 10.0,
                  message_timeout_s: float = 60.0, max_message_size_mb: float = DEFAULT_MAX_SIZE / (1 << 20),
-                 server: Optional[Server] = None):
-        super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, server)
+                 provider: Any = None):
+        super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider)
         self._ws: Optional[AsyncWebSocket] = None
 
     def sync(self) -> SyncPersuArenaEnv:
         """A blocking client of the same server, with its own connection
-        (and the server to stop, which this client then no longer stops)."""
-        srv, self._server = self._server, None
+        (and the provider to stop, which this client then no longer stops)."""
+        p, self._provider = self._provider, None
         return SyncPersuArenaEnv(self.base_url, self._connect_timeout, self._message_timeout,
-                                 self._max_size / (1 << 20), srv)
+                                 self._max_size / (1 << 20), p)
 
     async def connect(self) -> "PersuArenaEnv":
         """As :meth:`SyncPersuArenaEnv.connect`."""
@@ -429,6 +509,19 @@ class PersuArenaEnv(_Base):
         """As :meth:`SyncPersuArenaEnv.state`."""
         return parse_state((await self._send({"type": "state"}))["data"])
 
+    async def mcp(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        """As :meth:`SyncPersuArenaEnv.mcp`."""
+        return _rpc_result((await self._send({"type": "mcp", "data": self._rpc(method, params or {})}))["data"])
+
+    async def list_tools(self) -> List[Dict[str, Any]]:
+        """As :meth:`SyncPersuArenaEnv.list_tools`."""
+        return (await self.mcp("tools/list"))["tools"]
+
+    async def call_tool(self, name: str, **arguments: Any) -> Dict[str, Any]:
+        """As :meth:`SyncPersuArenaEnv.call_tool`."""
+        msg = {"type": "mcp", "data": self._rpc("tools/call", {"name": name, "arguments": arguments})}
+        return _tool_result((await self._send(msg))["data"])
+
     async def metadata(self) -> Dict[str, Any]:
         """GET /metadata (in a worker thread)."""
         return await asyncio.to_thread(self._get, "/metadata")
@@ -448,9 +541,9 @@ class PersuArenaEnv(_Base):
             await ws.close()
 
     async def close(self) -> None:
-        """Disconnects, and stops the server this client was given."""
+        """Disconnects, and stops the provider this client was given."""
         await self.disconnect()
-        if self._server is not None:
+        if self._provider is not None:
             await asyncio.to_thread(self._stop_server)
 
     async def __aenter__(self) -> "PersuArenaEnv":
@@ -470,8 +563,8 @@ class HTTPPersuArenaEnv(_Base):
     the HTTP status; OSError when the server cannot be reached."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", message_timeout_s: float = 60.0,
-                 server: Optional[Server] = None):
-        super().__init__(base_url, message_timeout_s, message_timeout_s, 0, server)
+                 provider: Any = None):
+        super().__init__(base_url, message_timeout_s, message_timeout_s, 0, provider)
         self.episode_id = ""
 
     def health(self) -> Dict[str, Any]:
@@ -485,6 +578,27 @@ class HTTPPersuArenaEnv(_Base):
     def schema(self) -> Dict[str, Any]:
         """GET /schema."""
         return self._get("/schema")
+
+    def mcp(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        """One MCP JSON-RPC request over POST /mcp (initialize, ping,
+        tools/list, tools/call); returns its result. Raises MCPError for a
+        JSON-RPC error."""
+        body = self._rpc(method, params or {})
+        return _rpc_result(request_json("POST", self.base_url + "/mcp", body, self._message_timeout))
+
+    def list_tools(self) -> List[Dict[str, Any]]:
+        """MCP tools/list: the reset and say tools (name, title,
+        description, inputSchema)."""
+        return self.mcp("tools/list")["tools"]
+
+    def call_tool(self, name: str, **arguments: Any) -> Dict[str, Any]:
+        """MCP tools/call over HTTP; returns the tool's structuredContent
+        (for reset and say, a reset/step response: parse it with
+        :func:`parse_result`). Over HTTP say needs the episode_id the reset
+        tool returned. Raises ServerError for a tool error (isError),
+        MCPError for an unknown tool."""
+        body = self._rpc("tools/call", {"name": name, "arguments": arguments})
+        return _tool_result(request_json("POST", self.base_url + "/mcp", body, self._message_timeout))
 
     def reset(self, **options: Any) -> StepResult[PersuArenaObservation]:
         """POST /reset with the reset options; remembers the episode id."""
@@ -511,7 +625,7 @@ class HTTPPersuArenaEnv(_Base):
 
     def close(self) -> None:
         """POST /close of an episode still held (frees its slot at once;
-        an unknown or expired one is ignored), and stops the server this
+        an unknown or expired one is ignored), and stops the provider this
         client was given."""
         if self.episode_id:
             try:
@@ -534,8 +648,8 @@ class AsyncHTTPPersuArenaEnv:
     worker thread (asyncio.to_thread), so an event loop is never blocked."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", message_timeout_s: float = 60.0,
-                 server: Optional[Server] = None):
-        self._c = HTTPPersuArenaEnv(base_url, message_timeout_s, server)
+                 provider: Any = None):
+        self._c = HTTPPersuArenaEnv(base_url, message_timeout_s, provider)
 
     @property
     def episode_id(self) -> str:
@@ -560,6 +674,15 @@ class AsyncHTTPPersuArenaEnv:
     async def state(self) -> PersuArenaState:
         return await asyncio.to_thread(self._c.state)
 
+    async def mcp(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        return await asyncio.to_thread(self._c.mcp, method, params)
+
+    async def list_tools(self) -> List[Dict[str, Any]]:
+        return await asyncio.to_thread(self._c.list_tools)
+
+    async def call_tool(self, name: str, **arguments: Any) -> Dict[str, Any]:
+        return await asyncio.to_thread(lambda: self._c.call_tool(name, **arguments))
+
     async def close(self) -> None:
         await asyncio.to_thread(self._c.close)
 
@@ -568,3 +691,9 @@ class AsyncHTTPPersuArenaEnv:
 
     async def __aexit__(self, *exc) -> None:
         await self.close()
+
+
+#: The client class name OpenEnv's AutoEnv infers for the manifest name
+#: "persuarena" (huggingface/OpenEnv 385de5e, src/openenv/auto/_discovery.py:192-223,
+#: _infer_class_name: "persuarena_env" -> "PersuarenaEnv").
+PersuarenaEnv = PersuArenaEnv
