@@ -152,7 +152,7 @@ func TestMCPHTTPEpisode(t *testing.T) {
 		_, raw = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{"episode_id": hr.Observation.Metadata.EpisodeID, "action": map[string]any{"message": line}}))
 		var sr Result
 		json.Unmarshal(raw, &sr)
-		sr.Observation.Metadata.EpisodeID = epID
+		sr.Observation.Metadata.EpisodeID, sr.Metadata.EpisodeID = epID, epID
 		if !reflect.DeepEqual(sr, viaMCP[i]) {
 			t.Fatalf("turn %d: /step %+v, MCP %+v", i+1, sr, viaMCP[i])
 		}
