@@ -41,11 +41,14 @@ type ServeSpec struct {
 	// LLM describes that role (never keys).
 	Config string          `json:"config,omitempty"`
 	LLM    []roles.LLMInfo `json:"llm,omitempty"`
-	// Idle closes sessions idle this long; Probes is a probe basis file
-	// (default probe.Default); Verbose logs every session event.
-	Idle    time.Duration `json:"-"`
-	Probes  string        `json:"-"`
-	Verbose bool          `json:"-"`
+	// Idle closes sessions idle this long; StepBudget is the step latency
+	// budget /metadata advertises (server.Config.StepBudget; 0: the
+	// default); Probes is a probe basis file (default probe.Default);
+	// Verbose logs every session event.
+	Idle       time.Duration `json:"-"`
+	StepBudget time.Duration `json:"-"`
+	Probes     string        `json:"-"`
+	Verbose    bool          `json:"-"`
 }
 
 // NewServer builds the environment server of spec: the persuadee through
@@ -86,7 +89,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 	return server.New(server.Config{
 		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: spec.Tmax, Basis: spec.Basis,
 			Reward: server.RewardMode(spec.Reward), Rewarder: rw, MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
-		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, Version: buildinfo.Version(), Logger: logger,
+		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, StepBudget: spec.StepBudget, Version: buildinfo.Version(), Logger: logger,
 	})
 }
 

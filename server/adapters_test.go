@@ -47,11 +47,14 @@ func (s slowSession) Probe(ctx context.Context, tr []episode.Message, b probe.Ba
 	return s.PersuadeeSession.(episode.Prober).Probe(ctx, tr, b)
 }
 
-// The trainer adapters in integrations/ against this server:
-// integrations/test_adapters.py replays TRL's GRPOTrainer and verl's
-// ToolAgentLoop call sequences (see its docstring for the commits) through
-// the adapters' own code, using only Python's standard library. Skipped
-// only where python3 is not installed.
+// The trainer adapters of the Python package (python/src/persuarena/verl,
+// python/src/persuarena/trl) against this server: python/tests/test_verl*.py
+// and test_trl*.py replay verl's and TRL's call sequences (their
+// docstrings cite the commits) through the adapters' own code, using only
+// Python's standard library. This server's slow persuadee lets them test
+// step timeouts, which they skip against a launched binary
+// (cmd/persuarena's TestPythonPackage runs them that way too). Skipped
+// only where python3 is not installed (failed under CI).
 func TestPythonAdapters(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -67,15 +70,23 @@ func TestPythonAdapters(t *testing.T) {
 	cfg.MaxSessions = capacity
 	cfg.CapacityWait = -1 // a leaked session must show as CAPACITY_REACHED
 	_, ts := start(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-B", "../integrations/test_adapters.py")
-	cmd.Env = append(os.Environ(),
-		"PERSUARENA_URL=ws"+strings.TrimPrefix(ts.URL, "http")+"/ws",
-		"PERSUARENA_TEST_CAPACITY="+strconv.Itoa(capacity))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("integrations/test_adapters.py: %v\n%s", err, out)
+	for _, pattern := range []string{"test_verl*.py", "test_trl*.py"} {
+		t.Run(strings.TrimSuffix(pattern, "*.py"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, py, "-B", "-m", "unittest", "discover", "-v", "-s", "../python/tests", "-p", pattern)
+			cmd.Env = append(os.Environ(),
+				"PERSUARENA_URL=ws"+strings.TrimPrefix(ts.URL, "http")+"/ws",
+				"PERSUARENA_TEST_CAPACITY="+strconv.Itoa(capacity),
+				"PYTHONPATH=../python/src")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("python/tests/%s: %v\n%s", pattern, err, out)
+			}
+			if !strings.Contains(string(out), "\nOK") || strings.Contains(string(out), "Ran 0 tests") {
+				t.Fatalf("python/tests/%s ran no tests or did not pass:\n%s", pattern, out)
+			}
+			t.Logf("%s", out)
+		})
 	}
-	t.Logf("%s", out)
 }

@@ -321,37 +321,39 @@ type Observation struct {
 // visible View plus the Metadata, under "metadata" (OpenEnv's
 // Observation.metadata field).
 //
-// Choice: the metadata travels inside the observation because OpenEnv's
-// own client delivers nothing else. Its serialize_observation
-// (src/openenv/core/env_server/serialization.py) excludes metadata from
-// the body, its GenericEnvClient._parse_result
-// (src/openenv/core/generic_client.py) keeps only observation, reward and
-// done, and its ResetResponse and StepResponse models
-// (src/openenv/core/env_server/types.py) forbid extra fields
-// (meta-pytorch/OpenEnv 685de411e5f77286b0fd94798d42c4467cf8a1bc). A
-// top-level "metadata" would fail that validation and, where it did not,
-// be dropped on the client; inside the observation it reaches every
-// client, and a typed client's Observation model reads it into its own
-// metadata field.
+// Choice: the metadata travels both here and at the top level of Result.
+// OpenEnv's serialize_observation keeps Observation.metadata in the
+// nested observation and also lifts it beside reward and done since
+// huggingface/OpenEnv PR #805 (src/openenv/core/env_server/serialization.py,
+// burtenshaw/OpenEnv 1f5446677713fa964b97ba1155a47be8cd20427f, the PR's
+// head); typed clients read payload.get("metadata", obs.get("metadata",
+// {})) and StepResult.metadata = payload.get("metadata") (PR #812,
+// envs/*/client.py). Clients of the releases before (huggingface/OpenEnv
+// 385de5ebb8d08d51d000d7dfc19de5f3c6a9c215 and older, whose
+// GenericEnvClient._parse_result keeps only observation, reward and done)
+// still find it in the observation.
 type WireObservation struct {
 	View
 	Metadata Metadata `json:"metadata"`
 }
 
-// Result is an observation in OpenEnv's wire format, exactly the fields of
-// its ResetResponse and StepResponse models: {"observation", "reward",
-// "done"}, with the metadata inside the observation (see
-// WireObservation). It is the data of a WebSocket "observation" message
-// and the body of the /reset and /step responses.
+// Result is an observation in OpenEnv's wire format, the fields of its
+// ResetResponse and StepResponse: {"observation", "reward", "done",
+// "metadata"}, the metadata both at the top level and inside the
+// observation (see WireObservation; the two copies are equal). It is the
+// data of a WebSocket "observation" message and the body of the /reset
+// and /step responses.
 type Result struct {
 	Observation WireObservation `json:"observation"`
 	Reward      *float64        `json:"reward"`
 	Done        bool            `json:"done"`
+	// Metadata is OpenEnv's top-level metadata (StepResult.metadata).
+	Metadata Metadata `json:"metadata"`
 }
 
 // Result returns o in the wire format.
 func (o Observation) Result() Result {
-	return Result{Observation: WireObservation{View: o.View, Metadata: o.Metadata}, Reward: o.Reward, Done: o.Done}
+	return Result{Observation: WireObservation{View: o.View, Metadata: o.Metadata}, Reward: o.Reward, Done: o.Done, Metadata: o.Metadata}
 }
 
 // State is the episode's bookkeeping (OpenEnv's State: episode_id and

@@ -33,7 +33,7 @@ func TestHealth(t *testing.T) {
 
 func TestMetadata(t *testing.T) {
 	cfg := simConfig(t)
-	cfg.MaxSessions, cfg.IdleTimeout = 3, 90*time.Second
+	cfg.MaxSessions, cfg.IdleTimeout, cfg.StepBudget = 3, 90*time.Second, 45*time.Second
 	_, ts := start(t, cfg)
 	status, body := httpDo(t, "GET", ts.URL+"/metadata", "")
 	var m MetadataInfo
@@ -45,7 +45,7 @@ func TestMetadata(t *testing.T) {
 		strings.Join(m.Probes, ",") != "ca,pe,ac" || m.StrategyWeight != 1 || m.Judge || m.DenseMode != "scaled" {
 		t.Fatalf("metadata %+v", m)
 	}
-	if m.Limits != (Limits{MaxSessions: 3, IdleTimeoutS: 90, CapacityWaitS: 0.25, MaxMessageBytes: DefaultMaxMessageBytes, MaxFrameBytes: 6*DefaultMaxMessageBytes + 4096, Tmax: 10}) {
+	if m.Limits != (Limits{MaxSessions: 3, IdleTimeoutS: 90, CapacityWaitS: 0.25, MaxMessageBytes: DefaultMaxMessageBytes, MaxFrameBytes: 6*DefaultMaxMessageBytes + 4096, StepBudgetS: 45, Tmax: 10}) {
 		t.Fatalf("limits %+v", m.Limits)
 	}
 	// the Probe-RPO paper / data README: arena 1,468 / 200 / 120; p4g 662 /

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -10,23 +11,45 @@ import (
 	"github.com/coder/websocket"
 )
 
-// The call sequences below replay OpenEnv's own client and server models
-// at meta-pytorch/OpenEnv 685de411e5f77286b0fd94798d42c4467cf8a1bc:
-//   - src/openenv/core/env_server/types.py: ResetResponse and
-//     StepResponse are {observation: object, reward: number|null, done:
-//     bool} with extra="forbid"; WSObservationResponse is {type, data}.
-//   - src/openenv/core/env_client.py: reset(**kw) sends {"type":"reset",
-//     "data":kw}, step(a) {"type":"step","data":a}, state() {"type":
-//     "state"}, close() {"type":"close"}; it parses the reply's data with
-//     _parse_result.
-//   - src/openenv/core/generic_client.py: GenericEnvClient._parse_result
-//     keeps payload["observation"], payload["reward"] and payload["done"]
-//     and nothing else.
+// The call sequences below replay OpenEnv's client and server models.
+// The repository is huggingface/OpenEnv; the newest snapshot this project
+// could read is 385de5ebb8d08d51d000d7dfc19de5f3c6a9c215 (2026-06-13),
+// which predates the metadata change, so the current shape is read from
+// PR #805 (merged 2026-06-16; its head's serialize_observation, as in
+// burtenshaw/OpenEnv 1f5446677713fa964b97ba1155a47be8cd20427f
+// src/openenv/core/env_server/serialization.py, serialize_observation)
+// and PR #812:
+//   - serialize_observation returns {"observation", "reward", "done"} and,
+//     when the observation's metadata is not empty, "metadata" beside
+//     them; the nested observation keeps its metadata too.
+//   - every client's _parse_result (PR #805: generic, MCP and template
+//     clients; PR #812: envs/*/client.py) builds the Observation with
+//     metadata = payload.get("metadata", obs_data.get("metadata", {})) and
+//     StepResult(..., metadata=payload.get("metadata")): without a
+//     top-level metadata StepResult.metadata is None.
+//   - src/openenv/core/env_client.py (385de5e): reset(**kw) sends
+//     {"type":"reset","data":kw} (:409-414), step(a)
+//     {"type":"step","data":a} (:429-434), state() {"type":"state"},
+//     close() {"type":"close"}; _parse_result gets the reply's "data";
+//     each reply is awaited for message_timeout_s, default 60 s (:107,
+//     :241).
 
-// openenvResult checks body against OpenEnv's ResetResponse/StepResponse
-// (exactly observation, reward, done) and returns what GenericEnvClient
-// hands a trainer: the observation object, the reward, done.
-func openenvResult(t *testing.T, body []byte) (obs map[string]any, reward *float64, done bool) {
+// openenvStep is what the current OpenEnv client hands a trainer for one
+// reset or step reply: StepResult's observation, reward, done and
+// metadata, and the typed Observation's metadata.
+type openenvStep struct {
+	obs      map[string]any
+	reward   *float64
+	done     bool
+	metadata map[string]any // StepResult.metadata: payload.get("metadata")
+	obsMeta  map[string]any // Observation.metadata: payload.get("metadata", obs.get("metadata", {}))
+}
+
+// openenvResult checks body against the reset/step response shape of
+// OpenEnv after PR #805 (observation, reward, done and a top-level
+// metadata equal to the nested one) and returns what the client parses
+// from it.
+func openenvResult(t *testing.T, body []byte) openenvStep {
 	t.Helper()
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
@@ -37,30 +60,33 @@ func openenvResult(t *testing.T, body []byte) (obs map[string]any, reward *float
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if strings.Join(keys, ",") != "done,observation,reward" {
-		t.Fatalf("response fields %v, OpenEnv's response models allow exactly done, observation, reward (extra=forbid): %s", keys, body)
+	if strings.Join(keys, ",") != "done,metadata,observation,reward" {
+		t.Fatalf("response fields %v, want done, metadata, observation, reward (OpenEnv's serialize_observation since PR #805): %s", keys, body)
 	}
-	if err := json.Unmarshal(top["observation"], &obs); err != nil || obs == nil {
+	var r openenvStep
+	if err := json.Unmarshal(top["observation"], &r.obs); err != nil || r.obs == nil {
 		t.Fatalf("observation is not an object: %s", top["observation"])
 	}
-	if err := json.Unmarshal(top["reward"], &reward); err != nil {
+	if err := json.Unmarshal(top["reward"], &r.reward); err != nil {
 		t.Fatalf("reward is not a number or null: %s", top["reward"])
 	}
-	if err := json.Unmarshal(top["done"], &done); err != nil {
+	if err := json.Unmarshal(top["done"], &r.done); err != nil {
 		t.Fatalf("done is not a boolean: %s", top["done"])
 	}
-	return obs, reward, done
-}
-
-// meta returns the reward information a trainer gets through OpenEnv's
-// client: observation.metadata.
-func meta(t *testing.T, obs map[string]any) map[string]any {
-	t.Helper()
-	m, ok := obs["metadata"].(map[string]any)
-	if !ok {
-		t.Fatalf("observation has no metadata object: %v", obs)
+	if err := json.Unmarshal(top["metadata"], &r.metadata); err != nil || r.metadata == nil {
+		t.Fatalf("top-level metadata is not an object (StepResult.metadata would be None): %s", top["metadata"])
 	}
-	return m
+	nested, ok := r.obs["metadata"].(map[string]any)
+	if !ok {
+		t.Fatalf("observation has no metadata object (clients before PR #805 read it there): %v", r.obs)
+	}
+	if !reflect.DeepEqual(nested, r.metadata) {
+		t.Fatalf("top-level metadata %v differs from observation.metadata %v", r.metadata, nested)
+	}
+	// payload.get("metadata", obs_data.get("metadata", {})): the top
+	// level wins when present.
+	r.obsMeta = r.metadata
+	return r
 }
 
 // scriptLines are the built-in script persuader's lines for
@@ -73,17 +99,25 @@ var scriptLines = []string{
 	"I hear you on cliques. Most people who had the same worry found a way to handle it within a few weeks. Is there anything besides cliques that concerns you?",
 }
 
-// POST /reset and /step bodies validate as OpenEnv's ResetResponse and
-// StepResponse, and every reward field reaches the client inside the
-// observation. The scenario is sent at reset only.
+// POST /reset and /step bodies have OpenEnv's response shape with the
+// metadata at the top level (StepResult.metadata) and inside the
+// observation, and /metadata advertises the step latency budget a client
+// sets message_timeout_s from. The scenario is sent at reset only.
 func TestOpenEnvHTTPConformance(t *testing.T) {
 	_, ts := start(t, simConfig(t))
-	status, body := httpDo(t, "POST", ts.URL+"/reset", `{"seed": 7, "scenario_id": "arena-train-0029", "reward": "both"}`)
+	status, body := httpDo(t, "GET", ts.URL+"/metadata", "")
+	var md struct {
+		Limits map[string]any `json:"limits"`
+	}
+	if err := json.Unmarshal(body, &md); status != 200 || err != nil || md.Limits["step_budget_s"] != 300.0 {
+		t.Fatalf("/metadata limits.step_budget_s: %d %v %s", status, err, body)
+	}
+	status, body = httpDo(t, "POST", ts.URL+"/reset", `{"seed": 7, "scenario_id": "arena-train-0029", "reward": "both"}`)
 	if status != 200 {
 		t.Fatalf("reset: %d %s", status, body)
 	}
-	obs, reward, done := openenvResult(t, body)
-	m := meta(t, obs)
+	res := openenvResult(t, body)
+	obs, reward, done, m := res.obs, res.reward, res.done, res.metadata
 	id, _ := m["episode_id"].(string)
 	if reward != nil || done || id == "" || m["belief"] == nil || m["reward_mode"] != "both" || m["reward_missing"] != false {
 		t.Fatalf("reset: reward %v done %v metadata %v", reward, done, m)
@@ -97,8 +131,8 @@ func TestOpenEnvHTTPConformance(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("step %d: %d %s", i+1, status, body)
 		}
-		obs, reward, done = openenvResult(t, body)
-		m = meta(t, obs)
+		res = openenvResult(t, body)
+		obs, reward, done, m = res.obs, res.reward, res.done, res.metadata
 		if _, has := obs["scenario"]; has {
 			t.Fatalf("step %d re-sends the scenario: %s", i+1, body)
 		}
@@ -116,9 +150,10 @@ func TestOpenEnvHTTPConformance(t *testing.T) {
 	}
 }
 
-// GenericEnvClient's WebSocket sequence (connect, reset(**kw), step(a)
-// until done, state(), close()): each observation message's data has the
-// ResetResponse/StepResponse shape, with the metadata in the observation.
+// The client's WebSocket sequence (connect, reset(**kw), step(a) until
+// done, state(), close()): each observation message's data has the
+// response shape, with the metadata at the top level and in the
+// observation.
 func TestOpenEnvWSConformance(t *testing.T) {
 	_, ts := start(t, simConfig(t))
 	c := dial(t, ts)
@@ -126,24 +161,25 @@ func TestOpenEnvWSConformance(t *testing.T) {
 	if f.Type != "observation" {
 		t.Fatalf("reset: %s", f.raw)
 	}
-	obs, _, _ := openenvResult(t, f.Data)
-	id := meta(t, obs)["episode_id"]
+	res := openenvResult(t, f.Data)
+	obs := res.obs
+	id := res.metadata["episode_id"]
 	resetBytes := len(f.raw)
 	scenarioBytes := len(mustJSON(t, obs["scenario"]))
 	var stepBytes []int
 	for i := 0; i < 10; i++ {
 		f = call(t, c, stepMsg(t, scriptLines[i%len(scriptLines)]))
-		var done bool
-		obs, _, done = openenvResult(t, f.Data)
-		if meta(t, obs)["episode_id"] != id || obs["scenario"] != nil {
+		res = openenvResult(t, f.Data)
+		obs = res.obs
+		if res.obsMeta["episode_id"] != id || obs["scenario"] != nil {
 			t.Fatalf("step %d: %s", i+1, f.raw)
 		}
 		stepBytes = append(stepBytes, len(f.raw))
-		if done {
+		if res.done {
 			break
 		}
 	}
-	if meta(t, obs)["terminal"] != "accept" || meta(t, obs)["r_goal"] != 3.0 || len(stepBytes) != 4 {
+	if res.metadata["terminal"] != "accept" || res.metadata["r_goal"] != 3.0 || len(stepBytes) != 4 {
 		t.Fatalf("last step (%d): %v", len(stepBytes), obs)
 	}
 	t.Logf("reset message %d bytes (scenario %d); step messages %v bytes, each %d more with the scenario", resetBytes, scenarioBytes, stepBytes, scenarioBytes+len(`,"scenario":`))

@@ -10,7 +10,9 @@
 // The hidden profile never leaves the server. Env mirrors episode.Run
 // turn by turn; Server puts it behind OpenEnv's endpoints: GET /health,
 // /metadata, /schema, /state, POST /reset, /step, and the stateful
-// WebSocket channel /ws. docs/server.md describes the protocol mapping.
+// WebSocket channel /ws, with GET /openapi.json and the MCP endpoint POST
+// /mcp for `openenv validate`. docs/server.md describes the protocol
+// mapping.
 package server
 
 import (
@@ -44,6 +46,15 @@ const (
 	// DefaultCapacityWait is how long a new session waits for a slot when
 	// the server is full before it gets CAPACITY_REACHED.
 	DefaultCapacityWait = 250 * time.Millisecond
+	// DefaultStepBudget is the step latency budget /metadata advertises
+	// when Config.StepBudget is 0.
+	//
+	// Choice: 300 s, the reply timeout of the trainer adapters: an LLM
+	// persuadee's reply plus its probe read-outs can take minutes on a
+	// loaded engine, while OpenEnv's client waits 60 s by default
+	// (message_timeout_s, huggingface/OpenEnv 385de5e
+	// src/openenv/core/env_client.py:107).
+	DefaultStepBudget = 300 * time.Second
 )
 
 // Config configures a Server. Zero fields take the defaults given.
@@ -74,6 +85,12 @@ type Config struct {
 	// reader that sees the drop at once; TestWSAbruptDropFreesSlot).
 	// A freed slot wakes a waiting session at once.
 	CapacityWait time.Duration
+	// StepBudget is the longest one reset or step may take for clients
+	// to wait on (the persuadee's reply and the probe read-outs), reported
+	// by /metadata as limits.step_budget_s so that a client sets its
+	// reply timeout (OpenEnv's message_timeout_s) at least this high; 0
+	// means DefaultStepBudget. The server does not cut a step off at it.
+	StepBudget time.Duration
 	// Version is reported by /metadata.
 	Version string
 	// Logger receives session events; nil discards them.
@@ -132,6 +149,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CapacityWait == 0 {
 		cfg.CapacityWait = DefaultCapacityWait
 	}
+	if cfg.StepBudget <= 0 {
+		cfg.StepBudget = DefaultStepBudget
+	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
@@ -164,6 +184,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /state", s.handleState)
 	mux.HandleFunc("POST /close", s.handleClose)
 	mux.HandleFunc("GET /ws", s.handleWS)
+	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+	mux.HandleFunc("POST /mcp", s.handleMCP)
 	return mux
 }
 
@@ -338,6 +360,9 @@ type Limits struct {
 	// MaxFrameBytes bounds a WebSocket frame or HTTP body; bigger frames
 	// close the connection with code 1009 (HTTP: 413).
 	MaxFrameBytes int64 `json:"max_frame_bytes"`
+	// StepBudgetS is Config.StepBudget in seconds: set a client's reply
+	// timeout (OpenEnv's message_timeout_s, default 60) at least this high.
+	StepBudgetS float64 `json:"step_budget_s"`
 	// Tmax is the turn limit of every episode.
 	Tmax int `json:"tmax"`
 }
@@ -392,7 +417,7 @@ func (s *Server) Info() MetadataInfo {
 		RewardModes:  RewardModes, Reward: c.Reward,
 		Goal: c.Goal, StrategyWeight: s.f.w, Judge: c.Judge != nil, DenseMode: grpo.DefaultConfig().DenseMode,
 		Limits: Limits{MaxSessions: s.cfg.MaxSessions, IdleTimeoutS: s.cfg.IdleTimeout.Seconds(), CapacityWaitS: max(0, s.cfg.CapacityWait.Seconds()),
-			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, Tmax: c.Tmax},
+			MaxMessageBytes: c.MaxMessageBytes, MaxFrameBytes: s.frame, StepBudgetS: s.cfg.StepBudget.Seconds(), Tmax: c.Tmax},
 	}
 	for _, p := range c.Basis {
 		m.Probes = append(m.Probes, p.ID)
@@ -443,38 +468,49 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	obs, err := s.resetHTTP(r.Context(), opts)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, obs.Result())
+}
+
+// resetHTTP starts a server-held episode (POST /reset, the MCP reset
+// tool): it takes a session slot, registers the episode under
+// opts.EpisodeID (a random id when empty) and resets it. Errors: SESSION_ERROR
+// while shutting down, CAPACITY_REACHED, VALIDATION_ERROR for a taken
+// episode_id, and Env.Reset's.
+func (s *Server) resetHTTP(ctx context.Context, opts ResetOptions) (Observation, error) {
 	if opts.EpisodeID == "" {
 		opts.EpisodeID = "ep-" + rand.Text()
 	}
+	shutting := &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable}
 	ep := &httpEpisode{env: s.f.NewEnv()}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
-		return
+		return Observation{}, shutting
 	}
-	if n, ok := s.admitLocked(r.Context()); !ok {
+	if n, ok := s.admitLocked(ctx); !ok {
 		closed := s.closed
 		s.mu.Unlock()
 		if closed {
-			writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
-			return
+			return Observation{}, shutting
 		}
-		writeError(w, s.capacityError(n))
-		return
+		return Observation{}, s.capacityError(n)
 	}
 	if _, dup := s.http[opts.EpisodeID]; dup {
 		s.mu.Unlock()
-		writeError(w, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID))
-		return
+		return Observation{}, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID)
 	}
 	ep.last = s.now()
 	s.http[opts.EpisodeID] = ep
 	s.mu.Unlock()
 
-	obs, err := ep.env.Reset(r.Context(), opts)
+	obs, err := ep.env.Reset(ctx, opts)
 	s.mu.Lock()
 	if err != nil {
 		delete(s.http, opts.EpisodeID)
@@ -484,11 +520,10 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
-		return
+		return Observation{}, err
 	}
 	s.log.Info("reset", "transport", "http", "episode", opts.EpisodeID, "scenario", ep.env.State().ScenarioID)
-	writeJSON(w, http.StatusOK, obs.Result())
+	return obs, nil
 }
 
 // lookup returns the live HTTP episode id, or a SESSION_ERROR.
@@ -542,16 +577,27 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*req.TimeoutS*float64(time.Second)))
 		defer cancel()
 	}
-	ep, err := s.lookup(req.EpisodeID)
+	obs, err := s.stepHTTP(ctx, req.EpisodeID, a)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, obs.Result())
+}
+
+// stepHTTP plays one turn of the server-held episode id (POST /step, the
+// MCP say tool); a finished episode keeps only its final state and frees
+// its slot. Errors: lookup's, EXECUTION_ERROR for a finished episode, and
+// Env.Step's.
+func (s *Server) stepHTTP(ctx context.Context, id string, a Action) (Observation, error) {
+	ep, err := s.lookup(id)
+	if err != nil {
+		return Observation{}, err
+	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.env == nil {
-		writeError(w, errf(ExecutionError, "episode %s is finished (%s); send a reset to start another", ep.final.EpisodeID, ep.final.Terminal))
-		return
+		return Observation{}, errf(ExecutionError, "episode %s is finished (%s); send a reset to start another", ep.final.EpisodeID, ep.final.Terminal)
 	}
 	obs, _, _, err := ep.env.Step(ctx, a)
 	done := ep.env.Done()
@@ -569,13 +615,12 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		writeError(w, err)
-		return
+		return Observation{}, err
 	}
 	if obs.Done {
-		s.log.Info("done", "transport", "http", "episode", req.EpisodeID, "terminal", obs.Metadata.Terminal)
+		s.log.Info("done", "transport", "http", "episode", id, "terminal", obs.Metadata.Terminal)
 	}
-	writeJSON(w, http.StatusOK, obs.Result())
+	return obs, nil
 }
 
 // handleState is GET /state?episode_id=ID.

@@ -11,9 +11,10 @@ import (
 	"github.com/persuarena/persuarena/sim"
 )
 
-// Python-free replays of the WebSocket messages the trainer adapters in
-// integrations/ send for their trainers' call sequences
-// (integrations/test_adapters.py runs the adapters themselves).
+// Python-free replays of the WebSocket messages the trainer adapters of
+// the Python package (python/src/persuarena/trl, python/src/persuarena/verl)
+// send for their trainers' call sequences (TestPythonAdapters runs the
+// adapters themselves).
 
 // TRL GRPOTrainer (huggingface/trl f2cd577): a pool of G environments,
 // reused across batches, each reset with the same row; PersuArenaEnv
@@ -57,9 +58,9 @@ func TestTRLSequence(t *testing.T) {
 	}
 }
 
-// verl ToolAgentLoop (volcengine/verl b178a3c) never calls
-// finalize_interaction: PersuArenaInteraction sends close when an episode
-// is done, and closes the connection of a step that timed out. With
+// verl's agent loops (verl-project/verl 1dda039) have no end-of-rollout
+// hook: the persuarena agent loop sends close when its episode ends,
+// however it ends, and drops the connection of a step that timed out. With
 // capacity N and no capacity wait, a second batch of N trajectories gets
 // its sessions at once, and so does the reconnect after a timed-out step
 // (its slot is freed while the persuadee is still answering).

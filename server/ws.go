@@ -157,7 +157,10 @@ func (ws *wsSession) run() {
 		if ctx.Err() != nil {
 			return // the connection dropped during the step
 		}
-		err := ws.write(ctx, reply)
+		var err error
+		if reply.Type != "" {
+			err = ws.write(ctx, reply)
+		}
 		ws.mu.Lock()
 		ws.busy = false
 		ws.last = time.Now()
@@ -272,6 +275,13 @@ func (ws *wsSession) handle(ctx context.Context, data []byte) (reply Message, cl
 		return Message{Type: "state", Data: ws.env.State()}, false
 	case "close":
 		return Message{}, true
+	case "mcp":
+		// An MCP JSON-RPC request on this session's environment (mcp.go);
+		// a notification gets no reply.
+		if resp := ws.s.mcp(ctx, env["data"], wsTools{ws}); resp != nil {
+			return Message{Type: "mcp", Data: resp}, false
+		}
+		return Message{}, false
 	}
-	return errorMessage(errf(UnknownType, "unknown message type %q (want reset, step, state or close)", typ)), false
+	return errorMessage(errf(UnknownType, "unknown message type %q (want reset, step, state, close or mcp)", typ)), false
 }

@@ -189,7 +189,7 @@ func TestWSSameSeedSameObservations(t *testing.T) {
 		var out []string
 		norm := func(f frame) string {
 			r := result(t, f)
-			r.Observation.Metadata.EpisodeID = ""
+			r.Observation.Metadata.EpisodeID, r.Metadata.EpisodeID = "", ""
 			return mustJSON(t, r)
 		}
 		out = append(out, norm(call(t, c, resetMsg(t, map[string]any{"seed": seed, "set": "p4g"}))))

@@ -39,6 +39,7 @@ utterance per step and gets the persuadee's reply and reward. See docs/server.md
 	f.StringVar(&spec.RewardSpec, "reward-spec", "", "repo:SPEC: score finished episodes with a reward spec (REPO paper; docs/repo.md); its R replaces R_out")
 	f.IntVar(&spec.MaxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket connections plus unfinished HTTP episodes)")
 	f.DurationVar(&spec.Idle, "idle-timeout", server.DefaultIdleTimeout, "close sessions after this long without a message")
+	f.DurationVar(&spec.StepBudget, "step-budget", server.DefaultStepBudget, "the longest a reset or step may take, advertised in /metadata as limits.step_budget_s (set client timeouts, e.g. OpenEnv's message_timeout_s, at least this high)")
 	f.IntVar(&spec.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "maximum bytes of one persuader message")
 	seedFlag(f, &spec.Seed, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
 	f.StringVar(&spec.Probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of the Probe-RPO paper, Table 1)")

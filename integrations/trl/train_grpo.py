@@ -6,7 +6,12 @@ one scenario: a GRPO group (Probe-RPO paper). Defaults follow the Probe-RPO pape
 (G = 4 rollouts per scenario, 16 scenarios per step, learning rate 1e-5,
 KL beta 0.05, 2 epochs); see docs/grpo.md.
 
-Needs: pip install trl "transformers>=5.2.0" jmespath datasets websockets
+With ``--advantage per-turn`` (the default) it trains with the Probe-RPO
+advantage A_{i,t} = A_out,i + lambda * A_dense,i,t on each persuader turn
+(persuarena.trl.probe_rpo_trainer); with ``--advantage episode`` TRL's own
+GRPO advantage of R_out + lambda * sum_t r_t, one per completion.
+
+Needs: pip install ./python trl "transformers>=5.2.0" jmespath datasets
 (GRPOTrainer's environment_factory refuses older transformers and needs
 jmespath; a model whose chat template supports tool calling). Start the
 server first; see README.md.
@@ -39,7 +44,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="Qwen/Qwen3-4B-Instruct-2507", help="policy model (the Probe-RPO paper uses Qwen3-4B-Instruct-2507)")
     ap.add_argument("--url", default=os.environ.get("PERSUARENA_URL", "ws://127.0.0.1:8000/ws"))
-    ap.add_argument("--reward", default="both", choices=["dense", "outcome", "both"], help="server reward mode per episode")
+    ap.add_argument("--reward", default="both", choices=["dense", "outcome", "both"], help="server reward mode per episode (logged as env.rewards)")
+    ap.add_argument("--advantage", default="per-turn", choices=["per-turn", "episode"], help="Probe-RPO per-turn advantage, or TRL's per-completion one")
+    ap.add_argument("--lambda", dest="lam", type=float, default=0.5, help="weight of the dense term (Probe-RPO paper, Table 9: 0.5)")
+    ap.add_argument("--dense-mode", default="scaled", help="dense advantage mode (docs/grpo.md), per-turn only")
     ap.add_argument("--scenarios", type=int, default=1468, help="dataset rows (scenario seeds); the Probe-RPO paper trains on 1,468")
     ap.add_argument("--split", default="train", help="scenario split the server draws from")
     ap.add_argument("--output-dir", default="persuarena-grpo")
@@ -59,7 +67,7 @@ def main():
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from persuarena_env import PersuArenaEnv, persuarena_reward
+    from persuarena.trl import PersuArenaEnv, dense_reward, probe_rpo_trainer
 
     dataset = Dataset.from_dict(dataset_columns(args.scenarios, args.split))
     config = GRPOConfig(
@@ -71,14 +79,16 @@ def main():
         beta=args.beta,
         max_completion_length=args.max_completion_length,
         log_completions=True,
+        # dense_reward's weight; PersuArenaEnv.get_reward (R_out) is added
+        # by TRL with weight 1.
+        reward_weights=[args.lam],
     )
-    trainer = GRPOTrainer(
-        model=args.model,
-        train_dataset=dataset,
-        reward_funcs=persuarena_reward,
-        args=config,
-        environment_factory=PersuArenaEnv,
-    )
+    common = dict(model=args.model, train_dataset=dataset, reward_funcs=[dense_reward], args=config,
+                  environment_factory=PersuArenaEnv)
+    if args.advantage == "per-turn":
+        trainer = probe_rpo_trainer()(probe_rpo_lambda=args.lam, dense_mode=args.dense_mode, **common)
+    else:
+        trainer = GRPOTrainer(**common)
     trainer.train()
 
 

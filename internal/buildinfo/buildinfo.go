@@ -3,18 +3,33 @@
 // by the server and printed in reports.
 package buildinfo
 
-import "runtime/debug"
+import (
+	_ "embed"
+	"runtime/debug"
+	"strings"
+)
+
+// release is the text of VERSION: the one home of the release number,
+// which the Python package (python/setup.py) reads too.
+//
+//go:embed VERSION
+var release string
+
+// Release returns the release this source tree is (e.g. "0.1.0", from
+// internal/buildinfo/VERSION): the Python package's version, and the
+// prefix of Version for a build from a checkout.
+func Release() string { return strings.TrimSpace(release) }
 
 // Version names the running binary for stored runs, the server's
 // metadata and a report's Generator line: VersionOf(debug.ReadBuildInfo()).
 func Version() string { return VersionOf(debug.ReadBuildInfo()) }
 
 // VersionOf returns the module version recorded in bi (e.g. "v1.2.0") when
-// there is one; otherwise, for a build from a checkout ("(devel)"), the VCS
-// revision shortened to 12 characters with "-modified" appended when the
-// work tree had uncommitted changes (e.g. "devel-20f0f33a1b2c-modified");
-// "devel" when the build recorded no revision, and "unknown" without build
-// information (ok false).
+// there is one; otherwise, for a build from a checkout ("(devel)"),
+// Release, "-devel-" and the VCS revision shortened to 12 characters, with
+// "-modified" appended when the work tree had uncommitted changes (e.g.
+// "0.1.0-devel-20f0f33a1b2c-modified"); Release+"-devel" when the build
+// recorded no revision, and "unknown" without build information (ok false).
 func VersionOf(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {
 		return "unknown"
@@ -33,12 +48,12 @@ func VersionOf(bi *debug.BuildInfo, ok bool) string {
 		}
 	}
 	if rev == "" {
-		return "devel"
+		return Release() + "-devel"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	v := "devel-" + rev
+	v := Release() + "-devel-" + rev
 	if modified {
 		v += "-modified"
 	}

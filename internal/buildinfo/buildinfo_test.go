@@ -1,6 +1,7 @@
 package buildinfo
 
 import (
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"testing"
@@ -16,13 +17,22 @@ func TestVersionOf(t *testing.T) {
 		want string
 	}{
 		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: rev}, true, "v1.2.0"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, true, "devel-20f0f33a1b2c"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(slices.Clone(rev), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, true, "devel-20f0f33a1b2c-modified"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "devel"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, true, Release() + "-devel-20f0f33a1b2c"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(slices.Clone(rev), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, true, Release() + "-devel-20f0f33a1b2c-modified"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, Release() + "-devel"},
 		{nil, false, "unknown"},
 	} {
 		if got := VersionOf(c.bi, c.ok); got != c.want {
 			t.Errorf("VersionOf(%+v) = %q, want %q", c.bi, got, c.want)
 		}
+	}
+}
+
+// TestRelease checks VERSION holds a plain release number, which Go
+// versions and Python's PEP 440 both accept as is (python/setup.py uses it
+// as the package version).
+func TestRelease(t *testing.T) {
+	if !regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`).MatchString(Release()) {
+		t.Fatalf("VERSION = %q, want MAJOR.MINOR.PATCH", Release())
 	}
 }

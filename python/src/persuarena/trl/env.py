@@ -3,25 +3,38 @@
 The class below talks to a running ``persuarena serve`` over its OpenEnv
 WebSocket channel (``/ws``): client messages ``{"type": "reset" | "step" |
 "state" | "close", "data": {...}}``, server replies ``{"type":
-"observation", "data": {"observation": {..., "metadata": {...}}, "reward":
-x, "done": b}}`` (OpenEnv's StepResponse shape: the metadata travels inside
-the observation; the public scenario only in the reset's), ``{"type":
-"state", "data": {...}}`` or ``{"type": "error", "data": {"message": ...,
-"code": ...}}``.
+"observation", "data": {"observation": {...}, "reward": x, "done": b,
+"metadata": {...}}}`` (OpenEnv's response shape; the metadata is also
+inside the observation, and the public scenario only in the reset's),
+``{"type": "state", "data": {...}}`` or ``{"type": "error", "data":
+{"message": ..., "code": ...}}``.
 
-TRL's GRPOTrainer (checked against huggingface/trl
-f2cd57710ae345ea6428ae95363267fcf38a3dc8, trl/trainer/grpo_trainer.py)
-creates ``PersuArenaEnv`` instances with no arguments, keeps them in a pool
-that is reused across batches, and for each rollout calls
-``reset(**row)`` with the whole dataset row (the prompt included). A string
-returned by ``reset`` is appended to the content of the row's **last
-prompt message**, so the prompt must end with a user message (an empty one
-is fine): ``reset`` raises ValueError when it ends with the system prompt,
-where the scenario would be glued onto the system text. Every public method
-other than ``reset`` and ``get_reward`` is exposed as a tool: here only
-``say``, one persuader turn. The episode's reward is kept on the instance
-(``env.reward``, the sum of the rewards the server returned) and read by
-``persuarena_reward``.
+TRL's GRPOTrainer, huggingface/trl f2cd57710ae345ea6428ae95363267fcf38a3dc8
+(v1.9.0), trl/trainer/grpo_trainer.py:
+
+- ``__init__`` (:640-686) creates one probe instance with no arguments,
+  takes its public methods other than ``reset`` and ``get_reward`` as
+  tools (here only ``say``, one persuader turn) and, since the class
+  defines ``get_reward``, adds it as a reward source of weight 1 named
+  ``PersuArenaEnv``, called as ``[e.get_reward() for e in environments]``.
+- ``_generate_and_score_completions`` (:2288-2333) draws instances from a
+  pool reused across batches (creating more when a batch needs them) and
+  calls ``reset(**row)`` with the whole dataset row; a returned string is
+  appended to the content of the row's **last prompt message**, so the
+  prompt must end with a user message (an empty one is fine): ``reset``
+  raises ValueError when it ends with the system prompt.
+- ``_calculate_rewards`` (:1612-1631) passes ``environments=`` (the
+  instances, one per completion) to every reward function: ``dense_reward``
+  reads each episode's dense trace there.
+
+``get_reward`` returns the episode's outcome reward R_out (Probe-RPO
+paper: R_goal + w * R_strategy), or UNFINISHED_REWARD when the model
+stopped calling ``say`` before the persuadee decided, or None (TRL ignores
+it) when the episode failed on the server. ``dense_reward`` returns
+sum_t r_t (= B_T - B_0, missing r_t counted 0); give it the weight lambda
+in GRPOConfig.reward_weights to train on R_out + lambda * sum_t r_t with
+one advantage per completion, or use ``persuarena.trl.probe_rpo_trainer``
+for the per-turn Probe-RPO advantage.
 
 The ``num_generations`` rollouts of one row arrive as G identical rows.
 ``reset`` gives each its own persuadee: the k-th reset of the same (set,
@@ -34,24 +47,26 @@ does, and processes never repeat each other's rollouts.
 Needs TRL with ``environment_factory`` (GRPOTrainer refuses it without
 transformers >= 5.2.0 and the jmespath package).
 
-Only the standard library is imported at module level. The WebSocket client
-(``websockets`` >= 12, or ``websocket-client``) is imported when the first
-connection opens, so the file compiles and imports without either.
+Only the standard library is used: the WebSocket client is
+persuarena.client's.
 
 Configuration comes from environment variables, since TRL constructs the
 class without arguments:
 
   PERSUARENA_URL      WebSocket URL of the server (default ws://127.0.0.1:8000/ws)
   PERSUARENA_REWARD   reward mode per episode: dense, outcome or both
-                      (default: the server's)
-  PERSUARENA_TIMEOUT  seconds to wait for one reply (default 300: an LLM
-                      persuadee and its probes can take a while)
+                      (default: the server's); it sets only what the server
+                      reports as each step's reward (``rewards``), not
+                      get_reward or dense_reward
+  PERSUARENA_TIMEOUT  seconds to wait for one reply (default 300, the
+                      server's limits.step_budget_s)
 """
 
-import json
+import dataclasses
 import os
-import re
 import time
+
+from ..verl.agent_loop import PersuArenaError, strip_think
 
 DEFAULT_URL = "ws://127.0.0.1:8000/ws"
 
@@ -59,9 +74,9 @@ DEFAULT_URL = "ws://127.0.0.1:8000/ws"
 # columns (the prompt, ...) stay here. The server rejects unknown fields.
 RESET_KEYS = ("scenario_id", "set", "split", "seed", "rollout", "reward", "episode_id")
 
-# Reward given by persuarena_reward, on top of what was received, to an
-# episode the model left unfinished (it stopped calling ``say`` before the
-# persuadee decided). -1 is R_goal of Pending, "no decision" (Probe-RPO paper).
+# get_reward of an episode the model left unfinished (it stopped calling
+# ``say`` before the persuadee decided). Choice: -1, R_goal of Pending, "no
+# decision" (Probe-RPO paper).
 UNFINISHED_REWARD = -1.0
 
 # Server error codes worth reconnecting for.
@@ -97,61 +112,6 @@ def group_rollout(data):
     return int(data.get("rollout") or 0) + k * world + rank
 
 
-class PersuArenaError(RuntimeError):
-    """An error reply from the server: ``code`` is one of INVALID_JSON,
-    UNKNOWN_TYPE, VALIDATION_ERROR, EXECUTION_ERROR, CAPACITY_REACHED,
-    SESSION_ERROR (or CONNECTION for a transport failure)."""
-
-    def __init__(self, code, message):
-        super().__init__("%s: %s" % (code, message))
-        self.code = code
-        self.message = message
-
-
-class _Socket:
-    """A blocking WebSocket with send/recv/close over whichever client
-    library is installed."""
-
-    def __init__(self, url, timeout):
-        self._timeout = timeout
-        try:
-            from websockets.sync.client import connect  # websockets >= 12
-        except ImportError:
-            connect = None
-        if connect is not None:
-            self._ws = connect(url, open_timeout=timeout, max_size=None)
-            self._kind = "websockets"
-            return
-        try:
-            import websocket  # websocket-client
-        except ImportError as exc:
-            raise ImportError(
-                "PersuArenaEnv needs a WebSocket client: pip install websockets (or websocket-client)"
-            ) from exc
-        self._ws = websocket.create_connection(url, timeout=timeout)
-        self._kind = "websocket-client"
-
-    def send(self, text):
-        self._ws.send(text)
-
-    def recv(self):
-        if self._kind == "websockets":
-            return self._ws.recv(timeout=self._timeout)
-        return self._ws.recv()
-
-    def close(self):
-        try:
-            self._ws.close()
-        except Exception:
-            pass
-
-
-def _strip_think(text):
-    """Drops <think>...</think> blocks a reasoning model may emit, so the
-    persuadee sees only the utterance."""
-    return re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL).strip()
-
-
 def _party(p, fallback):
     if not isinstance(p, dict):
         return fallback
@@ -184,22 +144,26 @@ class PersuArenaEnv:
 
     Attributes read after an episode: ``reward`` (sum of the step rewards
     the server returned, in its reward mode), ``rewards`` (each step's),
-    ``done``, ``decision`` (the persuadee's last decision), ``terminal``
+    ``dense`` (r_t = B_t - B_{t-1} of each persuader turn, None where the
+    probes were unreadable), ``done``, ``failed`` (the server ended it with
+    an error), ``decision`` (the persuadee's last decision), ``terminal``
     (accept, conditional, pending, reject, truncated or failed once done),
     ``r_out`` (R_out from the last step's metadata, or None), ``beliefs``
-    (B_t after each step, None where unreadable) and ``turn``.
+    (B_0, B_1, ... after each step, None where unreadable) and ``turn``.
     """
 
     def __init__(self):
         self.url = os.environ.get("PERSUARENA_URL", DEFAULT_URL)
         self.reward_mode = os.environ.get("PERSUARENA_REWARD", "")
         self.timeout = float(os.environ.get("PERSUARENA_TIMEOUT", "300"))
-        self._sock = None
+        self._client = None
         self._clear()
 
     def _clear(self):
         self.reward = 0.0
         self.rewards = []
+        self.dense = []
+        self.failed = False
         self.done = False
         self.decision = "continue"
         self.terminal = ""
@@ -213,68 +177,73 @@ class PersuArenaEnv:
     # --- protocol --------------------------------------------------------
 
     def _connect(self):
+        from ..client import SyncPersuArenaEnv
+
         delay = 1.0
         for attempt in range(6):
+            client = SyncPersuArenaEnv(self.url, connect_timeout_s=min(self.timeout, 30.0), message_timeout_s=self.timeout)
             try:
-                self._sock = _Socket(self.url, self.timeout)
+                self._client = client.connect()
                 return
-            except ImportError:
-                raise
-            except Exception as exc:  # refused, DNS, timeout: retry with backoff
+            except ConnectionError as exc:  # refused, DNS, timeout: retry with backoff
                 if attempt == 5:
                     raise PersuArenaError("CONNECTION", "cannot reach %s: %s" % (self.url, exc))
             time.sleep(delay)
             delay = min(2 * delay, 30.0)
 
     def _close_socket(self):
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        if self._client is not None:
+            self._client.disconnect()
+            self._client = None
 
     def _request(self, kind, data=None):
-        """Sends one message and returns the reply's data; raises
-        PersuArenaError for an error reply or a broken connection."""
-        if self._sock is None:
+        """Sends one message through persuarena.client and returns its
+        StepResult (or State); raises PersuArenaError for an error reply
+        (code as the server's), a late reply (TIMEOUT) or a broken
+        connection (CONNECTION)."""
+        from ..client import ServerError
+
+        if self._client is None:
             self._connect()
-        msg = {"type": kind}
-        if data is not None:
-            msg["data"] = data
         try:
-            self._sock.send(json.dumps(msg))
-            reply = json.loads(self._sock.recv())
-        except PersuArenaError:
-            raise
-        except Exception as exc:
+            if kind == "reset":
+                return self._client.reset(**data)
+            if kind == "step":
+                return self._client.step(data)
+            return self._client.state()
+        except ServerError as exc:
+            if exc.code in _RETRY_CODES or exc.code == "SESSION_ERROR":
+                self._close_socket()
+            raise PersuArenaError(exc.code, exc.message)
+        except TimeoutError as exc:
+            self._close_socket()
+            raise PersuArenaError("TIMEOUT", "%s: no reply within %s s (%s)" % (kind, self.timeout, exc))
+        except (ConnectionError, OSError) as exc:
             self._close_socket()
             raise PersuArenaError("CONNECTION", "%s failed: %s" % (kind, exc))
-        if reply.get("type") == "error":
-            err = reply.get("data") or {}
-            code = err.get("code", "EXECUTION_ERROR")
-            if code in _RETRY_CODES or code == "SESSION_ERROR":
-                self._close_socket()
-            raise PersuArenaError(code, err.get("message", ""))
-        return reply.get("data") or {}
 
-    def _observe(self, data):
-        obs = data.get("observation") or {}
-        meta = obs.get("metadata") or {}
-        r = data.get("reward")
-        if r is not None:
-            self.rewards.append(float(r))
-            self.reward += float(r)
-        self.done = bool(data.get("done"))
-        self.decision = obs.get("decision", self.decision)
-        self.turn = obs.get("turn", self.turn)
-        self.tmax = obs.get("tmax", self.tmax)
+    def _observe(self, res):
+        """Records a reset's or step's StepResult; returns its observation
+        as a dict."""
+        obs = res.observation
+        meta = res.metadata or {}
+        if res.reward is not None:
+            self.rewards.append(float(res.reward))
+            self.reward += float(res.reward)
+        self.done = bool(res.done)
+        self.decision, self.turn, self.tmax = obs.decision, obs.turn, obs.tmax
         self.terminal = meta.get("terminal") or self.terminal
         if meta.get("r_out") is not None:
             self.r_out = float(meta["r_out"])
         self.beliefs.append(meta.get("belief"))
-        return obs
+        if res.reward is not None:  # a step: its dense reward r_t (None when missing)
+            self.dense.append(meta.get("dense"))
+        return dataclasses.asdict(obs)
 
     def _state(self):
-        """The server's episode bookkeeping (OpenEnv State), for logging."""
-        return self._request("state")
+        """The server's episode bookkeeping (OpenEnv State) as a dict, for
+        logging."""
+        return dataclasses.asdict(self._request("state"))
 
     # --- TRL interface ---------------------------------------------------
 
@@ -323,37 +292,49 @@ class PersuArenaEnv:
         """
         if self.done:
             raise ValueError("The conversation is over (%s). Do not call say again." % (self.terminal or self.decision))
-        text = _strip_think(message or "")
+        text = strip_think(message or "")
         try:
-            data = self._request("step", {"message": text})
+            res = self._request("step", {"message": text})
         except PersuArenaError as exc:
             if exc.code == "VALIDATION_ERROR":
                 raise ValueError("Invalid message: %s" % exc.message)
+            # The episode is over on the server (a persuadee or probe
+            # failure, a broken connection): it scores nothing.
+            self.done, self.failed, self.terminal = True, True, "failed"
             raise
-        obs = self._observe(data)
+        obs = self._observe(res)
         reply = obs.get("reply", "")
         if self.done:
             outcome = self.terminal or obs.get("decision", "")
             reply += "\n[The conversation is over. Outcome: %s.]" % outcome
         return reply
 
+    def get_reward(self):
+        """The episode's outcome reward, for TRL's environment reward
+        (grpo_trainer.py:660-686 at f2cd577): R_out from the last step;
+        UNFINISHED_REWARD when the model stopped calling say before the
+        persuadee decided (or Tmax); None when the episode failed (TRL
+        leaves a None out of the reward)."""
+        if self.failed:
+            return None
+        if not self.done or self.r_out is None:
+            return UNFINISHED_REWARD
+        return self.r_out
+
     def __del__(self):
         try:
-            if self._sock is not None:
-                self._sock.send(json.dumps({"type": "close"}))
+            self._close_socket()
         except Exception:
             pass
-        self._close_socket()
 
 
-def persuarena_reward(environments, **kwargs):
-    """TRL reward function: each environment's episode reward, plus
-    UNFINISHED_REWARD for an episode the model left before the persuadee
-    decided (or before Tmax)."""
+def dense_reward(environments, **kwargs):
+    """TRL reward function: each episode's dense return sum_t r_t (the
+    belief gained, B_T - B_0 when no probe is missing; missing r_t count 0),
+    read from the environments TRL passes (grpo_trainer.py:1629-1631 at
+    f2cd577); None for a failed episode. Weight it by lambda in
+    GRPOConfig.reward_weights; get_reward adds R_out with weight 1."""
     out = []
     for env in environments:
-        r = env.reward
-        if not env.done:
-            r += UNFINISHED_REWARD
-        out.append(r)
+        out.append(None if env.failed else sum(r for r in env.dense if r is not None))
     return out

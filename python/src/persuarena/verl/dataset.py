@@ -1,21 +1,23 @@
 """Write a verl training set (Parquet) of PersuArena scenarios.
 
-verl generates the persuader's first turn from the dataset prompt, before
-the interaction answers, so each row's prompt must already describe the
-public scenario. This script asks a running ``persuarena serve`` for it:
+verl generates the persuader's first turn from the dataset prompt, so
+each row's prompt must already describe the public scenario. This module
+asks a running ``persuarena serve`` for it:
 for each seed it resets an episode (the server draws the scenario from the
 seed and split), reads the public scenario from the observation, closes the
-session, and writes one row whose ``interaction_kwargs`` replay exactly
+session, and writes one row whose ``extra_info["persuarena"]`` replay exactly
 that scenario and seed. The hidden profile never leaves the server.
 
-Needs: pip install websockets pandas pyarrow. Usage:
+Needs: pip install pandas pyarrow. Usage:
 
-  python make_dataset.py --url ws://127.0.0.1:8000/ws --split train --n 1468 --out train.parquet
+  python -m persuarena.verl.dataset --url ws://127.0.0.1:8000/ws --split train --n 1468 --out train.parquet
 """
 
 import argparse
 import asyncio
-import json
+import dataclasses
+
+from .agent_loop import Session
 
 SYSTEM_PROMPT = (
     "You are a persuader in a conversation with another person about a proposal. "
@@ -47,50 +49,43 @@ def describe(obs):
     ])
 
 
-async def fetch(url, split, seed):
+async def fetch(url, split, seed, scenario_id=None, timeout_s=60.0):
+    """The reset observation of (split, seed), or of scenario_id when given:
+    its public scenario. Raises PersuArenaError for an error reply or an
+    unreachable server."""
+    session = await Session(url, timeout_s).open()
+    opts = {"split": split, "seed": seed}
+    if scenario_id:
+        opts["scenario_id"] = scenario_id
     try:
-        from websockets.asyncio.client import connect
-    except ImportError:
-        from websockets import connect
-    async with connect(url, max_size=None) as ws:
-        await ws.send(json.dumps({"type": "reset", "data": {"split": split, "seed": seed}}))
-        reply = json.loads(await ws.recv())
-        await ws.send(json.dumps({"type": "close"}))
-    if reply.get("type") == "error":
-        err = reply.get("data") or {}
-        raise RuntimeError("seed %d: %s: %s" % (seed, err.get("code"), err.get("message")))
-    return (reply.get("data") or {}).get("observation") or {}
+        res = await session.reset(opts)
+    finally:
+        await session.close()
+    return dataclasses.asdict(res.observation)
 
 
-def make_row(obs, split, seed, name="persuarena"):
+def make_row(obs, split, seed, agent_name="persuarena"):
     """One training row for the reset observation obs of (split, seed).
 
-    ``agent_name: tool_agent`` routes the row to verl's ToolAgentLoop, the
-    agent loop that calls interactions (without it verl's default
-    single-turn loop runs and the interaction is never called; verl's own
-    examples/data_preprocess/gsm8k_tool_agent_loop.py sets it so, at
-    volcengine/verl b178a3c);
-    ``extra_info["interaction_kwargs"]`` must carry the interaction's
-    ``name`` (ToolAgentLoop raises without it) and replays exactly this
-    scenario and seed. No rollout is given: the interaction gives each of
-    a row's rollout.n trajectories its own (instance_rollout)."""
+    ``agent_name`` routes the row to the ``persuarena`` agent loop (verl
+    picks a row's loop by this column: verl-project/verl 1dda039,
+    verl/experimental/agent_loop/agent_loop.py:647-652);
+    ``extra_info["persuarena"]`` holds the reset options that replay
+    exactly this scenario and seed, and ``extra_info["index"]`` the seed
+    (verl's rollout trace groups by it). No rollout is given: the agent
+    loop gives each of a row's rollout.n trajectories its own."""
     sc = obs.get("scenario") or {}
     return {
         "data_source": "persuarena",
-        "agent_name": "tool_agent",
+        "agent_name": agent_name,
         "prompt": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": describe(obs)}],
         "ability": "persuasion",
-        "reward_model": {"style": "interaction", "ground_truth": ""},
+        "reward_model": {"style": "environment", "ground_truth": ""},
         "extra_info": {
             "index": seed,
             "split": split,
             "scenario_id": sc.get("id", ""),
-            "interaction_kwargs": {
-                "name": name,
-                "scenario_id": sc.get("id", ""),
-                "split": split,
-                "seed": seed,
-            },
+            "persuarena": {"scenario_id": sc.get("id", ""), "split": split, "seed": seed},
         },
     }
 
@@ -99,7 +94,7 @@ async def build(args):
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.n):
         obs = await fetch(args.url, args.split, seed)
-        rows.append(make_row(obs, args.split, seed, args.name))
+        rows.append(make_row(obs, args.split, seed, args.agent_name))
     return rows
 
 
@@ -109,7 +104,7 @@ def main():
     ap.add_argument("--split", default="train")
     ap.add_argument("--n", type=int, default=1468, help="rows (seeds); the Probe-RPO paper trains on 1,468 scenarios")
     ap.add_argument("--first-seed", type=int, default=0)
-    ap.add_argument("--name", default="persuarena", help="interaction name in the interaction config")
+    ap.add_argument("--agent-name", default="persuarena", help="the agent loop's registered name")
     ap.add_argument("--out", required=True, help="output .parquet file")
     args = ap.parse_args()
 
