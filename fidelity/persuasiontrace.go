@@ -134,8 +134,8 @@ type TraceReport struct {
 	Persuasion Arm    `json:"persuasion"`
 	Control    Arm    `json:"control"`
 	// References are the paper's figures beside ours; Checks the targets.
-	References []Reference    `json:"references"`
-	Checks     []Target       `json:"targets"`
+	References []Reference `json:"references"`
+	Checks     []Target    `json:"targets"`
 	// Rounds is every replayed round, in import order.
 	Rounds []*TraceRound `json:"rounds"`
 }

@@ -89,8 +89,13 @@ type Round struct {
 	NodeSurvey bool `json:"node_survey"`
 	TurnLimit  int  `json:"turn_limit"`
 	// Initial and Final are target_initial_belief and target_final_belief,
-	// and Serial is serial_questions: raw beliefs in the proposition, in
-	// [0, 1].
+	// raw beliefs in the proposition, in [0, 1]; Serial is
+	// serial_questions, the beliefs reported as each persuader message
+	// arrived (but the last), in the proposition, except in control rounds:
+	// there the statement shown during the dialogue, and so asked about, is
+	// Topic (upstream src/experiment/round.py, Round.prompt with
+	// during_round, and frontend/src/components/round/RoundVue.vue,
+	// displayedPrompt, at commit d05007f).
 	Initial float64   `json:"initial"`
 	Final   float64   `json:"final"`
 	Serial  []float64 `json:"serial"`
@@ -127,14 +132,19 @@ func (r *Round) PersuaderMessages() []string {
 	return out
 }
 
-// Reports returns the person's reports after the start, in order: report
-// k (1-based) of Serial at Position k, then the final one at the position
-// of the last persuader message. Serial report k is the one attached to the
-// person's k-th reply, which answers persuader message k (upstream
-// src/api/sql_model.py, RoundORM.as_round, at commit d05007f).
+// Reports returns the person's reports on the proposition after the
+// start, in order: report k (1-based) of Serial at Position k, then the
+// final one at the position of the last persuader message. Serial report k
+// is the one attached to the person's k-th reply (upstream
+// src/api/sql_model.py, RoundORM.as_round, at commit d05007f), asked as
+// persuader message k arrived. A control round has only the final report:
+// its serial reports are on Topic, another statement.
 func (r *Round) Reports() []Report {
 	out := make([]Report, 0, len(r.Serial)+1)
 	for k, b := range r.Serial {
+		if r.Control {
+			break
+		}
 		out = append(out, Report{Position: k + 1, Belief: r.Relative(b)})
 	}
 	return append(out, Report{Position: len(r.PersuaderMessages()), Belief: r.Relative(r.Final), Final: true})
@@ -144,9 +154,10 @@ func (r *Round) Reports() []Report {
 // persuader's side over Serial alone, from the initial belief (the
 // upstream extract_round_updates in src/simulation/human_trajectory_clusters.py,
 // commit d05007f, which leaves the final report out); nil without serial
-// reports.
+// reports and for control rounds (whose serial reports are on another
+// statement than the initial belief).
 func (r *Round) Trajectory() []float64 {
-	if len(r.Serial) == 0 {
+	if len(r.Serial) == 0 || r.Control {
 		return nil
 	}
 	out := make([]float64, len(r.Serial))
@@ -186,8 +197,8 @@ type Summary struct {
 	People           int `json:"people"`
 	PersuasionPeople int `json:"persuasion_people"`
 	ControlPeople    int `json:"control_people"`
-	// Reports is the number of reports after the start over the kept rounds
-	// (serial reports and final ones).
+	// Reports is the number of reports on the proposition after the start
+	// over the kept rounds (Round.Reports).
 	Reports int `json:"reports"`
 }
 
@@ -247,7 +258,7 @@ func Import(dir string) ([]Round, *Summary, error) {
 				sum.Persuasion++
 				pp[r.Person] = true
 			}
-			sum.Reports += len(r.Serial) + 1
+			sum.Reports += len(r.Reports())
 		}
 		out = append(out, rs...)
 	}
