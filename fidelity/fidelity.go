@@ -5,6 +5,10 @@
 // probed belief and reactions are compared with what the real person did
 // (the donation made afterwards; the annotated dialogue acts). See
 // docs/fidelity.md for the method and how to read the figures.
+//
+// RunTrace does the same on PersuasionTrace (package persuasiontrace),
+// where real people reported their belief after every persuader message:
+// the persuadee's belief is compared with theirs at each report.
 package fidelity
 
 import (

@@ -113,10 +113,12 @@ type Arm struct {
 
 // Reference is one of the paper's (or the issue's) figures beside ours.
 type Reference struct {
-	Name   string  `json:"name"`
-	Paper  float64 `json:"paper"`
-	Ours   float64 `json:"ours"`
-	Source string  `json:"source"`
+	// Name says what is compared, Source where the paper's figure comes
+	// from; Ours is nil when undefined (an arm without rounds).
+	Name   string   `json:"name"`
+	Paper  float64  `json:"paper"`
+	Ours   *float64 `json:"ours"`
+	Source string   `json:"source"`
 }
 
 // TraceReport is the open-loop fidelity report on PersuasionTrace.
@@ -478,16 +480,16 @@ func references(r *TraceReport) []Reference {
 	const clusters = "paper: analysis/data/human_clusters_k2_summary.csv (84 rounds)"
 	p, c := r.Persuasion, r.Control
 	return []Reference{
-		{"persuasion rounds with reports", RefPersuasionRounds, float64(p.Rounds), issue},
-		{"control rounds with reports", RefControlRounds, float64(c.Rounds), issue},
-		{"persuasion: people's mean final shift", RefShift, valueOf(p.Shift), issue},
-		{"persuasion: people moved > 0.1", RefMoved, valueOf(p.Moved), issue},
-		{"persuasion: constant-belief per-report MAE", RefMAEConst, valueOf(p.MAEConst), issue},
-		{"control: people's mean final shift", RefControlShift, valueOf(c.Shift), issue},
-		{"control: people moved > 0.1", RefControlMoved, valueOf(c.Moved), issue},
-		{"people in the moving cluster, paper's sample", PaperMovingShare, valueOf(p.PaperMoving), clusters},
-		{"people in the moving cluster, all persuasion", PaperMovingShare, valueOf(p.Moving), clusters},
-		{"persuadee per-report MAE vs paper's simulator error", RefSimTrajectoryError, valueOf(p.MAESim), "paper: counterfactual replay, full simulated target"},
+		{"persuasion rounds with reports", RefPersuasionRounds, ptr(float64(p.Rounds)), issue},
+		{"control rounds with reports", RefControlRounds, ptr(float64(c.Rounds)), issue},
+		{"persuasion: people's mean final shift", RefShift, p.Shift.Value, issue},
+		{"persuasion: people moved > 0.1", RefMoved, p.Moved.Value, issue},
+		{"persuasion: constant-belief per-report MAE", RefMAEConst, p.MAEConst.Value, issue},
+		{"control: people's mean final shift", RefControlShift, c.Shift.Value, issue},
+		{"control: people moved > 0.1", RefControlMoved, c.Moved.Value, issue},
+		{"people in the moving cluster, paper's sample", PaperMovingShare, p.PaperMoving.Value, clusters},
+		{"people in the moving cluster, all persuasion", PaperMovingShare, p.Moving.Value, clusters},
+		{"persuadee per-report MAE vs paper's simulator error", RefSimTrajectoryError, p.MAESim.Value, "paper: counterfactual replay, full simulated target"},
 	}
 }
 
@@ -596,7 +598,7 @@ func (r *TraceReport) Table() string {
 	}
 	b.WriteString("  reference figures (paper / issue vs ours):\n")
 	for _, x := range r.References {
-		fmt.Fprintf(&b, "      %-52s %7.3f %7.3f  %s\n", x.Name, x.Paper, x.Ours, x.Source)
+		fmt.Fprintf(&b, "      %-52s %7.3f  %s  %s\n", x.Name, x.Paper, f(x.Ours), x.Source)
 	}
 	b.WriteString("\n  fidelity targets:\n")
 	for _, t := range r.Checks {

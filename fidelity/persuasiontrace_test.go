@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -117,6 +118,15 @@ func TestRunTrace(t *testing.T) {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}
+	}
+	// Without control rounds the control figures are undefined, and the
+	// report still encodes as JSON (no NaN).
+	only, err := RunTrace(context.Background(), rounds[:3], nil, f, Options{Seed: 3, Resamples: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(only); err != nil || only.Control.Rounds != 0 || only.References[5].Ours != nil {
+		t.Errorf("no control rounds: %v, %+v", err, only.References[5])
 	}
 	// Same seed, same report, whatever the workers.
 	again, err := RunTrace(context.Background(), rounds, nil, f, Options{Seed: 3, Resamples: 500, Workers: 1})
