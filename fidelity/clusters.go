@@ -42,7 +42,8 @@ var (
 	}
 )
 
-// Paper's cluster shares (see clusterCenters).
+// The PersuasionTrace paper's cluster sample and shares (see
+// clusterCenters).
 const (
 	PaperClusterRounds = 84
 	PaperMovingShare   = 40.0 / 84

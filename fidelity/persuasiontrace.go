@@ -111,7 +111,8 @@ type Arm struct {
 	Closed    int                       `json:"closed"`
 }
 
-// Reference is one of the paper's (or the issue's) figures beside ours.
+// Reference is one of the reference figures (the PersuasionTrace paper's,
+// or the data set's own on the 345 shared rounds) beside ours.
 type Reference struct {
 	// Name says what is compared, Source where the paper's figure comes
 	// from; Ours is nil when undefined (an arm without rounds).
@@ -449,11 +450,12 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 	return a
 }
 
-// The issue's and the paper's reference figures on PersuasionTrace.
+// The reference figures on PersuasionTrace.
 const (
-	// RefPersuasionRounds .. RefControlMoved are the issue's figures on the
-	// 345 rounds given (persuasion rounds with reports, control rounds,
-	// mean shift, share moved > 0.1, constant-belief MAE).
+	// RefPersuasionRounds .. RefControlMoved are the figures the fidelity
+	// check was specified with, on the 345 shared rounds (persuasion and
+	// control rounds with reports; people's mean shift, share moved > 0.1
+	// and constant-belief MAE).
 	RefPersuasionRounds = 272
 	RefControlRounds    = 58
 	RefShift            = 0.135
@@ -461,8 +463,8 @@ const (
 	RefMAEConst         = 0.220
 	RefControlShift     = 0.065
 	RefControlMoved     = 0.224
-	// RefSimTrajectoryError is the paper's full simulated target's mean
-	// per-report trajectory error in counterfactual replay
+	// RefSimTrajectoryError is the PersuasionTrace paper's full simulated
+	// target's mean per-report trajectory error in counterfactual replay
 	// (simulator_counterfactual_replay_social_bn_full_exact_summary.csv;
 	// their replay, not this one).
 	RefSimTrajectoryError = 0.30
@@ -476,8 +478,8 @@ func valueOf(e Estimate) float64 {
 }
 
 func references(r *TraceReport) []Reference {
-	const issue = "issue 27 (these 345 rounds)"
-	const clusters = "paper: analysis/data/human_clusters_k2_summary.csv (84 rounds)"
+	const issue = "PersuasionTrace data, 345 shared rounds"
+	const clusters = "PersuasionTrace paper, human_clusters_k2_summary.csv (84 rounds)"
 	p, c := r.Persuasion, r.Control
 	return []Reference{
 		{"persuasion rounds with reports", RefPersuasionRounds, ptr(float64(p.Rounds)), issue},
@@ -489,7 +491,7 @@ func references(r *TraceReport) []Reference {
 		{"control: people moved > 0.1", RefControlMoved, c.Moved.Value, issue},
 		{"people in the moving cluster, paper's sample", PaperMovingShare, p.PaperMoving.Value, clusters},
 		{"people in the moving cluster, all persuasion", PaperMovingShare, p.Moving.Value, clusters},
-		{"persuadee per-report MAE vs paper's simulator error", RefSimTrajectoryError, p.MAESim.Value, "paper: counterfactual replay, full simulated target"},
+		{"persuadee per-report MAE vs paper's simulator error", RefSimTrajectoryError, p.MAESim.Value, "PersuasionTrace paper, counterfactual replay, full simulated target"},
 	}
 }
 
@@ -596,7 +598,7 @@ func (r *TraceReport) Table() string {
 		fmt.Fprintf(&b, "      persuadee decisions: accept %d, conditional %d, reject %d, none %d; stopped after deciding %d\n\n",
 			a.Decisions[decision.Accept], a.Decisions[decision.Conditional], a.Decisions[decision.Reject], a.Decisions[decision.Continue], a.Closed)
 	}
-	b.WriteString("  reference figures (paper / issue vs ours):\n")
+	b.WriteString("  reference figures (reference vs ours):\n")
 	for _, x := range r.References {
 		fmt.Fprintf(&b, "      %-52s %7.3f  %s  %s\n", x.Name, x.Paper, f(x.Ours), x.Source)
 	}

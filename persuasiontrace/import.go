@@ -1,7 +1,7 @@
-// Package persuasiontrace imports PersuasionTrace (Moore, Goodman, Haber &
-// Kleiman-Weiner 2026, "A Model of Multi-turn Human Persuadability Using
-// Probabilistic Belief Tracing"; upstream github.com/jlcmoore/persuasiontrace,
-// MIT): rounds in which an LLM persuader argued one side of a proposition
+// Package persuasiontrace imports PersuasionTrace (PersuasionTrace paper:
+// Moore, Goodman, Haber & Kleiman-Weiner 2026, "A Model of Multi-turn Human
+// Persuadability Using Probabilistic Belief Tracing"; upstream
+// github.com/jlcmoore/persuasiontrace, MIT): rounds in which an LLM persuader argued one side of a proposition
 // with a real person, who reported their belief in the proposition before
 // the dialogue, after each of their replies, and at the end.
 //
@@ -453,7 +453,7 @@ func Fold(person string) int {
 }
 
 // MovedBy is the change toward the persuader's side a round must exceed to
-// count as moved (the issue's "> 0.1").
+// count as moved ("more than 0.1", the fidelity check's threshold).
 //
 // Choice: a change must exceed it by more than movedEps, so that a slider
 // difference of exactly 0.1 (0.0825 to 0.1825, which float arithmetic

@@ -194,7 +194,7 @@ func TestResistanceAndTopic(t *testing.T) {
 var dataDir = filepath.Join("..", "..", "shared", "data", "persuasiontrace")
 
 // TestImportRealData pins the importer's counts and the people's figures
-// on the 345 rounds given, against the (272 persuasion rounds with
+// on the 345 rounds given, against the reference figures (272 persuasion rounds with
 // reports, 58 control; mean shift +0.135, 41.2 % moved > 0.1, constant
 // MAE 0.220; control +0.065, 22.4 %).
 func TestImportRealData(t *testing.T) {
