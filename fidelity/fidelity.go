@@ -5,6 +5,10 @@
 // probed belief and reactions are compared with what the real person did
 // (the donation made afterwards; the annotated dialogue acts). See
 // docs/fidelity.md for the method and how to read the figures.
+//
+// RunTrace does the same on PersuasionTrace (package persuasiontrace),
+// where real people reported their belief after every persuader message:
+// the persuadee's belief is compared with theirs at each report.
 package fidelity
 
 import (
@@ -316,6 +320,19 @@ type Options struct {
 	Progress func(done, total int)
 }
 
+// fill sets the defaults of the zero fields (see Options).
+func (o *Options) fill() {
+	if o.Resamples <= 0 {
+		o.Resamples = 10000
+	}
+	if o.Level <= 0 || o.Level >= 1 {
+		o.Level = 0.95
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
 // AUCStat is one discrimination figure: the AUC of a score (a belief, or
 // the baseline's predicted probability) against the real outcome
 // "donated > $0".
@@ -415,15 +432,7 @@ type Report struct {
 // fail, Run returns the first error. A cancelled ctx returns ctx.Err().
 // Same inputs and Seed give the same Report, whatever opt.Workers.
 func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt Options) (*Report, error) {
-	if opt.Resamples <= 0 {
-		opt.Resamples = 10000
-	}
-	if opt.Level <= 0 || opt.Level >= 1 {
-		opt.Level = 0.95
-	}
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
+	opt.fill()
 	var todo []*scenario.Scenario
 	for i := range ss {
 		if ss[i].Outcome != nil && len(ss[i].Outcome.PersuaderUtterances) > 0 {
@@ -433,40 +442,8 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 	if len(todo) == 0 {
 		return nil, fmt.Errorf("fidelity: no scenario carries real persuader utterances to replay")
 	}
-	traces := make([]*Trace, len(todo))
-	errs := make([]error, len(todo))
-	var (
-		mu   sync.Mutex
-		done int
-		wg   sync.WaitGroup
-	)
-	next := make(chan int)
-	for range min(opt.Workers, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				sc := todo[i]
-				seed := episode.Mix(episode.Seed(opt.Seed, sc.ID, 0) ^ 2)
-				traces[i], errs[i] = Replay(ctx, sc, pee, opt.Basis, seed)
-				if opt.Progress != nil {
-					mu.Lock()
-					done++
-					opt.Progress(done, len(todo))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	traces, errs, err := replayAll(ctx, todo, pee, opt)
+	if err != nil {
 		return nil, err
 	}
 	rep := &Report{Persuadee: pee.Name(), Seed: opt.Seed, Resamples: opt.Resamples, Level: opt.Level,
@@ -547,6 +524,51 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 	}
 	rep.Checks = rep.Targets()
 	return rep, nil
+}
+
+// replayAll replays every scenario of todo (Replay) on opt.Workers
+// goroutines, scenario i with persuadee seed
+// episode.Mix(episode.Seed(opt.Seed, id, 0) ^ 2), and returns each trace
+// or its error, in todo's order; opt.Progress is called after each. The
+// error is ctx.Err() when ctx is cancelled.
+func replayAll(ctx context.Context, todo []*scenario.Scenario, pee episode.Persuadee, opt Options) ([]*Trace, []error, error) {
+	traces := make([]*Trace, len(todo))
+	errs := make([]error, len(todo))
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	next := make(chan int)
+	for range min(opt.Workers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				sc := todo[i]
+				seed := episode.Mix(episode.Seed(opt.Seed, sc.ID, 0) ^ 2)
+				traces[i], errs[i] = Replay(ctx, sc, pee, opt.Basis, seed)
+				if opt.Progress != nil {
+					mu.Lock()
+					done++
+					opt.Progress(done, len(todo))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return traces, errs, nil
 }
 
 func ptr(x float64) *float64 { return &x }

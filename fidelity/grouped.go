@@ -32,12 +32,22 @@ type groups struct {
 }
 
 func groupByUser(trs []*Trace) groups {
+	keys := make([]string, len(trs))
+	for i, tr := range trs {
+		keys[i] = tr.User
+	}
+	return groupBy(keys)
+}
+
+// groupBy indexes items by their key (keys[i] is item i's): the distinct
+// keys in sorted order, members[k] the item indices of keys[k].
+func groupBy(keys []string) groups {
 	at := map[string]int{}
 	var g groups
-	for _, tr := range trs {
-		if _, ok := at[tr.User]; !ok {
-			at[tr.User] = 0
-			g.users = append(g.users, tr.User)
+	for _, k := range keys {
+		if _, ok := at[k]; !ok {
+			at[k] = 0
+			g.users = append(g.users, k)
 		}
 	}
 	slices.Sort(g.users)
@@ -45,9 +55,8 @@ func groupByUser(trs []*Trace) groups {
 		at[u] = i
 	}
 	g.members = make([][]int, len(g.users))
-	for i, tr := range trs {
-		k := at[tr.User]
-		g.members[k] = append(g.members[k], i)
+	for i, k := range keys {
+		g.members[at[k]] = append(g.members[at[k]], i)
 	}
 	return g
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/persuasiontrace"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 )
@@ -45,4 +46,29 @@ func FidelityP4G(ctx context.Context, spec FidelitySpec, progress func(done, tot
 		return nil, err
 	}
 	return fidelity.Run(ctx, ss, pee, fidelity.Options{Seed: spec.Seed, Resamples: spec.Resamples, Workers: spec.Workers, Progress: progress})
+}
+
+// FidelityPersuasionTrace imports the PersuasionTrace rounds under
+// spec.From (persuasiontrace.Import; required: the data set is not
+// embedded), replays them open-loop through spec.Persuadee
+// (fidelity.RunTrace) and returns the report; progress, when set, is
+// called after each round with the counts. spec.Split is not used.
+// Errors: an empty From, Resamples or Workers < 1, the import's,
+// roles.ResolvePersuadee's and fidelity.RunTrace's.
+func FidelityPersuasionTrace(ctx context.Context, spec FidelitySpec, progress func(done, total int)) (*fidelity.TraceReport, error) {
+	if spec.From == "" {
+		return nil, fmt.Errorf("--from: the PersuasionTrace directory is required (the data set is not embedded)")
+	}
+	if err := AtLeast(1, "workers", spec.Workers, "resamples", spec.Resamples); err != nil {
+		return nil, err
+	}
+	rounds, sum, err := persuasiontrace.Import(spec.From)
+	if err != nil {
+		return nil, err
+	}
+	pee, err := roles.ResolvePersuadee(ctx, spec.Config, spec.Persuadee)
+	if err != nil {
+		return nil, err
+	}
+	return fidelity.RunTrace(ctx, rounds, sum, pee, fidelity.Options{Seed: spec.Seed, Resamples: spec.Resamples, Workers: spec.Workers, Progress: progress})
 }

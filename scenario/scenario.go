@@ -27,7 +27,7 @@ const (
 var Splits = []Split{Train, Val, Heldout}
 
 // Family is a domain family (five families in the Probe-RPO paper plus
-// "charity" for PersuasionForGood).
+// "charity" for PersuasionForGood and "debate" for PersuasionTrace).
 type Family string
 
 // The domain families.
@@ -38,10 +38,14 @@ const (
 	Education     Family = "education"
 	Relationships Family = "personal relationships"
 	Charity       Family = "charity"
+	// Debate is a claim argued to a stranger: a debate proposition or a
+	// personal decision the persuadee is to come to agree or disagree
+	// with (PersuasionTrace, package persuasiontrace).
+	Debate Family = "debate"
 )
 
 // Families lists the valid domain families in canonical order.
-var Families = []Family{Healthcare, Financial, Workplace, Education, Relationships, Charity}
+var Families = []Family{Healthcare, Financial, Workplace, Education, Relationships, Charity, Debate}
 
 // Resistance is the hidden resistance type (Probe-RPO paper, Table 2).
 type Resistance string

@@ -51,8 +51,53 @@ against the real outcomes. See docs/fidelity.md.`,
 	f.IntVar(&spec.Resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")
 	workersFlag(f, &spec.Workers)
 	f.StringVar(&format, "format", "table", "output format: table or json")
+	var (
+		ptSpec   runs.FidelitySpec
+		ptFormat string
+	)
+	ptCmd := &cobra.Command{
+		Use:   "persuasiontrace",
+		Short: "Replay PersuasionTrace rounds and compare the persuadee's belief with the real people's reports",
+		Long: `Imports the PersuasionTrace rounds under --from (folders of the upstream
+exporter's files, any nesting), replays each round's real persuader messages
+open-loop into the persuadee and compares its belief, at every position where
+the person reported one, with the person's: per-report MAE beside the
+constant-belief and mean-shift predictors, shares moved, mean shifts,
+correlations and trajectory clusters, persuasion and control rounds apart,
+with person-grouped bootstrap intervals. See docs/fidelity.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ptFormat != "table" && ptFormat != "json" {
+				return fmt.Errorf("--format %q: want table or json", ptFormat)
+			}
+			ptSpec.Config = spec.Config
+			errw := cmd.ErrOrStderr()
+			rep, err := runs.FidelityPersuasionTrace(cmd.Context(), ptSpec, func(done, total int) {
+				if done == total || done%100 == 0 {
+					fmt.Fprintf(errw, "replayed %d/%d\n", done, total)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			if ptFormat == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), rep.Table())
+			return err
+		},
+	}
+	pf := ptCmd.Flags()
+	pf.StringVar(&ptSpec.From, "from", "", "PersuasionTrace directory: folders of the upstream exporter's round files (required)")
+	pf.StringVar(&ptSpec.Persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim-hand, sim:FILE or llm:NAME (with --config)")
+	seedFlag(pf, &ptSpec.Seed, "persuadee sessions and bootstrap")
+	pf.IntVar(&ptSpec.Resamples, "resamples", 10000, "person-grouped bootstrap resamples for the intervals")
+	workersFlag(pf, &ptSpec.Workers)
+	pf.StringVar(&ptFormat, "format", "table", "output format: table or json")
 	fidelityCmd := &cobra.Command{Use: "fidelity", Short: "Check a persuadee against real people (open-loop replay of real dialogues)"}
 	fidelityCmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
-	fidelityCmd.AddCommand(p4gCmd)
+	fidelityCmd.AddCommand(p4gCmd, ptCmd)
 	rootCmd.AddCommand(fidelityCmd)
 }
