@@ -333,6 +333,22 @@ type Episode struct {
 // ActsByJudge is Episode.ActsBy when the judge tagged the acts.
 const ActsByJudge = "judge"
 
+// Transcript rebuilds the visible dialogue of e from its turns: for each
+// turn the persuader's utterance, then the persuadee's reply as stored
+// (decision stripped), so 2·len(e.Turns) messages without tags; nil when
+// e has no turns. The LLM judges and roles that read a finished episode
+// (BDI-Bayes, PersuHMM, REPO's ratings) see it so.
+func (e *Episode) Transcript() []Message {
+	if len(e.Turns) == 0 {
+		return nil
+	}
+	out := make([]Message, 0, 2*len(e.Turns))
+	for _, t := range e.Turns {
+		out = append(out, Message{Speaker: PersuaderSpeaker, Text: t.Persuader}, Message{Speaker: PersuadeeSpeaker, Text: t.Persuadee})
+	}
+	return out
+}
+
 // OutcomeReward returns the episode's outcome reward R_out = R_goal +
 // w·R_strategy (Probe-RPO paper, reward.Outcome); R_goal when RStrategy is nil (no
 // judge, or the judge failed). w is normally reward.DefaultStrategyWeight.

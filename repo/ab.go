@@ -7,7 +7,6 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/persuarena/persuarena/bayes"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/parallel"
@@ -132,7 +131,7 @@ func Ratings(ctx context.Context, judge Rater, scs []scenario.Scenario, eps []*e
 	err := parallel.Each(ctx, len(scored), 8, func(ctx context.Context, k int) error {
 		i := scored[k]
 		ep := eps[i]
-		tr := bayes.Transcript(ep)
+		tr := ep.Transcript()
 		pub := byID[ep.ScenarioID].Public()
 		sys, user := rubricPrompt(spec, pub, tr, -1)
 		d, u, err := judge.Rate(ctx, sys, user, 1, 5)
