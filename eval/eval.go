@@ -21,17 +21,6 @@ type Set struct {
 	Scenarios []scenario.Scenario
 }
 
-// Key identifies one episode within a run.
-type Key struct {
-	Persuader, Persuadee, ScenarioID string
-	Rollout                          int
-}
-
-// KeyOf returns the Key of a finished episode.
-func KeyOf(ep *episode.Episode) Key {
-	return Key{ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout}
-}
-
 // Job is one episode to play.
 type Job struct {
 	Set       string
@@ -42,14 +31,14 @@ type Job struct {
 }
 
 // Key returns the job's episode key.
-func (j Job) Key() Key {
-	return Key{j.Persuader.Name(), j.Persuadee.Name(), j.Scenario.ID, j.Rollout}
+func (j Job) Key() episode.Key {
+	return episode.Key{Persuader: j.Persuader.Name(), Persuadee: j.Persuadee.Name(), ScenarioID: j.Scenario.ID, Rollout: j.Rollout}
 }
 
 // Plan lists every job of a run in a fixed order: persuadee, persuader, set,
 // scenario (file order), rollout. rollouts must be >= 1. Jobs whose key is
 // in done are left out (resume).
-func Plan(persuaders []episode.Persuader, persuadees []episode.Persuadee, sets []Set, rollouts int, done map[Key]bool) []Job {
+func Plan(persuaders []episode.Persuader, persuadees []episode.Persuadee, sets []Set, rollouts int, done map[episode.Key]bool) []Job {
 	var jobs []Job
 	for _, pee := range persuadees {
 		for _, per := range persuaders {

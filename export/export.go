@@ -289,7 +289,7 @@ func WriteEpisodes(w io.Writer, eps []*episode.Episode) error {
 	enc := json.NewEncoder(bw)
 	for _, ep := range eps {
 		if err := enc.Encode(ep); err != nil {
-			return fmt.Errorf("export: episode %s: %w", store.KeyOf(ep), err)
+			return fmt.Errorf("export: episode %s: %w", episode.KeyOf(ep), err)
 		}
 	}
 	return bw.Flush()

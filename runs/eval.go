@@ -250,11 +250,7 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	if err != nil {
 		return nil, err
 	}
-	doneKeys := make(map[eval.Key]bool, len(done))
-	for k := range done {
-		doneKeys[eval.Key{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}] = true
-	}
-	jobs := eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, doneKeys)
+	jobs := eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, done)
 	res.Planned, res.Stored = len(jobs), len(done)
 	logf("run %s: %d episodes to play (%d already stored)\n", res.RunID, len(jobs), len(done))
 	// Saving uses a context that Ctrl-C does not cancel, so an episode that

@@ -22,7 +22,7 @@ type Store interface {
 
 	SaveEpisode(ctx context.Context, runID string, ep *episode.Episode) error
 	SaveEpisodes(ctx context.Context, runID string, eps []*episode.Episode) error
-	DoneKeys(ctx context.Context, runID string) (map[EpisodeKey]bool, error)
+	DoneKeys(ctx context.Context, runID string) (map[episode.Key]bool, error)
 	DeleteFailed(ctx context.Context, runID string) (int, error)
 	Episodes(ctx context.Context, runID string, filters ...Filter) ([]*episode.Episode, error)
 	EachEpisode(ctx context.Context, runID string, fn func(*episode.Episode) error, filters ...Filter) error

@@ -314,12 +314,12 @@ func (s *Server) handleCompareEpisode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "want a, b, pa, pb, persuadee, scenario and rollout (a number >= 0)")
 		return
 	}
-	ea, err := s.loadEpisode(ctx, f.A, store.EpisodeKey{Persuader: f.PA, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
+	ea, err := s.loadEpisode(ctx, f.A, episode.Key{Persuader: f.PA, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
 	if err != nil {
 		s.storeError(w, err)
 		return
 	}
-	eb, err := s.loadEpisode(ctx, f.B, store.EpisodeKey{Persuader: f.PB, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
+	eb, err := s.loadEpisode(ctx, f.B, episode.Key{Persuader: f.PB, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
 	if err != nil {
 		s.storeError(w, err)
 		return
@@ -327,6 +327,6 @@ func (s *Server) handleCompareEpisode(w http.ResponseWriter, r *http.Request) {
 	p := pairPage{head: head{Title: fmt.Sprintf("Pair %s#%d", sc, roll), DB: s.dbPath}, Form: f,
 		BackURL: query("/compare", f.kv()...), ScenarioID: sc, Rollout: roll,
 		A: newEpisodeView(ea), B: newEpisodeView(eb),
-		RunAURL: episodeURL(f.A, store.KeyOf(ea)), RunBURL: episodeURL(f.B, store.KeyOf(eb))}
+		RunAURL: episodeURL(f.A, episode.KeyOf(ea)), RunBURL: episodeURL(f.B, episode.KeyOf(eb))}
 	s.render(w, http.StatusOK, "pair", p)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -237,7 +238,7 @@ var resistanceNames = map[scenario.Resistance]string{
 }
 
 // episodeURL is the address of an episode's page.
-func episodeURL(runID string, k store.EpisodeKey) string {
+func episodeURL(runID string, k episode.Key) string {
 	return query("/runs/"+runID+"/episode", "k", k.String())
 }
 

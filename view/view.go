@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -32,7 +33,7 @@ func RunURL(addr, runID string) string {
 // EpisodeURL returns the address of one episode's page (key k of run
 // runID) on a viewer listening on addr, e.g.
 // "http://127.0.0.1:8080/runs/ID/episode?k=script%2Fsim%2Fs1%230".
-func EpisodeURL(addr, runID string, k store.EpisodeKey) string {
+func EpisodeURL(addr, runID string, k episode.Key) string {
 	return "http://" + addr + episodeURL(runID, k)
 }
 

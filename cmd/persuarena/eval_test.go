@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
@@ -74,9 +75,9 @@ func TestEvalInterruptResume(t *testing.T) {
 	if len(eps) != planned {
 		t.Fatalf("after resume %d episodes, want %d", len(eps), planned)
 	}
-	seen := map[store.EpisodeKey]bool{}
+	seen := map[episode.Key]bool{}
 	for _, ep := range eps {
-		k := store.KeyOf(ep)
+		k := episode.KeyOf(ep)
 		if seen[k] {
 			t.Fatalf("episode %v stored twice", k)
 		}
@@ -272,7 +273,7 @@ func TestRunsShowEpisodeAndRm(t *testing.T) {
 		rootCmd.SetArgs(nil)
 		return out.String(), err
 	}
-	key := store.KeyOf(eps[0]).String()
+	key := episode.KeyOf(eps[0]).String()
 	out, err := run("runs", "show", rs[0].ID, "--db", dbPath, "--episode", key)
 	t1 := eps[0].Turns[0]
 	if err != nil || !strings.Contains(out, "episode "+key) || !strings.Contains(out, "turn 1  acts: "+strings.Join(t1.Acts, ", ")) ||
