@@ -156,19 +156,6 @@ func (s *Service) Finish(ctx context.Context, id string, jobErr error) error {
 	return errors.Join(jobErr, s.Store.SetRunStatus(context.WithoutCancel(ctx), id, Status(jobErr)))
 }
 
-// CheckSplit accepts train, val, heldout and all.
-func CheckSplit(split string) error {
-	if split == "all" {
-		return nil
-	}
-	for _, sp := range scenario.Splits {
-		if string(sp) == split {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
-}
-
 // resolveSet returns every scenario of one set reference: a REPO scenario
 // pack (repo:PACK, package repo), a built-in set name or a JSONL file
 // (scenario.Resolve).
@@ -188,12 +175,9 @@ func resolveSet(ref string) ([]scenario.Scenario, error) {
 // unknown split, a set that does not load, or a set without scenarios of
 // the split.
 func LoadSets(refs []string, split string) ([]eval.Set, error) {
-	if err := CheckSplit(split); err != nil {
+	sp, err := scenario.ParseSplit(split)
+	if err != nil {
 		return nil, err
-	}
-	sp := scenario.Split(split)
-	if split == "all" {
-		sp = ""
 	}
 	var sets []eval.Set
 	for _, ref := range refs {
