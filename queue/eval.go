@@ -16,7 +16,7 @@ import (
 // backend preflight, o.RetryFailed removing failed episodes first) and
 // inserts one job per episode key not yet stored (Conn.Enqueue), leaving
 // the run running for Work's workers. It returns RunEval's result
-// (RunID; Planned, the missing episodes; Stored, those already stored)
+// (RunID; Missing, the missing episodes; Stored, those already stored)
 // and how many jobs it inserted (keys already queued are not inserted
 // twice). A run with nothing missing is summarised and finished as eval
 // does, its result carrying the summaries.

@@ -324,7 +324,7 @@ func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan)
 		return false, fmt.Errorf("run %s: progress: %w", id, err)
 	}
 	n := store.Stored(pcs)
-	if n < len(p.jobs) {
+	if n < p.plan.Total() {
 		return false, nil
 	}
 	run, err := w.st.GetRun(ctx, id)

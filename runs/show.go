@@ -14,6 +14,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/export"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -234,11 +235,9 @@ func runStatus(run store.Run, pcs []store.PairCounts) string {
 	if err := json.Unmarshal(run.Config, &spec); err != nil {
 		return run.Status
 	}
-	sets, err := LoadSets(spec.Scenarios, spec.Split)
+	plan, err := runplan.Of(spec.Grid)
 	if err != nil {
 		return run.Status
 	}
-	stored := store.Stored(pcs)
-	total := len(spec.Persuaders) * len(spec.Persuadees) * len(Scenarios(sets)) * spec.Rollouts
-	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, stored, total)
+	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, store.Stored(pcs), plan.Total())
 }

@@ -15,12 +15,12 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
 func testConfig() evalConfig {
-	return evalConfig{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g"}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+	return evalConfig{Grid: runplan.Grid{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"}, Scenarios: []string{"p4g"}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5}, Basis: probe.Default}
 }
 
 // Interrupt a run midway and resume it: every planned episode is stored
@@ -175,8 +175,7 @@ func TestEvalRetryFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5}, Basis: probe.Default}
 	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
@@ -254,8 +253,7 @@ func TestRunsShowEpisodeAndRm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 1)},
-		Split: "all", Tmax: 3, Rollouts: 1, Seed: 2, Basis: probe.Default}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 1)}, Split: "all", Tmax: 3, Rollouts: 1, Seed: 2}, Basis: probe.Default}
 	if err := runEval(ctx, have(db), "", cfg, 1, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
