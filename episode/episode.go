@@ -175,6 +175,14 @@ type UtteranceTagger interface {
 	TagUtterance(text string) tagger.Tags
 }
 
+// ProbeUsageReporter is implemented by a Prober that counts the engine
+// usage of its read-outs (the LLM persuadees). TakeProbeUsage returns the
+// usage since its last call and resets it; Run records it per turn, and
+// for t = 0 in Episode.InitialProbeUsage.
+type ProbeUsageReporter interface {
+	TakeProbeUsage() Usage
+}
+
 // Judge rates a finished episode's persuasion strategy (Probe-RPO paper). It
 // sees only the public scenario and the visible transcript. Strategy returns
 // R_strategy in [-1, 1] and the engine usage of this call (also when it

@@ -51,7 +51,7 @@ const WaitPoll = time.Second
 // otherwise), calling progress (may be nil) with the number of stored
 // episodes whenever it changes, and returns the run. Errors: the
 // store's; ctx.Err() when cancelled (the run goes on).
-func Wait(ctx context.Context, st store.Store, id string, progress func(stored int)) (store.Run, error) {
+func Wait(ctx context.Context, st store.Reader, id string, progress func(stored int)) (store.Run, error) {
 	last := -1
 	for {
 		// The status first: a run found finished has its final count.

@@ -66,7 +66,7 @@ func (s *Service) Close() error {
 // DBPath names the run database in messages: its file when the store
 // has one (store.DB.Path), else Path (a URL without its password).
 func (s *Service) DBPath() string {
-	if p, ok := s.Store.(interface{ Path() string }); ok {
+	if p, ok := s.Store.(store.Located); ok {
 		return p.Path()
 	}
 	return store.Shown(s.Path)

@@ -46,7 +46,7 @@ func Hint(dbPath, runID string) string {
 // Server is the viewer's http.Handler over a run database. It only reads
 // the store. Safe for concurrent use.
 type Server struct {
-	st     store.Store
+	st     store.Reader
 	dbPath string
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
@@ -58,7 +58,7 @@ type Server struct {
 // New returns the viewer over st; dbPath names the database in page
 // headers (may be ""). Errors: none at run time — the embedded templates
 // are checked by the tests — so New panics only on a broken build.
-func New(st store.Store, dbPath string) *Server {
+func New(st store.Reader, dbPath string) *Server {
 	s := &Server{st: st, dbPath: dbPath, mux: http.NewServeMux(), sets: map[string]*runSets{}}
 	s.pages = parsePages()
 	static, err := fs.Sub(assets, "assets/static")
@@ -82,7 +82,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // shuts down within five seconds. An address off loopback gets a warning
 // on log: the pages show hidden profiles and transcripts. Errors: the
 // listener's (e.g. the port is taken).
-func Serve(ctx context.Context, st store.Store, addr, dbPath string, log io.Writer) error {
+func Serve(ctx context.Context, st store.Reader, addr, dbPath string, log io.Writer) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
