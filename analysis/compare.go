@@ -114,33 +114,88 @@ func (e *SetMismatchError) Error() string {
 		e.Common, e.OnlyA, ex(e.ExamplesA), e.OnlyB, ex(e.ExamplesB), e.Common)
 }
 
-type pairKey struct {
-	scenario string
-	rollout  int
+// PairKey is what the episodes of two arms are paired on (Probe-RPO
+// paper, Table 5): the scenario id and the rollout.
+type PairKey struct {
+	ScenarioID string
+	Rollout    int
 }
 
-func (k pairKey) String() string { return k.scenario + "#" + strconv.Itoa(k.rollout) }
+// String formats k as "scenario#rollout".
+func (k PairKey) String() string { return k.ScenarioID + "#" + strconv.Itoa(k.Rollout) }
+
+// Pairing is the outcomes of two arms matched on PairKey.
+type Pairing struct {
+	// ArmA and ArmB are the sides' arms (zero for an empty side); A and B
+	// their outcomes by key.
+	ArmA, ArmB Arm
+	A, B       map[PairKey]*episode.Outcome
+	// Common holds the keys on both sides, OnlyA and OnlyB those on one,
+	// each sorted by scenario id, then rollout.
+	Common, OnlyA, OnlyB []PairKey
+}
+
+// Pair matches the outcomes a and b, each of one arm (one persuader, one
+// persuadee) with at most one outcome per key; either may be empty. The
+// viewer's comparison page and CompareOutcomes pair through it. Errors: a
+// side mixing arms or holding a key twice.
+func Pair(a, b []episode.Outcome) (Pairing, error) { return pair(a, b, false) }
+
+// pair is Pair; with needBoth an empty side is an error too, each side's
+// problems reported in the order A, then B.
+func pair(a, b []episode.Outcome, needBoth bool) (Pairing, error) {
+	var p Pairing
+	var err error
+	if p.ArmA, p.A, err = index("A", a, needBoth); err != nil {
+		return Pairing{}, err
+	}
+	if p.ArmB, p.B, err = index("B", b, needBoth); err != nil {
+		return Pairing{}, err
+	}
+	for k := range p.A {
+		if p.B[k] != nil {
+			p.Common = append(p.Common, k)
+		} else {
+			p.OnlyA = append(p.OnlyA, k)
+		}
+	}
+	for k := range p.B {
+		if p.A[k] == nil {
+			p.OnlyB = append(p.OnlyB, k)
+		}
+	}
+	byKey := func(x, y PairKey) int {
+		return cmp.Or(cmp.Compare(x.ScenarioID, y.ScenarioID), cmp.Compare(x.Rollout, y.Rollout))
+	}
+	for _, ks := range [][]PairKey{p.Common, p.OnlyA, p.OnlyB} {
+		slices.SortFunc(ks, byKey)
+	}
+	return p, nil
+}
 
 // index keys one side's outcomes, checking it is one arm with one
-// episode per key.
-func index(side string, os []episode.Outcome) (map[pairKey]*episode.Outcome, error) {
+// episode per key; an empty side is an error when needed.
+func index(side string, os []episode.Outcome, needed bool) (Arm, map[PairKey]*episode.Outcome, error) {
+	m := make(map[PairKey]*episode.Outcome, len(os))
 	if len(os) == 0 {
-		return nil, fmt.Errorf("compare: side %s has no episodes", side)
+		if needed {
+			return Arm{}, nil, fmt.Errorf("compare: side %s has no episodes", side)
+		}
+		return Arm{}, m, nil
 	}
 	arm := Arm{os[0].Persuader, os[0].Persuadee}
-	m := make(map[pairKey]*episode.Outcome, len(os))
 	for i := range os {
 		o := &os[i]
 		if a := (Arm{o.Persuader, o.Persuadee}); a != arm {
-			return nil, fmt.Errorf("compare: side %s mixes arms (%s and %s): select one persuader and persuadee", side, arm, a)
+			return Arm{}, nil, fmt.Errorf("compare: side %s mixes arms (%s and %s): select one persuader and persuadee", side, arm, a)
 		}
-		k := pairKey{o.ScenarioID, o.Rollout}
+		k := PairKey{o.ScenarioID, o.Rollout}
 		if m[k] != nil {
-			return nil, fmt.Errorf("compare: side %s holds scenario %s twice", side, k)
+			return Arm{}, nil, fmt.Errorf("compare: side %s holds scenario %s twice", side, k)
 		}
 		m[k] = o
 	}
-	return m, nil
+	return arm, m, nil
 }
 
 // Compare pairs the episodes of two arms on (scenario id, rollout) and
@@ -174,37 +229,21 @@ func Compare(a, b []*episode.Episode, o CompareOptions) (Comparison, error) {
 // arms holds a few MB instead of every transcript. runA and runB label the
 // sides. Errors are Compare's.
 func CompareOutcomes(runA string, a []episode.Outcome, runB string, b []episode.Outcome, o CompareOptions) (Comparison, error) {
-	ia, err := index("A", a)
+	p, err := pair(a, b, true)
 	if err != nil {
 		return Comparison{}, err
 	}
-	ib, err := index("B", b)
-	if err != nil {
-		return Comparison{}, err
-	}
+	return ComparePairing(runA, runB, p, o)
+}
+
+// ComparePairing is CompareOutcomes on outcomes already paired (Pair):
+// the viewer pairs once for its table and its statistics. Errors are
+// Compare's.
+func ComparePairing(runA, runB string, pg Pairing, o CompareOptions) (Comparison, error) {
 	c := Comparison{Seed: o.Seed}
-	c.A = Side{RunID: runA, Persuader: a[0].Persuader, Persuadee: a[0].Persuadee, Episodes: len(a)}
-	c.B = Side{RunID: runB, Persuader: b[0].Persuader, Persuadee: b[0].Persuadee, Episodes: len(b)}
-	var common []pairKey
-	var onlyA, onlyB []pairKey
-	for k := range ia {
-		if ib[k] != nil {
-			common = append(common, k)
-		} else {
-			onlyA = append(onlyA, k)
-		}
-	}
-	for k := range ib {
-		if ia[k] == nil {
-			onlyB = append(onlyB, k)
-		}
-	}
-	byKey := func(x, y pairKey) int {
-		return cmp.Or(cmp.Compare(x.scenario, y.scenario), cmp.Compare(x.rollout, y.rollout))
-	}
-	for _, ks := range [][]pairKey{common, onlyA, onlyB} {
-		slices.SortFunc(ks, byKey)
-	}
+	c.A = Side{RunID: runA, Persuader: pg.ArmA.Persuader, Persuadee: pg.ArmA.Persuadee, Episodes: len(pg.A)}
+	c.B = Side{RunID: runB, Persuader: pg.ArmB.Persuader, Persuadee: pg.ArmB.Persuadee, Episodes: len(pg.B)}
+	common, onlyA, onlyB, ia, ib := pg.Common, pg.OnlyA, pg.OnlyB, pg.A, pg.B
 	if (len(onlyA) > 0 || len(onlyB) > 0) && !o.Intersection {
 		e := &SetMismatchError{Common: len(common), OnlyA: len(onlyA), OnlyB: len(onlyB)}
 		for i := 0; i < 3 && i < len(onlyA); i++ {
@@ -223,7 +262,7 @@ func CompareOutcomes(runA string, a []episode.Outcome, runB string, b []episode.
 			c.DroppedFailed++
 			continue
 		}
-		p := PairOutcome{ScenarioID: k.scenario, Rollout: k.rollout, AcceptA: ea.Terminal == decision.TermAccept,
+		p := PairOutcome{ScenarioID: k.ScenarioID, Rollout: k.Rollout, AcceptA: ea.Terminal == decision.TermAccept,
 			AcceptB: eb.Terminal == decision.TermAccept, RGoalA: ea.RGoal, RGoalB: eb.RGoal}
 		c.Pairs = append(c.Pairs, p)
 		accA, accB = append(accA, 100*b2f(p.AcceptA)), append(accB, 100*b2f(p.AcceptB))
@@ -255,6 +294,7 @@ func CompareOutcomes(runA string, a []episode.Outcome, runB string, b []episode.
 	c.DeltaPP = 100 * (c.A.AcceptRate - c.B.AcceptRate)
 	c.MeanRGoalDiff = c.A.MeanRGoal - c.B.MeanRGoal
 	c.McNemarP = stats.McNemarExact(c.Wins, c.Losses)
+	var err error
 	c.Wilcoxon, err = stats.Wilcoxon(d, stats.WilcoxonOptions{ZeroMethod: "wilcox", Alternative: "two-sided", Correction: true, Method: "auto"})
 	if errors.Is(err, stats.ErrNoDifferences) {
 		c.Wilcoxon, err = stats.WilcoxonResult{Statistic: math.NaN(), P: 1, Z: math.NaN(), Method: "none"}, nil

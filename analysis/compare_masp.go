@@ -62,13 +62,13 @@ func CompareMASP(ctx context.Context, a, b []*episode.Episode, c Comparison, o M
 	}
 	m := MASPComparison{T: T, TauQ: tq, N: c.N, Seed: o.Seed}
 	traces := func(side string, eps []*episode.Episode) ([]masp.Trace, error) {
-		byKey := map[pairKey]*episode.Episode{}
+		byKey := map[PairKey]*episode.Episode{}
 		for _, ep := range eps {
-			byKey[pairKey{ep.ScenarioID, ep.Rollout}] = ep
+			byKey[PairKey{ep.ScenarioID, ep.Rollout}] = ep
 		}
 		out := make([]masp.Trace, len(c.Pairs))
 		for i, p := range c.Pairs {
-			ep := byKey[pairKey{p.ScenarioID, p.Rollout}]
+			ep := byKey[PairKey{p.ScenarioID, p.Rollout}]
 			if ep == nil {
 				return nil, fmt.Errorf("compare: side %s lacks scenario %s rollout %d", side, p.ScenarioID, p.Rollout)
 			}

@@ -26,7 +26,7 @@ type runLists struct {
 // LoadRun returns run runID's episodes, ordered by the persuaders and
 // persuadees of its stored config when it has such lists (eval runs; see
 // Order). Errors: store.ErrNotFound (naming the run) and the store's.
-func LoadRun(ctx context.Context, st store.Store, runID string) ([]*episode.Episode, error) {
+func LoadRun(ctx context.Context, st store.Reader, runID string) ([]*episode.Episode, error) {
 	run, err := st.GetRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", runID, err)
@@ -56,9 +56,9 @@ type StoredArm struct {
 // would give their episodes: runs in order; in a run, by the position of
 // the persuader and then the persuadee in the run's configured lists
 // (unlisted names last), ties by name as the store sorts them. It reads
-// only the runs' metadata and distinct arms (store.Store.Arms). Errors: a
+// only the runs' metadata and distinct arms (store.Reader.Arms). Errors: a
 // run given twice; a run that does not exist.
-func PlanArms(ctx context.Context, st store.Store, runIDs []string) ([]StoredArm, error) {
+func PlanArms(ctx context.Context, st store.Reader, runIDs []string) ([]StoredArm, error) {
 	var out []StoredArm
 	inRuns := map[string]map[string]bool{}
 	for i, id := range runIDs {
@@ -120,10 +120,10 @@ func FilterArms(arms []StoredArm, persuader string) []StoredArm {
 }
 
 // EachArmEpisode streams the episodes of arms, in order, to fn one at a
-// time (store.Store.EachEpisode), the persuader renamed as the arm shows
+// time (store.Reader.EachEpisode), the persuader renamed as the arm shows
 // it: the episodes Concat of LoadRun would hold, in its order, without
 // holding them. Errors: the store's and fn's.
-func EachArmEpisode(ctx context.Context, st store.Store, arms []StoredArm, fn func(*episode.Episode) error) error {
+func EachArmEpisode(ctx context.Context, st store.Reader, arms []StoredArm, fn func(*episode.Episode) error) error {
 	for _, a := range arms {
 		err := st.EachEpisode(ctx, a.Run, func(ep *episode.Episode) error {
 			if ep.Persuader != a.Arm.Persuader || ep.Persuadee != a.Arm.Persuadee {
@@ -142,7 +142,7 @@ func EachArmEpisode(ctx context.Context, st store.Store, arms []StoredArm, fn fu
 // ArmOutcomes returns the run and the outcomes (no turns) of the arm shown
 // as persuader per against persuadee pee, the persuader renamed as shown;
 // "" and nil when no arm matches. Errors: the store's.
-func ArmOutcomes(ctx context.Context, st store.Store, arms []StoredArm, per, pee string) (string, []episode.Outcome, error) {
+func ArmOutcomes(ctx context.Context, st store.Reader, arms []StoredArm, per, pee string) (string, []episode.Outcome, error) {
 	for _, a := range arms {
 		if a.Name != per || a.Arm.Persuadee != pee {
 			continue
@@ -183,7 +183,7 @@ type AnalyzeOptions struct {
 // episode is skipped with a note on errOut. Errors: an unknown What or
 // Format, Rollout without Scenario, a bad GRPO config, no episodes (naming
 // the persuaders held), and the store's.
-func Analyze(ctx context.Context, st store.Store, runIDs []string, o AnalyzeOptions, out, errOut io.Writer) error {
+func Analyze(ctx context.Context, st store.Reader, runIDs []string, o AnalyzeOptions, out, errOut io.Writer) error {
 	whats := []string{o.What}
 	if o.What == "all" {
 		whats = Analyses
@@ -291,7 +291,7 @@ type CompareStoredOptions struct {
 // comparison (CompareMASP) follows. Errors: bad options (naming the
 // flag), an unknown run or ambiguous side, CompareOutcomes' and
 // CompareMASP's.
-func CompareStored(ctx context.Context, st store.Store, refA, refB string, o CompareStoredOptions, out io.Writer) error {
+func CompareStored(ctx context.Context, st store.Reader, refA, refB string, o CompareStoredOptions, out io.Writer) error {
 	switch {
 	case o.Format != "text" && o.Format != "json":
 		return fmt.Errorf("unknown --format %q (want text or json)", o.Format)
@@ -352,11 +352,11 @@ func CompareStored(ctx context.Context, st store.Store, refA, refB string, o Com
 }
 
 // sideOutcomes resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's
-// outcomes: the arm is chosen among the run's arms (store.Store.Arms),
+// outcomes: the arm is chosen among the run's arms (store.Reader.Arms),
 // then only its rows are read (EachOutcome with a Filter), with names
 // shared between outcomes, so a large run costs tens of bytes per
 // episode of the arm instead of every transcript.
-func sideOutcomes(ctx context.Context, st store.Store, ref string) (string, []episode.Outcome, error) {
+func sideOutcomes(ctx context.Context, st store.Reader, ref string) (string, []episode.Outcome, error) {
 	runID, arm, _ := strings.Cut(ref, ":")
 	if runID == "" {
 		return "", nil, fmt.Errorf("side %q: missing run id (want RUN[:PERSUADER[:PERSUADEE]])", ref)
@@ -401,7 +401,7 @@ func sideOutcomes(ctx context.Context, st store.Store, ref string) (string, []ep
 
 // sideEpisodes resolves "RUN[:PERSUADER[:PERSUADEE]]" to that arm's
 // episodes, turns included.
-func sideEpisodes(ctx context.Context, st store.Store, ref string) ([]*episode.Episode, error) {
+func sideEpisodes(ctx context.Context, st store.Reader, ref string) ([]*episode.Episode, error) {
 	runID, arm, _ := strings.Cut(ref, ":")
 	if runID == "" {
 		return nil, fmt.Errorf("side %q: missing run id (want RUN[:PERSUADER[:PERSUADEE]])", ref)
@@ -418,7 +418,7 @@ func sideEpisodes(ctx context.Context, st store.Store, ref string) ([]*episode.E
 // of the two runs' stored configs (eval runs name their scenario sets),
 // for the transcript rules. A set that cannot be resolved is skipped; note
 // then says the rules ran without those scenarios' concerns.
-func maspCompareOptions(ctx context.Context, st store.Store, refA, refB string, o CompareStoredOptions) (MASPCompareOptions, string) {
+func maspCompareOptions(ctx context.Context, st store.Reader, refA, refB string, o CompareStoredOptions) (MASPCompareOptions, string) {
 	mo := MASPCompareOptions{T: o.MASPT, Seed: o.Seed, Resamples: o.Resamples,
 		Episode: masp.EpisodeOptions{Scenarios: map[string]*scenario.Scenario{}}}
 	var missing []string

@@ -64,7 +64,7 @@ func (b *boundLLM) Readout(ctx context.Context, ep *episode.Episode) ([]float64,
 	if !ok {
 		return post, 0, 0, nil
 	}
-	tr := Transcript(ep)
+	tr := ep.Transcript()
 	ans0, _, err := a.Ask(ctx, nil, LikertQuestion)
 	if err != nil {
 		return nil, 0, 0, err
@@ -76,16 +76,6 @@ func (b *boundLLM) Readout(ctx context.Context, ep *episode.Episode) ([]float64,
 	l0, _ := ParseLikert(ans0)
 	l1, _ := ParseLikert(ans1)
 	return post, l0, l1, nil
-}
-
-// Transcript rebuilds the visible transcript of ep from its turns.
-func Transcript(ep *episode.Episode) []episode.Message {
-	out := make([]episode.Message, 0, 2*len(ep.Turns))
-	for _, t := range ep.Turns {
-		out = append(out, episode.Message{Speaker: episode.PersuaderSpeaker, Text: t.Persuader},
-			episode.Message{Speaker: episode.PersuadeeSpeaker, Text: t.Persuadee})
-	}
-	return out
 }
 
 var (

@@ -175,6 +175,14 @@ type UtteranceTagger interface {
 	TagUtterance(text string) tagger.Tags
 }
 
+// ProbeUsageReporter is implemented by a Prober that counts the engine
+// usage of its read-outs (the LLM persuadees). TakeProbeUsage returns the
+// usage since its last call and resets it; Run records it per turn, and
+// for t = 0 in Episode.InitialProbeUsage.
+type ProbeUsageReporter interface {
+	TakeProbeUsage() Usage
+}
+
 // Judge rates a finished episode's persuasion strategy (Probe-RPO paper). It
 // sees only the public scenario and the visible transcript. Strategy returns
 // R_strategy in [-1, 1] and the engine usage of this call (also when it
@@ -332,6 +340,22 @@ type Episode struct {
 
 // ActsByJudge is Episode.ActsBy when the judge tagged the acts.
 const ActsByJudge = "judge"
+
+// Transcript rebuilds the visible dialogue of e from its turns: for each
+// turn the persuader's utterance, then the persuadee's reply as stored
+// (decision stripped), so 2·len(e.Turns) messages without tags; nil when
+// e has no turns. The LLM judges and roles that read a finished episode
+// (BDI-Bayes, PersuHMM, REPO's ratings) see it so.
+func (e *Episode) Transcript() []Message {
+	if len(e.Turns) == 0 {
+		return nil
+	}
+	out := make([]Message, 0, 2*len(e.Turns))
+	for _, t := range e.Turns {
+		out = append(out, Message{Speaker: PersuaderSpeaker, Text: t.Persuader}, Message{Speaker: PersuadeeSpeaker, Text: t.Persuadee})
+	}
+	return out
+}
 
 // OutcomeReward returns the episode's outcome reward R_out = R_goal +
 // w·R_strategy (Probe-RPO paper, reward.Outcome); R_goal when RStrategy is nil (no

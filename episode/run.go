@@ -451,7 +451,7 @@ type Env struct {
 	prober     Prober
 	direct     ProbabilityProber
 	selfTag    UtteranceTagger
-	usageOf    interface{ TakeProbeUsage() Usage }
+	usageOf    ProbeUsageReporter
 
 	readings chunk[probe.Reading]
 	floats   chunk[float64]
@@ -543,10 +543,7 @@ func (e *Env) Reset(ctx context.Context) error {
 	if !e.opt.NoProbes {
 		e.prober, _ = es.(Prober)
 		e.direct, _ = es.(ProbabilityProber)
-		// A prober that counts engine usage (LLM persuadees) reports it
-		// through TakeProbeUsage; it is recorded per turn, and for t = 0
-		// in Episode.InitialProbeUsage.
-		e.usageOf, _ = es.(interface{ TakeProbeUsage() Usage })
+		e.usageOf, _ = es.(ProbeUsageReporter)
 	}
 	e.selfTag, _ = es.(UtteranceTagger)
 	e.startProbes(ctx)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -18,17 +19,6 @@ import (
 type Set struct {
 	Name      string
 	Scenarios []scenario.Scenario
-}
-
-// Key identifies one episode within a run.
-type Key struct {
-	Persuader, Persuadee, ScenarioID string
-	Rollout                          int
-}
-
-// KeyOf returns the Key of a finished episode.
-func KeyOf(ep *episode.Episode) Key {
-	return Key{ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout}
 }
 
 // Job is one episode to play.
@@ -41,14 +31,14 @@ type Job struct {
 }
 
 // Key returns the job's episode key.
-func (j Job) Key() Key {
-	return Key{j.Persuader.Name(), j.Persuadee.Name(), j.Scenario.ID, j.Rollout}
+func (j Job) Key() episode.Key {
+	return episode.Key{Persuader: j.Persuader.Name(), Persuadee: j.Persuadee.Name(), ScenarioID: j.Scenario.ID, Rollout: j.Rollout}
 }
 
 // Plan lists every job of a run in a fixed order: persuadee, persuader, set,
 // scenario (file order), rollout. rollouts must be >= 1. Jobs whose key is
 // in done are left out (resume).
-func Plan(persuaders []episode.Persuader, persuadees []episode.Persuadee, sets []Set, rollouts int, done map[Key]bool) []Job {
+func Plan(persuaders []episode.Persuader, persuadees []episode.Persuadee, sets []Set, rollouts int, done map[episode.Key]bool) []Job {
 	var jobs []Job
 	for _, pee := range persuadees {
 		for _, per := range persuaders {
@@ -147,64 +137,35 @@ func Execute(ctx context.Context, jobs []Job, o Options) error {
 	if sleep == nil {
 		sleep = sleepCtx
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	jobCh := make(chan Job)
-	resCh := make(chan *episode.Episode)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobCh {
-				seed := episode.Seed(o.Seed, j.Scenario.ID, j.Rollout)
-				ep, err := episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
-				for try := 0; err == nil && ep.Transient && try < o.Retries; try++ {
-					if err = sleep(ctx, min(max(o.retryWait(try), ep.RetryAfter), MaxRetryWait)); err == nil {
-						ep, err = episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
-					}
-				}
-				if err != nil { // only cancellation
-					continue
-				}
-				ep.RunID, ep.Rollout = o.RunID, j.Rollout
-				select {
-				case resCh <- ep:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobCh)
-		for _, j := range jobs {
-			select {
-			case jobCh <- j:
-			case <-ctx.Done():
-				return
+	var mu sync.Mutex
+	sinkFailed := false
+	return parallel.Each(ctx, len(jobs), workers, func(ctx context.Context, i int) error {
+		j := jobs[i]
+		seed := episode.Seed(o.Seed, j.Scenario.ID, j.Rollout)
+		ep, err := episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
+		for try := 0; err == nil && ep.Transient && try < o.Retries; try++ {
+			if err = sleep(ctx, min(max(o.retryWait(try), ep.RetryAfter), MaxRetryWait)); err == nil {
+				ep, err = episode.Run(ctx, o.Episode, j.Scenario, j.Persuader, j.Persuadee, seed)
 			}
 		}
-	}()
-	go func() { wg.Wait(); close(resCh) }()
-
-	var sinkErr error
-	for ep := range resCh {
-		if sinkErr != nil {
-			continue // drain
+		if err != nil { // only cancellation: dropped, replayed on resume
+			return nil
+		}
+		ep.RunID, ep.Rollout = o.RunID, j.Rollout
+		// Sink and Progress are called one at a time, in the order
+		// episodes finish; after a Sink error no episode is handed on.
+		mu.Lock()
+		defer mu.Unlock()
+		if sinkFailed {
+			return nil
 		}
 		if err := o.Sink(ep); err != nil {
-			sinkErr = fmt.Errorf("eval: storing episode %s/%d: %w", ep.ScenarioID, ep.Rollout, err)
-			cancel()
-			continue
+			sinkFailed = true
+			return fmt.Errorf("eval: storing episode %s/%d: %w", ep.ScenarioID, ep.Rollout, err)
 		}
 		if o.Progress != nil {
 			o.Progress()
 		}
-	}
-	if sinkErr != nil {
-		return sinkErr
-	}
-	return ctx.Err()
+		return nil
+	})
 }

@@ -81,7 +81,7 @@ func testSet(n int) Set {
 // strip removes timings, which legitimately differ between runs.
 func strip(eps []*episode.Episode) string {
 	slices.SortFunc(eps, func(a, b *episode.Episode) int {
-		return cmpKey(KeyOf(a), KeyOf(b))
+		return cmpKey(episode.KeyOf(a), episode.KeyOf(b))
 	})
 	for _, ep := range eps {
 		ep.InitialProbeMS, ep.JudgeMS = 0, 0
@@ -93,7 +93,7 @@ func strip(eps []*episode.Episode) string {
 	return string(raw)
 }
 
-func cmpKey(a, b Key) int {
+func cmpKey(a, b episode.Key) int {
 	return cmpStrings(fmt.Sprintf("%s|%s|%s|%04d", a.Persuader, a.Persuadee, a.ScenarioID, a.Rollout),
 		fmt.Sprintf("%s|%s|%s|%04d", b.Persuader, b.Persuadee, b.ScenarioID, b.Rollout))
 }
@@ -145,13 +145,13 @@ func TestInterruptAndResumeEveryEpisodeOnce(t *testing.T) {
 	pers := []episode.Persuader{fakePersuader{"a"}}
 	sets := []Set{testSet(30)}
 	planned := Plan(pers, []episode.Persuadee{fakePersuadee{}}, sets, 1, nil)
-	stored := map[Key]*episode.Episode{}
+	stored := map[episode.Key]*episode.Episode{}
 	ctx, cancel := context.WithCancel(context.Background())
 	err := run(t, ctx, planned, 4, func(ep *episode.Episode) error {
-		if _, dup := stored[KeyOf(ep)]; dup {
-			t.Errorf("episode %v stored twice", KeyOf(ep))
+		if _, dup := stored[episode.KeyOf(ep)]; dup {
+			t.Errorf("episode %v stored twice", episode.KeyOf(ep))
 		}
-		stored[KeyOf(ep)] = ep
+		stored[episode.KeyOf(ep)] = ep
 		if len(stored) == 10 {
 			cancel() // Ctrl-C midway
 		}
@@ -164,7 +164,7 @@ func TestInterruptAndResumeEveryEpisodeOnce(t *testing.T) {
 	if first < 10 || first >= 30 {
 		t.Fatalf("stored %d episodes before the interrupt took effect", first)
 	}
-	done := map[Key]bool{}
+	done := map[episode.Key]bool{}
 	for k := range stored {
 		done[k] = true
 	}
@@ -173,10 +173,10 @@ func TestInterruptAndResumeEveryEpisodeOnce(t *testing.T) {
 		t.Fatalf("resume planned %d jobs, want %d", len(rest), 30-first)
 	}
 	if err := run(t, context.Background(), rest, 4, func(ep *episode.Episode) error {
-		if _, dup := stored[KeyOf(ep)]; dup {
-			t.Errorf("episode %v stored twice", KeyOf(ep))
+		if _, dup := stored[episode.KeyOf(ep)]; dup {
+			t.Errorf("episode %v stored twice", episode.KeyOf(ep))
 		}
-		stored[KeyOf(ep)] = ep
+		stored[episode.KeyOf(ep)] = ep
 		return nil
 	}); err != nil {
 		t.Fatal(err)

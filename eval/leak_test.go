@@ -110,8 +110,8 @@ func TestSimTranscriptsIndependentOfWorkers(t *testing.T) {
 		pers = append(pers, p)
 	}
 	jobs := eval.Plan(pers, []episode.Persuadee{sim.New(sim.DefaultConfig())}, []eval.Set{{Name: "p4g", Scenarios: ss}}, 2, nil)
-	transcripts := func(workers int) map[eval.Key]string {
-		out := map[eval.Key]string{}
+	transcripts := func(workers int) map[episode.Key]string {
+		out := map[episode.Key]string{}
 		err := eval.Execute(context.Background(), jobs, eval.Options{Seed: 11, Workers: workers,
 			Sink: func(ep *episode.Episode) error {
 				ep.InitialProbeMS = 0 // timings legitimately differ
@@ -119,7 +119,7 @@ func TestSimTranscriptsIndependentOfWorkers(t *testing.T) {
 					ep.Turns[i].PersuaderMS, ep.Turns[i].PersuadeeMS, ep.Turns[i].ProbeMS = 0, 0, 0
 				}
 				raw, err := json.Marshal(ep)
-				out[eval.KeyOf(ep)] = string(raw)
+				out[episode.KeyOf(ep)] = string(raw)
 				return err
 			}})
 		if err != nil {

@@ -289,7 +289,7 @@ func WriteEpisodes(w io.Writer, eps []*episode.Episode) error {
 	enc := json.NewEncoder(bw)
 	for _, ep := range eps {
 		if err := enc.Encode(ep); err != nil {
-			return fmt.Errorf("export: episode %s: %w", store.KeyOf(ep), err)
+			return fmt.Errorf("export: episode %s: %w", episode.KeyOf(ep), err)
 		}
 	}
 	return bw.Flush()
@@ -302,7 +302,7 @@ func WriteEpisodes(w io.Writer, eps []*episode.Episode) error {
 //
 // Errors: store.ErrNotFound for an unknown run; ErrOptions; Build's and
 // the writer's errors.
-func Run(ctx context.Context, db store.Store, runID string, f Format, w io.Writer, opt Options) error {
+func Run(ctx context.Context, db store.Reader, runID string, f Format, w io.Writer, opt Options) error {
 	if _, err := ParseFormat(string(f)); err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func Metadata(runID string, opt Options) map[string]string {
 // RunFile is Run writing to path atomically: into a temporary file in the
 // same directory, synced, then renamed over path. On any error path is
 // left untouched and the temporary file removed.
-func RunFile(ctx context.Context, db store.Store, runID string, f Format, path string, opt Options) (err error) {
+func RunFile(ctx context.Context, db store.Reader, runID string, f Format, path string, opt Options) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -382,7 +382,7 @@ func RunFile(ctx context.Context, db store.Store, runID string, f Format, path s
 }
 
 // ToPath is Run to stdout when path is "" or "-", else RunFile to path.
-func ToPath(ctx context.Context, db store.Store, runID string, f Format, path string, stdout io.Writer, opt Options) error {
+func ToPath(ctx context.Context, db store.Reader, runID string, f Format, path string, stdout io.Writer, opt Options) error {
 	if path == "" || path == "-" {
 		return Run(ctx, db, runID, f, stdout, opt)
 	}

@@ -267,6 +267,8 @@ type session struct {
 // Violations returns the session's protocol violations so far.
 func (s *session) Violations() int { return s.violations }
 
+var _ episode.ProbeUsageReporter = (*session)(nil)
+
 // TakeProbeUsage returns the engine usage of the probe read-outs since the
 // last call and resets it (episode.Run records it per turn).
 func (s *session) TakeProbeUsage() episode.Usage {

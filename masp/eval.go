@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/stats"
 )
 
@@ -365,8 +366,9 @@ func (rep *Report) WriteText(w io.Writer, curves bool) error {
 
 // fill allocates r.Dialogues as np persuaders × nu users × nc cases and
 // fills every cell [p][u][i] with play, on max(workers, 1) goroutines in
-// persuader, user, case order. The first error cancels the cells not yet
-// started and is returned; else ctx's error, if any. progress, when not
+// persuader, user, case order (parallel.Each). A failure cancels the
+// cells not yet started; the error returned is that of the first cell in
+// that order that failed, else ctx's error, if any. progress, when not
 // nil, is called after each filled cell with (cells done, cells in all),
 // one call at a time.
 func (r *Results) fill(ctx context.Context, np, nu, nc, workers int, play func(ctx context.Context, p, u, i int) (*Dialogue, error), progress func(done, total int)) error {
@@ -382,46 +384,21 @@ func (r *Results) fill(ctx context.Context, np, nu, nc, workers int, play func(c
 			}
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan job)
 	var mu sync.Mutex
-	var firstErr error
 	done := 0
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				d, err := play(ctx, j.p, j.u, j.i)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-				} else {
-					r.Dialogues[j.p][j.u][j.i] = d
-					done++
-					if progress != nil {
-						progress(done, len(jobs))
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
+	return parallel.Each(ctx, len(jobs), workers, func(ctx context.Context, k int) error {
+		j := jobs[k]
+		d, err := play(ctx, j.p, j.u, j.i)
+		if err != nil {
+			return err
 		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
+		mu.Lock()
+		defer mu.Unlock()
+		r.Dialogues[j.p][j.u][j.i] = d
+		done++
+		if progress != nil {
+			progress(done, len(jobs))
+		}
+		return nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -20,9 +21,7 @@ var dataDir = filepath.Join("..", "..", "shared", "data", "p4g")
 
 func needData(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dataDir, InfoFile)); err != nil {
-		t.Skipf("P4G data not available at %s: %v", dataDir, err)
-	}
+	cidata.Require(t, filepath.Join(dataDir, InfoFile))
 }
 
 func TestImportRealData(t *testing.T) {

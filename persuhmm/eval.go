@@ -56,7 +56,7 @@ func Test(ctx context.Context, per episode.Persuader, tasks []Task, pee episode.
 			return r, fmt.Errorf("persuhmm: test episode %s failed: %s", t.Scenario.ID, ep.Error)
 		}
 		r.Won[i] = ep.Terminal == decision.TermAccept
-		r.Transcripts[i] = transcriptOf(ep)
+		r.Transcripts[i] = ep.Transcript()
 		u := ep.InitialProbeUsage
 		for _, tr := range ep.Turns {
 			u = u.Add(tr.PersuaderUsage).Add(tr.PersuadeeUsage).Add(tr.ProbeUsage)

@@ -74,14 +74,6 @@ func dialogueText(ms []episode.Message) string {
 	return b.String()
 }
 
-func transcriptOf(ep *episode.Episode) []episode.Message {
-	var ms []episode.Message
-	for _, t := range ep.Turns {
-		ms = append(ms, episode.Message{Speaker: episode.PersuaderSpeaker, Text: t.Persuader}, episode.Message{Speaker: episode.PersuadeeSpeaker, Text: t.Persuadee})
-	}
-	return ms
-}
-
 func planText(p Plan) string {
 	var b strings.Builder
 	for i, s := range p.Stages {
@@ -119,7 +111,7 @@ const goalSystem = `You judge how far each stage goal of a persuasion plan was r
 // clamped, a wrong count is an error.
 func (r llmRoles) Score(ctx context.Context, task Task, plan Plan, d Dialogue) ([]int, llm.Usage, error) {
 	var out struct{ Scores []int }
-	u, err := r.ask(ctx, goalSystem, taskText(task)+"Plan:\n"+planText(plan)+"Conversation:\n"+dialogueText(transcriptOf(d.Episode)), &out)
+	u, err := r.ask(ctx, goalSystem, taskText(task)+"Plan:\n"+planText(plan)+"Conversation:\n"+dialogueText(d.Episode.Transcript()), &out)
 	if err != nil {
 		return nil, u, err
 	}
@@ -141,7 +133,7 @@ func (r llmRoles) Analyse(ctx context.Context, task Task, plan Plan, scores []in
 		L1 []struct{ Strategy, Pattern string }
 		L2 []string
 	}
-	user := taskText(task) + "Plan:\n" + planText(plan) + fmt.Sprintf("Scores: %v\n", scores) + "Our conversation:\n" + dialogueText(transcriptOf(d.Episode))
+	user := taskText(task) + "Plan:\n" + planText(plan) + fmt.Sprintf("Scores: %v\n", scores) + "Our conversation:\n" + dialogueText(d.Episode.Transcript())
 	if len(task.Reference) > 0 {
 		user += "Reference conversation:\n" + dialogueText(task.Reference)
 	}

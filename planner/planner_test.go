@@ -165,7 +165,7 @@ func TestSample(t *testing.T) {
 func TestPlannerAgainstSim(t *testing.T) {
 	scs, err := scenario.Resolve("arena")
 	if err != nil {
-		t.Skip(err)
+		t.Fatalf("built-in arena set: %v", err)
 	}
 	pol, _ := NewPolicy(DefaultFeatureSpec(), DefaultHidden, 3)
 	pl, err := New(pol)

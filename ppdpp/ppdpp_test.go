@@ -2,13 +2,13 @@ package ppdpp
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
@@ -17,11 +17,7 @@ import (
 
 func dataPath(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "data", "ppdpp", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("PPDPP data not present: %v", err)
-	}
-	return p
+	return cidata.Require(t, filepath.Join("..", "..", "shared", "data", "ppdpp", name))
 }
 
 func TestReadCBErrors(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // backend preflight, o.RetryFailed removing failed episodes first) and
 // inserts one job per episode key not yet stored (Conn.Enqueue), leaving
 // the run running for Work's workers. It returns RunEval's result
-// (RunID; Planned, the missing episodes; Stored, those already stored)
+// (RunID; Missing, the missing episodes; Stored, those already stored)
 // and how many jobs it inserted (keys already queued are not inserted
 // twice). A run with nothing missing is summarised and finished as eval
 // does, its result carrying the summaries.
@@ -51,7 +51,7 @@ const WaitPoll = time.Second
 // otherwise), calling progress (may be nil) with the number of stored
 // episodes whenever it changes, and returns the run. Errors: the
 // store's; ctx.Err() when cancelled (the run goes on).
-func Wait(ctx context.Context, st store.Store, id string, progress func(stored int)) (store.Run, error) {
+func Wait(ctx context.Context, st store.Reader, id string, progress func(stored int)) (store.Run, error) {
 	last := -1
 	for {
 		// The status first: a run found finished has its final count.

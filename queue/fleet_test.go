@@ -20,6 +20,7 @@ import (
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
@@ -124,8 +125,7 @@ func scenarioFile(t testing.TB, n int) string {
 // llmSpec is an eval of persuader llm:p against persuadee llm:q on
 // scenarios with rollouts each.
 func llmSpec(config, scenarios string, rollouts int) runs.EvalSpec {
-	return runs.EvalSpec{Persuaders: []string{"llm:p"}, Persuadees: []string{"llm:q"}, Scenarios: []string{scenarios},
-		Split: "all", Tmax: 4, Rollouts: rollouts, Seed: 5, Basis: probe.Default, Config: config, Workers: 4}
+	return runs.EvalSpec{Grid: runplan.Grid{Persuaders: []string{"llm:p"}, Persuadees: []string{"llm:q"}, Scenarios: []string{scenarios}, Split: "all", Tmax: 4, Rollouts: rollouts, Seed: 5}, Basis: probe.Default, Config: config, Workers: 4}
 }
 
 // canonical is a run's stored episodes as JSON, in the store's order,

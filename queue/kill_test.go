@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/store/storetest"
@@ -172,7 +173,7 @@ func TestKillAWorker(t *testing.T) {
 	}
 	defer q.Close()
 	for _, k := range lost {
-		key, err := store.ParseEpisodeKey(k)
+		key, err := episode.ParseKey(k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/store"
 )
@@ -83,9 +84,9 @@ func (FinishArgs) Kind() string { return "persuarena_finish" }
 // yet finished (a waiting finish job is "scheduled").
 func (FinishArgs) InsertOpts() river.InsertOpts { return EpisodeArgs{}.InsertOpts() }
 
-// key returns the args' eval key.
-func (a EpisodeArgs) key() eval.Key {
-	return eval.Key{Persuader: a.Persuader, Persuadee: a.Persuadee, ScenarioID: a.ScenarioID, Rollout: a.Rollout}
+// key returns the args' episode key.
+func (a EpisodeArgs) key() episode.Key {
+	return episode.Key{Persuader: a.Persuader, Persuadee: a.Persuadee, ScenarioID: a.ScenarioID, Rollout: a.Rollout}
 }
 
 // Conn is an open queue: a pgx pool on the run database, River's tables
@@ -190,7 +191,7 @@ const insertBatch = 1000
 // batches inserted before the error stay queued.
 func (c *Conn) Enqueue(ctx context.Context, runID string, jobs []eval.Job) (int, error) {
 	n := 0
-	seen := make(map[eval.Key]bool, len(jobs))
+	seen := make(map[episode.Key]bool, len(jobs))
 	for lo := 0; lo < len(jobs); lo += insertBatch {
 		var params []river.InsertManyParams
 		for _, j := range jobs[lo:min(lo+insertBatch, len(jobs))] {

@@ -57,8 +57,8 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := res.RunID
-	if queued != n || res.Planned != n || res.Stored != 0 || res.Summaries != nil {
-		t.Fatalf("enqueue: %d queued, %d planned, %d stored, want %d, %d, 0 and no table", queued, res.Planned, res.Stored, n, n)
+	if queued != n || res.Missing != n || res.Stored != 0 || res.Summaries != nil {
+		t.Fatalf("enqueue: %d queued, %d planned, %d stored, want %d, %d, 0 and no table", queued, res.Missing, res.Stored, n, n)
 	}
 	q, err := Open(ctx, db, 2, nil)
 	if err != nil {
@@ -84,8 +84,8 @@ func TestEnqueueResumeDuplicate(t *testing.T) {
 		}
 	}
 	res, queued, err = EnqueueEval(ctx, svc, db, spec, runs.EvalOptions{RunID: id})
-	if err != nil || queued != n-3 || res.Planned != n-3 || res.Stored != 3 {
-		t.Fatalf("resume: %d queued, %d planned, %d stored, %v; want %d, %d, 3", queued, res.Planned, res.Stored, err, n-3, n-3)
+	if err != nil || queued != n-3 || res.Missing != n-3 || res.Stored != 3 {
+		t.Fatalf("resume: %d queued, %d planned, %d stored, %v; want %d, %d, 3", queued, res.Missing, res.Stored, err, n-3, n-3)
 	}
 	if _, queued, err = EnqueueEval(ctx, svc, db, spec, runs.EvalOptions{RunID: id}); err != nil || queued != 0 {
 		t.Fatalf("second resume: %d queued, %v; want 0", queued, err)

@@ -145,7 +145,7 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 // runPlan is a run's resolved plan, as a worker caches it.
 type runPlan struct {
 	plan *runs.EvalPlan
-	jobs map[eval.Key]eval.Job
+	jobs map[episode.Key]eval.Job
 }
 
 // planEntry is a plan being built or built: done is closed once p or err
@@ -230,7 +230,7 @@ func (w *episodeWorker) buildPlan(ctx context.Context, id string) (*runPlan, err
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	p := &runPlan{plan: plan, jobs: map[eval.Key]eval.Job{}}
+	p := &runPlan{plan: plan, jobs: map[episode.Key]eval.Job{}}
 	for _, j := range eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, nil) {
 		p.jobs[j.Key()] = j
 	}
@@ -250,10 +250,10 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 	}
 	j, ok := p.jobs[a.key()]
 	if !ok {
-		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s", errNoPlan, a.Run, store.EpisodeKey(a.key())))
+		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s", errNoPlan, a.Run, a.key()))
 	}
 	if w.o.Log != nil {
-		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, store.EpisodeKey(a.key()), job.Attempt)
+		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, a.key(), job.Attempt)
 	}
 	var ep *episode.Episode
 	err = eval.Execute(ctx, []eval.Job{j}, eval.Options{
@@ -264,7 +264,7 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		return err
 	}
 	if ep == nil {
-		return fmt.Errorf("run %s: episode %s not played", a.Run, store.EpisodeKey(a.key()))
+		return fmt.Errorf("run %s: episode %s not played", a.Run, a.key())
 	}
 	// A played episode is saved even when the worker is stopping.
 	bg := context.WithoutCancel(ctx)
@@ -282,14 +282,14 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 		return river.JobCancel(fmt.Errorf("%w: run %s: %v", errNoPlan, a.Run, err))
 	}
 	if err != nil {
-		return fmt.Errorf("run %s: save episode %s: %w", a.Run, store.EpisodeKey(a.key()), err)
+		return fmt.Errorf("run %s: save episode %s: %w", a.Run, a.key(), err)
 	}
 	if w.o.Log != nil {
 		what := "stored"
 		if dup {
 			what = "already stored"
 		}
-		fmt.Fprintf(w.o.Log, "run %s: episode %s %s (%s)\n", a.Run, store.KeyOf(ep), what, ep.Terminal)
+		fmt.Fprintf(w.o.Log, "run %s: episode %s %s (%s)\n", a.Run, episode.KeyOf(ep), what, ep.Terminal)
 	}
 	// The job is complete whatever happens now: a failure to finish the
 	// run is the run's finish job's to retry. Only a worker that sees no
@@ -324,7 +324,7 @@ func (w *episodeWorker) finishIfDone(ctx context.Context, id string, p *runPlan)
 		return false, fmt.Errorf("run %s: progress: %w", id, err)
 	}
 	n := store.Stored(pcs)
-	if n < len(p.jobs) {
+	if n < p.plan.Total() {
 		return false, nil
 	}
 	run, err := w.st.GetRun(ctx, id)

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/persuarena/persuarena/bayes"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 )
@@ -114,57 +114,50 @@ func Ratings(ctx context.Context, judge Rater, scs []scenario.Scenario, eps []*e
 	}
 	spec := RubricSpec{Prompt: RatingRubric, Scale: []float64{1, 5}}
 	rep := &RatingReport{}
-	var mu sync.Mutex
-	var firstErr error
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	ds := make([]float64, len(eps)) // dialogue ratings, summed in order
-	ex := make([]bool, len(eps))
+	var scored []int // indexes into eps of the episodes rated
 	for i, ep := range eps {
 		if ep.Terminal == decision.TermFailed {
 			continue
 		}
-		sc := byID[ep.ScenarioID]
-		if sc == nil {
+		if byID[ep.ScenarioID] == nil {
 			return nil, fmt.Errorf("ratings: episode of unknown scenario %q", ep.ScenarioID)
 		}
-		rep.N++
-		tr := bayes.Transcript(ep)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			pub := sc.Public()
-			sys, user := rubricPrompt(spec, pub, tr, -1)
-			d, u, err := judge.Rate(ctx, sys, user, 1, 5)
-			excellent := false
-			for t := range ep.Turns {
-				if err != nil {
-					break
-				}
-				var s float64
-				var ut episode.Usage
-				sys, user := rubricPrompt(spec, pub, tr, t)
-				s, ut, err = judge.Rate(ctx, sys, user, 1, 5)
-				u = u.Add(ut)
-				excellent = excellent || (err == nil && s >= ExcellentScore-0.5)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			rep.Usage = rep.Usage.Add(u)
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			ds[i], ex[i] = d, excellent
-		}()
+		scored = append(scored, i)
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	rep.N = len(scored)
+	var mu sync.Mutex
+	ds := make([]float64, len(eps)) // dialogue ratings, summed in order
+	ex := make([]bool, len(eps))
+	err := parallel.Each(ctx, len(scored), 8, func(ctx context.Context, k int) error {
+		i := scored[k]
+		ep := eps[i]
+		tr := ep.Transcript()
+		pub := byID[ep.ScenarioID].Public()
+		sys, user := rubricPrompt(spec, pub, tr, -1)
+		d, u, err := judge.Rate(ctx, sys, user, 1, 5)
+		excellent := false
+		for t := range ep.Turns {
+			if err != nil {
+				break
+			}
+			var s float64
+			var ut episode.Usage
+			sys, user := rubricPrompt(spec, pub, tr, t)
+			s, ut, err = judge.Rate(ctx, sys, user, 1, 5)
+			u = u.Add(ut)
+			excellent = excellent || (err == nil && s >= ExcellentScore-0.5)
+		}
+		mu.Lock()
+		rep.Usage = rep.Usage.Add(u)
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		ds[i], ex[i] = d, excellent
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sum := 0.0
 	for i := range eps {

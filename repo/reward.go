@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -129,21 +129,23 @@ func (r *Reward) Reward(ctx context.Context, pub scenario.Public, ep *episode.Ep
 	scores := make([]float64, len(calls))
 	errs := make([]error, len(calls))
 	usages := make([]episode.Usage, len(calls))
-	var wg sync.WaitGroup
-	for ci, c := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sys, user := rubricPrompt(s.Judges[c.rubric], pub, transcript, c.turn)
-			scores[ci], usages[ci], errs[ci] = r.Judge.Rate(ctx, sys, user, s.Judges[c.rubric].Scale[0], s.Judges[c.rubric].Scale[1])
-		}()
-	}
-	wg.Wait()
+	// Every call runs (all at once) and every failure is reported with
+	// the usage of all of them, so a call's error is kept, not returned
+	// to the pool, which would cancel the others.
+	poolErr := parallel.Each(ctx, len(calls), len(calls), func(ctx context.Context, ci int) error {
+		c := calls[ci]
+		sys, user := rubricPrompt(s.Judges[c.rubric], pub, transcript, c.turn)
+		scores[ci], usages[ci], errs[ci] = r.Judge.Rate(ctx, sys, user, s.Judges[c.rubric].Scale[0], s.Judges[c.rubric].Scale[1])
+		return nil
+	})
 	for _, u := range usages {
 		usage = usage.Add(u)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, usage, err
+	}
+	if poolErr != nil { // ctx ended before every call started
+		return nil, usage, poolErr
 	}
 	epJudge := make([]float64, len(s.Judges))
 	for ci, c := range calls {

@@ -299,7 +299,7 @@ func BuildStream(src Source, o Options) (*Report, error) {
 		}
 		sec := Section{ID: "table8", Heading: "Probe trace of one episode (Probe-RPO paper, Table 8)", Intro: intro, Table: tr.Table(), Caption: true}
 		if o.ViewAddr != "" {
-			sec.Link = view.EpisodeURL(o.ViewAddr, ep.RunID, store.KeyOf(ep))
+			sec.Link = view.EpisodeURL(o.ViewAddr, ep.RunID, episode.KeyOf(ep))
 		}
 		r.Tables = append(r.Tables, sec)
 		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",

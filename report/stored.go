@@ -46,7 +46,7 @@ type StoredOptions struct {
 // step with the first train run's GRPO config. Errors: no Out, Resamples
 // < 1, an unknown or repeated run, runs without episodes, the store's,
 // BuildStream's and WriteDir's.
-func WriteStored(ctx context.Context, st store.Store, runIDs []string, o StoredOptions, out, errOut io.Writer) error {
+func WriteStored(ctx context.Context, st store.Reader, runIDs []string, o StoredOptions, out, errOut io.Writer) error {
 	if o.Out == "" {
 		return fmt.Errorf("--out is required")
 	}
@@ -180,7 +180,7 @@ func newRunMeta() *runMeta {
 // add records run's sets and, for a train run, its GRPO config and step
 // metrics (st.Metrics); a train run whose λ differs from the first one's
 // is noted on errOut. Errors: st.Metrics'.
-func (m *runMeta) add(ctx context.Context, st store.Store, run store.Run, errOut io.Writer) error {
+func (m *runMeta) add(ctx context.Context, st store.Reader, run store.Run, errOut io.Writer) error {
 	for _, name := range runSets(run, m.setOf, errOut) {
 		if !slices.Contains(m.sets, name) {
 			m.sets = append(m.sets, name)

@@ -13,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/repo"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -20,14 +21,10 @@ import (
 // never holds secrets: roles are named (package roles), not configured,
 // here. Fields tagged json:"-" are per invocation and not stored.
 type EvalSpec struct {
-	Persuaders []string    `json:"persuaders"`
-	Persuadees []string    `json:"persuadees"`
-	Scenarios  []string    `json:"scenarios"`
-	Split      string      `json:"split"`
-	Tmax       int         `json:"tmax"`
-	Rollouts   int         `json:"rollouts"`
-	Seed       uint64      `json:"seed"`
-	Basis      probe.Basis `json:"basis"`
+	// Grid fixes the run's episodes (roles, sets, split, Tmax, rollouts,
+	// seed); its fields come first in the stored JSON.
+	runplan.Grid
+	Basis probe.Basis `json:"basis"`
 	// Config is the --config path (persuarena.yaml) resolving llm:ROLE
 	// roles, and LLM describes those roles (backend, engine, model; never
 	// keys).
@@ -90,8 +87,10 @@ type EvalPlan struct {
 	Registry   *roles.Registry
 	Persuaders []episode.Persuader
 	Persuadees []episode.Persuadee
-	Sets       []eval.Set
-	Episode    episode.Config
+	// Plan holds the grid's scenario sets (Sets) and its episode count
+	// (Total).
+	runplan.Plan
+	Episode episode.Config
 }
 
 // PrepareEval validates spec, resolves its roles (package roles) and sets
@@ -113,7 +112,7 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 	if p.Persuadees, err = reg.Persuadees(spec.Persuadees); err != nil {
 		return nil, err
 	}
-	if p.Sets, err = LoadSets(spec.Scenarios, spec.Split); err != nil {
+	if p.Plan, err = runplan.Of(spec.Grid); err != nil {
 		return nil, err
 	}
 	p.Episode = episode.Config{Tmax: spec.Tmax, Basis: spec.Basis, SequentialProbes: spec.SequentialProbes}
@@ -192,9 +191,10 @@ type EvalResult struct {
 	RunID string
 	// Plan is the run's resolved plan (its roles name the table's rows).
 	Plan *EvalPlan
-	// Planned is the number of episodes this invocation played, Stored
-	// the number already stored before it.
-	Planned, Stored int
+	// Missing is the number of the plan's episodes not stored when this
+	// invocation started, which it plays (or queues); Stored the number
+	// already stored; Missing + Stored = Plan.Total().
+	Missing, Stored int
 	// Summaries are the outcome rows per persuadee, persuader and set, in
 	// that nesting order.
 	Summaries []eval.Summary
@@ -250,12 +250,8 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	if err != nil {
 		return nil, err
 	}
-	doneKeys := make(map[eval.Key]bool, len(done))
-	for k := range done {
-		doneKeys[eval.Key{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID, Rollout: k.Rollout}] = true
-	}
-	jobs := eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, doneKeys)
-	res.Planned, res.Stored = len(jobs), len(done)
+	jobs := eval.Plan(plan.Persuaders, plan.Persuadees, plan.Sets, spec.Rollouts, done)
+	res.Missing, res.Stored = len(jobs), len(done)
 	logf("run %s: %d episodes to play (%d already stored)\n", res.RunID, len(jobs), len(done))
 	// Saving uses a context that Ctrl-C does not cancel, so an episode that
 	// finished is never dropped at the interrupt.

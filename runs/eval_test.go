@@ -10,6 +10,7 @@ import (
 
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -29,8 +30,7 @@ func openDB(t *testing.T) *store.DB {
 func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	spec := EvalSpec{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g", "arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default, Workers: 2}
+	spec := EvalSpec{Grid: runplan.Grid{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"}, Scenarios: []string{"p4g", "arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5}, Basis: probe.Default, Workers: 2}
 	plan, err := PrepareEval(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +40,8 @@ func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run, err := db.GetRun(ctx, res.RunID); err != nil || run.Status != store.StatusDone || run.Kind != "eval" || res.Planned != 480 {
-		t.Fatalf("run %s %s %v, planned %d", run.Kind, run.Status, err, res.Planned)
+	if run, err := db.GetRun(ctx, res.RunID); err != nil || run.Status != store.StatusDone || run.Kind != "eval" || res.Missing != 480 {
+		t.Fatalf("run %s %s %v, planned %d", run.Kind, run.Status, err, res.Missing)
 	}
 	eps, err := db.Episodes(ctx, res.RunID)
 	if err != nil {
@@ -77,7 +77,7 @@ func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 	}
 	// A resume plays nothing more, and its table (streamed) is the same.
 	res2, err := svc.Eval(ctx, plan, EvalOptions{RunID: res.RunID})
-	if err != nil || res2.Planned != 0 || res2.Stored != 480 {
+	if err != nil || res2.Missing != 0 || res2.Stored != 480 {
 		t.Fatalf("resume: %+v %v", res2, err)
 	}
 	b.Reset()
@@ -92,7 +92,7 @@ func TestSummarizeStoredMatchesEpisodes(t *testing.T) {
 // Validate rejects the numeric flags a user can get wrong, before any run
 // exists.
 func TestValidate(t *testing.T) {
-	ok := EvalSpec{Tmax: 10, Rollouts: 1, Workers: 1}
+	ok := EvalSpec{Grid: runplan.Grid{Tmax: 10, Rollouts: 1}, Workers: 1}
 	for _, tc := range []struct {
 		mut  func(*EvalSpec)
 		want string

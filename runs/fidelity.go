@@ -2,8 +2,6 @@ package runs
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/p4g"
@@ -31,16 +29,15 @@ func FidelityP4G(ctx context.Context, spec FidelitySpec, progress func(done, tot
 	if err := AtLeast(1, "workers", spec.Workers, "resamples", spec.Resamples); err != nil {
 		return nil, err
 	}
-	if spec.Split != "" && !slices.Contains(scenario.Splits, scenario.Split(spec.Split)) {
-		return nil, fmt.Errorf("--split %q: want one of %v", spec.Split, scenario.Splits)
+	split, err := scenario.ParseSplit(spec.Split)
+	if err != nil {
+		return nil, err
 	}
 	ss, err := p4g.Scenarios(spec.From)
 	if err != nil {
 		return nil, err
 	}
-	if spec.Split != "" {
-		ss = scenario.Filter(ss, scenario.Split(spec.Split))
-	}
+	ss = scenario.Filter(ss, split)
 	pee, err := roles.ResolvePersuadee(ctx, spec.Config, spec.Persuadee)
 	if err != nil {
 		return nil, err

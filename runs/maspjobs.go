@@ -302,12 +302,11 @@ func MASPCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckSplit(split); err != nil {
+		sp, err := scenario.ParseSplit(split)
+		if err != nil {
 			return nil, err
 		}
-		if split != "all" {
-			ss = scenario.Filter(ss, scenario.Split(split))
-		}
+		ss = scenario.Filter(ss, sp)
 		if len(ss) == 0 {
 			return nil, fmt.Errorf("%s has no %s scenarios", from, split)
 		}

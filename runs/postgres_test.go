@@ -9,6 +9,7 @@ import (
 
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store/storetest"
 )
 
@@ -17,8 +18,7 @@ import (
 // stored in a SQLite file with the same seed.
 func TestEvalOnPostgresMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
-	spec := EvalSpec{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 6, Rollouts: 1, Seed: 11, Basis: probe.Default, Workers: 2}
+	spec := EvalSpec{Grid: runplan.Grid{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"}, Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 6, Rollouts: 1, Seed: 11}, Basis: probe.Default, Workers: 2}
 	var tables, episodes [2]string
 	for i, db := range []string{filepath.Join(t.TempDir(), "r.db"), storetest.PostgresURL(t)} {
 		plan, err := PrepareEval(ctx, spec)
@@ -50,8 +50,8 @@ func TestEvalOnPostgresMatchesSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		episodes[i] = string(j)
-		if len(eps) != res.Planned || res.Planned != 240 {
-			t.Fatalf("%s: %d episodes stored, %d played, want 240", db, len(eps), res.Planned)
+		if len(eps) != res.Missing || res.Missing != 240 {
+			t.Fatalf("%s: %d episodes stored, %d played, want 240", db, len(eps), res.Missing)
 		}
 		if err := svc.Close(); err != nil {
 			t.Fatal(err)

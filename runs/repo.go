@@ -7,6 +7,7 @@ import (
 
 	"github.com/persuarena/persuarena/repo"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 )
 
 // REPOBadCases plays the built-in bad-case suite (repo.BadCases) with the
@@ -67,7 +68,7 @@ func (s *Service) REPORate(ctx context.Context, id, judge, config string, sample
 	if err != nil {
 		return err
 	}
-	sets, err := LoadSets(refs, "all")
+	sets, err := runplan.LoadSets(refs, "all")
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func (s *Service) REPORate(ctx context.Context, id, judge, config string, sample
 	if err != nil {
 		return err
 	}
-	rep, err := repo.Ratings(ctx, j, Scenarios(sets), eps)
+	rep, err := repo.Ratings(ctx, j, runplan.Scenarios(sets), eps)
 	if err != nil {
 		return err
 	}

@@ -14,13 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/internal/buildinfo"
-	"github.com/persuarena/persuarena/repo"
-	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -70,7 +66,7 @@ func (s *Service) Close() error {
 // DBPath names the run database in messages: its file when the store
 // has one (store.DB.Path), else Path (a URL without its password).
 func (s *Service) DBPath() string {
-	if p, ok := s.Store.(interface{ Path() string }); ok {
+	if p, ok := s.Store.(store.Located); ok {
 		return p.Path()
 	}
 	return store.Shown(s.Path)
@@ -154,78 +150,4 @@ func (s *Service) Finish(ctx context.Context, id string, jobErr error) error {
 		return jobErr
 	}
 	return errors.Join(jobErr, s.Store.SetRunStatus(context.WithoutCancel(ctx), id, Status(jobErr)))
-}
-
-// CheckSplit accepts train, val, heldout and all.
-func CheckSplit(split string) error {
-	if split == "all" {
-		return nil
-	}
-	for _, sp := range scenario.Splits {
-		if string(sp) == split {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown split %q (want train, val, heldout or all)", split)
-}
-
-// resolveSet returns every scenario of one set reference: a REPO scenario
-// pack (repo:PACK, package repo), a built-in set name or a JSONL file
-// (scenario.Resolve).
-func resolveSet(ref string) ([]scenario.Scenario, error) {
-	if name, ok := strings.CutPrefix(ref, repo.PackPrefix); ok {
-		p, err := repo.LoadPack(name)
-		if err != nil {
-			return nil, err
-		}
-		return p.Scenarios, nil
-	}
-	return scenario.Resolve(ref)
-}
-
-// LoadSets resolves scenario set references (built-in names or JSONL
-// files) and keeps the split's scenarios ("all": every one). Errors: an
-// unknown split, a set that does not load, or a set without scenarios of
-// the split.
-func LoadSets(refs []string, split string) ([]eval.Set, error) {
-	if err := CheckSplit(split); err != nil {
-		return nil, err
-	}
-	sp := scenario.Split(split)
-	if split == "all" {
-		sp = ""
-	}
-	var sets []eval.Set
-	for _, ref := range refs {
-		if strings.HasPrefix(ref, repo.PackPrefix) {
-			all, err := resolveSet(ref)
-			if err != nil {
-				return nil, err
-			}
-			if ss := scenario.Filter(all, sp); len(ss) > 0 {
-				sets = append(sets, eval.Set{Name: ref, Scenarios: ss})
-				continue
-			}
-			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
-		}
-		// only the split's lines of a built-in set are decoded
-		ss, err := scenario.ResolveSplit(sp, ref)
-		if err != nil {
-			return nil, err
-		}
-		if len(ss) == 0 {
-			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
-		}
-		sets = append(sets, eval.Set{Name: scenario.SetName(ref), Scenarios: ss})
-	}
-	return sets, nil
-}
-
-// Scenarios flattens sets into one slice, in order.
-func Scenarios(sets []eval.Set) []scenario.Scenario {
-	var out []scenario.Scenario
-	for _, s := range sets {
-		out = append(out, s.Scenarios...)
-	}
-	return out
 }

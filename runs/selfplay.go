@@ -13,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/selfplay"
 	"github.com/persuarena/persuarena/train"
 )
@@ -93,11 +94,11 @@ func (s *Service) SelfPlay(ctx context.Context, spec SelfPlaySpec) (*SelfPlayRes
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sets, err := LoadSets(meta.Scenarios, meta.Split)
+	sets, err := runplan.LoadSets(meta.Scenarios, meta.Split)
 	if err != nil {
 		return nil, err
 	}
-	scs := Scenarios(sets)
+	scs := runplan.Scenarios(sets)
 	rawMeta, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -214,11 +215,11 @@ func Warmstart(ctx context.Context, spec WarmstartSpec) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--persuadee: %w", err)
 	}
-	sets, err := LoadSets(spec.Scenarios, spec.Split)
+	sets, err := runplan.LoadSets(spec.Scenarios, spec.Split)
 	if err != nil {
 		return 0, err
 	}
-	scs := Scenarios(sets)
+	scs := runplan.Scenarios(sets)
 	o := train.Options{Scenarios: scs, Persuadee: pee, Workers: spec.Workers, Checkpoint: spec.Out, Log: spec.Log}
 	var tr *train.Trainer
 	if spec.Resume {

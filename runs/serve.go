@@ -13,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/internal/buildinfo"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/server"
 )
@@ -76,7 +77,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 	}
 	var sets []server.Set
 	for _, ref := range spec.Scenarios {
-		ss, err := resolveSet(ref)
+		ss, err := runplan.ResolveSet(ref)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/export"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -123,11 +124,11 @@ func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
 }
 
 // ShowEpisode prints the episode of run runID with key
-// "persuader/persuadee/scenario#rollout" (store.ParseEpisodeKey) as a
+// "persuader/persuadee/scenario#rollout" (episode.ParseKey) as a
 // transcript (WriteTranscript). Errors: a malformed key (naming
 // --episode), "run R has no episode K", and the store's.
 func (s *Service) ShowEpisode(ctx context.Context, runID, key string, w io.Writer) error {
-	k, err := store.ParseEpisodeKey(key)
+	k, err := episode.ParseKey(key)
 	if err != nil {
 		return fmt.Errorf("--episode: %w", err)
 	}
@@ -188,7 +189,7 @@ func WriteTranscript(w io.Writer, ep *episode.Episode) {
 		}
 		return strings.Join(parts, ", ")
 	}
-	fmt.Fprintf(w, "episode %s of run %s (seed %d; %s, %s, %s)\n", store.KeyOf(ep), ep.RunID, ep.Seed, ep.Split, ep.Domain, ep.Resistance)
+	fmt.Fprintf(w, "episode %s of run %s (seed %d; %s, %s, %s)\n", episode.KeyOf(ep), ep.RunID, ep.Seed, ep.Split, ep.Domain, ep.Resistance)
 	fmt.Fprintf(w, "start: probes %s; belief B_0 %s\n", probes(ep.Initial), num(ep.B0, "%.3f"))
 	for _, t := range ep.Turns {
 		acts := strings.Join(t.Acts, ", ")
@@ -234,11 +235,9 @@ func runStatus(run store.Run, pcs []store.PairCounts) string {
 	if err := json.Unmarshal(run.Config, &spec); err != nil {
 		return run.Status
 	}
-	sets, err := LoadSets(spec.Scenarios, spec.Split)
+	plan, err := runplan.Of(spec.Grid)
 	if err != nil {
 		return run.Status
 	}
-	stored := store.Stored(pcs)
-	total := len(spec.Persuaders) * len(spec.Persuadees) * len(Scenarios(sets)) * spec.Rollouts
-	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, stored, total)
+	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, store.Stored(pcs), plan.Total())
 }

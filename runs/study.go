@@ -9,6 +9,7 @@ import (
 
 	"github.com/persuarena/persuarena/internal/atomicfile"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/study"
 	"github.com/persuarena/persuarena/train"
@@ -73,12 +74,12 @@ func LambdaStudy(ctx context.Context, spec LambdaStudySpec, command string, log 
 	if o.Persuadee, err = reg.Persuadee(spec.Persuadee); err != nil {
 		return "", err
 	}
-	trainSets, err := LoadSets(spec.Sets, string(scenario.Train))
+	trainSets, err := runplan.LoadSets(spec.Sets, string(scenario.Train))
 	if err != nil {
 		return "", err
 	}
-	o.TrainScenarios = Scenarios(trainSets)
-	if o.Heldout, err = LoadSets(spec.Sets, string(scenario.Heldout)); err != nil {
+	o.TrainScenarios = runplan.Scenarios(trainSets)
+	if o.Heldout, err = runplan.LoadSets(spec.Sets, string(scenario.Heldout)); err != nil {
 		return "", err
 	}
 	res, err := study.Lambda(ctx, o)

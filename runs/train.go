@@ -12,6 +12,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/train"
 )
 
@@ -115,11 +116,11 @@ func (s *Service) Train(ctx context.Context, spec TrainSpec, o TrainOptions) (*T
 	if err != nil {
 		return nil, err
 	}
-	sets, err := LoadSets(spec.Scenarios, spec.Split)
+	sets, err := runplan.LoadSets(spec.Scenarios, spec.Split)
 	if err != nil {
 		return nil, err
 	}
-	scs := Scenarios(sets)
+	scs := runplan.Scenarios(sets)
 	var judge episode.Judge
 	if spec.Judge != "" {
 		j, err := reg.Judge(spec.Judge, spec.JudgeSamples)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/scenarios"
@@ -25,9 +24,11 @@ func ResolveOrBuiltins(refs []string) ([]Scenario, error) {
 // domain (cut to 50 runes), as an aligned table with a header. Errors: an
 // unknown split, Resolve's errors, or w's.
 func WriteList(w io.Writer, refs []string, split Split) error {
-	if split != "" && !slices.Contains(Splits, split) {
-		return fmt.Errorf("--split %q: want one of %v", split, Splits)
+	sp, err := ParseSplit(string(split))
+	if err != nil {
+		return fmt.Errorf("--split %q: %w", split, err)
 	}
+	split = sp
 	ss, err := ResolveOrBuiltins(refs)
 	if err != nil {
 		return err

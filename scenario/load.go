@@ -3,6 +3,7 @@ package scenario
 import (
 	"bufio"
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/scenarios"
 )
 
@@ -639,16 +641,12 @@ func (l *loader) decodeTrusted(name string, lines []numbered) {
 	out := make([]decoded, len(lines))
 	// Choice: at least 32 lines per goroutine; fewer are not worth one.
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(lines)/32))
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				out[i].s, out[i].fps = decodeEmbedded(bytes.TrimSpace(lines[i].raw))
-			}
-		})
-	}
-	wg.Wait()
+	_ = parallel.Each(context.Background(), workers, workers, func(_ context.Context, w int) error {
+		for i := w * len(lines) / workers; i < (w+1)*len(lines)/workers; i++ {
+			out[i].s, out[i].fps = decodeEmbedded(bytes.TrimSpace(lines[i].raw))
+		}
+		return nil
+	})
 	for i, ln := range lines {
 		s, fps := out[i].s, out[i].fps
 		var probs []Problem

@@ -26,6 +26,21 @@ const (
 // Splits lists the valid splits in canonical order.
 var Splits = []Split{Train, Val, Heldout}
 
+// ParseSplit reads a split as commands, stored run specs and the server
+// take it: train, val or heldout, or "all" or "" for every split, which
+// it returns as "" (Filter's and ResolveSplit's "every split"). The one
+// check of split names. Errors: any other name, as "unknown split %q
+// (want train, val, heldout or all)".
+func ParseSplit(name string) (Split, error) {
+	if name == "" || name == "all" {
+		return "", nil
+	}
+	if sp := Split(name); slices.Contains(Splits, sp) {
+		return sp, nil
+	}
+	return "", fmt.Errorf("unknown split %q (want train, val, heldout or all)", name)
+}
+
 // Family is a domain family (five families in the Probe-RPO paper plus
 // "charity" for PersuasionForGood and "debate" for PersuasionTrace).
 type Family string

@@ -20,6 +20,7 @@ package scenarios
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"embed"
 	"encoding/binary"
 	"errors"
@@ -28,6 +29,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/persuarena/persuarena/internal/parallel"
 )
 
 //go:embed *.jsonl.gz *.splits
@@ -121,11 +124,12 @@ func OpenSplit(name, split string) (Part, error) {
 func OpenSplits(name string, sps []string) ([]Part, error) {
 	parts := make([]Part, len(sps))
 	errs := make([]error, len(sps))
-	var wg sync.WaitGroup
-	for i, sp := range sps {
-		wg.Go(func() { parts[i], errs[i] = OpenSplit(name, sp) })
-	}
-	wg.Wait()
+	// Every part is opened and every failure reported, so errors are kept
+	// here rather than returned to the pool (which would stop the others).
+	_ = parallel.Each(context.Background(), len(sps), len(sps), func(_ context.Context, i int) error {
+		parts[i], errs[i] = OpenSplit(name, sps[i])
+		return nil
+	})
 	return parts, errors.Join(errs...)
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/planner"
@@ -587,7 +588,7 @@ func (r *Runner) play(ctx context.Context, idx []int, G int, per episode.Persuad
 		base.Mind = &masp.Mind{Encoder: r.enc, Student: r.student, Weights: r.cfg.Weights}
 	}
 	out := make([]rollout, len(idx)*G)
-	err := train.Parallel(ctx, r.o.Workers, len(out), func(j int) error {
+	err := parallel.Each(ctx, len(out), r.o.Workers, func(ctx context.Context, j int) error {
 		c := r.cases[idx[j/G]]
 		rp := &recPersuader{p: per}
 		ru := &recUser{u: user}

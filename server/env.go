@@ -143,8 +143,9 @@ func NewFactory(cfg EnvConfig) (*Factory, error) {
 	if len(cfg.Sets) == 0 {
 		return nil, errors.New("server: no scenario set configured")
 	}
-	if cfg.Split != "" && !slices.Contains(scenario.Splits, cfg.Split) {
-		return nil, fmt.Errorf("server: unknown split %q (want train, val, heldout or empty for all)", cfg.Split)
+	var err error
+	if cfg.Split, err = scenario.ParseSplit(string(cfg.Split)); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if cfg.Tmax < 0 || cfg.MaxMessageBytes < 0 {
 		return nil, fmt.Errorf("server: negative tmax %d or max message bytes %d", cfg.Tmax, cfg.MaxMessageBytes)
@@ -480,14 +481,10 @@ func (e *Env) Reset(ctx context.Context, opts ResetOptions) (Observation, error)
 		return Observation{}, errf(ValidationError, "unknown scenario set %q (this server has %s)", set, strings.Join(names, ", "))
 	}
 	split := cfg.Split
-	switch opts.Split {
-	case "":
-	case "all":
-		split = ""
-	default:
-		split = scenario.Split(opts.Split)
-		if !slices.Contains(scenario.Splits, split) {
-			return Observation{}, errf(ValidationError, "unknown split %q (want train, val, heldout or all)", opts.Split)
+	if opts.Split != "" {
+		var err error
+		if split, err = scenario.ParseSplit(opts.Split); err != nil {
+			return Observation{}, errf(ValidationError, "%v", err)
 		}
 	}
 	mode := cfg.Reward

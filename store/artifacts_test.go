@@ -40,21 +40,6 @@ func TestArtifacts(t *testing.T) {
 	}
 }
 
-func TestParseEpisodeKey(t *testing.T) {
-	k, err := ParseEpisodeKey("script/sim:cfg/a.json/p4g-007#3")
-	if err != nil || k != (EpisodeKey{"script", "sim:cfg/a.json", "p4g-007", 3}) {
-		t.Errorf("key = %+v, %v", k, err)
-	}
-	if k.String() != "script/sim:cfg/a.json/p4g-007#3" {
-		t.Errorf("String = %s", k)
-	}
-	for _, bad := range []string{"script/sim#0", "a/b/c", "a/b/c#-1", "a/b/c#x"} {
-		if _, err := ParseEpisodeKey(bad); err == nil || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-}
-
 func TestOpenExistingRefusesMissing(t *testing.T) {
 	path := t.TempDir() + "/none.db"
 	if _, err := OpenExisting(context.Background(), path); err == nil || !strings.Contains(err.Error(), "no run database at "+path) {

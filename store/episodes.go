@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
@@ -14,42 +13,6 @@ import (
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 )
-
-// EpisodeKey identifies an episode within a run; a run holds at most one
-// episode per key.
-type EpisodeKey struct {
-	Persuader, Persuadee, ScenarioID string
-	Rollout                          int
-}
-
-// KeyOf returns ep's key.
-func KeyOf(ep *episode.Episode) EpisodeKey {
-	return EpisodeKey{ep.Persuader, ep.Persuadee, ep.ScenarioID, ep.Rollout}
-}
-
-// ParseEpisodeKey reads the form String writes,
-// "persuader/persuadee/scenario#rollout"; the persuadee may hold slashes
-// (sim:FILE), the persuader and the scenario id not. Errors name the form
-// wanted, or the rollout that is not an integer >= 0.
-func ParseEpisodeKey(s string) (EpisodeKey, error) {
-	var k EpisodeKey
-	head, roll, ok := strings.Cut(s, "#")
-	first, rest, ok2 := strings.Cut(head, "/")
-	i := strings.LastIndex(rest, "/")
-	if !ok || !ok2 || i < 0 {
-		return k, fmt.Errorf("episode key %q: want persuader/persuadee/scenario#rollout", s)
-	}
-	n, err := strconv.Atoi(roll)
-	if err != nil || n < 0 {
-		return k, fmt.Errorf("episode key %q: rollout %q is not a number >= 0", s, roll)
-	}
-	return EpisodeKey{Persuader: first, Persuadee: rest[:i], ScenarioID: rest[i+1:], Rollout: n}, nil
-}
-
-// String formats k as "persuader/persuadee/scenario#rollout" for messages.
-func (k EpisodeKey) String() string {
-	return fmt.Sprintf("%s/%s/%s#%d", k.Persuader, k.Persuadee, k.ScenarioID, k.Rollout)
-}
 
 const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, scenario_id, rollout, seed,
 	split, family, domain, resistance, terminal, r_goal, b0, b_final, n_turns, error,
@@ -159,7 +122,7 @@ func checkEpisode(ep *episode.Episode) error {
 // Errors: ErrInvalid (nil episode, mismatched RunID, a NaN or infinite
 // number, a duplicate or non-positive turn index), ErrNotFound (no such
 // run), ErrDuplicate (the run already holds an episode with ep's
-// EpisodeKey; nothing is written).
+// episode.Key; nothing is written).
 func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode) error {
 	return db.SaveEpisodes(ctx, runID, []*episode.Episode{ep})
 }
@@ -194,9 +157,9 @@ func (db *DB) saveRows(ctx context.Context, runID string, eps []*episode.Episode
 		return err
 	})
 	if err != nil {
-		key := KeyOf(eps[0])
+		key := episode.KeyOf(eps[0])
 		if failed >= 0 {
-			key = KeyOf(eps[failed])
+			key = episode.KeyOf(eps[failed])
 		}
 		return fmt.Errorf("store: save episode %s to run %s: %w", key, runID, err)
 	}
@@ -231,7 +194,7 @@ func (r *episodeRow) encode(runID string, ep *episode.Episode, buf []byte) ([]by
 	if ep == nil {
 		return buf, fmt.Errorf("store: save episode: %w: nil episode", ErrInvalid)
 	}
-	key := KeyOf(ep)
+	key := episode.KeyOf(ep)
 	if ep.RunID != "" && ep.RunID != runID {
 		return buf, fmt.Errorf("store: save episode %s: %w: episode run_id %q, saving to run %q", key, ErrInvalid, ep.RunID, runID)
 	}
@@ -418,8 +381,8 @@ func (db *DB) Arms(ctx context.Context, runID string) ([]Arm, error) {
 // ones included: on resume a runner skips them and plays the rest (unless
 // DeleteFailed removed them first).
 // Errors: ErrNotFound when the run does not exist.
-func (db *DB) DoneKeys(ctx context.Context, runID string) (map[EpisodeKey]bool, error) {
-	done := map[EpisodeKey]bool{}
+func (db *DB) DoneKeys(ctx context.Context, runID string) (map[episode.Key]bool, error) {
+	done := map[episode.Key]bool{}
 	err := db.read(ctx, func(tx *dbtx) error {
 		if err := runExists(ctx, tx, runID); err != nil {
 			return err
@@ -430,7 +393,7 @@ func (db *DB) DoneKeys(ctx context.Context, runID string) (map[EpisodeKey]bool, 
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var k EpisodeKey
+			var k episode.Key
 			if err := rows.Scan(&k.Persuader, &k.Persuadee, &k.ScenarioID, &k.Rollout); err != nil {
 				return err
 			}
@@ -542,7 +505,7 @@ func scanEpisode(rows *sql.Rows, runID string) (*episode.Episode, error) {
 	if rewardJSON != "" {
 		ep.Reward = new(episode.RewardVector)
 		if err := json.Unmarshal([]byte(rewardJSON), ep.Reward); err != nil {
-			return nil, fmt.Errorf("episode %s: reward: %w", KeyOf(ep), err)
+			return nil, fmt.Errorf("episode %s: reward: %w", episode.KeyOf(ep), err)
 		}
 	}
 	ep.Seed = uint64(seed)
@@ -556,10 +519,10 @@ func scanEpisode(rows *sql.Rows, runID string) (*episode.Episode, error) {
 	}
 	var err error
 	if ep.Initial, err = decodeReadings(initial); err != nil {
-		return nil, fmt.Errorf("episode %s: transcript initial_json: %w", KeyOf(ep), err)
+		return nil, fmt.Errorf("episode %s: transcript initial_json: %w", episode.KeyOf(ep), err)
 	}
 	if ep.Turns, err = decodeTurns(turns, nTurns); err != nil {
-		return nil, fmt.Errorf("episode %s: transcript turns_json: %w", KeyOf(ep), err)
+		return nil, fmt.Errorf("episode %s: transcript turns_json: %w", episode.KeyOf(ep), err)
 	}
 	return ep, nil
 }

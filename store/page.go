@@ -31,8 +31,8 @@ type EpisodeRow struct {
 }
 
 // Key returns the row's episode key.
-func (r EpisodeRow) Key() EpisodeKey {
-	return EpisodeKey{r.Persuader, r.Persuadee, r.ScenarioID, r.Rollout}
+func (r EpisodeRow) Key() episode.Key {
+	return episode.Key{Persuader: r.Persuader, Persuadee: r.Persuadee, ScenarioID: r.ScenarioID, Rollout: r.Rollout}
 }
 
 // Page is one page of a run's episodes and the number of episodes that

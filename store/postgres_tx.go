@@ -36,7 +36,7 @@ func (db *DB) SaveEpisodesTx(ctx context.Context, tx pgx.Tx, runID string, eps [
 	}
 	sp, err := tx.Begin(ctx) // a savepoint
 	if err != nil {
-		return fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[0]), runID, err)
+		return fmt.Errorf("store: save episode %s to run %s: %w", episode.KeyOf(eps[0]), runID, err)
 	}
 	epSQL, trSQL := db.d.insertSQL()
 	failed, err := insertEpisodes(ctx, pgxStmt{sp, epSQL}, pgxStmt{sp, trSQL}, db.d, rows)
@@ -44,10 +44,10 @@ func (db *DB) SaveEpisodesTx(ctx context.Context, tx pgx.Tx, runID string, eps [
 		if pgIsForeignKey(err) {
 			err = ErrNotFound
 		}
-		return errors.Join(fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[max(failed, 0)]), runID, err), sp.Rollback(ctx))
+		return errors.Join(fmt.Errorf("store: save episode %s to run %s: %w", episode.KeyOf(eps[max(failed, 0)]), runID, err), sp.Rollback(ctx))
 	}
 	if err := sp.Commit(ctx); err != nil {
-		return fmt.Errorf("store: save episode %s to run %s: %w", KeyOf(eps[0]), runID, err)
+		return fmt.Errorf("store: save episode %s to run %s: %w", episode.KeyOf(eps[0]), runID, err)
 	}
 	return nil
 }

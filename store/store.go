@@ -144,8 +144,15 @@ func (db *DB) Close() error {
 }
 
 // Path returns the path the store was opened with; for a PostgreSQL
-// store, its URL without the password.
+// store, its URL without the password. It implements Located.
 func (db *DB) Path() string { return db.path }
+
+// Located is implemented by a Store that knows where it is (*DB): Path
+// names the database file, or the URL without its password, for
+// messages.
+type Located interface {
+	Path() string
+}
 
 // SchemaVersion returns the highest migration version applied to the
 // database (0 for none).

@@ -519,7 +519,7 @@ func TestSaveIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 1 || !keys[EpisodeKey{"script", "sim", "ok", 0}] {
+	if len(keys) != 1 || !keys[episode.Key{Persuader: "script", Persuadee: "sim", ScenarioID: "ok", Rollout: 0}] {
 		t.Errorf("DoneKeys = %v, want only the good episode", keys)
 	}
 }
@@ -550,8 +550,8 @@ func TestDoneKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[EpisodeKey]bool{
-		{"script", "sim", "s0", 0}: true, {"script", "sim", "s1", 0}: true, {"planner", "sim", "s0", 1}: true,
+	want := map[episode.Key]bool{
+		{Persuader: "script", Persuadee: "sim", ScenarioID: "s0", Rollout: 0}: true, {Persuader: "script", Persuadee: "sim", ScenarioID: "s1", Rollout: 0}: true, {Persuader: "planner", Persuadee: "sim", ScenarioID: "s0", Rollout: 1}: true,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("DoneKeys = %v, want %v", got, want)
@@ -621,7 +621,7 @@ func TestEpisodesOrderAndFilter(t *testing.T) {
 	db := openMem(t)
 	mustRun(t, db, "r1")
 	// Saved out of order; loaded by persuader, persuadee, scenario, rollout.
-	keys := []EpisodeKey{{"script", "sim", "b", 1}, {"planner", "sim", "z", 0}, {"script", "sim", "b", 0}, {"script", "sim", "a", 3}}
+	keys := []episode.Key{{Persuader: "script", Persuadee: "sim", ScenarioID: "b", Rollout: 1}, {Persuader: "planner", Persuadee: "sim", ScenarioID: "z", Rollout: 0}, {Persuader: "script", Persuadee: "sim", ScenarioID: "b", Rollout: 0}, {Persuader: "script", Persuadee: "sim", ScenarioID: "a", Rollout: 3}}
 	for i, k := range keys {
 		ep := sampleEpisode("r1", k.ScenarioID, k.Rollout)
 		ep.Persuader = k.Persuader
@@ -636,14 +636,14 @@ func TestEpisodesOrderAndFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []EpisodeKey
+	var got []episode.Key
 	for _, ep := range eps {
-		got = append(got, KeyOf(ep))
+		got = append(got, episode.KeyOf(ep))
 		if len(ep.Turns) != 3 || len(ep.Turns[0].Probes) != 3 || len(ep.Initial) != 3 {
-			t.Errorf("%s: turns/probes not attached: %d turns", KeyOf(ep), len(ep.Turns))
+			t.Errorf("%s: turns/probes not attached: %d turns", episode.KeyOf(ep), len(ep.Turns))
 		}
 	}
-	want := []EpisodeKey{{"planner", "sim", "z", 0}, {"script", "sim", "a", 3}, {"script", "sim", "b", 0}, {"script", "sim", "b", 1}}
+	want := []episode.Key{{Persuader: "planner", Persuadee: "sim", ScenarioID: "z", Rollout: 0}, {Persuader: "script", Persuadee: "sim", ScenarioID: "a", Rollout: 3}, {Persuader: "script", Persuadee: "sim", ScenarioID: "b", Rollout: 0}, {Persuader: "script", Persuadee: "sim", ScenarioID: "b", Rollout: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("order = %v, want %v", got, want)
 	}
@@ -651,7 +651,7 @@ func TestEpisodesOrderAndFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rej) != 1 || KeyOf(rej[0]) != (EpisodeKey{"script", "sim", "a", 3}) || len(rej[0].Turns) != 3 {
+	if len(rej) != 1 || episode.KeyOf(rej[0]) != (episode.Key{Persuader: "script", Persuadee: "sim", ScenarioID: "a", Rollout: 3}) || len(rej[0].Turns) != 3 {
 		t.Errorf("filtered = %v, want only script/sim/a#3 with its turns", rej)
 	}
 }
@@ -830,7 +830,7 @@ func TestDeleteFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[EpisodeKey]bool{{"script", "sim", "s0", 0}: true, {"script", "sim", "s3", 0}: true}
+	want := map[episode.Key]bool{{Persuader: "script", Persuadee: "sim", ScenarioID: "s0", Rollout: 0}: true, {Persuader: "script", Persuadee: "sim", ScenarioID: "s3", Rollout: 0}: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
 	}
@@ -959,8 +959,8 @@ func TestEachEpisode(t *testing.T) {
 	db := openMem(t)
 	mustRun(t, db, "r1")
 	mustRun(t, db, "r2")
-	keys := []EpisodeKey{{"script", "sim", "b", 1}, {"planner", "sim", "z", 0}, {"script", "sim", "b", 0},
-		{"script", "sim-hard", "a", 3}, {"planner", "sim", "a", 2}, {"script", "sim", "c", 0}}
+	keys := []episode.Key{{Persuader: "script", Persuadee: "sim", ScenarioID: "b", Rollout: 1}, {Persuader: "planner", Persuadee: "sim", ScenarioID: "z", Rollout: 0}, {Persuader: "script", Persuadee: "sim", ScenarioID: "b", Rollout: 0},
+		{Persuader: "script", Persuadee: "sim-hard", ScenarioID: "a", Rollout: 3}, {Persuader: "planner", Persuadee: "sim", ScenarioID: "a", Rollout: 2}, {Persuader: "script", Persuadee: "sim", ScenarioID: "c", Rollout: 0}}
 	for i, k := range keys {
 		ep := sampleEpisode("r1", k.ScenarioID, k.Rollout)
 		ep.Persuader, ep.Persuadee = k.Persuader, k.Persuadee

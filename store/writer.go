@@ -41,7 +41,7 @@ const (
 // (and whatever was handed over after it) is kept, unwritten, so Flush can
 // retry it.
 type EpisodeWriter struct {
-	db      Store
+	db      EpisodeSaver
 	runID   string
 	batch   int
 	delay   time.Duration
@@ -78,9 +78,9 @@ func (db *DB) NewEpisodeWriter(runID string, batch int, delay time.Duration, onS
 	return NewWriter(db, runID, batch, delay, onSaved)
 }
 
-// NewWriter is NewEpisodeWriter over any Store: a writer batching run
+// NewWriter is NewEpisodeWriter over any EpisodeSaver: a writer batching run
 // runID's episodes into st.SaveEpisodes calls.
-func NewWriter(st Store, runID string, batch int, delay time.Duration, onSaved func(n int)) *EpisodeWriter {
+func NewWriter(st EpisodeSaver, runID string, batch int, delay time.Duration, onSaved func(n int)) *EpisodeWriter {
 	if batch <= 0 {
 		batch = DefaultWriterBatch
 	}

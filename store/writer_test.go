@@ -207,7 +207,7 @@ func TestEpisodeWriterRefusesInvalidAtAdd(t *testing.T) {
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if k, _ := db.DoneKeys(ctx, "r1"); len(k) != 1 || !k[EpisodeKey{"script", "sim", "s", 0}] {
+	if k, _ := db.DoneKeys(ctx, "r1"); len(k) != 1 || !k[episode.Key{Persuader: "script", Persuadee: "sim", ScenarioID: "s", Rollout: 0}] {
 		t.Fatalf("stored %v, want only s#0", k)
 	}
 }

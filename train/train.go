@@ -17,11 +17,11 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
@@ -362,41 +362,6 @@ type rollout struct {
 	decisions []planner.Decision
 }
 
-// Parallel calls f(j) for every j in [0, n) on max(1, workers)
-// goroutines (f must be safe for that; each j is called once) and waits
-// for all of them. It returns ctx.Err() when ctx has ended, otherwise the
-// error of the lowest j whose call failed, otherwise nil, so the result
-// does not depend on the worker count or scheduling. The rollout loops
-// of Trainer.Step and package selfplay share it.
-func Parallel(ctx context.Context, workers, n int, f func(j int) error) error {
-	errs := make([]error, n)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				errs[j] = f(j)
-			}
-		}()
-	}
-	for j := range n {
-		jobs <- j
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // recording wraps a planner so that the trainer gets the session of one
 // rollout.
 type recording struct {
@@ -423,22 +388,21 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 	if err != nil {
 		return Metrics{}, err
 	}
-	rolls := make([]rollout, len(idx)*G)
 	ecfg := episode.Config{Tmax: t.cfg.Tmax, Basis: t.o.Basis, Judge: t.o.Judge, Rewarder: t.o.Rewarder}
-	err = Parallel(ctx, t.o.Workers, len(rolls), func(j int) error {
+	rolls, err := parallel.Map(ctx, len(idx)*G, t.o.Workers, func(ctx context.Context, j int) (rollout, error) {
 		sc := &t.o.Scenarios[idx[j/G]]
 		ro := s*G + j%G
 		rec := &recording{p: pl}
 		ep, err := episode.Run(ctx, ecfg, sc, rec, t.o.Persuadee, episode.Seed(t.cfg.GRPO.Seed, sc.ID, ro))
 		if err != nil {
-			return err
+			return rollout{}, err
 		}
 		ep.RunID, ep.Rollout = t.o.RunID, ro
-		rolls[j].ep = ep
+		r := rollout{ep: ep}
 		if rec.sess != nil {
-			rolls[j].decisions = rec.sess.Decisions()
+			r.decisions = rec.sess.Decisions()
 		}
-		return nil
+		return r, nil
 	})
 	if err != nil {
 		return Metrics{}, err

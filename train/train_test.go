@@ -23,7 +23,7 @@ func arena(t testing.TB, split scenario.Split) []scenario.Scenario {
 	t.Helper()
 	all, err := scenario.Resolve("arena")
 	if err != nil {
-		t.Skipf("built-in arena set unavailable: %v", err)
+		t.Fatalf("built-in arena set: %v", err)
 	}
 	return scenario.Filter(all, split)
 }

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -107,21 +106,14 @@ func (s *Server) armsOf(ctx context.Context, runID string) (pers, pees []string,
 	return pers, pees, nil
 }
 
-// outcomes reads one side's outcomes, keyed by (scenario, rollout).
-func (s *Server) outcomes(ctx context.Context, runID, per, pee string) (map[pairKey]episode.Outcome, []episode.Outcome, error) {
+// outcomes reads one side's outcomes.
+func (s *Server) outcomes(ctx context.Context, runID, per, pee string) ([]episode.Outcome, error) {
 	var list []episode.Outcome
-	m := map[pairKey]episode.Outcome{}
 	err := s.st.EachOutcome(ctx, runID, func(o episode.Outcome) error {
-		m[pairKey{o.ScenarioID, o.Rollout}] = o
 		list = append(list, o)
 		return nil
 	}, store.Filter{Persuader: per, Persuadee: pee})
-	return m, list, err
-}
-
-type pairKey struct {
-	scenario string
-	rollout  int
+	return list, err
 }
 
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
@@ -194,14 +186,19 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ma, la, err := s.outcomes(ctx, f.A, f.PA, f.Persuadee)
+	la, err := s.outcomes(ctx, f.A, f.PA, f.Persuadee)
 	if err != nil {
 		s.storeError(w, err)
 		return
 	}
-	mb, lb, err := s.outcomes(ctx, f.B, f.PB, f.Persuadee)
+	lb, err := s.outcomes(ctx, f.B, f.PB, f.Persuadee)
 	if err != nil {
 		s.storeError(w, err)
+		return
+	}
+	pg, err := analysis.Pair(la, lb)
+	if err != nil { // one arm per side by the filter; a repeated key is a store fault
+		s.fail(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	p.Ready = true
@@ -212,15 +209,11 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	var all []pairRow
 	var accA, accB, scored int
-	for k, oa := range ma {
-		ob, ok := mb[k]
-		if !ok {
-			p.OnlyA++
-			continue
-		}
-		pr := pairRow{ScenarioID: k.scenario, Rollout: k.rollout, A: oa.Terminal, B: ob.Terminal,
+	for _, k := range pg.Common {
+		oa, ob := pg.A[k], pg.B[k]
+		pr := pairRow{ScenarioID: k.ScenarioID, Rollout: k.Rollout, A: oa.Terminal, B: ob.Terminal,
 			RGoalA: oa.RGoal, RGoalB: ob.RGoal, Changed: oa.Terminal != ob.Terminal}
-		pr.URL = query("/compare/episode", append(f.kv(), "scenario", k.scenario, "rollout", strconv.Itoa(k.rollout))...)
+		pr.URL = query("/compare/episode", append(f.kv(), "scenario", k.ScenarioID, "rollout", strconv.Itoa(k.Rollout))...)
 		all = append(all, pr)
 		if i, ok := idx[oa.Terminal]; ok {
 			if j, ok := idx[ob.Terminal]; ok {
@@ -241,23 +234,16 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	for k := range mb {
-		if _, ok := ma[k]; !ok {
-			p.OnlyB++
-		}
-	}
-	p.Paired = len(all)
+	p.OnlyA, p.OnlyB = len(pg.OnlyA), len(pg.OnlyB)
+	p.Paired = len(all) // in Pair's order: scenario id, then rollout
 	p.AcceptA, p.AcceptB = newShare(accA, scored), newShare(accB, scored)
-	slices.SortFunc(all, func(x, y pairRow) int {
-		return cmp.Or(cmp.Compare(x.ScenarioID, y.ScenarioID), cmp.Compare(x.Rollout, y.Rollout))
-	})
 	switch {
 	case scored == 0:
 		p.StatsNote = "no pair with both sides scored"
 	case scored > maxStatsPairs:
 		p.StatsNote = fmt.Sprintf("%d pairs: run persuarena compare for the paired statistics", scored)
 	default:
-		c, err := analysis.CompareOutcomes(f.A, la, f.B, lb, analysis.CompareOptions{Intersection: true, Seed: 1, Resamples: statsResamples})
+		c, err := analysis.ComparePairing(f.A, f.B, pg, analysis.CompareOptions{Intersection: true, Seed: 1, Resamples: statsResamples})
 		if err != nil {
 			p.StatsNote = err.Error()
 			break
@@ -314,12 +300,12 @@ func (s *Server) handleCompareEpisode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "want a, b, pa, pb, persuadee, scenario and rollout (a number >= 0)")
 		return
 	}
-	ea, err := s.loadEpisode(ctx, f.A, store.EpisodeKey{Persuader: f.PA, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
+	ea, err := s.loadEpisode(ctx, f.A, episode.Key{Persuader: f.PA, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
 	if err != nil {
 		s.storeError(w, err)
 		return
 	}
-	eb, err := s.loadEpisode(ctx, f.B, store.EpisodeKey{Persuader: f.PB, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
+	eb, err := s.loadEpisode(ctx, f.B, episode.Key{Persuader: f.PB, Persuadee: f.Persuadee, ScenarioID: sc, Rollout: roll})
 	if err != nil {
 		s.storeError(w, err)
 		return
@@ -327,6 +313,6 @@ func (s *Server) handleCompareEpisode(w http.ResponseWriter, r *http.Request) {
 	p := pairPage{head: head{Title: fmt.Sprintf("Pair %s#%d", sc, roll), DB: s.dbPath}, Form: f,
 		BackURL: query("/compare", f.kv()...), ScenarioID: sc, Rollout: roll,
 		A: newEpisodeView(ea), B: newEpisodeView(eb),
-		RunAURL: episodeURL(f.A, store.KeyOf(ea)), RunBURL: episodeURL(f.B, store.KeyOf(eb))}
+		RunAURL: episodeURL(f.A, episode.KeyOf(ea)), RunBURL: episodeURL(f.B, episode.KeyOf(eb))}
 	s.render(w, http.StatusOK, "pair", p)
 }

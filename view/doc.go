@@ -15,7 +15,7 @@
 //     terminal state, resistance type, domain family, split, scenario),
 //     read through store.Store.EpisodePage.
 //   - /runs/{id}/episode?k=KEY shows one episode (KEY as
-//     store.ParseEpisodeKey reads it): the per-turn timeline (persuader
+//     episode.ParseKey reads it): the per-turn timeline (persuader
 //     utterance and its tagged acts, persuadee reply, decision, the probe
 //     read-outs and belief B_t with the dense reward r_t = B_t - B_{t-1}
 //     of the Probe-RPO paper, latencies and tokens), a belief-trajectory

@@ -46,7 +46,7 @@ type episodeView struct {
 }
 
 func newEpisodeView(ep *episode.Episode) episodeView {
-	v := episodeView{Ep: ep, Key: store.KeyOf(ep).String(), Initial: readings(ep.Initial), B0: f3(ep.B0),
+	v := episodeView{Ep: ep, Key: episode.KeyOf(ep).String(), Initial: readings(ep.Initial), B0: f3(ep.B0),
 		Chart: beliefChart(ep), RGoal: fmt.Sprintf("%+.2f", ep.RGoal), RStrategy: sf3(ep.RStrategy),
 		ROut:   fmt.Sprintf("%+.3f", ep.OutcomeReward(reward.DefaultStrategyWeight)),
 		Judged: ep.RStrategy != nil || ep.JudgeError != "" || ep.ActsBy != ""}
@@ -125,7 +125,7 @@ type episodePage struct {
 
 // loadEpisode reads run runID's episode with key k. Errors:
 // store.ErrNotFound for an unknown run or episode; the store's.
-func (s *Server) loadEpisode(ctx context.Context, runID string, k store.EpisodeKey) (*episode.Episode, error) {
+func (s *Server) loadEpisode(ctx context.Context, runID string, k episode.Key) (*episode.Episode, error) {
 	eps, err := s.st.Episodes(ctx, runID, store.Filter{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID})
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (s *Server) loadEpisode(ctx context.Context, runID string, k store.EpisodeK
 func (s *Server) handleEpisode(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	k, err := store.ParseEpisodeKey(r.URL.Query().Get("k"))
+	k, err := episode.ParseKey(r.URL.Query().Get("k"))
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, "%v", err)
 		return

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -20,9 +22,9 @@ type runRow struct {
 	store.RunSummary
 	Created, Updated string
 	Accept           string
-	// Planned is the eval plan's episode count (0 when unknown) and
+	// Total is the eval plan's episode count (0 when unknown) and
 	// Progress the stored share of it in [0, 1].
-	Planned  int
+	Total    int
 	Progress float64
 	Running  bool
 	Config   string
@@ -49,8 +51,8 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		if run.Episodes > run.Failed {
 			row.Accept = pct(run.AcceptShare)
 		}
-		if row.Planned = s.setsOf(run.Run).planned; row.Planned > 0 {
-			row.Progress = min(1, float64(run.Episodes)/float64(row.Planned))
+		if row.Total = s.setsOf(run.Run).total; row.Total > 0 {
+			row.Progress = min(1, float64(run.Episodes)/float64(row.Total))
 		}
 		if row.Running {
 			p.Refresh = 3
@@ -65,7 +67,7 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 // p4g,arena heldout, 1 rollout"), else its JSON cut to 120 bytes; "" for
 // none.
 func configSummary(raw json.RawMessage) string {
-	var cfg runConfig
+	var cfg runplan.Grid
 	if len(raw) == 0 {
 		return ""
 	}
@@ -237,7 +239,7 @@ var resistanceNames = map[scenario.Resistance]string{
 }
 
 // episodeURL is the address of an episode's page.
-func episodeURL(runID string, k store.EpisodeKey) string {
+func episodeURL(runID string, k episode.Key) string {
 	return query("/runs/"+runID+"/episode", "k", k.String())
 }
 

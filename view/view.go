@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -32,7 +33,7 @@ func RunURL(addr, runID string) string {
 // EpisodeURL returns the address of one episode's page (key k of run
 // runID) on a viewer listening on addr, e.g.
 // "http://127.0.0.1:8080/runs/ID/episode?k=script%2Fsim%2Fs1%230".
-func EpisodeURL(addr, runID string, k store.EpisodeKey) string {
+func EpisodeURL(addr, runID string, k episode.Key) string {
 	return "http://" + addr + episodeURL(runID, k)
 }
 
@@ -45,7 +46,7 @@ func Hint(dbPath, runID string) string {
 // Server is the viewer's http.Handler over a run database. It only reads
 // the store. Safe for concurrent use.
 type Server struct {
-	st     store.Store
+	st     store.Reader
 	dbPath string
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
@@ -57,7 +58,7 @@ type Server struct {
 // New returns the viewer over st; dbPath names the database in page
 // headers (may be ""). Errors: none at run time — the embedded templates
 // are checked by the tests — so New panics only on a broken build.
-func New(st store.Store, dbPath string) *Server {
+func New(st store.Reader, dbPath string) *Server {
 	s := &Server{st: st, dbPath: dbPath, mux: http.NewServeMux(), sets: map[string]*runSets{}}
 	s.pages = parsePages()
 	static, err := fs.Sub(assets, "assets/static")
@@ -81,7 +82,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // shuts down within five seconds. An address off loopback gets a warning
 // on log: the pages show hidden profiles and transcripts. Errors: the
 // listener's (e.g. the port is taken).
-func Serve(ctx context.Context, st store.Store, addr, dbPath string, log io.Writer) error {
+func Serve(ctx context.Context, st store.Reader, addr, dbPath string, log io.Writer) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}

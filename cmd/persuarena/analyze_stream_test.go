@@ -14,6 +14,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -30,8 +31,7 @@ func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := evalConfig{Persuaders: []string{"script", "random", "pushy", "informer"}, Persuadees: []string{"sim-hard", "sim"},
-		Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 2, Seed: 3, Basis: probe.Default}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script", "random", "pushy", "informer"}, Persuadees: []string{"sim-hard", "sim"}, Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 2, Seed: 3}, Basis: probe.Default}
 	if err := runEval(ctx, have(db), "", cfg, 2, "csv", io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func evalEnqueue(cmd *cobra.Command, svc *runs.Service, dbPath string, spec runs
 	if res == nil || res.RunID == "" {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %d episodes queued (%d missing, %d already stored)\n", res.RunID, n, res.Planned, res.Stored)
+	fmt.Fprintf(cmd.ErrOrStderr(), "run %s: %d episodes queued (%d missing, %d already stored)\n", res.RunID, n, res.Missing, res.Stored)
 	fmt.Fprintln(cmd.OutOrStdout(), res.RunID)
 	if err != nil || res.Summaries != nil || !wait {
 		if err == nil && res.Summaries != nil {
@@ -98,7 +98,7 @@ func evalEnqueue(cmd *cobra.Command, svc *runs.Service, dbPath string, spec runs
 		}
 		return err
 	}
-	bar := progress.New(cmd.ErrOrStderr(), res.Planned, "eval")
+	bar := progress.New(cmd.ErrOrStderr(), res.Missing, "eval")
 	done := 0
 	run, err := queue.Wait(cmd.Context(), svc.Store, res.RunID, func(stored int) {
 		if d := stored - res.Stored; d > done {

@@ -11,6 +11,7 @@ import (
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
@@ -31,8 +32,7 @@ func TestEvalMASPMetrics(t *testing.T) {
 	}
 	defer db.Close()
 	few := writeScenarios(t, 30)
-	cfg := evalConfig{Persuaders: []string{"script", "random"}, Persuadees: []string{"sim", "sim-soft", "sim-hard"},
-		Scenarios: []string{few}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default, Metrics: "masp"}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script", "random"}, Persuadees: []string{"sim", "sim-soft", "sim-hard"}, Scenarios: []string{few}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5}, Basis: probe.Default, Metrics: "masp"}
 	var out bytes.Buffer
 	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
@@ -176,10 +176,10 @@ func TestEvalMASPBadFlags(t *testing.T) {
 	if err := runEval(ctx, have(db), "", cfg, 1, "table", &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--masp-t") {
 		t.Errorf("bad masp-t: %v", err)
 	}
-	if got := runs.MASPT(evalConfig{Tmax: 5}); got != 5 {
+	if got := runs.MASPT(evalConfig{Grid: runplan.Grid{Tmax: 5}}); got != 5 {
 		t.Errorf("T for tmax 5: %d", got)
 	}
-	if got := runs.MASPT(evalConfig{Tmax: 10, MASPT: 3}); got != 3 {
+	if got := runs.MASPT(evalConfig{Grid: runplan.Grid{Tmax: 10}, MASPT: 3}); got != 3 {
 		t.Errorf("--masp-t 3: %d", got)
 	}
 }

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
 func testConfig() evalConfig {
-	return evalConfig{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g"}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+	return evalConfig{Grid: runplan.Grid{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"}, Scenarios: []string{"p4g"}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 5}, Basis: probe.Default}
 }
 
 // Interrupt a run midway and resume it: every planned episode is stored
@@ -74,9 +75,9 @@ func TestEvalInterruptResume(t *testing.T) {
 	if len(eps) != planned {
 		t.Fatalf("after resume %d episodes, want %d", len(eps), planned)
 	}
-	seen := map[store.EpisodeKey]bool{}
+	seen := map[episode.Key]bool{}
 	for _, ep := range eps {
-		k := store.KeyOf(ep)
+		k := episode.KeyOf(ep)
 		if seen[k] {
 			t.Fatalf("episode %v stored twice", k)
 		}
@@ -174,8 +175,7 @@ func TestEvalRetryFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5, Basis: probe.Default}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{"p4g"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 5}, Basis: probe.Default}
 	if err := runEval(ctx, have(db), "", cfg, 2, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
@@ -253,8 +253,7 @@ func TestRunsShowEpisodeAndRm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 1)},
-		Split: "all", Tmax: 3, Rollouts: 1, Seed: 2, Basis: probe.Default}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 1)}, Split: "all", Tmax: 3, Rollouts: 1, Seed: 2}, Basis: probe.Default}
 	if err := runEval(ctx, have(db), "", cfg, 1, "csv", &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +271,7 @@ func TestRunsShowEpisodeAndRm(t *testing.T) {
 		rootCmd.SetArgs(nil)
 		return out.String(), err
 	}
-	key := store.KeyOf(eps[0]).String()
+	key := episode.KeyOf(eps[0]).String()
 	out, err := run("runs", "show", rs[0].ID, "--db", dbPath, "--episode", key)
 	t1 := eps[0].Turns[0]
 	if err != nil || !strings.Contains(out, "episode "+key) || !strings.Contains(out, "turn 1  acts: "+strings.Join(t1.Acts, ", ")) ||

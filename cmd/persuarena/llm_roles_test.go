@@ -20,6 +20,7 @@ import (
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
@@ -118,8 +119,7 @@ func TestEvalLLMPersuadee(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 3)},
-		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 3)}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 1}, Basis: probe.Default, Config: cfgPath}
 	var out, errOut bytes.Buffer
 	if err := runEval(ctx, have(db), "", cfg, 4, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
@@ -209,8 +209,7 @@ func TestEvalJudge(t *testing.T) {
 	}
 	defer db.Close()
 	scen := writeScenarios(t, 4)
-	plain := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{scen},
-		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default}
+	plain := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{scen}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 1}, Basis: probe.Default}
 	var plainOut bytes.Buffer
 	if err := runEval(ctx, have(db), "", plain, 1, "table", &plainOut, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
@@ -337,8 +336,7 @@ func TestEvalJudgeActs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 2)},
-		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath, Judge: "llm:j", JudgeActs: true}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{writeScenarios(t, 2)}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 1}, Basis: probe.Default, Config: cfgPath, Judge: "llm:j", JudgeActs: true}
 	var out, errOut bytes.Buffer
 	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
@@ -374,8 +372,7 @@ func TestEvalLLMRolesGrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cfg := evalConfig{Persuaders: []string{"llm:p", "script"}, Persuadees: []string{"llm:q", "sim"}, Scenarios: []string{writeScenarios(t, 2)},
-		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"llm:p", "script"}, Persuadees: []string{"llm:q", "sim"}, Scenarios: []string{writeScenarios(t, 2)}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 1}, Basis: probe.Default, Config: cfgPath}
 	var out, errOut bytes.Buffer
 	if err := runEval(ctx, have(db), "", cfg, 4, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
@@ -453,8 +450,7 @@ func TestEvalAllFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 3)},
-		Split: "all", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 3)}, Split: "all", Tmax: 10, Rollouts: 1, Seed: 1}, Basis: probe.Default, Config: cfgPath}
 	var out, errOut bytes.Buffer
 	err = runEval(ctx, have(db), "", cfg, 2, "table", &out, &errOut)
 	if !errors.Is(err, runs.ErrAllFailed) || !strings.Contains(err.Error(), "3 failed, none scored") || !strings.Contains(err.Error(), "model is being unloaded") {

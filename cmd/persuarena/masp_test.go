@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/scenario"
@@ -69,10 +70,7 @@ func TestMASPEvalAndCache(t *testing.T) {
 }
 
 func TestMASPImportAndPPDPPEval(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "data", "ppdpp", "cb-test.txt")
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("PPDPP data not present: %v", err)
-	}
+	src := cidata.Require(t, filepath.Join("..", "..", "..", "shared", "data", "ppdpp", "cb-test.txt"))
 	out := filepath.Join(t.TempDir(), "cb.jsonl")
 	msg, err := runMASP(t, "masp", "import", "cb", "--from", src, "--out", out)
 	if err != nil || !strings.Contains(msg, "wrote 188 scenarios") {
@@ -149,10 +147,7 @@ func TestMASPEvalLLMUsers(t *testing.T) {
 	if strings.Contains(out, key) {
 		t.Error("output shows the API key")
 	}
-	src := filepath.Join("..", "..", "..", "shared", "data", "ppdpp", "cb-test.txt")
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("PPDPP data not present: %v", err)
-	}
+	src := cidata.Require(t, filepath.Join("..", "..", "..", "shared", "data", "ppdpp", "cb-test.txt"))
 	small := filepath.Join(t.TempDir(), "cb-test.txt")
 	b, _ := os.ReadFile(src)
 	os.WriteFile(small, bytes.Join(bytes.SplitN(b, []byte("\n"), 4)[:3], []byte("\n")), 0o600)

@@ -13,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -104,8 +105,7 @@ func TestMemoryLLMEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ecfg := evalConfig{Persuaders: []string{"hmm:" + mem}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 2)},
-		Split: "all", Tmax: 4, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfg}
+	ecfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"hmm:" + mem}, Persuadees: []string{"llm:q"}, Scenarios: []string{writeScenarios(t, 2)}, Split: "all", Tmax: 4, Rollouts: 1, Seed: 1}, Basis: probe.Default, Config: cfg}
 	var eout, elog bytes.Buffer
 	if err := runEval(ctx, have(db), "", ecfg, 1, "table", &eout, &elog); err != nil {
 		t.Fatalf("%v\n%s", err, elog.String())

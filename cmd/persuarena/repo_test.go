@@ -10,6 +10,7 @@ import (
 
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
 )
@@ -27,8 +28,7 @@ func TestEvalREPORewardFakeJudge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cfg := evalConfig{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{"repo:negotiation"},
-		Split: "heldout", Tmax: 6, Rollouts: 1, Seed: 1, Basis: probe.Default, Config: cfgPath, Judge: "llm:j", Reward: "repo:negotiation-judged"}
+	cfg := evalConfig{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{"repo:negotiation"}, Split: "heldout", Tmax: 6, Rollouts: 1, Seed: 1}, Basis: probe.Default, Config: cfgPath, Judge: "llm:j", Reward: "repo:negotiation-judged"}
 	var out, errOut bytes.Buffer
 	if err := runEval(ctx, have(db), "", cfg, 2, "table", &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())

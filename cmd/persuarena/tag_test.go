@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/persuarena/persuarena/internal/cidata"
 )
 
 func runTag(t *testing.T, args ...string) (string, error) {
@@ -34,12 +35,7 @@ func TestTagCommandStrategies(t *testing.T) {
 // figures themselves are pinned in package tagger).
 func TestTagAgreementCommand(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "shared", "data", "p4g")
-	if _, err := os.Stat(filepath.Join(dir, "300_info.csv")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("P4G data not available at %s under CI: %v", dir, err)
-		}
-		t.Skipf("P4G data not available at %s: %v", dir, err)
-	}
+	cidata.Require(t, filepath.Join(dir, "300_info.csv"))
 	out, err := runTag(t, "tag", "agreement", "--from", dir)
 	if err != nil {
 		t.Fatal(err)

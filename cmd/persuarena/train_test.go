@@ -9,6 +9,7 @@ import (
 
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/runplan"
 	runs_ "github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/train"
@@ -64,8 +65,7 @@ func TestTrainResumeEval(t *testing.T) {
 	if err != nil || pers[0].Name() != ckf.ArmName(ck) || pers[0].Name() != "planner:p@"+ckf.Hash() {
 		t.Fatalf("planner persuader: %v %v", pers, err)
 	}
-	ec := evalConfig{Persuaders: []string{"planner:" + ck, "script"}, Persuadees: []string{"sim"},
-		Scenarios: []string{"arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 1, Basis: probe.Default}
+	ec := evalConfig{Grid: runplan.Grid{Persuaders: []string{"planner:" + ck, "script"}, Persuadees: []string{"sim"}, Scenarios: []string{"arena"}, Split: "heldout", Tmax: 10, Rollouts: 1, Seed: 1}, Basis: probe.Default}
 	var table bytes.Buffer
 	if err := runEval(ctx, have(db), "", ec, 2, "table", &table, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)

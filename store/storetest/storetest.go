@@ -358,7 +358,7 @@ func testEpisodeErrors(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[store.EpisodeKey]bool{{Persuader: "llm:a", Persuadee: "sim:fits/p4g.json", ScenarioID: "s", Rollout: 0}: true}
+	want := map[episode.Key]bool{{Persuader: "llm:a", Persuadee: "sim:fits/p4g.json", ScenarioID: "s", Rollout: 0}: true}
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("after refused saves DoneKeys = %v, want %v", keys, want)
 	}
@@ -388,8 +388,8 @@ func saveGrid(t *testing.T, st store.Store, run string) {
 	}
 }
 
-func key(per, pee, sc string, r int) store.EpisodeKey {
-	return store.EpisodeKey{Persuader: per, Persuadee: pee, ScenarioID: sc, Rollout: r}
+func key(per, pee, sc string, r int) episode.Key {
+	return episode.Key{Persuader: per, Persuadee: pee, ScenarioID: sc, Rollout: r}
 }
 
 func testCountsAndKeys(t *testing.T, st store.Store) {
@@ -400,7 +400,7 @@ func testCountsAndKeys(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKeys := map[store.EpisodeKey]bool{
+	wantKeys := map[episode.Key]bool{
 		key("b", "sim", "s2", 0): true, key("a", "sim", "s1", 0): true, key("a", "sim", "s1", 1): true,
 		key("a", "sim", "s2", 0): true, key("a", "llm", "s1", 0): true, key("b", "llm", "s1", 0): true,
 		key("b", "sim", "s1", 0): true, key("b", "sim", "s1", 1): true,
@@ -442,7 +442,7 @@ func testCountsAndKeys(t *testing.T, st store.Store) {
 func keysOf(eps []*episode.Episode) []string {
 	out := []string{}
 	for _, ep := range eps {
-		out = append(out, store.KeyOf(ep).String())
+		out = append(out, episode.KeyOf(ep).String())
 	}
 	return out
 }
@@ -479,7 +479,7 @@ func testFilters(t *testing.T, st store.Store) {
 		}
 		var outs []string
 		if err := st.EachOutcome(ctx, "r", func(o episode.Outcome) error {
-			outs = append(outs, store.EpisodeKey{Persuader: o.Persuader, Persuadee: o.Persuadee, ScenarioID: o.ScenarioID, Rollout: o.Rollout}.String())
+			outs = append(outs, episode.Key{Persuader: o.Persuader, Persuadee: o.Persuadee, ScenarioID: o.ScenarioID, Rollout: o.Rollout}.String())
 			return nil
 		}, c.f...); err != nil {
 			t.Fatal(err)
@@ -573,7 +573,7 @@ func testManyEpisodes(t *testing.T, st store.Store) {
 	if k := keysOf(got[:3]); !reflect.DeepEqual(k, []string{"p1/sim/s000#0", "p1/sim/s000#1", "p1/sim/s000#2"}) {
 		t.Fatalf("first keys %v", k)
 	}
-	if k := store.KeyOf(got[n-1]).String(); k != "p2/sim/s099#2" {
+	if k := episode.KeyOf(got[n-1]).String(); k != "p2/sim/s099#2" {
 		t.Fatalf("last key %s", k)
 	}
 	// p1/sim/s000#1 is episode i = 4 (4%2 = 0, 4/6 = 0, 4%3 = 1).

@@ -1,0 +1,45 @@
+package cidata
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// recorder is a testing.TB that records how it was stopped instead of
+// stopping, so Require's two outcomes can be checked from one test.
+type recorder struct {
+	testing.TB
+	fatal, skip string
+}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Fatalf(f string, a ...any) { r.fatal = fmt.Sprintf(f, a...) }
+func (r *recorder) Skipf(f string, a ...any)  { r.skip = fmt.Sprintf(f, a...) }
+
+func TestRequire(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "absent.csv")
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		r := &recorder{TB: t}
+		if got := Require(r, dir); got != dir || r.fatal != "" || r.skip != "" {
+			t.Errorf("CI=%q, present dir: returned %q, fatal %q, skip %q", ci, got, r.fatal, r.skip)
+		}
+		r = &recorder{TB: t}
+		Require(r, missing)
+		stopped := r.skip
+		if ci != "" {
+			stopped = r.fatal
+			if r.skip != "" {
+				t.Errorf("CI=%q: skipped (%q), want a failure", ci, r.skip)
+			}
+		} else if r.fatal != "" {
+			t.Errorf("CI unset: failed (%q), want a skip", r.fatal)
+		}
+		if !strings.Contains(stopped, missing) || !strings.Contains(stopped, "no such file") {
+			t.Errorf("CI=%q: message %q does not name the path and the error", ci, stopped)
+		}
+	}
+}
