@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 
 	"github.com/persuarena/persuarena/fidelity"
 	"github.com/persuarena/persuarena/p4g"
@@ -54,7 +55,7 @@ func FidelityP4G(ctx context.Context, spec FidelitySpec, progress func(done, tot
 // roles.ResolvePersuadee's and fidelity.RunTrace's.
 func FidelityPersuasionTrace(ctx context.Context, spec FidelitySpec, progress func(done, total int)) (*fidelity.TraceReport, error) {
 	if spec.From == "" {
-		return nil, fmt.Errorf("--from: the PersuasionTrace directory is required (the data set is not embedded)")
+		return nil, errors.New("--from: the PersuasionTrace directory is required (the data set is not embedded)")
 	}
 	if err := AtLeast(1, "workers", spec.Workers, "resamples", spec.Resamples); err != nil {
 		return nil, err
