@@ -158,7 +158,8 @@ class _EchoServer:
     handshake, pings once, echoes each text message upper-cased, and
     answers a close frame with a close frame."""
 
-    def __init__(self):
+    def __init__(self, silent=False):
+        self.silent = silent
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = "ws://127.0.0.1:%d/ws" % self.sock.getsockname()[1]
         self.pongs = []
@@ -188,7 +189,7 @@ class _EchoServer:
                 op, data, pending = got
                 if op == 0xA:
                     self.pongs.append(data)
-                elif op == 0x1:
+                elif op == 0x1 and not self.silent:
                     conn.sendall(_server_frame(0x1, data.decode().upper().encode()))
                 elif op == 0x8:
                     conn.sendall(_server_frame(0x8, data))
@@ -225,6 +226,30 @@ class WebSocketTest(unittest.TestCase):
         self.assertEqual(asyncio.run(run()), "ASYNC")
         srv.thread.join(5)
         self.assertEqual(srv.pongs, [b"hb"])
+
+    def test_late_reply_closes_the_session(self):
+        # A reply later than message_timeout_s raises TimeoutError and the
+        # client drops the connection, so that the late reply can never
+        # answer a later request.
+        srv = _EchoServer(silent=True)
+        env = SyncPersuArenaEnv(srv.url, message_timeout_s=0.2)
+        with self.assertRaises(TimeoutError):
+            env.reset(seed=1)
+        self.assertIsNone(env._ws)
+        srv.thread.join(5)
+        self.assertFalse(srv.thread.is_alive(), "the client must close the connection")
+
+        srv = _EchoServer(silent=True)
+
+        async def run():
+            env = PersuArenaEnv(srv.url, message_timeout_s=0.2)
+            with self.assertRaises(TimeoutError):
+                await env.reset(seed=1)
+            return env._ws
+
+        self.assertIsNone(asyncio.run(run()))
+        srv.thread.join(5)
+        self.assertFalse(srv.thread.is_alive())
 
 
 def _play(env):
@@ -342,6 +367,11 @@ class ServerTest(unittest.TestCase):
             with self.assertRaises(ConnectionClosed) as cc:
                 extra._ws.recv(5)
             self.assertEqual(cc.exception.code, 1013)
+            # Still full: the client's next request reconnects and is refused again.
+            with self.assertRaises(ServerError) as cm:
+                extra.reset(seed=3)
+            self.assertEqual(cm.exception.code, "CAPACITY_REACHED")
+            extra.close()
         finally:
             for e in envs:
                 e.close()
