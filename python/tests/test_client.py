@@ -347,6 +347,36 @@ class ServerTest(unittest.TestCase):
         self.assertRegex(persuarena.__version__, r"^\d+\.\d+\.\d+$")
         self.assertIn(v.lstrip("v").split("-")[0], (persuarena.__version__,), v)
 
+    def test_from_binary_stops_its_server(self):
+        # OpenEnv's from_docker_image pattern: the client owns the server
+        # it launched and stops it on close.
+        import persuarena._launch as pl
+        before = set(pl._live)
+        env = SyncPersuArenaEnv.from_binary("--tmax", "3")
+        (srv,) = set(pl._live) - before
+        r = env.reset(seed=4)
+        self.assertEqual(r.observation.tmax, 3)
+        env.close()
+        self.assertFalse(srv.running())
+        self.assertEqual(srv.process.returncode, 0)
+
+        async def run():
+            env = await PersuArenaEnv.from_binary("--tmax", "2")
+            r = await env.reset(seed=4)
+            await env.close()
+            return r.observation.tmax
+
+        self.assertEqual(asyncio.run(run()), 2)
+        self.assertEqual(set(pl._live), before)
+
+    def test_launch_error(self):
+        # A server that exits before listening: LaunchError with its stderr.
+        from persuarena.client import LaunchError, launch
+        with self.assertRaises(LaunchError) as cm:
+            launch("--reward", "everything")
+        self.assertIn("exited with status 1 before listening", str(cm.exception))
+        self.assertIn("everything", str(cm.exception))
+
     def test_validation_error_ws(self):
         with SyncPersuArenaEnv(self.srv.ws_url) as env:
             with self.assertRaises(ServerError) as cm:

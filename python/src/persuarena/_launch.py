@@ -68,6 +68,8 @@ class Server:
                 p.kill()
                 p.wait()
         self._reader.join(5)
+        if p.stderr is not None:
+            p.stderr.close()
         _live.discard(self)
         return p.returncode
 
@@ -151,6 +153,7 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
             proc.kill()
         proc.wait()
         reader.join(5)
+        proc.stderr.close()
         return LaunchError("%s: %s\n%s" % (" ".join(cmd), why, "\n".join(log)))
 
     if not found.wait(ready_timeout_s) or not addr:

@@ -367,6 +367,19 @@ class SyncPersuArenaEnv(_Base):
         super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider)
         self._ws: Optional[WebSocket] = None
 
+    @classmethod
+    def from_binary(cls, *flags: str, binary: Optional[str] = None, **kwargs: Any) -> "SyncPersuArenaEnv":
+        """Launches ``persuarena serve FLAGS`` (:func:`launch`) and returns a
+        connected client that stops it on :meth:`close`: the local
+        counterpart of OpenEnv's ``from_docker_image``. ``kwargs`` go to
+        the constructor. Errors: launch's and connect's."""
+        srv = launch(*flags, binary=binary)
+        try:
+            return cls(srv.base_url, provider=srv, **kwargs).connect()
+        except BaseException:
+            srv.stop()
+            raise
+
     def connect(self) -> "SyncPersuArenaEnv":
         """Opens the WebSocket session (done by the first request
         otherwise, and again after the connection closed). Raises
@@ -474,6 +487,17 @@ class PersuArenaEnv(_Base):
         p, self._provider = self._provider, None
         return SyncPersuArenaEnv(self.base_url, self._connect_timeout, self._message_timeout,
                                  self._max_size / (1 << 20), p)
+
+    @classmethod
+    async def from_binary(cls, *flags: str, binary: Optional[str] = None, **kwargs: Any) -> "PersuArenaEnv":
+        """As :meth:`SyncPersuArenaEnv.from_binary` (the launch runs in a
+        worker thread)."""
+        srv = await asyncio.to_thread(launch, *flags, binary=binary)
+        try:
+            return await cls(srv.base_url, provider=srv, **kwargs).connect()
+        except BaseException:
+            await asyncio.to_thread(srv.stop)
+            raise
 
     async def connect(self) -> "PersuArenaEnv":
         """As :meth:`SyncPersuArenaEnv.connect`."""
