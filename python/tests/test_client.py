@@ -217,11 +217,9 @@ class WebSocketTest(unittest.TestCase):
         srv = _EchoServer()
 
         async def run():
-            ws = await _ws.AsyncWebSocket.connect(srv.url, timeout=5)
-            await ws.send("async")
-            got = await asyncio.wait_for(ws.recv(), 5)
-            await ws.close()
-            return got
+            async with await _ws.connect_async(srv.url, open_timeout=5) as ws:
+                await ws.send("async")
+                return await asyncio.wait_for(ws.recv(), 5)
 
         self.assertEqual(asyncio.run(run()), "ASYNC")
         srv.thread.join(5)
