@@ -14,7 +14,7 @@ scripts/build-wheels sets both variables for each target.
 import os
 import shutil
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 try:
@@ -50,11 +50,14 @@ class BuildPy(build_py):
             os.chmod(dst, 0o755)
 
 
+class BinaryDistribution(Distribution):
+    # A bundled binary makes the wheel platform-specific: its files then
+    # install at the platlib root (Root-Is-Purelib: false).
+    def has_ext_modules(self):
+        return bool(BINARY)
+
+
 class BdistWheel(bdist_wheel):
-    def finalize_options(self):
-        super().finalize_options()
-        if BINARY:
-            self.root_is_pure = False
 
     def get_tag(self):
         if BINARY:
@@ -64,4 +67,4 @@ class BdistWheel(bdist_wheel):
         return super().get_tag()
 
 
-setup(version=release(), cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})
+setup(version=release(), distclass=BinaryDistribution, cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})

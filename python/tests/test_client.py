@@ -158,7 +158,8 @@ class _EchoServer:
     handshake, pings once, echoes each text message upper-cased, and
     answers a close frame with a close frame."""
 
-    def __init__(self):
+    def __init__(self, silent=False):
+        self.silent = silent
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = "ws://127.0.0.1:%d/ws" % self.sock.getsockname()[1]
         self.pongs = []
@@ -188,7 +189,7 @@ class _EchoServer:
                 op, data, pending = got
                 if op == 0xA:
                     self.pongs.append(data)
-                elif op == 0x1:
+                elif op == 0x1 and not self.silent:
                     conn.sendall(_server_frame(0x1, data.decode().upper().encode()))
                 elif op == 0x8:
                     conn.sendall(_server_frame(0x8, data))
@@ -216,15 +217,37 @@ class WebSocketTest(unittest.TestCase):
         srv = _EchoServer()
 
         async def run():
-            ws = await _ws.AsyncWebSocket.connect(srv.url, timeout=5)
-            await ws.send("async")
-            got = await asyncio.wait_for(ws.recv(), 5)
-            await ws.close()
-            return got
+            async with await _ws.connect_async(srv.url, open_timeout=5) as ws:
+                await ws.send("async")
+                return await asyncio.wait_for(ws.recv(), 5)
 
         self.assertEqual(asyncio.run(run()), "ASYNC")
         srv.thread.join(5)
         self.assertEqual(srv.pongs, [b"hb"])
+
+    def test_late_reply_closes_the_session(self):
+        # A reply later than message_timeout_s raises TimeoutError and the
+        # client drops the connection, so that the late reply can never
+        # answer a later request.
+        srv = _EchoServer(silent=True)
+        env = SyncPersuArenaEnv(srv.url, message_timeout_s=0.2)
+        with self.assertRaises(TimeoutError):
+            env.reset(seed=1)
+        self.assertIsNone(env._ws)
+        srv.thread.join(5)
+        self.assertFalse(srv.thread.is_alive(), "the client must close the connection")
+
+        srv = _EchoServer(silent=True)
+
+        async def run():
+            env = PersuArenaEnv(srv.url, message_timeout_s=0.2)
+            with self.assertRaises(TimeoutError):
+                await env.reset(seed=1)
+            return env._ws
+
+        self.assertIsNone(asyncio.run(run()))
+        srv.thread.join(5)
+        self.assertFalse(srv.thread.is_alive())
 
 
 def _play(env):
@@ -322,6 +345,36 @@ class ServerTest(unittest.TestCase):
         self.assertRegex(persuarena.__version__, r"^\d+\.\d+\.\d+$")
         self.assertIn(v.lstrip("v").split("-")[0], (persuarena.__version__,), v)
 
+    def test_from_binary_stops_its_server(self):
+        # OpenEnv's from_docker_image pattern: the client owns the server
+        # it launched and stops it on close.
+        import persuarena._launch as pl
+        before = set(pl._live)
+        env = SyncPersuArenaEnv.from_binary("--tmax", "3")
+        (srv,) = set(pl._live) - before
+        r = env.reset(seed=4)
+        self.assertEqual(r.observation.tmax, 3)
+        env.close()
+        self.assertFalse(srv.running())
+        self.assertEqual(srv.process.returncode, 0)
+
+        async def run():
+            env = await PersuArenaEnv.from_binary("--tmax", "2")
+            r = await env.reset(seed=4)
+            await env.close()
+            return r.observation.tmax
+
+        self.assertEqual(asyncio.run(run()), 2)
+        self.assertEqual(set(pl._live), before)
+
+    def test_launch_error(self):
+        # A server that exits before listening: LaunchError with its stderr.
+        from persuarena.client import LaunchError, launch
+        with self.assertRaises(LaunchError) as cm:
+            launch("--reward", "everything")
+        self.assertIn("exited with status 1 before listening", str(cm.exception))
+        self.assertIn("everything", str(cm.exception))
+
     def test_validation_error_ws(self):
         with SyncPersuArenaEnv(self.srv.ws_url) as env:
             with self.assertRaises(ServerError) as cm:
@@ -342,6 +395,11 @@ class ServerTest(unittest.TestCase):
             with self.assertRaises(ConnectionClosed) as cc:
                 extra._ws.recv(5)
             self.assertEqual(cc.exception.code, 1013)
+            # Still full: the client's next request reconnects and is refused again.
+            with self.assertRaises(ServerError) as cm:
+                extra.reset(seed=3)
+            self.assertEqual(cm.exception.code, "CAPACITY_REACHED")
+            extra.close()
         finally:
             for e in envs:
                 e.close()

@@ -68,6 +68,8 @@ class Server:
                 p.kill()
                 p.wait()
         self._reader.join(5)
+        if p.stderr is not None:
+            p.stderr.close()
         _live.discard(self)
         return p.returncode
 
@@ -151,11 +153,19 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
             proc.kill()
         proc.wait()
         reader.join(5)
+        proc.stderr.close()
         return LaunchError("%s: %s\n%s" % (" ".join(cmd), why, "\n".join(log)))
 
-    if not found.wait(ready_timeout_s) or not addr:
-        raise fail("exited with status %s before listening" % proc.poll() if proc.poll() is not None
-                   else "not listening after %g s" % ready_timeout_s)
+    if not found.wait(ready_timeout_s):
+        raise fail("not listening after %g s" % ready_timeout_s)
+    if not addr:
+        # stderr ended without the listening line: the process is exiting
+        # (its status may not be ready yet at EOF).
+        try:
+            code = proc.wait(max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise fail("closed stderr without listening") from None
+        raise fail("exited with status %d before listening" % code)
     srv = Server(proc, addr[0], log, reader)
     while True:
         try:

@@ -20,7 +20,8 @@ import struct
 import urllib.parse
 from typing import List, Optional, Tuple
 
-__all__ = ["WebSocket", "AsyncWebSocket", "ConnectionClosed", "HandshakeError", "ProtocolError"]
+__all__ = ["WebSocket", "AsyncWebSocket", "ConnectionClosed", "HandshakeError", "ProtocolError",
+           "connect", "connect_async"]
 
 # RFC 6455 section 1.3: the key-accept GUID.
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -315,6 +316,12 @@ class WebSocket:
         finally:
             self._sock.close()
 
+    def __enter__(self) -> "WebSocket":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 class AsyncWebSocket:
     """An asyncio WebSocket connection. Open one with :meth:`connect`; the
@@ -413,3 +420,24 @@ class AsyncWebSocket:
             pass
         finally:
             self._w.close()
+
+    async def __aenter__(self) -> "AsyncWebSocket":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+
+def connect(url: str, open_timeout: float = 10.0, max_size: int = DEFAULT_MAX_SIZE) -> WebSocket:
+    """:meth:`WebSocket.connect` with the keyword names of the websockets
+    package's ``websockets.sync.client.connect`` (open_timeout, max_size),
+    so code written for one runs on the other; the result is a context
+    manager, with ``send(str)``, ``recv(timeout)`` and ``close()``."""
+    return WebSocket.connect(url, open_timeout, max_size)
+
+
+async def connect_async(url: str, open_timeout: float = 10.0, max_size: int = DEFAULT_MAX_SIZE) -> AsyncWebSocket:
+    """:meth:`AsyncWebSocket.connect` with the keyword names of
+    ``websockets.asyncio.client.connect``; the result is an async context
+    manager, with ``send``, ``recv`` and ``close`` coroutines."""
+    return await AsyncWebSocket.connect(url, open_timeout, max_size)

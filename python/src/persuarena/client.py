@@ -367,11 +367,24 @@ class SyncPersuArenaEnv(_Base):
         super().__init__(base_url, connect_timeout_s, message_timeout_s, max_message_size_mb, provider)
         self._ws: Optional[WebSocket] = None
 
+    @classmethod
+    def from_binary(cls, *flags: str, binary: Optional[str] = None, **kwargs: Any) -> "SyncPersuArenaEnv":
+        """Launches ``persuarena serve FLAGS`` (:func:`launch`) and returns a
+        connected client that stops it on :meth:`close`: the local
+        counterpart of OpenEnv's ``from_docker_image``. ``kwargs`` go to
+        the constructor. Errors: launch's and connect's."""
+        srv = launch(*flags, binary=binary)
+        try:
+            return cls(srv.base_url, provider=srv, **kwargs).connect()
+        except BaseException:
+            srv.stop()
+            raise
+
     def connect(self) -> "SyncPersuArenaEnv":
         """Opens the WebSocket session (done by the first request
-        otherwise). Raises ConnectionError when the server cannot be
-        reached or refuses."""
-        if self._ws is None:
+        otherwise, and again after the connection closed). Raises
+        ConnectionError when the server cannot be reached or refuses."""
+        if self._ws is None or self._ws.closed is not None:
             try:
                 self._ws = WebSocket.connect(self.ws_url, self._connect_timeout, self._max_size)
             except (OSError, ValueError) as exc:
@@ -381,14 +394,15 @@ class SyncPersuArenaEnv(_Base):
     def _send(self, msg: Dict[str, Any]) -> Dict[str, Any]:
         self.connect()
         assert self._ws is not None
-        self._ws.send(json.dumps(msg))
         try:
+            self._ws.send(json.dumps(msg))
             raw = self._ws.recv(self._message_timeout)
         except TimeoutError:
             self.disconnect()
             raise
-        except ConnectionClosed:
-            self._ws = None
+        except OSError:  # ConnectionClosed included: the next request reconnects
+            ws, self._ws = self._ws, None
+            ws.close()
             raise
         return _reply(raw)
 
@@ -474,9 +488,20 @@ class PersuArenaEnv(_Base):
         return SyncPersuArenaEnv(self.base_url, self._connect_timeout, self._message_timeout,
                                  self._max_size / (1 << 20), p)
 
+    @classmethod
+    async def from_binary(cls, *flags: str, binary: Optional[str] = None, **kwargs: Any) -> "PersuArenaEnv":
+        """As :meth:`SyncPersuArenaEnv.from_binary` (the launch runs in a
+        worker thread)."""
+        srv = await asyncio.to_thread(launch, *flags, binary=binary)
+        try:
+            return await cls(srv.base_url, provider=srv, **kwargs).connect()
+        except BaseException:
+            await asyncio.to_thread(srv.stop)
+            raise
+
     async def connect(self) -> "PersuArenaEnv":
         """As :meth:`SyncPersuArenaEnv.connect`."""
-        if self._ws is None:
+        if self._ws is None or self._ws.closed is not None:
             try:
                 self._ws = await AsyncWebSocket.connect(self.ws_url, self._connect_timeout, self._max_size)
             except (OSError, ValueError, asyncio.TimeoutError) as exc:
@@ -486,14 +511,15 @@ class PersuArenaEnv(_Base):
     async def _send(self, msg: Dict[str, Any]) -> Dict[str, Any]:
         await self.connect()
         assert self._ws is not None
-        await self._ws.send(json.dumps(msg))
         try:
+            await self._ws.send(json.dumps(msg))
             raw = await asyncio.wait_for(self._ws.recv(), self._message_timeout)
         except asyncio.TimeoutError:
             await self.disconnect()
             raise TimeoutError("no reply from %s within %g s" % (self.ws_url, self._message_timeout)) from None
-        except ConnectionClosed:
-            self._ws = None
+        except OSError:  # ConnectionClosed included: the next request reconnects
+            ws, self._ws = self._ws, None
+            await ws.close()
             raise
         return _reply(raw)
 
