@@ -485,6 +485,10 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 				if tops == nil {
 					tops = p.Probs
 				}
+				if reason := postSampled(p.llamaTop, tops); reason != "" {
+					c.Top, c.Artefact = nil, &ArtefactError{Reason: fmt.Sprintf("/completion position %d: %s", j, reason)}
+					break
+				}
 				anyTop = anyTop || len(tops) > 0
 				top := make([]probe.TokenLogprob, 0, len(tops)+1)
 				for _, t := range tops {
@@ -501,13 +505,43 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 			}
 			// n_probs >= 1 was asked: without any candidate list only the
 			// sampled token is left, which would read as P = 1.
-			if len(probs) > 0 && !anyTop {
+			if len(probs) > 0 && !anyTop && c.Artefact == nil {
 				return nil, u, cached, fmt.Errorf("%w: /completion: n_probs asked for but no candidates returned", ErrLogprobsUnavailable)
 			}
 		}
 		out[i] = c
 	}
 	return out, u, cached, nil
+}
+
+// postSampled returns why a candidate list (tops plus the sampled token)
+// is post-sampling rather than the raw distribution, or "" when it is not:
+// probabilities (`prob`, not `logprob`) that are all exactly 0 or 1, with
+// a 1. A softmax over a vocabulary never gives exactly 1.0; the samplers
+// do (the probe's logit bias pins "Yes"), and llama-server reports their
+// output when it ignores post_sampling_probs: false, as builds before
+// llama.cpp PR #9897 did with the older `probs` shape (llama.cpp issue
+// #7197). Read as probabilities, such a list would give P(Yes) = 1.
+func postSampled(sampled llamaTop, tops []llamaTop) string {
+	one := ""
+	for _, t := range append(tops[:len(tops):len(tops)], sampled) {
+		if t.Logprob != nil || t.Prob == nil {
+			continue
+		}
+		switch *t.Prob {
+		case 1:
+			if one == "" {
+				one = t.text()
+			}
+		case 0:
+		default:
+			return ""
+		}
+	}
+	if one == "" {
+		return ""
+	}
+	return fmt.Sprintf("post-sampling probabilities (%q exactly 1, every other candidate 0): post_sampling_probs: false not honoured (llama.cpp #7197)", one)
 }
 
 // llamaFinish maps llama-server's stop_type to OpenAI finish reasons.
