@@ -66,10 +66,14 @@ func WriteOne(w io.Writer, refs []string, id string, public bool) error {
 	return enc.Encode(v)
 }
 
-// CheckFiles loads every ref and writes each problem of an invalid one
-// (file:line: field: problem) or "REF: ok: N scenarios" to w. It returns
-// an error counting the invalid refs, nil when all are valid.
+// CheckFiles loads every ref (the built-in sets when refs is empty) and
+// writes each problem of an invalid one (file:line: field: problem) or
+// "REF: ok: N scenarios" to w. It returns an error counting the invalid
+// refs, nil when all are valid.
 func CheckFiles(w io.Writer, refs []string) error {
+	if len(refs) == 0 {
+		refs = scenarios.Names
+	}
 	bad := 0
 	for _, ref := range refs {
 		ss, err := Resolve(ref)
