@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -131,5 +133,36 @@ func TestSharedPrefix(t *testing.T) {
 		if got := sharedPrefix(c.prompts); got != c.want {
 			t.Errorf("sharedPrefix(%q) = %q, want %q", c.prompts, got, c.want)
 		}
+	}
+}
+
+// orderedTop reads keys in document order with duplicates kept, escaped
+// keys decoded, any white space, and every tolerated value form.
+func TestOrderedTopShapes(t *testing.T) {
+	var o orderedTop
+	in := ` { "Yes" : -0.5 ,"\u0120Yes":-1e-3,"\"q\\":"-inf", "Yes":null,"No":-2,"x":"NaN" , "y": [1, {"a": "}"}], "z":{"b":"]"},"w":"-1.5"} `
+	if err := json.Unmarshal([]byte(`[`+in+`]`), &[]orderedTop{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.UnmarshalJSON([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	inf := logprob(math.Inf(-1))
+	want := orderedTop{{"Yes", -0.5}, {"\u0120Yes", -1e-3}, {`"q\`, inf}, {"Yes", inf}, {"No", -2}, {"x", inf}, {"y", inf}, {"z", inf}, {"w", -1.5}}
+	if len(o) != len(want) {
+		t.Fatalf("got %v, want %v", o, want)
+	}
+	for i := range want {
+		if o[i] != want[i] {
+			t.Errorf("[%d] = %+v, want %+v", i, o[i], want[i])
+		}
+	}
+	for _, s := range []string{`{}`, ` { } `, `null`} {
+		if err := o.UnmarshalJSON([]byte(s)); err != nil || len(o) != 0 {
+			t.Errorf("%s: %v %v", s, o, err)
+		}
+	}
+	if err := o.UnmarshalJSON([]byte(`[1]`)); err == nil {
+		t.Error("an array read as a top_logprobs object")
 	}
 }

@@ -262,40 +262,102 @@ type orderedTop []struct {
 	LP  logprob
 }
 
+// UnmarshalJSON reads the object by hand: encoding/json has validated
+// the document before calling it, and a json.Decoder per position was the
+// larger part of reading a probe response (BenchmarkConcurrentEpisodes).
 func (o *orderedTop) UnmarshalJSON(b []byte) error {
 	*o = nil
-	if string(bytes.TrimSpace(b)) == "null" {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
+	if len(b) < 2 || b[0] != '{' {
 		return fmt.Errorf("top_logprobs entry: want an object")
 	}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
+	i := skipSpace(b, 1)
+	if b[i] == '}' {
+		return nil
+	}
+	for i < len(b) {
+		// b is valid JSON: a key string, ':', a value, then ',' or '}'.
+		end := stringEnd(b, i)
+		var k string
+		if bytes.IndexByte(b[i+1:end-1], '\\') < 0 {
+			k = string(b[i+1 : end-1])
+		} else if err := json.Unmarshal(b[i:end], &k); err != nil {
 			return err
 		}
-		k, _ := kt.(string)
+		i = skipSpace(b, end) + 1 // past ':'
+		i = skipSpace(b, i)
+		vend := valueEnd(b, i)
 		var lp logprob
-		var rawv json.RawMessage
-		if err := dec.Decode(&rawv); err != nil {
-			return err
-		}
-		if err := lp.UnmarshalJSON(rawv); err != nil {
+		if err := lp.UnmarshalJSON(b[i:vend]); err != nil {
 			return err
 		}
 		*o = append(*o, struct {
 			Key string
 			LP  logprob
 		}{k, lp})
+		i = skipSpace(b, vend)
+		if b[i] == '}' {
+			return nil
+		}
+		i = skipSpace(b, i+1) // past ','
 	}
-	_, err = dec.Token()
-	return err
+	return fmt.Errorf("top_logprobs entry: unterminated object")
+}
+
+// skipSpace returns the index of the first byte of b at or after i that
+// is not JSON white space (len(b) at the end).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string that opens at
+// b[i] ('"').
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the JSON value that starts at b[i]
+// in valid JSON: a string, an object or array (nesting counted, strings
+// skipped), or a literal or number (up to the next delimiter).
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
 }
 
 type completionBody struct {
