@@ -126,7 +126,7 @@ func TestSharedPrefix(t *testing.T) {
 	}{
 		{[]string{"abc"}, ""},
 		{[]string{"abcX", "abcY", "abZ"}, "ab"},
-		{[]string{"x\xe2\x82\xac", "x\xe2\x82A"}, "x"},  // "€" vs a truncated rune: split before its lead byte
+		{[]string{"x\xe2\x82\xac", "x\xe2\x82A"}, "x"}, // "€" vs a truncated rune: split before its lead byte
 		{[]string{"x日本", "x日月"}, "x日"},                 // a whole shared rune is kept
 		{[]string{"same", "same"}, "same"},
 	} {
