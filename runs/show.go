@@ -227,7 +227,8 @@ func (s *Service) Remove(ctx context.Context, ids []string, w io.Writer) error {
 // WriteTranscript prints ep as a readable transcript: a header (key, run,
 // seed, split, domain, resistance), the initial probes and B_0, then per
 // turn the persuader's acts, both utterances, the persuadee's decision,
-// the probe read-outs p_k, the belief B_t and the dense reward
+// the probe read-outs p_k ("-" when unreadable, with the reason an engine
+// answer was rejected), the belief B_t and the dense reward
 // r_t = B_t - B_{t-1} (Probe-RPO paper; "-" where missing), and the end:
 // terminal state, R_goal, R_strategy and error when present.
 func WriteTranscript(w io.Writer, ep *episode.Episode) {
@@ -241,8 +242,11 @@ func WriteTranscript(w io.Writer, ep *episode.Episode) {
 		var parts []string
 		for _, r := range rs {
 			v := "-"
-			if r.OK {
+			switch {
+			case r.OK:
 				v = fmt.Sprintf("%.3f", r.P)
+			case r.Reason != "":
+				v = "- (" + r.Reason + ")"
 			}
 			parts = append(parts, r.Probe+" "+v)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/store"
 )
@@ -59,5 +60,18 @@ func TestShowOrderAndKeys(t *testing.T) {
 	buf.Reset()
 	if err := svc.ShowEpisode(ctx, res.RunID, key, &buf); err != nil || !strings.Contains(buf.String(), "accept") {
 		t.Fatalf("ShowEpisode(%s): %v\n%s", key, err, buf.String())
+	}
+}
+
+// The transcript shows an unreadable read-out as "-", with the reason its
+// engine answer was rejected.
+func TestTranscriptShowsUnreadableReason(t *testing.T) {
+	b := 0.25
+	ep := &episode.Episode{Persuader: "script", Persuadee: "llm:x", ScenarioID: "s1", Initial: []probe.Reading{
+		{Probe: "ca", P: 0.25, OK: true}, {Probe: "pe", Reason: "llm: engine artefact: post-sampling"}, {Probe: "ac"}}, B0: &b}
+	var buf bytes.Buffer
+	WriteTranscript(&buf, ep)
+	if want := "start: probes ca 0.250, pe - (llm: engine artefact: post-sampling), ac -; belief B_0 0.250\n"; !strings.Contains(buf.String(), want) {
+		t.Fatalf("transcript lacks %q:\n%s", want, buf.String())
 	}
 }
