@@ -158,11 +158,15 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
 	if err != nil {
 		return nil, err
 	}
+	body, err := chatRequestBody(r.Messages, &p)
+	if err != nil {
+		return nil, err
+	}
 	var out *ChatResponse
 	var u Usage
 	err = c.call(ctx, &u, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/chat/completions", func(o ...option.RequestOption) error {
-			_, err := rep.oa.Chat.Completions.New(actx, p, o...)
+			_, err := rep.oa.Chat.Completions.New(actx, rawChat, append(o, option.WithRequestBody("application/json", body))...)
 			return err
 		})
 		if err != nil {

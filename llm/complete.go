@@ -105,11 +105,15 @@ func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, 
 		extra[k] = v
 	}
 	p.SetExtraFields(extra) // merged as chatParams documents
+	body, err := completionRequestBody(prompts, &p)
+	if err != nil {
+		return nil, err
+	}
 	var choices []CompletionChoice
 	var usage Usage
-	err := c.call(ctx, u, func(actx context.Context, rep *replica) error {
+	err = c.call(ctx, u, func(actx context.Context, rep *replica) error {
 		raw, err := c.sendOA("/v1/completions", func(o ...option.RequestOption) error {
-			_, err := rep.oa.Completions.New(actx, p, o...)
+			_, err := rep.oa.Completions.New(actx, rawCompletion, append(o, option.WithRequestBody("application/json", body))...)
 			return err
 		})
 		if err != nil {

@@ -302,6 +302,9 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 			return fmt.Errorf("llm: backend %q: completion probe: %w", c.b.Name, err)
 		}
 		caps.MaxTopLogprobs = k
+		if len(resp.Choices) > 0 && resp.Choices[0].Artefact != nil {
+			caps.Notes = append(caps.Notes, resp.Choices[0].Artefact.Error())
+		}
 		if len(resp.Choices) > 0 && len(resp.Choices[0].Top) > 0 {
 			for _, cand := range resp.Choices[0].Top[0] {
 				// vLLM must honour logprob_token_ids; llama-server reports

@@ -195,12 +195,34 @@ func TestParseLlamaCompletion(t *testing.T) {
 	if err != nil || chs[0].Text != "No" || chs[1].Text != "Yes" || u.PromptTokens != 121 || u.CachedTokens != 48 {
 		t.Fatalf("batch %+v %+v %v", chs, u, err)
 	}
-	chs, _, _, err = parseLlamaCompletion(fixture(t, "llamacpp_completion_post_sampling.json"), 1, true)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestParsePostSamplingIsArtefact: probabilities of exactly 1.0 and 0.0
+// are what the samplers leave (the probe's logit bias pins "Yes"), never a
+// raw softmax; in the current top_probs shape and in the older probs shape
+// of llama.cpp issue #7197 (the engine bug-report fixture) the choice
+// carries an *ArtefactError and no log-probs, so the probe is unreadable
+// rather than P(Yes) = 1. The same older shape with real probabilities
+// (llamacpp_completion_legacy.json) is still read.
+func TestParsePostSamplingIsArtefact(t *testing.T) {
+	for _, f := range []string{"llamacpp_completion_post_sampling.json", "llamacpp_completion_legacy_post_sampling.json"} {
+		chs, _, _, err := parseLlamaCompletion(fixture(t, f), 1, true)
+		if err != nil {
+			t.Fatalf("%s: %v (want the artefact on the choice, not a failed request)", f, err)
+		}
+		c := chs[0]
+		var ae *ArtefactError
+		if c.Top != nil || !errors.As(c.Artefact, &ae) || !errors.Is(c.Artefact, ErrArtefact) {
+			t.Fatalf("%s: top %v artefact %v, want no log-probs and an *ArtefactError", f, c.Top, c.Artefact)
+		}
+		const want = `llm: engine artefact: /completion position 0: post-sampling probabilities ("Yes" exactly 1, every other candidate 0): post_sampling_probs: false not honoured (llama.cpp #7197)`
+		if c.Artefact.Error() != want {
+			t.Fatalf("%s: reason\n%s\nwant\n%s", f, c.Artefact, want)
+		}
 	}
-	if y, n := probe.Pool(probe.Answer{Top: chs[0].Top[0]}); y != 1 || n != 0 {
-		t.Fatalf("post-sampling probs: %v %v", y, n)
+	chs, _, _, err := parseLlamaCompletion(fixture(t, "llamacpp_completion_legacy.json"), 1, true)
+	if err != nil || chs[0].Artefact != nil {
+		t.Fatalf("legacy 0.6/0.3/0.05: %v %v", chs[0].Artefact, err)
 	}
 }
 

@@ -150,6 +150,10 @@ type CompletionChoice struct {
 	FinishReason string
 	// Top is as ChatResponse.Top; nil when no logprobs were requested.
 	Top [][]probe.TokenLogprob
+	// Artefact, when not nil, says why the choice's log-probs are not
+	// the model's distribution (an *ArtefactError); Top is then nil and
+	// the probe reads as unreadable, never as P = 1.
+	Artefact error
 }
 
 // CompletionResponse holds one choice per prompt, in prompt order.
@@ -217,6 +221,26 @@ var (
 	// requests are idempotent).
 	ErrMalformed = errors.New("llm: malformed response")
 )
+
+// ErrArtefact marks (errors.Is) an *ArtefactError.
+var ErrArtefact = errors.New("llm: log-probs are an engine artefact")
+
+// ArtefactError is a probability list that cannot be the model's
+// distribution, such as post-sampling probabilities of exactly 1.0 and 0.0
+// (llama-server builds that ignore post_sampling_probs: false, or the
+// older `probs` shape, which is always post-sampling: llama.cpp issue
+// #7197, PR #9897). The probe it answers is unreadable, with Reason
+// recorded. errors.Is(err, ErrArtefact) holds.
+type ArtefactError struct {
+	// Reason says what the list looked like, e.g. "post-sampling
+	// probabilities: \"Yes\" 1, others 0".
+	Reason string
+}
+
+func (e *ArtefactError) Error() string { return "llm: engine artefact: " + e.Reason }
+
+// Is reports target == ErrArtefact.
+func (e *ArtefactError) Is(target error) bool { return target == ErrArtefact }
 
 // HTTPError is a non-2xx answer. Body is the response body, truncated to
 // 2 KiB, with the API key redacted should the server echo it; request

@@ -262,40 +262,102 @@ type orderedTop []struct {
 	LP  logprob
 }
 
+// UnmarshalJSON reads the object by hand: encoding/json has validated
+// the document before calling it, and a json.Decoder per position was the
+// larger part of reading a probe response (BenchmarkConcurrentEpisodes).
 func (o *orderedTop) UnmarshalJSON(b []byte) error {
 	*o = nil
-	if string(bytes.TrimSpace(b)) == "null" {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
+	if len(b) < 2 || b[0] != '{' {
 		return fmt.Errorf("top_logprobs entry: want an object")
 	}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
+	i := skipSpace(b, 1)
+	if b[i] == '}' {
+		return nil
+	}
+	for i < len(b) {
+		// b is valid JSON: a key string, ':', a value, then ',' or '}'.
+		end := stringEnd(b, i)
+		var k string
+		if bytes.IndexByte(b[i+1:end-1], '\\') < 0 {
+			k = string(b[i+1 : end-1])
+		} else if err := json.Unmarshal(b[i:end], &k); err != nil {
 			return err
 		}
-		k, _ := kt.(string)
+		i = skipSpace(b, end) + 1 // past ':'
+		i = skipSpace(b, i)
+		vend := valueEnd(b, i)
 		var lp logprob
-		var rawv json.RawMessage
-		if err := dec.Decode(&rawv); err != nil {
-			return err
-		}
-		if err := lp.UnmarshalJSON(rawv); err != nil {
+		if err := lp.UnmarshalJSON(b[i:vend]); err != nil {
 			return err
 		}
 		*o = append(*o, struct {
 			Key string
 			LP  logprob
 		}{k, lp})
+		i = skipSpace(b, vend)
+		if b[i] == '}' {
+			return nil
+		}
+		i = skipSpace(b, i+1) // past ','
 	}
-	_, err = dec.Token()
-	return err
+	return fmt.Errorf("top_logprobs entry: unterminated object")
+}
+
+// skipSpace returns the index of the first byte of b at or after i that
+// is not JSON white space (len(b) at the end).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string that opens at
+// b[i] ('"').
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the JSON value that starts at b[i]
+// in valid JSON: a string, an object or array (nesting counted, strings
+// skipped), or a literal or number (up to the next delimiter).
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
 }
 
 type completionBody struct {
@@ -485,6 +547,10 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 				if tops == nil {
 					tops = p.Probs
 				}
+				if reason := postSampled(p.llamaTop, tops); reason != "" {
+					c.Top, c.Artefact = nil, &ArtefactError{Reason: fmt.Sprintf("/completion position %d: %s", j, reason)}
+					break
+				}
 				anyTop = anyTop || len(tops) > 0
 				top := make([]probe.TokenLogprob, 0, len(tops)+1)
 				for _, t := range tops {
@@ -501,13 +567,43 @@ func parseLlamaCompletion(raw []byte, n int, wantLogprobs bool) ([]CompletionCho
 			}
 			// n_probs >= 1 was asked: without any candidate list only the
 			// sampled token is left, which would read as P = 1.
-			if len(probs) > 0 && !anyTop {
+			if len(probs) > 0 && !anyTop && c.Artefact == nil {
 				return nil, u, cached, fmt.Errorf("%w: /completion: n_probs asked for but no candidates returned", ErrLogprobsUnavailable)
 			}
 		}
 		out[i] = c
 	}
 	return out, u, cached, nil
+}
+
+// postSampled returns why a candidate list (tops plus the sampled token)
+// is post-sampling rather than the raw distribution, or "" when it is not:
+// probabilities (`prob`, not `logprob`) that are all exactly 0 or 1, with
+// a 1. A softmax over a vocabulary never gives exactly 1.0; the samplers
+// do (the probe's logit bias pins "Yes"), and llama-server reports their
+// output when it ignores post_sampling_probs: false, as builds before
+// llama.cpp PR #9897 did with the older `probs` shape (llama.cpp issue
+// #7197). Read as probabilities, such a list would give P(Yes) = 1.
+func postSampled(sampled llamaTop, tops []llamaTop) string {
+	one := ""
+	for _, t := range append(tops[:len(tops):len(tops)], sampled) {
+		if t.Logprob != nil || t.Prob == nil {
+			continue
+		}
+		switch *t.Prob {
+		case 1:
+			if one == "" {
+				one = t.text()
+			}
+		case 0:
+		default:
+			return ""
+		}
+	}
+	if one == "" {
+		return ""
+	}
+	return fmt.Sprintf("post-sampling probabilities (%q exactly 1, every other candidate 0): post_sampling_probs: false not honoured (llama.cpp #7197)", one)
 }
 
 // llamaFinish maps llama-server's stop_type to OpenAI finish reasons.

@@ -485,7 +485,9 @@ func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 // ProbeCompletions all forks go in one /v1/completions request; on ProbeChat,
 // K concurrent chat requests. Thinking is always off for probes. An answer
 // whose pooled Yes + No mass is below the minimum is returned empty
-// (unreadable, missing).
+// (unreadable, missing); one the engine answered with an artefact
+// (llm.ArtefactError: post-sampling probabilities) is returned empty with
+// the artefact as its Reason.
 //
 // Errors: llm.ErrLogprobsUnavailable (wrapped) when a response carries no
 // log-probs at all; engine errors wrapped with scenario and turn.
@@ -509,7 +511,7 @@ func (s *session) Probe(ctx context.Context, transcript []episode.Message, basis
 	}
 	for k := range ans {
 		if y, n := probe.Pool(ans[k]); y+n < min {
-			ans[k] = probe.Answer{Top: []probe.TokenLogprob{}}
+			ans[k] = probe.Answer{Top: []probe.TokenLogprob{}, Reason: ans[k].Reason}
 		}
 	}
 	return ans, nil
@@ -598,6 +600,12 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 	for _, c := range resp.Choices {
 		if c.Index < 0 || c.Index >= len(ans) {
 			return nil, fmt.Errorf("%w: completion choice index %d", llm.ErrMalformed, c.Index)
+		}
+		if c.Artefact != nil {
+			// Unreadable with its reason (post-sampling probabilities),
+			// never P = 1; the other probes still read.
+			ans[c.Index] = probe.Answer{Top: []probe.TokenLogprob{}, Reason: c.Artefact.Error()}
+			continue
 		}
 		if len(c.Top) == 0 {
 			return nil, llm.ErrLogprobsUnavailable

@@ -28,6 +28,9 @@ type stub struct {
 	dist func(prompt string) map[string]float64
 	// noLogprobs drops log-probs from probe answers.
 	noLogprobs bool
+	// artefact, when set and not nil for a prompt, answers that prompt's
+	// choice with it instead of log-probs (llm.CompletionChoice.Artefact).
+	artefact func(prompt string) error
 	// template overrides the chat template (nil: fakeengine.Template).
 	template func(msgs []llm.Message, gen bool, thinking *bool) string
 
@@ -127,6 +130,11 @@ func (s *stub) Complete(_ context.Context, r llm.CompletionRequest) (*llm.Comple
 				}
 			}
 			c.Top = [][]probe.TokenLogprob{top}
+			if s.artefact != nil {
+				if c.Artefact = s.artefact(p); c.Artefact != nil {
+					c.Top = nil
+				}
+			}
 		}
 		out.Choices = append(out.Choices, c)
 	}

@@ -81,6 +81,11 @@ type TokenLogprob struct {
 // Answer is the raw first-token distribution an engine returned for one probe.
 type Answer struct {
 	Top []TokenLogprob `json:"top"`
+	// Reason, when not empty, says why the answer carries no
+	// distribution although the engine answered (e.g. post-sampling
+	// probabilities, package llm's ArtefactError); Read copies it to an
+	// unreadable Reading.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Reading is one probe's read-out at one turn.
@@ -92,6 +97,9 @@ type Reading struct {
 	// OK is false when the probe was unreadable (neither Yes nor No had any
 	// mass): a missing value, never 0 or 0.5.
 	OK bool `json:"ok"`
+	// Reason says why an unreadable probe is unreadable when the engine's
+	// answer was rejected (Answer.Reason); empty otherwise.
+	Reason string `json:"reason,omitempty"`
 }
 
 // State returns s_{t,k} = 2 p_k - 1 in [-1, 1] (Probe-RPO paper, Eq. 1).
@@ -165,11 +173,14 @@ func Pool(a Answer) (pYes, pNo float64) {
 }
 
 // Read pools a probe's answer and returns its Reading; an answer without any
-// Yes or No mass gives a Reading with OK false.
+// Yes or No mass gives a Reading with OK false and the answer's Reason.
 func Read(id string, a Answer) Reading {
 	y, n := Pool(a)
 	p, err := Share(y, n)
-	return Reading{Probe: id, P: p, OK: err == nil}
+	if err != nil {
+		return Reading{Probe: id, Reason: a.Reason}
+	}
+	return Reading{Probe: id, P: p, OK: true}
 }
 
 // Belief returns B_t = mean_k p_k over the readable probes (Probe-RPO paper,

@@ -115,6 +115,20 @@ func TestUnreadableIsMissing(t *testing.T) {
 	}
 }
 
+// An answer the engine gave but the client rejected (post-sampling
+// probabilities) is unreadable with its reason, never P = 1; a readable
+// answer carries no reason.
+func TestUnreadableKeepsReason(t *testing.T) {
+	const why = "llm: engine artefact: post-sampling probabilities"
+	if r := Read("ca", Answer{Top: []TokenLogprob{}, Reason: why}); r != (Reading{Probe: "ca", Reason: why}) {
+		t.Fatalf("rejected answer read as %+v", r)
+	}
+	r := Read("ca", Answer{Top: []TokenLogprob{{Token: "Yes", ID: -1, Logprob: math.Log(0.75)}, {Token: "No", ID: -1, Logprob: math.Log(0.25)}}, Reason: why})
+	if !r.OK || r.Reason != "" || math.Abs(r.P-0.75) > 1e-12 {
+		t.Fatalf("readable answer read as %+v", r)
+	}
+}
+
 func TestLoadBasis(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "b.json")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -50,8 +51,9 @@ func (s *Service) List(ctx context.Context, w io.Writer) error {
 }
 
 // Show prints run id's metadata, its configuration (indented JSON) and its
-// terminal-state counts per (persuader, persuadee) pair, with an "other"
-// column only when some terminal is none of the known ones. Errors:
+// terminal-state counts per (persuader, persuadee) pair, in eval's order
+// (armOrder), with an "other" column only when some terminal is none of
+// the known ones. Errors:
 // store.ErrNotFound; store.OpenExisting's and the store's.
 func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
 	if err := s.ensure(ctx, true); err != nil {
@@ -97,6 +99,7 @@ func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
 		}
 		return n
 	}
+	armOrder(run, pcs)
 	other := false
 	for _, pc := range pcs {
 		other = other || pc.Episodes != known(pc)
@@ -121,6 +124,63 @@ func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
+}
+
+// armOrder sorts pcs (stably) as eval prints its table: by the position of
+// the persuadee in the run's stored --persuadee list, then of the
+// persuader in --persuader (plannedOrder); names not listed, such as a
+// run kind without these lists, keep the store's order after the listed
+// ones.
+func armOrder(run store.Run, pcs []store.PairCounts) {
+	var spec EvalSpec
+	if json.Unmarshal(run.Config, &spec) != nil {
+		return
+	}
+	pos := func(list []string, name string) int {
+		if i := slices.Index(list, name); i >= 0 {
+			return i
+		}
+		return len(list)
+	}
+	slices.SortStableFunc(pcs, func(a, b store.PairCounts) int {
+		if c := pos(spec.Persuadees, a.Persuadee) - pos(spec.Persuadees, b.Persuadee); c != 0 {
+			return c
+		}
+		return pos(spec.Persuaders, a.Persuader) - pos(spec.Persuaders, b.Persuader)
+	})
+}
+
+// ShowKeys writes the key (persuader/persuadee/scenario#rollout, what
+// ShowEpisode takes), terminal state and persuader turns of every episode
+// of run runID matching f (the viewer's run-page filters), one per line
+// in the store's order (persuader, persuadee, scenario ID, rollout), under
+// a header; then "N episodes". Errors: store.ErrNotFound for an unknown
+// run, the store's and w's.
+func (s *Service) ShowKeys(ctx context.Context, runID string, f store.Filter, w io.Writer) error {
+	if err := s.ensure(ctx, true); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EPISODE	TERMINAL	TURNS")
+	total := 0
+	for off := 0; ; off += store.MaxPageLimit {
+		pg, err := s.Store.EpisodePage(ctx, runID, off, store.MaxPageLimit, f)
+		if err != nil {
+			return err
+		}
+		for _, r := range pg.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Key(), r.Terminal, r.Turns)
+		}
+		total = pg.Total
+		if len(pg.Rows) < store.MaxPageLimit {
+			break
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d episodes\n", total)
+	return err
 }
 
 // ShowEpisode prints the episode of run runID with key
@@ -168,7 +228,8 @@ func (s *Service) Remove(ctx context.Context, ids []string, w io.Writer) error {
 // WriteTranscript prints ep as a readable transcript: a header (key, run,
 // seed, split, domain, resistance), the initial probes and B_0, then per
 // turn the persuader's acts, both utterances, the persuadee's decision,
-// the probe read-outs p_k, the belief B_t and the dense reward
+// the probe read-outs p_k ("-" when unreadable, with the reason an engine
+// answer was rejected), the belief B_t and the dense reward
 // r_t = B_t - B_{t-1} (Probe-RPO paper; "-" where missing), and the end:
 // terminal state, R_goal, R_strategy and error when present.
 func WriteTranscript(w io.Writer, ep *episode.Episode) {
@@ -182,8 +243,11 @@ func WriteTranscript(w io.Writer, ep *episode.Episode) {
 		var parts []string
 		for _, r := range rs {
 			v := "-"
-			if r.OK {
+			switch {
+			case r.OK:
 				v = fmt.Sprintf("%.3f", r.P)
+			case r.Reason != "":
+				v = "- (" + r.Reason + ")"
 			}
 			parts = append(parts, r.Probe+" "+v)
 		}

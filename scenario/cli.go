@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/scenarios"
@@ -67,10 +68,15 @@ func WriteOne(w io.Writer, refs []string, id string, public bool) error {
 	return enc.Encode(v)
 }
 
-// CheckFiles loads every ref and writes each problem of an invalid one
-// (file:line: field: problem) or "REF: ok: N scenarios" to w. It returns
-// an error counting the invalid refs, nil when all are valid.
+// CheckFiles loads every ref (the built-in sets when refs is empty) and
+// writes each problem of an invalid one (file:line: field: problem; line 0
+// and field "(file)" for a file that cannot be read) or "REF: ok: N
+// scenarios" to w. It returns an error counting the invalid
+// refs, nil when all are valid.
 func CheckFiles(w io.Writer, refs []string) error {
+	if len(refs) == 0 {
+		refs = scenarios.Names
+	}
 	bad := 0
 	for _, ref := range refs {
 		ss, err := Resolve(ref)
@@ -82,7 +88,14 @@ func CheckFiles(w io.Writer, refs []string) error {
 			}
 			bad++
 		case err != nil:
-			fmt.Fprintf(w, "%s: %v\n", ref, err)
+			// A file that cannot be read is a whole-file problem, in the
+			// same file:line: field form (line 0).
+			msg := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				msg = pe.Op + ": " + pe.Err.Error()
+			}
+			fmt.Fprintln(w, Problem{File: ref, Field: "(file)", Msg: msg})
 			bad++
 		default:
 			fmt.Fprintf(w, "%s: ok: %d scenarios\n", ref, len(ss))

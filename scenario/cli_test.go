@@ -49,6 +49,17 @@ func TestWriteListOneCheckFiles(t *testing.T) {
 	if !strings.Contains(buf.String(), "arena: ok: ") || !strings.Contains(buf.String(), bad+":1") {
 		t.Fatalf("CheckFiles output:\n%s", buf.String())
 	}
+	// A file that cannot be read: a whole-file problem, line 0.
+	buf.Reset()
+	missing := filepath.Join(t.TempDir(), "missing.jsonl")
+	if err := CheckFiles(&buf, []string{missing}); err == nil || buf.String() != missing+":0: (file): open: no such file or directory\n" {
+		t.Fatalf("CheckFiles(missing): %v\n%s", err, buf.String())
+	}
+	// No argument: the built-in sets, as list and stats default to.
+	buf.Reset()
+	if err := CheckFiles(&buf, nil); err != nil || buf.String() != "p4g: ok: 982 scenarios\narena: ok: 1788 scenarios\n" {
+		t.Fatalf("CheckFiles(nil): %v\n%s", err, buf.String())
+	}
 }
 
 // Fingerprint is FNV-1a 64 of "a\x00b\x00": the empty list gives the

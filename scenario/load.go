@@ -72,8 +72,8 @@ var compiled = sync.OnceValue(func() compiledSchema {
 type Problem struct {
 	// File is the file name (or "builtin:NAME" for an embedded set).
 	File string
-	// Line is the 1-based line number; 0 when the problem is not tied to a
-	// line.
+	// Line is the 1-based line number; 0 for a problem of the whole file
+	// (Field "(file)"), which renders as "file:0: (file): msg".
 	Line int
 	// Field is a dotted JSON path such as "hidden.concerns[2].keywords",
 	// "(json)" for malformed JSON, "(root)" for the whole line.
@@ -82,14 +82,12 @@ type Problem struct {
 	Msg string
 }
 
-// String renders p as "file:line: field: msg", omitting empty parts.
+// String renders p as "file:line: field: msg" (line 0 for the whole
+// file), omitting an empty field.
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-	}
-	b.WriteString(": ")
+	fmt.Fprintf(&b, ":%d: ", p.Line)
 	if p.Field != "" {
 		b.WriteString(p.Field)
 		b.WriteString(": ")

@@ -33,7 +33,16 @@ func (c *Concern) Voice(persuadee string) string {
 //     mine/myself ("her" is "my" before a noun, else "me");
 //   - a verbless fragment about the persuadee (a gerund phrase, or at most
 //     two words) is framed as a worry ("strangers caring for him" -> "I'm
-//     worried about strangers caring for me").
+//     worried about strangers caring for me");
+//   - a subject-less verb in -s before a determiner gets "I" ("Dreads the
+//     preparation day." -> "I dread the preparation day."), a verb of loss
+//     "I'd" ("Loses visibility." -> "I'd lose visibility.");
+//   - "not" before a possessive or a determiner is about the matter, not
+//     the persuadee ("not her responsibility" -> "It's not my
+//     responsibility.");
+//   - a feeling adjective before a noun ("uncertain evidence") has no
+//     subject to restore: such a description is quoted, "What worries me
+//     is this: 'uncertain evidence'.", rather than voiced ungrammatically.
 //
 // Choice: a closed word list rather than a parser, so the rewrite is
 // predictable and testable; it takes every he/she in a third-person
@@ -71,6 +80,10 @@ func FirstPerson(desc, persuadee string) string {
 		first, third = "she", true
 	}
 	frame := ""
+	second := ""
+	if len(w) > 1 {
+		second = lowerWord(toks[w[1]])
+	}
 	// A question opens with its verb ("Isn't it the school's job?"): no
 	// subject is missing.
 	question := strings.HasSuffix(strings.TrimSpace(desc), "?")
@@ -81,11 +94,31 @@ func FirstPerson(desc, persuadee string) string {
 	case implicitVerbs[first] != "":
 		toks[w[0]] = implicitVerbs[first]
 		third = true
+	case consequenceVerbs[first]:
+		toks[w[0]] = "I'd " + conjugate(first)
+		third = true
+	case first == "worried" && len(w) == 1:
+		toks[w[0]] = "I'm worried"
+		third = true
 	case first == "worried":
 		toks[w[0]] = "I worry"
 		third = true
+	case first == "not" && (determiners[second] || possessives[second] || second == "worth"):
+		// "not her responsibility": the subject is the matter, not the
+		// persuadee
+		toks[w[0]] = "it's not"
+		third = true
+	case feelingWords[first] && first != "not" && first != "too" && attributive(second):
+		// "uncertain evidence": an adjective before a noun, no subject
+		// to restore; quoted rather than "I'm uncertain evidence."
+		swapPronouns(toks)
+		return quoteFrame + lowerFirst(strings.TrimRight(joinToks(toks), " .!;:,")) + "'."
 	case feelingWords[first]:
 		toks[w[0]] = "I'm " + lowerWord(toks[w[0]])
+		third = true
+	case subjectlessVerb(first, second):
+		// "Dreads the preparation day."
+		toks[w[0]] = "I " + conjugate(first)
 		third = true
 	case third && fragment(toks, w):
 		frame = "I'm worried about "
@@ -158,7 +191,8 @@ func thirdPersonSign(s, persuadee string) bool {
 			if pronounForms[string(lw)] {
 				return true
 			}
-			if first && (implicitVerbs[string(lw)] != "" || feelingWords[string(lw)] || string(lw) == "worried") {
+			if first && (implicitVerbs[string(lw)] != "" || feelingWords[string(lw)] || consequenceVerbs[string(lw)] ||
+				string(lw) == "worried" || n > 1 && lw[n-1] == 's' && nextIsDeterminer(s[j:])) {
 				return true
 			}
 		}
@@ -181,6 +215,82 @@ func thirdPersonSign(s, persuadee string) bool {
 		i = j
 	}
 	return false
+}
+
+// quoteFrame opens the sentence FirstPerson gives a description it cannot
+// turn into a grammatical first-person sentence: the description follows
+// in single quotes.
+const quoteFrame = "What worries me is this: '"
+
+// consequenceVerbs open a description of what the proposal would cost the
+// persuadee ("Loses visibility."): voiced as a conditional, "I'd lose".
+var consequenceVerbs = map[string]bool{"loses": true, "risks": true, "forfeits": true, "sacrifices": true, "wastes": true}
+
+// determiners open a noun phrase; after a word ending in -s they mark it as
+// a verb with its object ("dreads the preparation day").
+var determiners = map[string]bool{}
+
+// possessives are the possessive pronouns, third person included (the
+// rewrite happens after the framing is chosen).
+var possessives = map[string]bool{"my": true, "his": true, "her": true, "their": true, "its": true, "our": true, "your": true}
+
+// predicativeFollowers may follow a feeling word used of the persuadee
+// ("afraid of", "sure she can", "tired and", "unsure whether"): function
+// words, pronouns and the adverbs that modify an adjective.
+var predicativeFollowers = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the a an this that these those any every each some another no`) {
+		determiners[w] = true
+	}
+	for _, w := range strings.Fields(`about of with by for at in on from to into over up out off than as after before
+that whether if how what when where who why which because though although unless until while
+and or but so nor he she it they we you i him her his them me my their its our there this these those the a an
+enough anymore still yet again too very really rather quite
+he's she's it's they're there's i'm`) {
+		predicativeFollowers[w] = true
+	}
+}
+
+// attributive reports whether next, the word after a feeling adjective
+// that opens a description, makes the adjective attributive: a noun
+// follows ("uncertain evidence") rather than a complement, a pronoun or
+// nothing.
+func attributive(next string) bool {
+	return next != "" && !predicativeFollowers[next] && !feelingWords[next] && !strings.HasSuffix(next, "ly")
+}
+
+// subjectlessVerb reports whether first, the opening word of a
+// description, is a third-person verb whose subject is missing: a word in
+// -s that conjugate changes, followed by a determiner ("dreads the ...").
+// The determiner tells a verb from a plural noun ("Kids need ...").
+func subjectlessVerb(first, second string) bool {
+	return determiners[second] && strings.HasSuffix(first, "s") && conjugate(first) != first
+}
+
+// nextIsDeterminer reports whether the first word of s is one of
+// determiners (case-insensitive), without allocating.
+func nextIsDeterminer(s string) bool {
+	i := 0
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+		j++
+	}
+	if j == i || j-i > 8 || j < len(s) && s[j] >= 0x80 {
+		return false
+	}
+	var buf [8]byte
+	for k := i; k < j; k++ {
+		b := s[k]
+		if b >= 'A' && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		buf[k-i] = b
+	}
+	return determiners[string(buf[:j-i])]
 }
 
 // pronounForms are the third-person singular forms FirstPerson rewrites.

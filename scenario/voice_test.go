@@ -62,6 +62,35 @@ func TestFirstPerson(t *testing.T) {
 		{"Will it hurt?", "Will Smith", "Will it hurt?"},
 		// typographic apostrophe
 		{"She\u2019s tired of being lectured.", "", "I'm tired of being lectured."},
+		// the papercuts issue: possessives after "not", a bare noun
+		// phrase (quoted), verb phrases without a subject
+		{"not her responsibility", "", "It's not my responsibility."},
+		{"uncertain evidence", "", "What worries me is this: 'uncertain evidence'."},
+		{"Dreads the preparation day.", "", "I dread the preparation day."},
+		{"Loses visibility.", "", "I'd lose visibility."},
+		// twenty more of the same kinds
+		{"not his job to fix it", "", "It's not my job to fix it."},
+		{"Not the school's job.", "", "It's not the school's job."},
+		{"not worth the money", "", "It's not worth the money."},
+		{"not her call", "", "It's not my call."},
+		{"not convinced", "", "I'm not convinced."},
+		{"busy schedule", "", "What worries me is this: 'busy schedule'."},
+		{"Sceptical evidence base", "", "What worries me is this: 'sceptical evidence base'."},
+		{"nervous flyer", "", "What worries me is this: 'nervous flyer'."},
+		{"unsure whether it works", "", "I'm unsure whether it works."},
+		{"tired and overwhelmed", "", "I'm tired and overwhelmed."},
+		{"Happy with her current bank.", "", "I'm happy with my current bank."},
+		{"Worried", "", "I'm worried."},
+		{"Resents the extra meetings.", "", "I resent the extra meetings."},
+		{"Distrusts any app that tracks him.", "", "I distrust any app that tracks me."},
+		{"Avoids the dentist since her last visit.", "", "I avoid the dentist since my last visit."},
+		{"Parents the way she was raised.", "", "I parent the way I was raised."},
+		{"Loses her weekends to marking.", "", "I'd lose my weekends to marking."},
+		{"Risks his bonus.", "", "I'd risk my bonus."},
+		{"Wastes an afternoon every week.", "", "I'd waste an afternoon every week."},
+		{"Kids need her at home.", "", "Kids need me at home."},
+		// a plural noun before a verb, no pronoun: no sign, unchanged
+		{"Costs too much.", "", "Costs too much."},
 	}
 	for _, c := range cases {
 		if got := FirstPerson(c.desc, c.name); got != c.want {

@@ -17,7 +17,7 @@ import (
 // functions below, so that saving an episode is two row inserts instead of
 // one per turn and per read-out (performance issue):
 //
-//	initial_json: [[probe, p, ok], ...]            the t = 0 read-out
+//	initial_json: [[probe, p, ok(, reason)], ...]  the t = 0 read-out
 //	turns_json:   [[t, persuader_text, persuadee_text, decision, [act, ...],
 //	                belief|null, dense|null, [[probe, p, ok], ...],
 //	                persuader_ms, persuadee_ms, probe_ms,
@@ -27,8 +27,9 @@ import (
 //
 // in t order. The latencies and token counts are written up to the last
 // one that is not zero (the simulator's turns have none), the rest read as
-// 0. ok is 1 or 0. Numbers are written in Go's shortest round-trip form,
-// so every float64 loads back bit for bit; strings are JSON strings (bytes
+// 0. ok is 1 or 0; an unreadable reading may carry a fourth element, the
+// reason the engine's answer was rejected (probe.Reading.Reason). Numbers
+// are written in Go's shortest round-trip form, so every float64 loads back bit for bit; strings are JSON strings (bytes
 // that are not UTF-8 are kept as they are). The views turns and
 // probe_readings expose the texts as the tables of schema versions 1-6
 // did, for plain SQL (docs/store.md).
@@ -37,7 +38,8 @@ import (
 // turn's array.
 const costFields = 15
 
-// appendReadings appends rs as [[probe, p, ok], ...].
+// appendReadings appends rs as [[probe, p, ok], ...], an unreadable
+// reading with a Reason as [probe, p, 0, reason].
 func appendReadings(b []byte, rs []probe.Reading) []byte {
 	b = append(b, '[')
 	for k, r := range rs {
@@ -48,9 +50,14 @@ func appendReadings(b []byte, rs []probe.Reading) []byte {
 		b = appendString(b, r.Probe)
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, r.P, 'g', -1, 64)
-		if r.OK {
+		switch {
+		case r.OK:
 			b = append(b, ",1]"...)
-		} else {
+		case r.Reason != "":
+			b = append(b, ",0,"...)
+			b = appendString(b, r.Reason)
+			b = append(b, ']')
+		default:
 			b = append(b, ",0]"...)
 		}
 	}
@@ -409,6 +416,9 @@ func (r *jsonReader) readings() []probe.Reading {
 			x.OK = ok == 1
 		default:
 			r.fail("ok flag not 0 or 1")
+		}
+		if !x.OK && r.tok(',') {
+			x.Reason = r.str()
 		}
 		r.want(']')
 		rs = append(rs, x)

@@ -39,8 +39,13 @@ func TestTranscriptRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("round trip of %s\n got %+v\nwant %+v", b, got, want)
 	}
-	rs := []probe.Reading{{Probe: "x", P: 0.1, OK: true}}
-	if got, err := decodeReadings(string(appendReadings(nil, rs))); err != nil || !reflect.DeepEqual(got, rs) {
+	// An unreadable reading keeps the reason its answer was rejected.
+	rs := []probe.Reading{{Probe: "x", P: 0.1, OK: true}, {Probe: "y", Reason: `post-sampling "Yes" 1`}}
+	enc := string(appendReadings(nil, rs))
+	if want := `[["x",0.1,1],["y",0,0,"post-sampling \"Yes\" 1"]]`; enc != want {
+		t.Fatalf("readings encoded as %s, want %s", enc, want)
+	}
+	if got, err := decodeReadings(enc); err != nil || !reflect.DeepEqual(got, rs) {
 		t.Fatalf("readings: %+v, %v", got, err)
 	}
 	if got, err := decodeReadings("[]"); err != nil || got != nil {

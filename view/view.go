@@ -67,6 +67,8 @@ func New(st store.Reader, dbPath string) *Server {
 	}
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.handleRuns)
+	s.mux.Handle("GET /runs", http.RedirectHandler("/", http.StatusMovedPermanently)) // the run list is the home page
+	s.mux.Handle("GET /runs/{$}", http.RedirectHandler("/", http.StatusMovedPermanently))
 	s.mux.HandleFunc("GET /runs/{id}", s.handleRun)
 	s.mux.HandleFunc("GET /runs/{id}/episode", s.handleEpisode)
 	s.mux.HandleFunc("GET /compare", s.handleCompare)

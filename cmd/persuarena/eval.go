@@ -70,7 +70,7 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.StringVar(&o.RunID, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "with --resume: remove the run's failed episodes first, so they are played again")
 	f.IntVar(&spec.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault (5xx, timeout, refused connection, open circuit breaker) before its failure is stored")
-	f.BoolVar(&enqueue, "enqueue", false, "with --db postgres://...: create the run and queue its missing episodes for `persuarena worker` processes instead of playing them (docs/scale.md)")
+	f.BoolVar(&enqueue, "enqueue", false, "with --db postgres://...: create the run and queue its missing episodes for persuarena worker processes instead of playing them (docs/scale.md)")
 	f.BoolVar(&wait, "wait", false, "with --enqueue: follow the run's progress until the workers finish it")
 	f.StringVar(&spec.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
 	f.IntVar(&spec.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")

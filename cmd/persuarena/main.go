@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -36,10 +38,38 @@ func init() { rootCmd.AddCommand(scenariosCmd) }
 func main() {
 	// Ctrl-C cancels the context: running commands stop cleanly, keeping
 	// everything already finished.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := rootCmd.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "persuarena:", err)
-		os.Exit(1)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() { cancel(interrupted{<-sigs}) }()
+	err := rootCmd.ExecuteContext(ctx)
+	signal.Stop(sigs)
+	os.Exit(exitStatus(context.Cause(ctx), err, os.Stderr))
+}
+
+// interrupted is the cause of main's context after a signal.
+type interrupted struct{ sig os.Signal }
+
+func (i interrupted) Error() string { return "interrupted by " + i.sig.String() }
+
+// exitStatus prints err (unless it is only the interruption's
+// cancellation: the command has already said how to resume) and returns
+// the exit status: 0, 1 for an error, or after a signal 128 + its number
+// (130 for Ctrl-C, 143 for SIGTERM), the shell's convention.
+func exitStatus(cause, err error, stderr io.Writer) int {
+	var in interrupted
+	if errors.As(cause, &in) {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "persuarena:", err)
+		}
+		if n, ok := in.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+		return 130
 	}
+	if err != nil {
+		fmt.Fprintln(stderr, "persuarena:", err)
+		return 1
+	}
+	return 0
 }

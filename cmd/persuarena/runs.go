@@ -5,7 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/runs"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/store"
 )
 
 func init() {
@@ -30,21 +33,43 @@ func init() {
 			return svc(cmd, func(s *runs.Service) error { return s.List(cmd.Context(), cmd.OutOrStdout()) })
 		},
 	}
-	var episodeKey string
+	var (
+		episodeKey string
+		keys       bool
+		kf         struct{ persuader, persuadee, scenario, split, terminal, family, resistance string }
+	)
 	show := &cobra.Command{
-		Use:   "show RUN_ID [--episode PERSUADER/PERSUADEE/SCENARIO#ROLLOUT]",
-		Short: "Show a run's metadata and terminal states per pair, or one episode's transcript",
+		Use:   "show RUN_ID [--episode PERSUADER/PERSUADEE/SCENARIO#ROLLOUT | --keys [filters]]",
+		Short: "Show a run's metadata and terminal states per pair, its episode keys, or one episode's transcript",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return svc(cmd, func(s *runs.Service) error {
-				if episodeKey != "" {
+				switch {
+				case episodeKey != "" && keys:
+					return errors.New("--episode and --keys: choose one")
+				case !keys && kf != (struct{ persuader, persuadee, scenario, split, terminal, family, resistance string }{}):
+					return errors.New("the episode filters (--persuader, --persuadee, ...) need --keys")
+				case episodeKey != "":
 					return s.ShowEpisode(cmd.Context(), args[0], episodeKey, cmd.OutOrStdout())
+				case keys:
+					return s.ShowKeys(cmd.Context(), args[0], store.Filter{Persuader: kf.persuader, Persuadee: kf.persuadee,
+						ScenarioID: kf.scenario, Split: scenario.Split(kf.split), Terminal: decision.Terminal(kf.terminal),
+						Family: scenario.Family(kf.family), Resistance: scenario.Resistance(kf.resistance)}, cmd.OutOrStdout())
 				}
 				return s.Show(cmd.Context(), args[0], cmd.OutOrStdout())
 			})
 		},
 	}
-	show.Flags().StringVar(&episodeKey, "episode", "", "print this episode's transcript (key: persuader/persuadee/scenario#rollout)")
+	sf := show.Flags()
+	sf.StringVar(&episodeKey, "episode", "", "print this episode's transcript (key: persuader/persuadee/scenario#rollout)")
+	sf.BoolVar(&keys, "keys", false, "list the run's episode keys (what --episode takes) with terminal states and turns; the filters below narrow it, as in the viewer")
+	sf.StringVar(&kf.persuader, "persuader", "", "with --keys: only this persuader's episodes")
+	sf.StringVar(&kf.persuadee, "persuadee", "", "with --keys: only this persuadee's episodes")
+	sf.StringVar(&kf.scenario, "scenario", "", "with --keys: only this scenario id")
+	sf.StringVar(&kf.split, "split", "", "with --keys: only this split (train, val, heldout)")
+	sf.StringVar(&kf.terminal, "terminal", "", "with --keys: only this terminal state (accept, conditional, pending, reject, truncated, failed)")
+	sf.StringVar(&kf.family, "family", "", "with --keys: only this domain family")
+	sf.StringVar(&kf.resistance, "resistance", "", "with --keys: only this resistance type (EB, IT, AR, AA)")
 	var (
 		jsonl bool
 		out   string

@@ -31,9 +31,8 @@ func init() {
 	show.Flags().BoolVar(&showPublic, "public", false, "print only the public view a persuader sees")
 
 	validate := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Check scenario files against the schema; print every problem",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "validate [SET|FILE ...]",
+		Short: "Check scenario files (default: the built-in sets) against the schema; print every problem",
 		RunE:  func(cmd *cobra.Command, args []string) error { return scenario.CheckFiles(cmd.OutOrStdout(), args) },
 	}
 
