@@ -57,7 +57,8 @@ class Server:
         """Stops the server: SIGTERM (a graceful shutdown: WebSocket
         sessions get close code 1001, requests in flight up to 10 s),
         then SIGKILL after ``timeout_s`` seconds. Returns the exit status
-        (0 after a graceful shutdown, negative for a signal). Safe to call
+        (143 = 128 + SIGTERM after a graceful shutdown, the CLI's convention
+        for a run ended by a signal; negative when killed). Safe to call
         twice."""
         p = self.process
         if p.poll() is None:
