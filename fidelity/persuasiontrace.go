@@ -16,6 +16,8 @@ import (
 // TraceRound is the open-loop replay of one PersuasionTrace round beside
 // what the person reported. Beliefs are in the persuader's side, in [0, 1].
 type TraceRound struct {
+	// ID is the round's persuasiontrace.Round.ID (its scenario id) and
+	// Person its human_target_id, the unit of resampling.
 	ID     string `json:"id"`
 	Person string `json:"person"`
 	// Fold is persuasiontrace.Fold(Person), the cross-fitting fold.
@@ -135,8 +137,10 @@ type Arm struct {
 // Reference is one of the reference figures (the PersuasionTrace paper's,
 // or the data set's own on the 345 shared rounds) beside ours.
 type Reference struct {
-	// Name says what is compared, Source where the paper's figure comes
-	// from; Ours is nil when undefined (an arm without rounds).
+	// Name says what is compared, Paper is the reference value (a count,
+	// a share in [0, 1] or a belief difference, as Name says), Source
+	// where it comes from; Ours is nil when undefined (an arm without
+	// rounds).
 	Name   string   `json:"name"`
 	Paper  float64  `json:"paper"`
 	Ours   *float64 `json:"ours"`
@@ -145,6 +149,8 @@ type Reference struct {
 
 // TraceReport is the open-loop fidelity report on PersuasionTrace.
 type TraceReport struct {
+	// Persuadee is the persuadee's name; Seed the run seed of the replays
+	// and the bootstrap; Resamples and Level (in (0, 1)) the bootstrap's.
 	Persuadee string  `json:"persuadee"`
 	Seed      uint64  `json:"seed"`
 	Resamples int     `json:"resamples"`
