@@ -175,10 +175,11 @@ const (
 	SkipNoMessages  = "no messages"
 	SkipNoReports   = "no per-reply belief reports (serial_questions empty)"
 	SkipNoPersuader = "no persuader message"
+	SkipAmbiguous   = "fewer serial reports than replies (report positions unknown)"
 )
 
 // SkipReasons lists the skip reasons in report order.
-var SkipReasons = []string{SkipMeasure, SkipNoMessages, SkipNoReports, SkipNoPersuader}
+var SkipReasons = []string{SkipMeasure, SkipNoMessages, SkipNoReports, SkipNoPersuader, SkipAmbiguous}
 
 // Summary counts an import.
 type Summary struct {
@@ -210,7 +211,9 @@ var ErrNoRounds = errors.New("persuasiontrace: no round files")
 // objects; other files, such as INDEX.tsv or LICENSE.md, are ignored), in
 // lexical path order, and returns the rounds that can be replayed and
 // compared: serial-questions rounds with at least one persuader message and
-// at least one per-reply report. The others are counted in Summary.Skipped.
+// at least one per-reply report, one on every reply but perhaps the one to
+// the last persuader message (so that report k follows persuader message
+// k). The others are counted in Summary.Skipped.
 //
 // Errors name file, line and field: a file that is not a JSON array of
 // objects; a kept round without a proposition, person
@@ -427,6 +430,12 @@ func convert(raw *rawRound, file string, line, index int) (r Round, skip string,
 	}
 	if len(r.Serial) > targets || len(r.Serial) > persuaders {
 		return r, "", bad("serial_questions", "%d reports for %d replies and %d persuader messages (want one per reply at most)", len(r.Serial), targets, persuaders)
+	}
+	// Every reply but one to the last persuader message carries a report;
+	// upstream as_round leaves a reply without one out of
+	// serial_questions, so with fewer reports their positions are unknown.
+	if len(r.Serial) < min(targets, persuaders-1) {
+		return Round{}, SkipAmbiguous, nil
 	}
 	flag := func(b *bool) bool { return b != nil && *b }
 	r.Control, r.Personal = flag(raw.Condition.Control), flag(raw.Condition.Personal)
