@@ -219,7 +219,8 @@ var ErrNoRounds = errors.New("persuasiontrace: no round files")
 // objects; a kept round without a proposition, person
 // (human_target_id), side (persuader_supports_proposition) or initial or
 // final belief; a belief outside [0, 1]; a message of unknown role; more
-// serial reports than the person's replies or than persuader messages.
+// serial reports than the person's replies or than persuader messages;
+// two files whose paths give the same round ids (x.json and x.jsonl).
 // ErrNoRounds when dir holds no round file.
 func Import(dir string) ([]Round, *Summary, error) {
 	var files []string
@@ -242,6 +243,7 @@ func Import(dir string) ([]Round, *Summary, error) {
 	sum := &Summary{Dir: dir, Files: len(files), Skipped: map[string]int{}}
 	var out []Round
 	people, pp, cp := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	fileOf := map[string]string{} // round id -> file, to refuse two files with the same ids
 	for _, path := range files {
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
@@ -253,6 +255,10 @@ func Import(dir string) ([]Round, *Summary, error) {
 		}
 		sum.Read += n
 		for _, r := range rs {
+			if f, dup := fileOf[r.ID]; dup {
+				return nil, nil, fmt.Errorf("persuasiontrace: %s and %s both give round id %s (ids come from the path with separators and dots as \"-\"): rename one", f, r.File, r.ID)
+			}
+			fileOf[r.ID] = r.File
 			people[r.Person] = true
 			if r.Control {
 				sum.Control++
@@ -322,8 +328,11 @@ func readFile(path, rel string, skipped map[string]int) ([]Round, int, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('[') {
-		return nil, 0, fmt.Errorf("%s:%d: want a JSON array of rounds (the upstream exporter's format)", rel, lineAt(dec.InputOffset()))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s:%d: want a JSON array of rounds (the upstream exporter's format): %w", rel, lineAt(dec.InputOffset()), err)
+	}
+	if tok != json.Delim('[') {
+		return nil, 0, fmt.Errorf("%s:%d: want a JSON array of rounds (the upstream exporter's format), found %v", rel, lineAt(dec.InputOffset()), tok)
 	}
 	id := "pt-" + strings.NewReplacer("/", "-", ".", "-", " ", "_").Replace(strings.TrimSuffix(strings.TrimSuffix(rel, ".jsonl"), ".json"))
 	var out []Round

@@ -163,6 +163,14 @@ func TestImportErrors(t *testing.T) {
 	if _, _, err := Import(dir); !errors.As(err, &fe) || fe.Field != "target_initial_belief" || fe.Line != 2 {
 		t.Errorf("field error %v", err)
 	}
+	// x.json and x.jsonl would both give pt-x-000.
+	dir = t.TempDir()
+	for _, name := range []string{"x.json", "x.jsonl"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(round("")), 0o644)
+	}
+	if _, _, err := Import(dir); err == nil || !strings.Contains(err.Error(), "x.json and x.jsonl both give round id pt-x-000") {
+		t.Errorf("duplicate ids: %v", err)
+	}
 	if _, _, err := Import(t.TempDir()); !errors.Is(err, ErrNoRounds) {
 		t.Errorf("empty dir: %v", err)
 	}
