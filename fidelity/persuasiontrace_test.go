@@ -184,3 +184,20 @@ func TestTraceDiffOnReadableReports(t *testing.T) {
 		}
 	}
 }
+
+// beliefAt reads the belief after persuader message pos (turn pos-1): nil
+// where that turn's belief is unreadable, B_0 at pos 0, and for a message
+// the replay has no turn for (an empty message skipped, or after the
+// session stopped) the last readable belief before it, not B_0.
+func TestBeliefAt(t *testing.T) {
+	tr := &Trace{B0: ptr(0.1), Turns: []TurnTrace{{Turn: 0, Belief: ptr(0.3)}, {Turn: 1}, {Turn: 3, Belief: ptr(0.6)}}}
+	for _, c := range []struct {
+		pos  int
+		want *float64
+	}{{0, ptr(0.1)}, {1, ptr(0.3)}, {2, nil}, {3, ptr(0.3)}, {4, ptr(0.6)}, {6, ptr(0.6)}} {
+		got := beliefAt(tr, c.pos)
+		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			t.Errorf("beliefAt(%d) = %v, want %v", c.pos, valueOf(Estimate{Value: got}), valueOf(Estimate{Value: c.want}))
+		}
+	}
+}
