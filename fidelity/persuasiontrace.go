@@ -16,6 +16,8 @@ import (
 // TraceRound is the open-loop replay of one PersuasionTrace round beside
 // what the person reported. Beliefs are in the persuader's side, in [0, 1].
 type TraceRound struct {
+	// ID is the round's persuasiontrace.Round.ID (its scenario id) and
+	// Person its human_target_id, the unit of resampling.
 	ID     string `json:"id"`
 	Person string `json:"person"`
 	// Fold is persuasiontrace.Fold(Person), the cross-fitting fold.
@@ -53,6 +55,26 @@ type TraceRound struct {
 	// none); Closed reports it stopped replying after it.
 	Decision decision.Decision `json:"decision"`
 	Closed   bool              `json:"closed"`
+	// shiftPred is the mean-shift predictor's belief (set by fitShift).
+	shiftPred float64
+}
+
+// maeOnReadable is the mean absolute error of the constant prediction
+// pred over rt's reports where the persuadee's belief is readable, the
+// reports MAESim averages over (false when there is none).
+func (rt *TraceRound) maeOnReadable(pred float64) (float64, bool) {
+	var e float64
+	n := 0
+	for k, rp := range rt.Reports {
+		if rt.Sim[k] != nil {
+			e += math.Abs(rp.Belief - pred)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return e / float64(n), true
 }
 
 // Estimate is one figure with its person-grouped bootstrap interval.
@@ -78,7 +100,8 @@ type Arm struct {
 	// rounds) of the persuadee, the constant-belief predictor and the
 	// mean-shift predictor; MAEDiffConst and MAEDiffShift are the
 	// persuadee's minus each predictor's on the rounds where it is
-	// readable, paired on the same resamples.
+	// readable, the predictor's taken over the same reports (those where
+	// the persuadee's belief is readable), paired on the same resamples.
 	MAESim       Estimate `json:"mae_sim"`
 	MAEConst     Estimate `json:"mae_const"`
 	MAEShift     Estimate `json:"mae_shift"`
@@ -114,8 +137,10 @@ type Arm struct {
 // Reference is one of the reference figures (the PersuasionTrace paper's,
 // or the data set's own on the 345 shared rounds) beside ours.
 type Reference struct {
-	// Name says what is compared, Source where the paper's figure comes
-	// from; Ours is nil when undefined (an arm without rounds).
+	// Name says what is compared, Paper is the reference value (a count,
+	// a share in [0, 1] or a belief difference, as Name says), Source
+	// where it comes from; Ours is nil when undefined (an arm without
+	// rounds).
 	Name   string   `json:"name"`
 	Paper  float64  `json:"paper"`
 	Ours   *float64 `json:"ours"`
@@ -124,6 +149,8 @@ type Reference struct {
 
 // TraceReport is the open-loop fidelity report on PersuasionTrace.
 type TraceReport struct {
+	// Persuadee is the persuadee's name; Seed the run seed of the replays
+	// and the bootstrap; Resamples and Level (in (0, 1)) the bootstrap's.
 	Persuadee string  `json:"persuadee"`
 	Seed      uint64  `json:"seed"`
 	Resamples int     `json:"resamples"`
@@ -294,6 +321,7 @@ func fitShift(rs []*TraceRound) []float64 {
 	}
 	for _, rt := range rs {
 		p := math.Max(0, math.Min(1, rt.Start+delta[rt.Fold]))
+		rt.shiftPred = p
 		var e float64
 		for _, rp := range rt.Reports {
 			e += math.Abs(rp.Belief - p)
@@ -369,13 +397,20 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 	maeSim := func(rt *TraceRound) (float64, bool) { return some(rt.MAESim) }
 	maeConst := func(rt *TraceRound) (float64, bool) { return rt.MAEConst, true }
 	maeShift := func(rt *TraceRound) (float64, bool) { return rt.MAEShift, true }
-	diff := func(f val) val {
+	// The persuadee minus a predictor, both over the reports where the
+	// persuadee's belief is readable.
+	diff := func(pred func(*TraceRound) float64) val {
 		return func(rt *TraceRound) (float64, bool) {
 			s, ok := maeSim(rt)
-			v, _ := f(rt)
+			if !ok {
+				return 0, false
+			}
+			v, ok := rt.maeOnReadable(pred(rt))
 			return s - v, ok
 		}
 	}
+	constPred := func(rt *TraceRound) float64 { return rt.Start }
+	shiftPred := func(rt *TraceRound) float64 { return rt.shiftPred }
 	moved := func(rt *TraceRound) (float64, bool) { return b(persuasiontrace.Moved(rt.Shift)), true }
 	simMoved := func(rt *TraceRound) (float64, bool) {
 		s, ok := some(rt.SimShift)
@@ -410,8 +445,8 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 		{&a.MAESim, mean(maeSim), maeSim},
 		{&a.MAEConst, mean(maeConst), maeConst},
 		{&a.MAEShift, mean(maeShift), maeShift},
-		{&a.MAEDiffConst, mean(diff(maeConst)), maeSim},
-		{&a.MAEDiffShift, mean(diff(maeShift)), maeSim},
+		{&a.MAEDiffConst, mean(diff(constPred)), maeSim},
+		{&a.MAEDiffShift, mean(diff(shiftPred)), maeSim},
 		{&a.Moved, mean(moved), moved},
 		{&a.SimMoved, mean(simMoved), simMoved},
 		{&a.Shift, mean(shift), shift},

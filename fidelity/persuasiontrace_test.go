@@ -159,3 +159,45 @@ func TestTrajectoryCluster(t *testing.T) {
 		}
 	}
 }
+
+// The paired MAE differences compare the persuadee and a predictor on the
+// same reports: where the persuadee's belief is unreadable at a report,
+// the predictor's error there is left out too. Round: start 0.2, reports
+// 0.7, 0.9 and the final 0.6 at positions 1-3; the persuadee's belief is
+// unreadable after message 1, then 0.5 and 0.6. Persuadee MAE (0.4 + 0)/2
+// = 0.2; constant belief on the same two reports (0.7 + 0.4)/2 = 0.55, so
+// the difference is -0.35 (not 0.2 minus the all-report 1.6/3). The lone
+// person's fold trains on nobody, so the mean-shift predictor is the
+// constant one here.
+func TestTraceDiffOnReadableReports(t *testing.T) {
+	r := persuasiontrace.Round{ID: "u", Person: "9", Proposition: "P u.", Supports: true, Initial: 0.2,
+		Serial: []float64{0.7, 0.9}, Final: 0.6, Messages: msgs(3)}
+	tr := &Trace{B0: ptr(0.2), Turns: []TurnTrace{{Turn: 0}, {Turn: 1, Belief: ptr(0.5)}, {Turn: 2, Belief: ptr(0.6)}}}
+	rt := traceRound(&r, tr)
+	if rt.Sim[0] != nil || rt.MAESim == nil || math.Abs(*rt.MAESim-0.2) > 1e-12 || math.Abs(rt.MAEConst-1.6/3) > 1e-12 {
+		t.Fatalf("round: sim %v, MAE sim %v, const %v", rt.Sim, rt.MAESim, rt.MAEConst)
+	}
+	a := arm("persuasion", []*TraceRound{rt}, Options{Resamples: 20, Level: 0.95}, 1)
+	for name, e := range map[string]Estimate{"const": a.MAEDiffConst, "shift": a.MAEDiffShift} {
+		if e.Value == nil || math.Abs(*e.Value+0.35) > 1e-12 {
+			t.Errorf("persuadee - %s = %v, want -0.35", name, valueOf(e))
+		}
+	}
+}
+
+// beliefAt reads the belief after persuader message pos (turn pos-1): nil
+// where that turn's belief is unreadable, B_0 at pos 0, and for a message
+// the replay has no turn for (an empty message skipped, or after the
+// session stopped) the last readable belief before it, not B_0.
+func TestBeliefAt(t *testing.T) {
+	tr := &Trace{B0: ptr(0.1), Turns: []TurnTrace{{Turn: 0, Belief: ptr(0.3)}, {Turn: 1}, {Turn: 3, Belief: ptr(0.6)}}}
+	for _, c := range []struct {
+		pos  int
+		want *float64
+	}{{0, ptr(0.1)}, {1, ptr(0.3)}, {2, nil}, {3, ptr(0.3)}, {4, ptr(0.6)}, {6, ptr(0.6)}} {
+		got := beliefAt(tr, c.pos)
+		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			t.Errorf("beliefAt(%d) = %v, want %v", c.pos, valueOf(Estimate{Value: got}), valueOf(Estimate{Value: c.want}))
+		}
+	}
+}

@@ -175,10 +175,11 @@ const (
 	SkipNoMessages  = "no messages"
 	SkipNoReports   = "no per-reply belief reports (serial_questions empty)"
 	SkipNoPersuader = "no persuader message"
+	SkipAmbiguous   = "fewer serial reports than replies (report positions unknown)"
 )
 
 // SkipReasons lists the skip reasons in report order.
-var SkipReasons = []string{SkipMeasure, SkipNoMessages, SkipNoReports, SkipNoPersuader}
+var SkipReasons = []string{SkipMeasure, SkipNoMessages, SkipNoReports, SkipNoPersuader, SkipAmbiguous}
 
 // Summary counts an import.
 type Summary struct {
@@ -210,13 +211,16 @@ var ErrNoRounds = errors.New("persuasiontrace: no round files")
 // objects; other files, such as INDEX.tsv or LICENSE.md, are ignored), in
 // lexical path order, and returns the rounds that can be replayed and
 // compared: serial-questions rounds with at least one persuader message and
-// at least one per-reply report. The others are counted in Summary.Skipped.
+// at least one per-reply report, one on every reply but perhaps the one to
+// the last persuader message (so that report k follows persuader message
+// k). The others are counted in Summary.Skipped.
 //
 // Errors name file, line and field: a file that is not a JSON array of
 // objects; a kept round without a proposition, person
 // (human_target_id), side (persuader_supports_proposition) or initial or
 // final belief; a belief outside [0, 1]; a message of unknown role; more
-// serial reports than the person's replies or than persuader messages.
+// serial reports than the person's replies or than persuader messages;
+// two files whose paths give the same round ids (x.json and x.jsonl).
 // ErrNoRounds when dir holds no round file.
 func Import(dir string) ([]Round, *Summary, error) {
 	var files []string
@@ -239,6 +243,7 @@ func Import(dir string) ([]Round, *Summary, error) {
 	sum := &Summary{Dir: dir, Files: len(files), Skipped: map[string]int{}}
 	var out []Round
 	people, pp, cp := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	fileOf := map[string]string{} // round id -> file, to refuse two files with the same ids
 	for _, path := range files {
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
@@ -250,6 +255,10 @@ func Import(dir string) ([]Round, *Summary, error) {
 		}
 		sum.Read += n
 		for _, r := range rs {
+			if f, dup := fileOf[r.ID]; dup {
+				return nil, nil, fmt.Errorf("persuasiontrace: %s and %s both give round id %s (ids come from the path with separators and dots as \"-\"): rename one", f, r.File, r.ID)
+			}
+			fileOf[r.ID] = r.File
 			people[r.Person] = true
 			if r.Control {
 				sum.Control++
@@ -319,8 +328,11 @@ func readFile(path, rel string, skipped map[string]int) ([]Round, int, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('[') {
-		return nil, 0, fmt.Errorf("%s:%d: want a JSON array of rounds (the upstream exporter's format)", rel, lineAt(dec.InputOffset()))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s:%d: want a JSON array of rounds (the upstream exporter's format): %w", rel, lineAt(dec.InputOffset()), err)
+	}
+	if tok != json.Delim('[') {
+		return nil, 0, fmt.Errorf("%s:%d: want a JSON array of rounds (the upstream exporter's format), found %v", rel, lineAt(dec.InputOffset()), tok)
 	}
 	id := "pt-" + strings.NewReplacer("/", "-", ".", "-", " ", "_").Replace(strings.TrimSuffix(strings.TrimSuffix(rel, ".jsonl"), ".json"))
 	var out []Round
@@ -427,6 +439,12 @@ func convert(raw *rawRound, file string, line, index int) (r Round, skip string,
 	}
 	if len(r.Serial) > targets || len(r.Serial) > persuaders {
 		return r, "", bad("serial_questions", "%d reports for %d replies and %d persuader messages (want one per reply at most)", len(r.Serial), targets, persuaders)
+	}
+	// Every reply but one to the last persuader message carries a report;
+	// upstream as_round leaves a reply without one out of
+	// serial_questions, so with fewer reports their positions are unknown.
+	if len(r.Serial) < min(targets, persuaders-1) {
+		return Round{}, SkipAmbiguous, nil
 	}
 	flag := func(b *bool) bool { return b != nil && *b }
 	r.Control, r.Personal = flag(raw.Condition.Control), flag(raw.Condition.Personal)

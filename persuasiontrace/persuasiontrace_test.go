@@ -163,6 +163,14 @@ func TestImportErrors(t *testing.T) {
 	if _, _, err := Import(dir); !errors.As(err, &fe) || fe.Field != "target_initial_belief" || fe.Line != 2 {
 		t.Errorf("field error %v", err)
 	}
+	// x.json and x.jsonl would both give pt-x-000.
+	dir = t.TempDir()
+	for _, name := range []string{"x.json", "x.jsonl"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(round("")), 0o644)
+	}
+	if _, _, err := Import(dir); err == nil || !strings.Contains(err.Error(), "x.json and x.jsonl both give round id pt-x-000") {
+		t.Errorf("duplicate ids: %v", err)
+	}
 	if _, _, err := Import(t.TempDir()); !errors.Is(err, ErrNoRounds) {
 		t.Errorf("empty dir: %v", err)
 	}
@@ -251,5 +259,34 @@ func TestImportRealData(t *testing.T) {
 	}
 	if err := scenario.Validate(dataDir, Scenarios(rs)); err != nil {
 		t.Error(err)
+	}
+}
+
+// A round with fewer serial reports than the replies that had one to give
+// (every reply but one to the last persuader message) is skipped: upstream
+// as_round leaves a reply without a report out of serial_questions, so
+// which reply a report belongs to is no longer known. Here: three
+// persuader messages, three replies, one report (two expected).
+func TestImportSkipsAmbiguousPositions(t *testing.T) {
+	body := `[
+{"proposition": "P is true.", "target_initial_belief": 0.5, "target_final_belief": 0.6, "persuader_supports_proposition": true, "human_target_id": 1,
+ "condition": {"continuous_measure": "serial-questions"},
+ "messages": [{"role": "persuader", "content": "a"}, {"role": "target", "content": "b"}, {"role": "persuader", "content": "c"}, {"role": "target", "content": "d"}, {"role": "persuader", "content": "e"}, {"role": "target", "content": "f"}],
+ "serial_questions": [0.7]},
+{"proposition": "P is true.", "target_initial_belief": 0.5, "target_final_belief": 0.6, "persuader_supports_proposition": true, "human_target_id": 1,
+ "condition": {"continuous_measure": "serial-questions"},
+ "messages": [{"role": "persuader", "content": "a"}, {"role": "target", "content": "b"}, {"role": "persuader", "content": "c"}, {"role": "target", "content": "d"}, {"role": "persuader", "content": "e"}, {"role": "target", "content": "f"}],
+ "serial_questions": [0.7, 0.8]}
+]`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, sum, err := Import(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Index != 1 || sum.Read != 2 || sum.Skipped[SkipAmbiguous] != 1 {
+		t.Fatalf("rounds %+v, summary %+v", rs, *sum)
 	}
 }

@@ -158,9 +158,16 @@ class TRLTest(unittest.TestCase):
         env = pe.PersuArenaEnv()
         env.reset(**row)
         env.say(LINES[0])
+        # A message the server rejects (empty once <think> is stripped)
+        # plays no turn: calls records None, and the next call turn 1.
+        with self.assertRaises(ValueError):
+            env.say("<think>only thoughts</think>")
+        env.say(LINES[1])
+        self.assertEqual(env.calls, [0, None, 1])
+        self.assertEqual(len(env.dense), 2)
         self.assertFalse(env.done)
         self.assertEqual(env.get_reward(), pe.UNFINISHED_REWARD)
-        self.assertEqual(pe.dense_reward([env]), [env.dense[0]])
+        self.assertEqual(pe.dense_reward([env]), [env.dense[0] + env.dense[1]])
         env.__del__()
 
         adapter_server.need_slow(self)
@@ -178,10 +185,13 @@ class TRLTest(unittest.TestCase):
 
 
 class _Env:
-    """An episode as probe_rpo_output reads it."""
+    """An episode as probe_rpo_output reads it (calls as PersuArenaEnv.calls;
+    None: not recorded)."""
 
-    def __init__(self, reward, dense):
+    def __init__(self, reward, dense, calls=None):
         self._reward, self.dense = reward, dense
+        if calls is not None:
+            self.calls = calls
 
     def get_reward(self):
         return self._reward
@@ -258,6 +268,18 @@ class ProbeRPOTrainerTest(unittest.TestCase):
         self.assertEqual(got[2], [a2[0], 0, a2[1], a2[1], 0, 0, 0, 0, 0])
         self.assertEqual(got[3], [a3[0], a3[0], 0, a3[1], 0, 0, 0, 0, 0])
         self.assertNotEqual(a0[0], a0[1])  # per-turn, not one value per completion
+
+    def test_rejected_call_keeps_turns_aligned(self):
+        # Rollout 0's second say call was rejected (no turn played): its
+        # run of tokens gets A_out, and the third run, which played turn 1,
+        # gets A_{0,1}, not the closing message's A_out.
+        envs = [_Env(3.0, [0.25, 0.5], calls=[0, None, 1]), _Env(-1.0, [0.125], calls=[0])]
+        masks = [[1, 0, 1, 0, 1, 1, 0, 1], [1, 0, 0, 0, 0, 0, 0, 0]]
+        got = self.make(envs, masks)._generate_and_score_completions([{}] * 2)["advantages"].tolist()
+        a_out, _, a = self.pt.group_advantages([3.0, -1.0], [[0.25, 0.5], [0.125]], 0.5, "scaled")
+        self.assertEqual(got[0], [a[0][0], 0, a_out[0], 0, a[0][1], a[0][1], 0, a_out[0]])
+        self.assertEqual(got[1], [a[1][0]] + [0] * 7)
+        self.assertNotEqual(a[0][1], a_out[0])
 
     def test_groups_span_processes(self):
         # Process 1 of 2 with one rollout each: the group's other rollout

@@ -15,10 +15,16 @@ from .env import UNFINISHED_REWARD, PersuArenaEnv, PersuArenaError, dense_reward
 
 
 def rollout_traces(environments):
-    """(R_out, dense) of each environment's episode, as the estimator takes
-    them: R_out is get_reward()'s (None for a failed episode), dense the
-    per-turn r_t (None where missing)."""
-    return [(env.get_reward(), list(env.dense)) for env in environments]
+    """(R_out, dense, calls) of each environment's episode, as the
+    estimator takes them: R_out is get_reward()'s (None for a failed
+    episode), dense the per-turn r_t (None where missing), calls
+    PersuArenaEnv.calls (the turn each ``say`` call played, None for a call
+    that played none; None for an environment that does not record them)."""
+    out = []
+    for env in environments:
+        calls = getattr(env, "calls", None)
+        out.append((env.get_reward(), list(env.dense), None if calls is None else list(calls)))
+    return out
 
 
 def turn_advantages(traces, num_generations, lam=DEFAULT_LAMBDA, mode="scaled", shuffle_seed=None):
@@ -31,32 +37,37 @@ def turn_advantages(traces, num_generations, lam=DEFAULT_LAMBDA, mode="scaled", 
     if num_generations < 1 or len(traces) % num_generations:
         raise ValueError("%d rollouts are not groups of %d" % (len(traces), num_generations))
     groups = [traces[g: g + num_generations] for g in range(0, len(traces), num_generations)]
-    dense = [[d for _, d in grp] for grp in groups]
+    dense = [[tr[1] for tr in grp] for grp in groups]
     if shuffle_seed is not None:
         dense = shuffle_dense(dense, shuffle_seed)
     out = []
     for grp, d in zip(groups, dense):
-        r_out = [float("nan") if r is None else r for r, _ in grp]
+        r_out = [float("nan") if tr[0] is None else tr[0] for tr in grp]
         a_out, _, a = group_advantages(r_out, d, lam, mode)
         out.extend(zip(a_out, a))
     return out
 
 
-def token_advantages(loss_mask, advantages):
+def token_advantages(loss_mask, advantages, calls=None):
     """Rows of per-token advantages from loss_mask (completion_mask *
     tool_mask as lists: 1 on the model's tokens, 0 on tool results and
     padding) and advantages[b] = (A_out, [A_{b,t}]): the k-th run of model
-    tokens is the message that made the k-th ``say`` call and gets A_{b,k};
-    runs after the last turn (the model's closing message) get A_out.
+    tokens is the message that made the k-th ``say`` call; with calls[b]
+    (PersuArenaEnv.calls) it gets A_{b,t} for the turn t that call played
+    and A_out for a call that played none (a rejected message), without
+    calls[b] (None) A_{b,k}; runs after the last call (the model's closing
+    message) get A_out.
 
     Choice: one ``say`` call per assistant message, which is how a chat
     model uses a one-tool environment; parallel calls in one message would
     shift later turns onto later runs."""
     rows = []
-    for mask, (a_out, a_turns) in zip(loss_mask, advantages):
+    for b, (mask, (a_out, a_turns)) in enumerate(zip(loss_mask, advantages)):
+        c = calls[b] if calls is not None else None
         row = [0.0] * len(mask)
         for k, (s, e) in enumerate(turn_spans(mask)):
-            a = a_turns[k] if k < len(a_turns) else a_out
+            t = k if c is None else (c[k] if k < len(c) else None)
+            a = a_turns[t] if t is not None and t < len(a_turns) else a_out
             row[s:e] = [a] * (e - s)
         rows.append(row)
     return rows
@@ -87,7 +98,8 @@ def probe_rpo_output(trainer, output, lam, mode, shuffle_seed=None):
     local = adv[start: start + len(envs)]
     mask = (output["completion_mask"] * output["tool_mask"]).tolist()
     old = output["advantages"]
-    output["advantages"] = torch.tensor(token_advantages(mask, local), dtype=torch.float32, device=old.device)
+    calls = [tr[2] for tr in traces[start: start + len(envs)]]
+    output["advantages"] = torch.tensor(token_advantages(mask, local, calls), dtype=torch.float32, device=old.device)
     return output
 
 

@@ -149,7 +149,10 @@ class PersuArenaEnv:
     an error), ``decision`` (the persuadee's last decision), ``terminal``
     (accept, conditional, pending, reject, truncated or failed once done),
     ``r_out`` (R_out from the last step's metadata, or None), ``beliefs``
-    (B_0, B_1, ... after each step, None where unreadable) and ``turn``.
+    (B_0, B_1, ... after each step, None where unreadable), ``turn`` and
+    ``calls`` (one entry per ``say`` call, in order: the 0-based index in
+    ``dense`` of the turn it played, or None when it played none: a
+    message the server rejected, a call after the end, a failed step).
     """
 
     def __init__(self):
@@ -163,6 +166,7 @@ class PersuArenaEnv:
         self.reward = 0.0
         self.rewards = []
         self.dense = []
+        self.calls = []
         self.failed = False
         self.done = False
         self.decision = "continue"
@@ -291,11 +295,13 @@ class PersuArenaEnv:
             Their reply, and their decision once they have made one.
         """
         if self.done:
+            self.calls.append(None)
             raise ValueError("The conversation is over (%s). Do not call say again." % (self.terminal or self.decision))
         text = strip_think(message or "")
         try:
             res = self._request("step", {"message": text})
         except PersuArenaError as exc:
+            self.calls.append(None)
             if exc.code == "VALIDATION_ERROR":
                 raise ValueError("Invalid message: %s" % exc.message)
             # The episode is over on the server (a persuadee or probe
@@ -303,6 +309,7 @@ class PersuArenaEnv:
             self.done, self.failed, self.terminal = True, True, "failed"
             raise
         obs = self._observe(res)
+        self.calls.append(len(self.dense) - 1)
         reply = obs.get("reply", "")
         if self.done:
             outcome = self.terminal or obs.get("decision", "")

@@ -44,7 +44,10 @@ The encoding needs ``algorithm.use_kl_in_reward=False`` (the KL goes in
 the loss, as in the Probe-RPO paper's Table 3). With rewards that carry a
 scalar at the last token only (a trainer path that ignores the agent
 loop's token rewards) every r_t reads 0, the dense term is 0 and the
-estimator is verl's ``grpo`` with the sample std.
+estimator is outcome GRPO as grpo.OutcomeAdvantages: verl's ``grpo`` with
+the sample std, except that a group with fewer than two scored rollouts,
+or with tied rewards (grpo.TieTolerance), gets exact zeros (verl's gives
+R/(1 + eps) to a lone rollout and divides a tie's rounding residue by eps).
 
 Settings come from environment variables, since verl's AlgoConfig takes no
 unknown keys: PERSUARENA_LAMBDA (lambda, default 0.5, the Probe-RPO paper's

@@ -50,8 +50,9 @@ imported when ``build`` is given its classes (or at import, when verl is
 installed).
 
 On verl 0.8 (no v1 trainer) the trainer builds the token rewards from
-reward_score alone, so ``probe_rpo`` sees no dense rewards there and
-equals ``grpo``; the per-turn advantage needs verl >= 0.9's v1 trainer.
+reward_score alone, so ``probe_rpo`` sees no dense rewards there and is
+outcome GRPO (see persuarena.verl.advantage for where it differs from
+verl's ``grpo``); the per-turn advantage needs verl >= 0.9's v1 trainer.
 """
 
 import asyncio
