@@ -78,6 +78,33 @@ type Config struct {
 	Version string
 	// Logger receives session events; nil discards them.
 	Logger *slog.Logger
+
+	// FirstStepWindow: when every slot is held, a new session takes the
+	// slot of an HTTP episode reset longer than this ago that has not
+	// stepped since; 0 means DefaultFirstStepWindow.
+	FirstStepWindow time.Duration
+	// MaxSessionsPerClient bounds the sessions one client IP holds at
+	// once (one more gets CAPACITY_REACHED at once); 0 means MaxSessions
+	// for loopback addresses and MaxSessions/4 (at least 1) for others.
+	MaxSessionsPerClient int
+	// Token, when set, is the bearer token every request but GET /health
+	// must carry ("Authorization: Bearer TOKEN"); for non-loopback use.
+	Token string
+	// AllowOrigins are the browser origins (e.g. "https://lab.example")
+	// allowed to call the server; requests with any other Origin header
+	// are refused (HTTP 403). Empty: no browser origin is allowed.
+	AllowOrigins []string
+	// MaxConns bounds the open TCP connections Serve holds (see
+	// conn.go); 0 means DefaultMaxConns. HealthReserve more are accepted
+	// that may only ask GET /health; 0 means DefaultHealthReserve.
+	MaxConns      int
+	HealthReserve int
+	// ConnIdleTimeout closes a keep-alive connection idle this long
+	// between requests; 0 means DefaultConnIdleTimeout.
+	ConnIdleTimeout time.Duration
+	// ReadTimeout bounds reading one request body (after its header,
+	// which has 10 s); 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
 }
 
 // Server serves one Factory's environments over HTTP and WebSocket. Create
@@ -97,6 +124,7 @@ type Server struct {
 	http   map[string]*httpEpisode
 	closed bool
 	wg     sync.WaitGroup // WebSocket handlers
+	lim    *connLimiter   // Serve's connection limiter (conn.go)
 }
 
 // httpEpisode is an episode created by POST /reset.
@@ -105,6 +133,12 @@ type httpEpisode struct {
 	env  *Env       // nil once finished: only final is kept
 	last time.Time  // guarded by Server.mu
 	done bool       // guarded by Server.mu; finished episodes free their slot
+	// client, reset and stepped (guarded by Server.mu) are the creating
+	// client's address, the reset's end and whether a step came since
+	// (guard.go).
+	client  string
+	reset   time.Time
+	stepped bool
 	// final is the State at the end (guarded by mu); a finished episode
 	// keeps only this, for DoneRetention.
 	final *State
@@ -119,6 +153,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("server: negative max sessions %d or idle timeout %v", cfg.MaxSessions, cfg.IdleTimeout)
+	}
+	if err := guardDefaults(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = DefaultMaxSessions
@@ -164,7 +201,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /state", s.handleState)
 	mux.HandleFunc("POST /close", s.handleClose)
 	mux.HandleFunc("GET /ws", s.handleWS)
-	return mux
+	return s.guard(mux)
 }
 
 // Serve serves on ln until ctx is cancelled, then shuts down gracefully:
@@ -175,6 +212,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return s.baseCtx }}
+	ln = s.limitConns(hs, ln)
 	defer s.cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -270,6 +308,9 @@ func (s *Server) admitLocked(ctx context.Context) (int, bool) {
 		}
 		if n < s.cfg.MaxSessions {
 			return n, true
+		}
+		if s.evictUnsteppedLocked("") > 0 {
+			continue
 		}
 		if s.cfg.CapacityWait < 0 {
 			return n, false
@@ -455,6 +496,11 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Code: SessionError, Message: "server is shutting down", Status: http.StatusServiceUnavailable})
 		return
 	}
+	if e := s.clientCapErrorLocked(clientAddr(r)); e != nil {
+		s.mu.Unlock()
+		writeError(w, e)
+		return
+	}
 	if n, ok := s.admitLocked(r.Context()); !ok {
 		closed := s.closed
 		s.mu.Unlock()
@@ -470,7 +516,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID))
 		return
 	}
-	ep.last = s.now()
+	ep.last, ep.client = s.now(), clientAddr(r)
 	s.http[opts.EpisodeID] = ep
 	s.mu.Unlock()
 
@@ -481,6 +527,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		s.freedLocked() // a waiting reset may take the slot at once
 	} else {
 		ep.last = s.now()
+		ep.reset = ep.last
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -564,6 +611,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ep.last = s.now()
 	ep.done = done
+	ep.stepped = ep.stepped || done || err == nil
 	if done {
 		s.freedLocked()
 	}
