@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // flood opens n connections to the loopback address addr (it refuses any
