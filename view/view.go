@@ -39,7 +39,7 @@ func EpisodeURL(addr, runID string, k store.EpisodeKey) string {
 // Hint is the line persuarena eval prints after a run: how to open run
 // runID of the database dbPath in the viewer at DefaultAddr.
 func Hint(dbPath, runID string) string {
-	return fmt.Sprintf("view: persuarena view --db %s, then open %s", dbPath, RunURL(DefaultAddr, runID))
+	return fmt.Sprintf("view: persuarena view --db %s, then open %s", store.RedactDB(dbPath), RunURL(DefaultAddr, runID))
 }
 
 // Server is the viewer's http.Handler over a run database. It only reads
@@ -58,7 +58,7 @@ type Server struct {
 // headers (may be ""). Errors: none at run time — the embedded templates
 // are checked by the tests — so New panics only on a broken build.
 func New(st store.Store, dbPath string) *Server {
-	s := &Server{st: st, dbPath: dbPath, mux: http.NewServeMux(), sets: map[string]*runSets{}}
+	s := &Server{st: st, dbPath: store.RedactDB(dbPath), mux: http.NewServeMux(), sets: map[string]*runSets{}}
 	s.pages = parsePages()
 	static, err := fs.Sub(assets, "assets/static")
 	if err != nil {
@@ -94,7 +94,7 @@ func Serve(ctx context.Context, st store.Store, addr, dbPath string, log io.Writ
 			fmt.Fprintf(log, "warning: %s is not loopback; the viewer shows transcripts and hidden profiles to anyone who can reach it\n", addr)
 		}
 	}
-	fmt.Fprintf(log, "view: serving %s on http://%s/ (Ctrl-C stops)\n", dbPath, ln.Addr())
+	fmt.Fprintf(log, "view: serving %s on http://%s/ (Ctrl-C stops)\n", store.RedactDB(dbPath), ln.Addr())
 	srv := &http.Server{Handler: New(st, dbPath), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
