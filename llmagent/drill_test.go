@@ -19,9 +19,9 @@ import (
 
 // drillMix is the fault mix of the engine drill: 28 % 5xx, 4 % 429 with
 // Retry-After 1 s, 3 % timeouts, 3 % truncated bodies, 1 % connection
-// resets, and two 400 ms outages.
+// resets, and two 1.5 s outages (2 s and 8 s after the start).
 var drillMix = fakeengine.Chaos{Seed: 30, P5xx: 0.28, P429: 0.04, PTimeout: 0.03, PTruncated: 0.03, PReset: 0.01,
-	TimeoutDelay: 2 * time.Second, Outages: []fakeengine.Outage{{Start: time.Second, For: 400 * time.Millisecond}, {Start: 3 * time.Second, For: 400 * time.Millisecond}}}
+	TimeoutDelay: 2 * time.Second, Outages: []fakeengine.Outage{{Start: 2 * time.Second, For: 1500 * time.Millisecond}, {Start: 8 * time.Second, For: 1500 * time.Millisecond}}}
 
 // drillWorkers and drillInFlight: every episode runs at once and the
 // client holds at most drillInFlight requests at the engine, so that the
