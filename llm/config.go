@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // Backend is one OpenAI-compatible server (docs/engines.md). The zero values of
@@ -222,7 +223,7 @@ var (
 // unknown engines, bad URLs, duplicate backend names, roles naming unknown
 // backends, out-of-range sampling values.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Config)
 	if err != nil {
 		return nil, fmt.Errorf("llm config: %w", err)
 	}
