@@ -19,7 +19,7 @@ import (
 const MaxPlannedEpisodes = 10_000_000
 
 // checkRoleLists refuses empty role lists and empty names in them
-// (--persuader '' is a typo, not a run of nothing).
+// (--persuader ” is a typo, not a run of nothing).
 func checkRoleLists(lists ...any) error {
 	for i := 0; i+1 < len(lists); i += 2 {
 		flag, names := lists[i].(string), lists[i+1].([]string)

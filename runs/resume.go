@@ -53,4 +53,3 @@ func refuseChangedPlan(given []string, spec, stored EvalSpec) error {
 // EvalOptions.Given).
 var EvalPlanFlags = []string{"persuader", "persuadee", "scenarios", "split", "tmax", "rollouts", "seed", "probes",
 	"judge", "judge-samples", "judge-acts", "reward", "sequential-probes"}
-
