@@ -74,14 +74,18 @@ func New(st store.Store, dbPath string) *Server {
 }
 
 // ServeHTTP serves the pages; every method but GET (and HEAD) is 405.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	secureHeaders(w.Header())
+	s.mux.ServeHTTP(w, r)
+}
 
 // Serve listens on addr (host:port; DefaultAddr when empty), tells log
-// the address and serves New(st, dbPath) until ctx is cancelled, then
+// the address and serves New(st, dbPath) behind HostGuard(allowHosts)
+// until ctx is cancelled, then
 // shuts down within five seconds. An address off loopback gets a warning
 // on log: the pages show hidden profiles and transcripts. Errors: the
 // listener's (e.g. the port is taken).
-func Serve(ctx context.Context, st store.Store, addr, dbPath string, log io.Writer) error {
+func Serve(ctx context.Context, st store.Store, addr, dbPath string, log io.Writer, allowHosts ...string) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
@@ -95,7 +99,8 @@ func Serve(ctx context.Context, st store.Store, addr, dbPath string, log io.Writ
 		}
 	}
 	fmt.Fprintf(log, "view: serving %s on http://%s/ (Ctrl-C stops)\n", store.RedactDB(dbPath), ln.Addr())
-	srv := &http.Server{Handler: New(st, dbPath), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: HostGuard(New(st, dbPath), allowHosts), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
