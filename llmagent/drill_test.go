@@ -17,6 +17,10 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
+// issueMix is the fault mix of the drill that found the breaker's
+// lock-out: 28 % 5xx, 4 % 429, 3 % timeouts, 3 % truncated JSON.
+var issueMix = fakeengine.Chaos{Seed: 30, P5xx: 0.28, P429: 0.04, PTimeout: 0.03, PTruncated: 0.03, TimeoutDelay: 2 * time.Second}
+
 // drillMix is the fault mix of the engine drill: 28 % 5xx, 4 % 429 with
 // Retry-After 1 s, 3 % timeouts, 3 % truncated bodies, 1 % connection
 // resets, and two 1.5 s outages (2 s and 8 s after the start).
@@ -82,24 +86,32 @@ func TestFaultDrillNoTransientFailures(t *testing.T) {
 	}
 	const n = 24
 	clean, base, _ := drill(t, n, nil)
-	mix := drillMix
-	eps, wall, srv := drill(t, n, &mix)
-	if len(eps) != n || len(clean) != n {
-		t.Fatalf("%d and %d episodes, want %d", len(eps), len(clean), n)
+	if len(clean) != n {
+		t.Fatalf("%d fault-free episodes, want %d", len(clean), n)
 	}
-	failed := 0
-	for _, ep := range eps {
-		if ep.Terminal == decision.TermFailed {
-			failed++
-			t.Errorf("%s failed: %s", ep.ScenarioID, ep.Error)
+	for _, tc := range []struct {
+		name string
+		mix  fakeengine.Chaos
+	}{{"issue mix", issueMix}, {"with resets and outages", drillMix}} {
+		mix := tc.mix
+		eps, wall, srv := drill(t, n, &mix)
+		if len(eps) != n {
+			t.Fatalf("%s: %d episodes, want %d", tc.name, len(eps), n)
 		}
+		failed := 0
+		for _, ep := range eps {
+			if ep.Terminal == decision.TermFailed {
+				failed++
+				t.Errorf("%s: %s failed: %s", tc.name, ep.ScenarioID, ep.Error)
+			}
+		}
+		st := srv.ChaosStats()
+		if st.Status5xx == 0 || st.Timeouts == 0 || st.Truncated == 0 || st.Status429 == 0 || mix.PReset > 0 && (st.Resets == 0 || st.Outage == 0) {
+			t.Fatalf("%s injected too little: %+v", tc.name, st)
+		}
+		t.Logf("fault drill, %s: %d episodes, %d failed; faults %+v; wall %v vs %v fault-free (%.2fx)",
+			tc.name, n, failed, st, wall.Round(time.Millisecond), base.Round(time.Millisecond), wall.Seconds()/base.Seconds())
 	}
-	st := srv.ChaosStats()
-	if st.Status5xx == 0 || st.Timeouts == 0 || st.Truncated == 0 || st.Resets == 0 || st.Outage == 0 || st.Status429 == 0 {
-		t.Fatalf("the mix injected too little: %+v", st)
-	}
-	t.Logf("fault drill: %d episodes, %d failed; faults %+v; wall %v vs %v fault-free (%.2fx)",
-		n, failed, st, wall.Round(time.Millisecond), base.Round(time.Millisecond), wall.Seconds()/base.Seconds())
 }
 
 // A permanent 400 fails its request at once: one attempt, no retry, no
