@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -209,3 +210,20 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // Settings returns the server's configuration with every default filled
 // in (Token included: callers print it never).
 func (s *Server) Settings() Config { return s.cfg }
+
+// engineAnswer matches an engine's HTTP error as llm quotes it: the
+// status, then the (scrubbed) body to the end of the message.
+var engineAnswer = regexp.MustCompile(`(HTTP \d{3}): .*?( \(the episode ended as failed\))?$`)
+
+// publicError returns e as clients may see it: an engine's error body is
+// cut from an EXECUTION_ERROR (it may carry the engine's internals, model
+// paths or prompt fragments), leaving its status. The stored episode
+// keeps the whole error.
+func publicError(e *Error) *Error {
+	if e.Code != ExecutionError || !engineAnswer.MatchString(e.Message) {
+		return e
+	}
+	c := *e
+	c.Message = engineAnswer.ReplaceAllString(e.Message, "$1 (the engine's answer is withheld from clients)$2")
+	return &c
+}

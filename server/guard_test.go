@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -215,5 +216,19 @@ func TestGuardConfigNegativeRefused(t *testing.T) {
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "negative") {
 			t.Fatalf("New: %v", err)
 		}
+	}
+}
+
+// An engine's error body never reaches the client: the step's
+// EXECUTION_ERROR keeps the HTTP status only.
+func TestEngineErrorBodyWithheld(t *testing.T) {
+	f := &fake{replyErr: errors.New(`llm: /v1/chat/completions: HTTP 503: {"error":"model /srv/models/secret-7b overloaded"}`), errAt: 1}
+	_, ts := start(t, fakeConfig(t, f))
+	_, body := httpDo(t, "POST", ts.URL+"/reset", `{"episode_id":"e1"}`)
+	resetID(t, body)
+	status, body := httpDo(t, "POST", ts.URL+"/step", `{"episode_id":"e1","action":{"message":"Hi."}}`)
+	wantHTTPError(t, status, body, 500, ExecutionError)
+	if strings.Contains(string(body), "secret-7b") || !strings.Contains(string(body), "HTTP 503 (the engine's answer is withheld from clients) (the episode ended as failed)") {
+		t.Fatalf("step error: %s", body)
 	}
 }

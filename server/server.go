@@ -351,7 +351,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError answers with {"detail": message, "code": CODE}, FastAPI's
 // error body plus the OpenEnv code.
 func writeError(w http.ResponseWriter, err error) {
-	e := asError(err)
+	e := publicError(asError(err))
 	writeJSON(w, e.HTTPStatus(), map[string]string{"detail": e.Message, "code": string(e.Code)})
 }
 

@@ -222,7 +222,7 @@ func (ws *wsSession) sendError(e *Error) {
 }
 
 func errorMessage(err error) Message {
-	e := asError(err)
+	e := publicError(asError(err))
 	return Message{Type: "error", Data: ErrorData{Message: e.Message, Code: e.Code}}
 }
 
