@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // Defaults of the abuse guards in Config.
@@ -93,7 +95,9 @@ func (s *Server) clientCapErrorLocked(client string) *Error {
 
 // evictUnsteppedLocked forgets the HTTP episodes (of client, or of every
 // client when client is "") that were reset longer than FirstStepWindow
-// ago and have not stepped since, and returns how many it forgot; it
+// ago and have not stepped since, and closes (1008) the WebSocket
+// sessions that have sent no message for that long since they connected,
+// and returns how many it freed; it
 // wakes waiting sessions when any. s.mu must be held. admitLocked calls
 // it when every slot is held, clientCapErrorLocked when the client holds
 // its share.
@@ -104,6 +108,23 @@ func (s *Server) evictUnsteppedLocked(client string) int {
 		if (client == "" || ep.client == client) && !ep.done && !ep.stepped && !ep.reset.IsZero() && now.Sub(ep.reset) > s.cfg.FirstStepWindow {
 			delete(s.http, id)
 			s.log.Info("evicted", "transport", "http", "episode", id, "reason", "no step within the first-step window")
+			n++
+		}
+	}
+	for ws := range s.ws {
+		if client != "" && ws.client != client {
+			continue
+		}
+		ws.mu.Lock()
+		silent := !ws.spoke && !ws.busy && !ws.expired && time.Since(ws.last) > s.cfg.FirstStepWindow
+		if silent {
+			ws.expired = true // its idle timer and reader stand down
+		}
+		ws.mu.Unlock()
+		if silent {
+			delete(s.ws, ws)
+			s.log.Info("evicted", "transport", "ws", "reason", "no message within the first-step window")
+			go ws.conn.Close(websocket.StatusPolicyViolation, "no message within the first-step window")
 			n++
 		}
 	}

@@ -232,3 +232,26 @@ func TestEngineErrorBodyWithheld(t *testing.T) {
 		t.Fatalf("step error: %s", body)
 	}
 }
+
+// A WebSocket connection that sends nothing holds its slot for the
+// first-step window at most when a new session needs it; one that spoke
+// keeps its slot.
+func TestSilentWebSocketEvictedAfterFirstStepWindow(t *testing.T) {
+	cfg := fakeConfig(t, &fake{})
+	cfg.MaxSessions, cfg.CapacityWait, cfg.FirstStepWindow = 2, -1, 200*time.Millisecond
+	_, ts := start(t, cfg)
+	talker := dial(t, ts)
+	result(t, call(t, talker, `{"type":"reset"}`))
+	silent := dial(t, ts)
+	third := dial(t, ts) // within the window: refused
+	if msg := recv(t, third); msg.Type != "error" || !strings.Contains(msg.raw, "CAPACITY_REACHED") {
+		t.Fatalf("third session within the window: %s", msg.raw)
+	}
+	time.Sleep(300 * time.Millisecond)
+	fourth := dial(t, ts)
+	result(t, call(t, fourth, `{"type":"reset"}`))
+	wantClose(t, silent, websocket.StatusPolicyViolation)
+	if f := call(t, talker, `{"type":"state"}`); f.Type != "state" { // still served
+		t.Fatalf("the session that spoke: %s", f.raw)
+	}
+}

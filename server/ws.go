@@ -42,6 +42,7 @@ type wsSession struct {
 
 	mu      sync.Mutex
 	busy    bool // a message is being handled
+	spoke   bool // a message has arrived (guard.go's first-step window)
 	last    time.Time
 	expired bool
 	timer   *time.Timer
@@ -151,7 +152,7 @@ func (ws *wsSession) run() {
 			ws.mu.Unlock()
 			return
 		}
-		ws.busy = true
+		ws.busy, ws.spoke = true, true
 		ws.mu.Unlock()
 
 		reply, closeReq := ws.handle(ctx, data)
