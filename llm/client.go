@@ -270,11 +270,19 @@ func (t transient) RetryAfter() time.Duration { return t.after }
 // u.Requests.
 func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context, r *replica) error) error {
 	a := c.affinityFor(ctx)
+	var waited time.Duration // on open circuits, bounded by circuitWaitLimit
 	for try := 0; ; try++ {
 		r := c.enter(a)
 		probe, err := r.br.allow(c.now())
 		if err != nil {
 			c.leave(r)
+			if c.waitCircuit(ctx, r, &waited) {
+				try-- // waiting for the circuit is not an attempt
+				continue
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w (waiting for the circuit: %v)", ctx.Err(), err)
+			}
 			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err, r.br.wait(c.now())})
 		}
 		select {

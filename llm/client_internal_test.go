@@ -66,14 +66,10 @@ var errRefused = errors.New("dial tcp 127.0.0.1:9: connect: connection refused")
 func TestBreakerStates(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := &breaker{threshold: 3, cooldown: 30 * time.Second}
-	for i := range 2 {
+	for i := range 3 { // a fresh window whose first 3 attempts fail
 		if _, err := b.allow(now); err != nil {
 			t.Fatalf("closed breaker refused request %d", i)
 		}
-		b.failure(now, errRefused)
-	}
-	b.success() // a success resets the count
-	for range 3 {
 		b.failure(now, errRefused)
 	}
 	if _, err := b.allow(now.Add(29 * time.Second)); !errors.Is(err, ErrCircuitOpen) || !strings.Contains(err.Error(), "connection refused") {
@@ -104,6 +100,37 @@ func TestBreakerStates(t *testing.T) {
 	}
 	if _, err := off.allow(now); err != nil {
 		t.Fatal("disabled breaker never opens")
+	}
+}
+
+// The circuit trips on the failure rate over the last 20 attempts, not on
+// a run of failures: 30 % failures never open it, and after 20 successes
+// it opens at the 16th failure (16 of 20 = 80 %), not the 3rd in a row.
+func TestBreakerTripsOnRate(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := &breaker{threshold: 3, cooldown: 30 * time.Second}
+	b.success() // a success first: the window is not all failures
+	for i := range 1000 {
+		if i%10 == 0 || i%10 == 3 || i%10 == 6 || i%10 == 7 && i%20 == 7 {
+			b.failure(now, errRefused) // 35 % of attempts, up to 4 in a row
+		} else {
+			b.success()
+		}
+		if b.state(now) != "closed" {
+			t.Fatalf("opened at attempt %d under 35 %% failures", i)
+		}
+	}
+	for range 20 {
+		b.success()
+	}
+	for i := 1; i <= 16; i++ {
+		b.failure(now, errRefused)
+		if open := b.state(now) == "open"; open != (i == 16) {
+			t.Fatalf("after %d failures: state %s", i, b.state(now))
+		}
+	}
+	if _, err := b.allow(now); err == nil || !strings.Contains(err.Error(), "after 16 of the last 20 attempts failed") {
+		t.Fatalf("open circuit message: %v", err)
 	}
 }
 

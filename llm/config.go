@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // Backend is one OpenAI-compatible server (docs/engines.md). The zero values of
@@ -56,9 +57,10 @@ type Backend struct {
 	MaxTopLogprobs int `yaml:"max_top_logprobs"`
 	// MaxRetryWait caps how long one Retry-After wait may last; default 60s.
 	MaxRetryWait time.Duration `yaml:"max_retry_wait"`
-	// BreakerFailures is the number of consecutive failed attempts (5xx,
-	// connection errors, timeouts) that opens the circuit; default 5,
-	// negative disables the breaker.
+	// BreakerFailures is the least number of failed attempts (5xx,
+	// connection errors, timeouts) among the last 20 (and at least 80 %
+	// of them, or every attempt of a fresh window) that opens the circuit
+	// (breaker.go); default 5, negative disables the breaker.
 	BreakerFailures int `yaml:"breaker_failures"`
 	// BreakerCooldown is how long an open circuit rejects requests before a
 	// half-open probe; default 30s.
@@ -222,7 +224,7 @@ var (
 // unknown engines, bad URLs, duplicate backend names, roles naming unknown
 // backends, out-of-range sampling values.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Config)
 	if err != nil {
 		return nil, fmt.Errorf("llm config: %w", err)
 	}

@@ -37,12 +37,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // Category is a strategy's kind in the memory tree (PersuHMM paper §3.1).
@@ -337,7 +337,7 @@ var ErrVersion = errors.New("unsupported memory version")
 // with an empty id or text, an unknown category or a domain out of place
 // (naming the strategy).
 func Load(path string) (*Memory, error) {
-	b, err := os.ReadFile(path)
+	b, err := filelimit.ReadFile(path, filelimit.Memory)
 	if err != nil {
 		return nil, fmt.Errorf("persuhmm: %w", err)
 	}

@@ -9,8 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // Probe is one introspective yes/no question, worded so that "Yes" favours
@@ -39,7 +40,7 @@ var Default = Basis{
 // {"id", "dimension", "question"} objects. It fails, naming the file and the
 // entry, on an empty basis, a missing id or question, or a duplicate id.
 func LoadBasis(path string) (Basis, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := filelimit.ReadFile(path, filelimit.Probes)
 	if err != nil {
 		return nil, fmt.Errorf("probe basis: %w", err)
 	}

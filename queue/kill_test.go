@@ -156,7 +156,8 @@ func TestKillAWorker(t *testing.T) {
 		t.Fatalf("the killed worker was playing nothing:\n%s", victim.text())
 	}
 
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	// The killed worker's episodes replay within a minute (RescueAfter 6 s).
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	run, err := Wait(wctx, svc.Store, id, nil)
 	if err != nil || run.Status != store.StatusDone {

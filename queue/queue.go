@@ -148,6 +148,9 @@ func (c *Conn) setup(ctx context.Context) error {
 	if err := c.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&c.schema); err != nil {
 		return err
 	}
+	if err := checkStoreSchema(ctx, c.pool); err != nil {
+		return err
+	}
 	driver := riverpgxv5.New(c.pool)
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: c.schema, Logger: c.log})
 	if err != nil {

@@ -156,7 +156,7 @@ func TestWorkerOptions(t *testing.T) {
 		{WorkerOptions{Workers: 0}, "--workers must be >= 1"},
 		{WorkerOptions{Workers: 1, Retries: -1}, "--retries must be >= 0"},
 		{WorkerOptions{Workers: 1, JobTimeout: time.Hour, RescueAfter: time.Minute}, "--rescue-after (1m0s) must exceed --job-timeout (1h0m0s)"},
-		{WorkerOptions{Workers: 1, JobTimeout: 2 * time.Hour}, "--rescue-after (1h0m0s) must exceed --job-timeout (2h0m0s)"},
+		{WorkerOptions{Workers: 1, JobTimeout: 2 * time.Hour, RescueAfter: time.Hour}, "--rescue-after (1h0m0s) must exceed --job-timeout (2h0m0s)"},
 	} {
 		err := Work(context.Background(), "postgres://nowhere.invalid/db", c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -32,7 +32,8 @@ type WorkerOptions struct {
 	// JobTimeout cancels an episode running longer (its job is retried);
 	// RescueAfter hands a job whose worker vanished (killed, its machine
 	// lost) to another worker once it has run that long, and must exceed
-	// JobTimeout. Zero: DefaultJobTimeout, DefaultRescueAfter.
+	// JobTimeout. Zero: DefaultJobTimeout, and for RescueAfter the job
+	// timeout plus a tenth of it, at least 30 s (see rescueAfter).
 	JobTimeout, RescueAfter time.Duration
 	// PollInterval is how often an idle worker looks for jobs besides
 	// River's insert notifications; 0: DefaultPollInterval.
@@ -49,11 +50,10 @@ type WorkerOptions struct {
 
 // Defaults of WorkerOptions.
 // Choice: an LLM episode of ten turns takes minutes on a loaded engine;
-// 30 minutes is a stuck one, and a vanished worker's job waits an hour
-// (River's default) before another worker replays it.
+// 30 minutes is a stuck one, and a vanished worker's job waits 33 minutes
+// (the derived rescue time) before another worker replays it.
 const (
 	DefaultJobTimeout   = 30 * time.Minute
-	DefaultRescueAfter  = time.Hour
 	DefaultPollInterval = time.Second
 	// DefaultFinishPoll: the finish job is the fallback for a worker lost
 	// between storing a run's last episode and finishing the run (the
@@ -71,8 +71,8 @@ func (o WorkerOptions) check() error {
 		return fmt.Errorf("--retries must be >= 0, got %d", o.Retries)
 	case o.JobTimeout < 0 || o.RescueAfter < 0 || o.PollInterval < 0 || o.FinishPoll < 0:
 		return errors.New("--job-timeout, --rescue-after and the poll intervals must be >= 0")
-	case cmp.Or(o.RescueAfter, DefaultRescueAfter) <= cmp.Or(o.JobTimeout, DefaultJobTimeout):
-		return fmt.Errorf("--rescue-after (%s) must exceed --job-timeout (%s)", cmp.Or(o.RescueAfter, DefaultRescueAfter), cmp.Or(o.JobTimeout, DefaultJobTimeout))
+	case o.rescueAfter() <= o.jobTimeout():
+		return fmt.Errorf("--rescue-after (%s) must exceed --job-timeout (%s)", o.rescueAfter(), o.jobTimeout())
 	}
 	return nil
 }
@@ -121,8 +121,8 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 		Workers:              workers,
 		Schema:               q.schema,
 		Logger:               q.log,
-		JobTimeout:           cmp.Or(o.JobTimeout, DefaultJobTimeout),
-		RescueStuckJobsAfter: cmp.Or(o.RescueAfter, DefaultRescueAfter),
+		JobTimeout:           o.jobTimeout(),
+		RescueStuckJobsAfter: o.rescueAfter(),
 		FetchPollInterval:    poll,
 		FetchCooldown:        min(poll, river.FetchCooldownDefault),
 	})

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/scenario"
 )
@@ -79,7 +79,7 @@ func LoadPack(ref string) (*Pack, error) {
 			return ParsePack("builtin:"+PackPrefix+ref, data)
 		}
 	}
-	data, err := os.ReadFile(ref)
+	data, err := filelimit.ReadFile(ref, filelimit.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("scenario pack: %w", err)
 	}

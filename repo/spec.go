@@ -4,11 +4,11 @@ import (
 	"embed"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/llm"
 )
 
@@ -156,7 +156,7 @@ func LoadSpec(ref string) (*Spec, error) {
 		}
 		return ParseSpec("builtin:"+ref, b)
 	}
-	b, err := os.ReadFile(ref)
+	b, err := filelimit.ReadFile(ref, filelimit.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("reward spec: %w", err)
 	}

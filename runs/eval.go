@@ -61,6 +61,8 @@ func (s EvalSpec) Validate() error {
 	switch {
 	case s.Rollouts < 1:
 		return fmt.Errorf("--rollouts must be >= 1, got %d", s.Rollouts)
+	case s.Rollouts > MaxPlannedEpisodes:
+		return fmt.Errorf("--rollouts must be <= %d (MaxPlannedEpisodes), got %d", MaxPlannedEpisodes, s.Rollouts)
 	case s.Tmax < 1:
 		return fmt.Errorf("--tmax must be >= 1, got %d", s.Tmax)
 	case s.Workers < 1:
@@ -101,6 +103,9 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkRoleLists("persuader", spec.Persuaders, "persuadee", spec.Persuadees, "scenarios", spec.Scenarios); err != nil {
+		return nil, err
+	}
 	reg, err := roles.New(spec.Config)
 	if err != nil {
 		return nil, err
@@ -113,6 +118,9 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 		return nil, err
 	}
 	if p.Plan, err = runplan.Of(spec.Grid); err != nil {
+		return nil, err
+	}
+	if _, err := planSize(len(p.Persuaders), len(p.Persuadees), p.Sets, spec.Rollouts); err != nil {
 		return nil, err
 	}
 	p.Episode = episode.Config{Tmax: spec.Tmax, Basis: spec.Basis, SequentialProbes: spec.SequentialProbes}
@@ -184,6 +192,9 @@ type EvalOptions struct {
 	// stored basis. Format is the output format Write will be asked for
 	// (table, json or csv; "" is table), checked before anything runs.
 	Probes, Format string
+	// Given names the EvalPlanFlags given on the command line; with RunID,
+	// one asking for another value than the stored plan's is refused.
+	Given []string
 }
 
 // EvalResult is a finished (or stopped) eval run.
@@ -361,6 +372,9 @@ func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*E
 	}
 	if o.RunID != "" {
 		stored, err := s.LoadEval(ctx, o.RunID, spec.Config)
+		if err == nil {
+			err = refuseChangedPlan(o.Given, spec, stored)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -50,6 +50,12 @@ type ServeSpec struct {
 	StepBudget time.Duration `json:"-"`
 	Probes     string        `json:"-"`
 	Verbose    bool          `json:"-"`
+	// Guard is the abuse guard (server.Config's FirstStepWindow,
+	// MaxSessionsPerClient, AllowOrigins, MaxConns, ReadTimeout; see
+	// serveguard.go); TokenEnv names the variable holding the bearer
+	// token (the token itself is never recorded).
+	Guard    ServeGuard `json:"guard"`
+	TokenEnv string     `json:"token_env,omitempty"`
 }
 
 // NewServer builds the environment server of spec: the persuadee through
@@ -91,6 +97,8 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: spec.Tmax, Basis: spec.Basis,
 			Reward: server.RewardMode(spec.Reward), Rewarder: rw, MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
 		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, StepBudget: spec.StepBudget, Version: buildinfo.Version(), Logger: logger,
+		FirstStepWindow: spec.Guard.FirstStepWindow, MaxSessionsPerClient: spec.Guard.MaxSessionsPerClient, Token: spec.Guard.token,
+		AllowOrigins: spec.Guard.AllowOrigins, MaxConns: spec.Guard.MaxConns, ReadTimeout: spec.Guard.ReadTimeout,
 	})
 }
 
@@ -104,6 +112,9 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 // NewServer's, net.Listen's, the store's and the server's.
 func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) error {
 	if err := AtLeast(1, "tmax", spec.Tmax); err != nil {
+		return err
+	}
+	if err := spec.checkGuard(); err != nil {
 		return err
 	}
 	spec.IdleTimeout = spec.Idle.String()
@@ -140,7 +151,9 @@ func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) e
 	defer ln.Close()
 	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			fmt.Fprintf(errOut, "warning: listening on %s, not loopback: anyone who can reach it can use the server (it has no authentication)\n", ln.Addr())
+			if spec.Guard.token == "" {
+				fmt.Fprintf(errOut, "warning: listening on %s, not loopback: anyone who can reach it can use the server (no --token-env: it has no authentication)\n", ln.Addr())
+			}
 		}
 	}
 	var runID string
@@ -179,6 +192,7 @@ func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) e
 	}
 	fmt.Fprintf(errOut, "persuarena serve: http://%s (WebSocket ws://%s/ws); persuadee %s; scenarios %s; reward %s; tmax %d; max %d sessions, idle timeout %v\n",
 		ln.Addr(), ln.Addr(), info.Persuadee, strings.Join(setInfo, ", "), info.Reward, info.Limits.Tmax, info.Limits.MaxSessions, spec.Idle)
+	fmt.Fprintln(errOut, guardLine(srv, spec.TokenEnv))
 	if runID != "" {
 		fmt.Fprintf(errOut, "storing finished episodes in run %s of %s\n", runID, s.DBPath())
 	}

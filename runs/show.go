@@ -24,9 +24,9 @@ const runTimeLayout = "2006-01-02 15:04:05Z"
 // List prints the runs of an existing database, newest first: ID,
 // creation time (UTC), kind, status, episodes, failed episodes and the
 // full acceptance share of the scored ones ("-" when none), or "no runs".
-// Errors: store.OpenExisting's and the store's.
+// Errors: store.OpenReadOnly's and the store's.
 func (s *Service) List(ctx context.Context, w io.Writer) error {
-	if err := s.ensure(ctx, true); err != nil {
+	if err := s.ensureRead(ctx); err != nil {
 		return err
 	}
 	rs, err := s.Store.ListRuns(ctx)
@@ -56,7 +56,7 @@ func (s *Service) List(ctx context.Context, w io.Writer) error {
 // the known ones. Errors:
 // store.ErrNotFound; store.OpenExisting's and the store's.
 func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
-	if err := s.ensure(ctx, true); err != nil {
+	if err := s.ensureRead(ctx); err != nil {
 		return err
 	}
 	run, err := s.Store.GetRun(ctx, id)
@@ -192,7 +192,7 @@ func (s *Service) ShowEpisode(ctx context.Context, runID, key string, w io.Write
 	if err != nil {
 		return fmt.Errorf("--episode: %w", err)
 	}
-	if err := s.ensure(ctx, true); err != nil {
+	if err := s.ensureRead(ctx); err != nil {
 		return err
 	}
 	eps, err := s.Store.Episodes(ctx, runID, store.Filter{Persuader: k.Persuader, Persuadee: k.Persuadee, ScenarioID: k.ScenarioID})
@@ -280,7 +280,7 @@ func WriteTranscript(w io.Writer, ep *episode.Episode) {
 // stdout when out is "". Errors: a missing database file, an unknown run
 // (store.ErrNotFound), or the write's.
 func (s *Service) ExportEpisodes(ctx context.Context, id, out string, stdout io.Writer) error {
-	if err := s.ensure(ctx, true); err != nil {
+	if err := s.ensureRead(ctx); err != nil {
 		return err
 	}
 	return export.ToPath(ctx, s.Store, id, export.Episodes, out, stdout, export.DefaultOptions())

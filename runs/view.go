@@ -9,11 +9,13 @@ import (
 
 // View serves the read-only trajectory viewer (package view) over the
 // existing run database on addr (host:port; view.DefaultAddr when empty)
-// until ctx is cancelled, telling log where. Errors: store.OpenExisting's
+// until ctx is cancelled, telling log where; allowHosts are the host
+// names it answers besides loopback names and IP addresses
+// (view.HostGuard). Errors: store.OpenReadOnly's
 // and view.Serve's.
-func (s *Service) View(ctx context.Context, addr string, log io.Writer) error {
-	if err := s.ensure(ctx, true); err != nil {
+func (s *Service) View(ctx context.Context, addr string, log io.Writer, allowHosts ...string) error {
+	if err := s.ensureRead(ctx); err != nil {
 		return err
 	}
-	return view.Serve(ctx, s.Store, addr, s.DBPath(), log)
+	return view.Serve(ctx, s.Store, addr, s.DBPath(), log, allowHosts...)
 }

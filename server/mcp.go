@@ -79,10 +79,15 @@ type mcpTools interface {
 	needsEpisode() bool
 }
 
-type httpTools struct{ s *Server }
+// httpTools plays MCP tools on server-held episodes for the client at
+// address client (clientAddr), whose per-client cap a reset counts against.
+type httpTools struct {
+	s      *Server
+	client string
+}
 
 func (t httpTools) reset(ctx context.Context, o ResetOptions) (Observation, error) {
-	return t.s.resetHTTP(ctx, o)
+	return t.s.resetHTTP(ctx, t.client, o)
 }
 func (t httpTools) say(ctx context.Context, id string, a Action) (Observation, error) {
 	return t.s.stepHTTP(ctx, id, a)
@@ -145,7 +150,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	resp := s.mcp(r.Context(), body, httpTools{s})
+	resp := s.mcp(r.Context(), body, httpTools{s, clientAddr(r)})
 	if resp == nil {
 		w.WriteHeader(http.StatusAccepted) // a notification: no answer
 		return

@@ -95,6 +95,33 @@ type Config struct {
 	Version string
 	// Logger receives session events; nil discards them.
 	Logger *slog.Logger
+
+	// FirstStepWindow: when every slot is held, a new session takes the
+	// slot of an HTTP episode reset longer than this ago that has not
+	// stepped since; 0 means DefaultFirstStepWindow.
+	FirstStepWindow time.Duration
+	// MaxSessionsPerClient bounds the sessions one client IP holds at
+	// once (one more gets CAPACITY_REACHED at once); 0 means MaxSessions
+	// for loopback addresses and MaxSessions/4 (at least 1) for others.
+	MaxSessionsPerClient int
+	// Token, when set, is the bearer token every request but GET /health
+	// must carry ("Authorization: Bearer TOKEN"); for non-loopback use.
+	Token string
+	// AllowOrigins are the browser origins (e.g. "https://lab.example")
+	// allowed to call the server; requests with any other Origin header
+	// are refused (HTTP 403). Empty: no browser origin is allowed.
+	AllowOrigins []string
+	// MaxConns bounds the open TCP connections Serve holds (see
+	// conn.go); 0 means DefaultMaxConns. HealthReserve more are accepted
+	// that may only ask GET /health; 0 means DefaultHealthReserve.
+	MaxConns      int
+	HealthReserve int
+	// ConnIdleTimeout closes a keep-alive connection idle this long
+	// between requests; 0 means DefaultConnIdleTimeout.
+	ConnIdleTimeout time.Duration
+	// ReadTimeout bounds reading one request body (after its header,
+	// which has 10 s); 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
 }
 
 // Server serves one Factory's environments over HTTP and WebSocket. Create
@@ -114,6 +141,7 @@ type Server struct {
 	http   map[string]*httpEpisode
 	closed bool
 	wg     sync.WaitGroup // WebSocket handlers
+	lim    *connLimiter   // Serve's connection limiter (conn.go)
 }
 
 // httpEpisode is an episode created by POST /reset.
@@ -122,6 +150,12 @@ type httpEpisode struct {
 	env  *Env       // nil once finished: only final is kept
 	last time.Time  // guarded by Server.mu
 	done bool       // guarded by Server.mu; finished episodes free their slot
+	// client, reset and stepped (guarded by Server.mu) are the creating
+	// client's address, the reset's end and whether a step came since
+	// (guard.go).
+	client  string
+	reset   time.Time
+	stepped bool
 	// final is the State at the end (guarded by mu); a finished episode
 	// keeps only this, for DoneRetention.
 	final *State
@@ -136,6 +170,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("server: negative max sessions %d or idle timeout %v", cfg.MaxSessions, cfg.IdleTimeout)
+	}
+	if err := guardDefaults(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = DefaultMaxSessions
@@ -186,7 +223,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /ws", s.handleWS)
 	mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	mux.HandleFunc("POST /mcp", s.handleMCP)
-	return mux
+	return s.guard(mux)
 }
 
 // Serve serves on ln until ctx is cancelled, then shuts down gracefully:
@@ -197,6 +234,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return s.baseCtx }}
+	ln = s.limitConns(hs, ln)
 	defer s.cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -293,6 +331,9 @@ func (s *Server) admitLocked(ctx context.Context) (int, bool) {
 		if n < s.cfg.MaxSessions {
 			return n, true
 		}
+		if s.evictUnsteppedLocked("") > 0 {
+			continue
+		}
 		if s.cfg.CapacityWait < 0 {
 			return n, false
 		}
@@ -332,7 +373,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError answers with {"detail": message, "code": CODE}, FastAPI's
 // error body plus the OpenEnv code.
 func writeError(w http.ResponseWriter, err error) {
-	e := asError(err)
+	e := publicError(asError(err))
 	writeJSON(w, e.HTTPStatus(), map[string]string{"detail": e.Message, "code": string(e.Code)})
 }
 
@@ -468,7 +509,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	obs, err := s.resetHTTP(r.Context(), opts)
+	obs, err := s.resetHTTP(r.Context(), clientAddr(r), opts)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -478,10 +519,12 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 
 // resetHTTP starts a server-held episode (POST /reset, the MCP reset
 // tool): it takes a session slot, registers the episode under
-// opts.EpisodeID (a random id when empty) and resets it. Errors: SESSION_ERROR
-// while shutting down, CAPACITY_REACHED, VALIDATION_ERROR for a taken
-// episode_id, and Env.Reset's.
-func (s *Server) resetHTTP(ctx context.Context, opts ResetOptions) (Observation, error) {
+// opts.EpisodeID (a random id when empty) and resets it; client is the
+// request's address (clientAddr), counted against its per-client cap.
+// Errors: SESSION_ERROR while shutting down, CAPACITY_REACHED (all slots,
+// or client's share, held), VALIDATION_ERROR for a taken episode_id, and
+// Env.Reset's.
+func (s *Server) resetHTTP(ctx context.Context, client string, opts ResetOptions) (Observation, error) {
 	if opts.EpisodeID == "" {
 		opts.EpisodeID = "ep-" + rand.Text()
 	}
@@ -493,6 +536,10 @@ func (s *Server) resetHTTP(ctx context.Context, opts ResetOptions) (Observation,
 	if s.closed {
 		s.mu.Unlock()
 		return Observation{}, shutting
+	}
+	if e := s.clientCapErrorLocked(client); e != nil {
+		s.mu.Unlock()
+		return Observation{}, e
 	}
 	if n, ok := s.admitLocked(ctx); !ok {
 		closed := s.closed
@@ -506,7 +553,7 @@ func (s *Server) resetHTTP(ctx context.Context, opts ResetOptions) (Observation,
 		s.mu.Unlock()
 		return Observation{}, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID)
 	}
-	ep.last = s.now()
+	ep.last, ep.client = s.now(), client
 	s.http[opts.EpisodeID] = ep
 	s.mu.Unlock()
 
@@ -517,6 +564,7 @@ func (s *Server) resetHTTP(ctx context.Context, opts ResetOptions) (Observation,
 		s.freedLocked() // a waiting reset may take the slot at once
 	} else {
 		ep.last = s.now()
+		ep.reset = ep.last
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -610,6 +658,7 @@ func (s *Server) stepHTTP(ctx context.Context, id string, a Action) (Observation
 	s.mu.Lock()
 	ep.last = s.now()
 	ep.done = done
+	ep.stepped = ep.stepped || done || err == nil
 	if done {
 		s.freedLocked()
 	}

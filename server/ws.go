@@ -35,12 +35,14 @@ type ErrorData struct {
 
 // wsSession is one WebSocket connection: one Env, one session slot.
 type wsSession struct {
-	s    *Server
-	conn *websocket.Conn
-	env  *Env
+	s      *Server
+	conn   *websocket.Conn
+	env    *Env
+	client string // the peer's IP, for the per-client cap (guard.go)
 
 	mu      sync.Mutex
 	busy    bool // a message is being handled
+	spoke   bool // a message has arrived (guard.go's first-step window)
 	last    time.Time
 	expired bool
 	timer   *time.Timer
@@ -63,8 +65,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the request
 	}
 	conn.SetReadLimit(s.frame)
-	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now()}
+	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now(), client: clientAddr(r)}
 	s.mu.Lock()
+	if e := s.clientCapErrorLocked(sess.client); e != nil {
+		s.mu.Unlock()
+		sess.sendError(e)
+		conn.Close(websocket.StatusTryAgainLater, "per-client session limit reached")
+		return
+	}
 	// The request's context says nothing once Accept has hijacked the
 	// connection; the server's ends at shutdown.
 	if n, ok := s.admitLocked(s.baseCtx); !ok {
@@ -144,7 +152,7 @@ func (ws *wsSession) run() {
 			ws.mu.Unlock()
 			return
 		}
-		ws.busy = true
+		ws.busy, ws.spoke = true, true
 		ws.mu.Unlock()
 
 		reply, closeReq := ws.handle(ctx, data)
@@ -218,7 +226,7 @@ func (ws *wsSession) sendError(e *Error) {
 }
 
 func errorMessage(err error) Message {
-	e := asError(err)
+	e := publicError(asError(err))
 	return Message{Type: "error", Data: ErrorData{Message: e.Message, Code: e.Code}}
 }
 

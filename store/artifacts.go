@@ -59,7 +59,7 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 	}
 	if path != ":memory:" {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no run database at %s (set --db)", path)
+			return nil, fmt.Errorf("no run database at %s (set --db)", Shown(path))
 		}
 	}
 	return Open(ctx, path)

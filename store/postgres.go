@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -35,10 +34,10 @@ func OpenURL(ctx context.Context, db string) (*DB, error) {
 	if !IsURL(db) {
 		return Open(ctx, db)
 	}
-	shown := redactURL(db)
+	shown := RedactDB(db)
 	cfg, err := pgx.ParseConfig(db)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w: %v", shown, ErrInvalid, err)
+		return nil, fmt.Errorf("store: open %s: %w: %v", shown, ErrInvalid, RedactText(err.Error()))
 	}
 	sdb := stdlib.OpenDB(*cfg)
 	sdb.SetMaxOpenConns(maxPGConns)
@@ -60,23 +59,10 @@ func OpenURL(ctx context.Context, db string) (*DB, error) {
 // at a time (DB.write), so more connections only serve more readers.
 const maxPGConns = 8
 
-// Shown returns db as messages may show it: a path unchanged, a
-// PostgreSQL URL without its password (as Path reports it).
-func Shown(db string) string {
-	if IsURL(db) {
-		return redactURL(db)
-	}
-	return db
-}
-
-// redactURL returns u without its password, for messages and Path.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "postgres://(unparsable URL)"
-	}
-	return p.Redacted()
-}
+// Shown returns db as messages may show it: RedactDB's form (a path
+// unchanged, a URL or connection string without its passwords), as Path
+// reports it.
+func Shown(db string) string { return RedactDB(db) }
 
 // pgIsUnique reports a unique_violation (SQLSTATE 23505).
 func pgIsUnique(err error) bool {

@@ -83,6 +83,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	dsn := path + fmt.Sprintf("?_txlock=immediate&_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)",
 		BusyTimeout.Milliseconds())
 	memory := path == ":memory:"
+	existed := !memory && existingFile(path) // checked before any write
 	if !memory {
 		dsn += "&_pragma=journal_mode(WAL)"
 	}
@@ -104,6 +105,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if existed {
+		if err := quickCheck(ctx, sdb, path); err != nil {
+			sdb.Close()
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
 	}
 	if err := db.setup(ctx); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

@@ -181,8 +181,8 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	page := 1
 	if v := q.Get("page"); v != "" {
-		if page, err = strconv.Atoi(v); err != nil || page < 1 {
-			s.fail(w, http.StatusBadRequest, "page %q: want a number >= 1", v)
+		if page, err = strconv.Atoi(v); err != nil || page < 1 || page > maxPage {
+			s.fail(w, http.StatusBadRequest, "page %q: want a number in [1, %d]", v, maxPage)
 			return
 		}
 	}

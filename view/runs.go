@@ -169,8 +169,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		q.Get("family"), q.Get("split"), q.Get("scenario")}
 	page := 1
 	if v := q.Get("page"); v != "" {
-		if page, err = strconv.Atoi(v); err != nil || page < 1 {
-			s.fail(w, http.StatusBadRequest, "page %q: want a number >= 1", v)
+		if page, err = strconv.Atoi(v); err != nil || page < 1 || page > maxPage {
+			s.fail(w, http.StatusBadRequest, "page %q: want a number in [1, %d]", v, maxPage)
 			return
 		}
 	}

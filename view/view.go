@@ -40,7 +40,7 @@ func EpisodeURL(addr, runID string, k episode.Key) string {
 // Hint is the line persuarena eval prints after a run: how to open run
 // runID of the database dbPath in the viewer at DefaultAddr.
 func Hint(dbPath, runID string) string {
-	return fmt.Sprintf("view: persuarena view --db %s, then open %s", dbPath, RunURL(DefaultAddr, runID))
+	return fmt.Sprintf("view: persuarena view --db %s, then open %s", store.RedactDB(dbPath), RunURL(DefaultAddr, runID))
 }
 
 // Server is the viewer's http.Handler over a run database. It only reads
@@ -59,7 +59,7 @@ type Server struct {
 // headers (may be ""). Errors: none at run time — the embedded templates
 // are checked by the tests — so New panics only on a broken build.
 func New(st store.Reader, dbPath string) *Server {
-	s := &Server{st: st, dbPath: dbPath, mux: http.NewServeMux(), sets: map[string]*runSets{}}
+	s := &Server{st: st, dbPath: store.RedactDB(dbPath), mux: http.NewServeMux(), sets: map[string]*runSets{}}
 	s.pages = parsePages()
 	static, err := fs.Sub(assets, "assets/static")
 	if err != nil {
@@ -77,14 +77,18 @@ func New(st store.Reader, dbPath string) *Server {
 }
 
 // ServeHTTP serves the pages; every method but GET (and HEAD) is 405.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	secureHeaders(w.Header())
+	s.mux.ServeHTTP(w, r)
+}
 
 // Serve listens on addr (host:port; DefaultAddr when empty), tells log
-// the address and serves New(st, dbPath) until ctx is cancelled, then
+// the address and serves New(st, dbPath) behind HostGuard(allowHosts)
+// until ctx is cancelled, then
 // shuts down within five seconds. An address off loopback gets a warning
 // on log: the pages show hidden profiles and transcripts. Errors: the
 // listener's (e.g. the port is taken).
-func Serve(ctx context.Context, st store.Reader, addr, dbPath string, log io.Writer) error {
+func Serve(ctx context.Context, st store.Reader, addr, dbPath string, log io.Writer, allowHosts ...string) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
@@ -97,8 +101,9 @@ func Serve(ctx context.Context, st store.Reader, addr, dbPath string, log io.Wri
 			fmt.Fprintf(log, "warning: %s is not loopback; the viewer shows transcripts and hidden profiles to anyone who can reach it\n", addr)
 		}
 	}
-	fmt.Fprintf(log, "view: serving %s on http://%s/ (Ctrl-C stops)\n", dbPath, ln.Addr())
-	srv := &http.Server{Handler: New(st, dbPath), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(log, "view: serving %s on http://%s/ (Ctrl-C stops)\n", store.RedactDB(dbPath), ln.Addr())
+	srv := &http.Server{Handler: HostGuard(New(st, dbPath), allowHosts), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

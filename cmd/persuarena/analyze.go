@@ -25,7 +25,7 @@ episodes of stored runs, concatenated. See docs/analysis.md.`,
 			if !cmd.Flags().Changed("rollout") {
 				o.Rollout = -1
 			}
-			db, err := store.OpenExisting(cmd.Context(), dbPath)
+			db, err := store.OpenReadOnly(cmd.Context(), dbPath)
 			if err != nil {
 				return err
 			}

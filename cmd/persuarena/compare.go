@@ -19,7 +19,7 @@ func init() {
 margin, McNemar, Wilcoxon and bootstrap intervals. See docs/analysis.md.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := store.OpenExisting(cmd.Context(), dbPath)
+			db, err := store.OpenReadOnly(cmd.Context(), dbPath)
 			if err != nil {
 				return err
 			}

@@ -30,6 +30,7 @@ and split, stores each episode in --db and prints the Probe-RPO paper's Table
 See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Given = givenPlanFlags(cmd.Flags())
 			svc := runs.Open(dbPath)
 			defer svc.Close()
 			if enqueue {

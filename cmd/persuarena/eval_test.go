@@ -123,6 +123,14 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 		{func(c *evalConfig) { c.Judge = "llm:j" }, "needs --config"},
 		{func(c *evalConfig) { c.Judge = "gpt" }, `--judge: "gpt": want llm:ROLE`},
 		{func(c *evalConfig) { c.JudgeActs = true }, "--judge-acts needs --judge"},
+		// Empty role lists, oversized plans and unbounded inputs are
+		// refused before anything runs.
+		{func(c *evalConfig) { c.Persuaders = []string{""} }, `--persuader holds an empty name ("")`},
+		{func(c *evalConfig) { c.Persuaders = nil }, "--persuader is empty"},
+		{func(c *evalConfig) { c.Persuadees = []string{"sim", " "} }, "--persuadee holds an empty name"},
+		{func(c *evalConfig) { c.Rollouts = 1_000_000_000 }, "--rollouts must be <= 10000000"},
+		{func(c *evalConfig) { c.Rollouts = 9_000_000 }, "over the limit of 10000000 episodes per run"},
+		{func(c *evalConfig) { c.Config = "/dev/zero" }, "/dev/zero: file too large"},
 	} {
 		cfg := testConfig()
 		tc.mut(&cfg)
@@ -136,6 +144,7 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 // TestEvalRejectedInputWritesNothing: bad flags or a bad scenario file are
 // errors, and no run database is created (hardening issue).
 func TestEvalRejectedInputWritesNothing(t *testing.T) {
+	t.Cleanup(func() { resetEvalFlags(t) })
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.jsonl")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {

@@ -36,7 +36,7 @@ Probe-RPO advantages (never the hidden profile). See docs/export.md.`,
 			if f == export.Parquet && out == "" {
 				return errors.New("--format parquet writes binary: give --out FILE (or --out - for standard output)")
 			}
-			st, err := store.OpenExisting(cmd.Context(), db)
+			st, err := store.OpenReadOnly(cmd.Context(), db)
 			if err != nil {
 				return err
 			}

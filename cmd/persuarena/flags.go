@@ -34,7 +34,8 @@ func seedFlag(f *pflag.FlagSet, p *uint64, what string) {
 // scenariosFlag declares --scenarios (scenario sets, default p4g,arena;
 // a copy per flag, since decoding a stored config reuses the slice).
 func scenariosFlag(f *pflag.FlagSet, p *[]string, what string) {
-	f.StringSliceVar(p, "scenarios", slices.Clone(defaultScenarios), what+": built-in names (p4g, arena) or JSONL files")
+	*p = slices.Clone(defaultScenarios)
+	f.Var(&commaList{p: p}, "scenarios", what+`: built-in names (p4g, arena) or JSONL files, comma-separated (a backslash escapes a comma or backslash in a name: a\,b.jsonl)`)
 }
 
 // tmaxFlag declares --tmax (maximum persuader turns per episode, >= 1).

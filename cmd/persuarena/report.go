@@ -20,7 +20,7 @@ func init() {
 Probe-RPO paper tables and figures and paired comparisons. See docs/report.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := store.OpenExisting(cmd.Context(), dbPath)
+			db, err := store.OpenReadOnly(cmd.Context(), dbPath)
 			if err != nil {
 				return err
 			}

@@ -45,5 +45,11 @@ utterance per step and gets the persuadee's reply and reward. See docs/server.md
 	f.StringVar(&spec.Probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of the Probe-RPO paper, Table 1)")
 	f.StringVar(&dbPath, "db", "", "store finished episodes in this run database (SQLite file or postgres:// URL), in a run of kind \"serve\"")
 	f.BoolVar(&spec.Verbose, "verbose", false, "log every reset, finished episode, close and idle timeout")
+	f.DurationVar(&spec.Guard.FirstStepWindow, "first-step-window", server.DefaultFirstStepWindow, "when the server is full, a new session takes the slot of an HTTP episode that has not stepped this long after its reset")
+	f.IntVar(&spec.Guard.MaxSessionsPerClient, "max-sessions-per-client", 0, "maximum concurrent sessions of one client IP (0: all of --max-sessions for loopback, a quarter for other addresses)")
+	f.StringSliceVar(&spec.Guard.AllowOrigins, "allow-origin", nil, "browser origin (scheme://host[:port]) allowed to call the server; repeatable (default: browsers are refused)")
+	f.StringVar(&spec.TokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /health must carry (use it off loopback)")
+	f.IntVar(&spec.Guard.MaxConns, "max-conns", 0, "maximum open TCP connections, a few more kept for GET /health (0: 4096, or half the open-file limit when that is lower)")
+	f.DurationVar(&spec.Guard.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "maximum time to receive one request body")
 	rootCmd.AddCommand(cmd)
 }

@@ -9,6 +9,7 @@ import (
 
 func init() {
 	var dbPath, addr string
+	var allowHosts []string
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Browse runs, episodes and run comparisons in a read-only web viewer",
@@ -23,10 +24,11 @@ pair by pair. It listens on loopback by default. See docs/view.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc := runs.Open(dbPath)
 			defer svc.Close()
-			return svc.View(cmd.Context(), addr, cmd.ErrOrStderr())
+			return svc.View(cmd.Context(), addr, cmd.ErrOrStderr(), allowHosts...)
 		},
 	}
 	dbFlag(cmd.Flags(), &dbPath)
 	cmd.Flags().StringVar(&addr, "addr", view.DefaultAddr, "listen address (host:port); keep it on loopback unless the network is trusted")
+	cmd.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "host name the viewer answers besides localhost and IP addresses (e.g. a machine name off loopback); repeatable")
 	rootCmd.AddCommand(cmd)
 }

@@ -37,7 +37,7 @@ shows the progress from any machine. See docs/scale.md.`,
 	f.StringVar(&o.Config, "config", "", "persuarena.yaml on this machine, replacing the runs' stored --config path (docs/llm-roles.md)")
 	f.IntVar(&o.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault before its failure is stored")
 	f.DurationVar(&o.JobTimeout, "job-timeout", queue.DefaultJobTimeout, "cancel an episode running longer (its job is retried)")
-	f.DurationVar(&o.RescueAfter, "rescue-after", queue.DefaultRescueAfter, "replay a job on another worker once it has run this long without finishing (a killed worker's); must exceed --job-timeout")
+	f.DurationVar(&o.RescueAfter, "rescue-after", 0, "replay a job on another worker once it has run this long without finishing (a killed worker's); must exceed --job-timeout (0: the job timeout plus a tenth, at least 30s more)")
 	cmd.MarkFlagRequired("db")
 	rootCmd.AddCommand(cmd)
 }

@@ -155,6 +155,7 @@ type Server struct {
 	faults   []Fault
 	cache    *prefixCache
 	stats    Stats
+	chaos    *chaosState // WithChaos (chaos.go)
 }
 
 // Option configures a Server.
@@ -319,7 +320,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	reset := false
+	if f == nil && s.chaos != nil && path != "/health" {
+		f, reset = s.chaos.drawLocked(time.Now())
+	}
 	s.mu.Unlock()
+	if reset {
+		resetConn(w)
+		return
+	}
 
 	if !wait(r.Context(), s.latency) {
 		return

@@ -1,0 +1,136 @@
+package llmagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/llm/fakeengine"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// issueMix is the fault mix of the drill that found the breaker's
+// lock-out: 28 % 5xx, 4 % 429, 3 % timeouts, 3 % truncated JSON.
+var issueMix = fakeengine.Chaos{Seed: 30, P5xx: 0.28, P429: 0.04, PTimeout: 0.03, PTruncated: 0.03, TimeoutDelay: 2 * time.Second}
+
+// drillMix is the fault mix of the engine drill: 28 % 5xx, 4 % 429 with
+// Retry-After 1 s, 3 % timeouts, 3 % truncated bodies, 1 % connection
+// resets, and two 1.5 s outages (2 s and 8 s after the start).
+var drillMix = fakeengine.Chaos{Seed: 30, P5xx: 0.28, P429: 0.04, PTimeout: 0.03, PTruncated: 0.03, PReset: 0.01,
+	TimeoutDelay: 2 * time.Second, Outages: []fakeengine.Outage{{Start: 2 * time.Second, For: 1500 * time.Millisecond}, {Start: 8 * time.Second, For: 1500 * time.Millisecond}}}
+
+// drillWorkers and drillInFlight: every episode runs at once and the
+// client holds at most drillInFlight requests at the engine, so that the
+// engine is saturated, as in a real evaluation: the drill's wall time
+// then measures the engine time the faults waste (idle gaps, replays,
+// an open circuit) rather than one episode's backoff.
+const (
+	drillWorkers  = 24
+	drillInFlight = 4
+)
+
+// drill plays n LLM-vs-LLM episodes (Tmax 4), drillWorkers at a time, through
+// eval.Execute with 2 replays per episode against one fake vLLM engine
+// (drillLatency per request) with the given chaos (nil: none). It returns the
+// episodes, the wall time and the engine.
+func drill(t testing.TB, n int, chaos *fakeengine.Chaos) ([]*episode.Episode, time.Duration, *fakeengine.Server) {
+	t.Helper()
+	opts := []fakeengine.Option{fakeengine.WithHandler(duoHandler(3)), fakeengine.WithLatency(drillLatency)}
+	if chaos != nil {
+		opts = append(opts, fakeengine.WithChaos(*chaos))
+	}
+	srv := fakeengine.New(llm.VLLM, opts...)
+	t.Cleanup(srv.Close)
+	be := srv.Backend("drill")
+	be.MaxInFlight, be.Timeout, be.BreakerCooldown = drillInFlight, 500*time.Millisecond, time.Second
+	c, err := llm.NewClient(be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, pee := NewPersuader("llm:per", c, llm.Role{}), NewPersuadee("llm:pee", c, llm.Role{}, PersuadeeOptions{})
+	var ss []scenario.Scenario
+	for i := range n {
+		sc := *testScenario()
+		sc.ID = fmt.Sprintf("d%03d", i)
+		ss = append(ss, sc)
+	}
+	jobs := eval.Plan([]episode.Persuader{per}, []episode.Persuadee{pee}, []eval.Set{{Name: "drill", Scenarios: ss}}, 1, nil)
+	var mu sync.Mutex
+	var eps []*episode.Episode
+	t0 := time.Now()
+	err = eval.Execute(context.Background(), jobs, eval.Options{RunID: "drill", Seed: 1, Workers: drillWorkers, Retries: 2,
+		Episode: episode.Config{Tmax: 4}, RetryWait: 200 * time.Millisecond,
+		Sink: func(ep *episode.Episode) error { mu.Lock(); eps = append(eps, ep); mu.Unlock(); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eps, time.Since(t0), srv
+}
+
+// Under 28 % 5xx, 4 % 429, 3 % timeouts, 3 % truncated bodies, 1 %
+// resets and two outages, no episode fails: the retries absorb single
+// faults, requests wait for an open circuit instead of failing, and the
+// circuit does not open on the noise. The wall time against the
+// fault-free run is logged (the figure in docs/engines.md).
+func TestFaultDrillNoTransientFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drill: about 10 s")
+	}
+	const n = 24
+	clean, base, _ := drill(t, n, nil)
+	if len(clean) != n {
+		t.Fatalf("%d fault-free episodes, want %d", len(clean), n)
+	}
+	for _, tc := range []struct {
+		name string
+		mix  fakeengine.Chaos
+	}{{"issue mix", issueMix}, {"with resets and outages", drillMix}} {
+		mix := tc.mix
+		eps, wall, srv := drill(t, n, &mix)
+		if len(eps) != n {
+			t.Fatalf("%s: %d episodes, want %d", tc.name, len(eps), n)
+		}
+		failed := 0
+		for _, ep := range eps {
+			if ep.Terminal == decision.TermFailed {
+				failed++
+				t.Errorf("%s: %s failed: %s", tc.name, ep.ScenarioID, ep.Error)
+			}
+		}
+		st := srv.ChaosStats()
+		if st.Status5xx == 0 || st.Timeouts == 0 || st.Truncated == 0 || st.Status429 == 0 || mix.PReset > 0 && (st.Resets == 0 || st.Outage == 0) {
+			t.Fatalf("%s injected too little: %+v", tc.name, st)
+		}
+		t.Logf("fault drill, %s: %d episodes, %d failed; faults %+v; wall %v vs %v fault-free (%.2fx)",
+			tc.name, n, failed, st, wall.Round(time.Millisecond), base.Round(time.Millisecond), wall.Seconds()/base.Seconds())
+	}
+}
+
+// A permanent 400 fails its request at once: one attempt, no retry, no
+// wait, not transient.
+func TestFaultDrillPermanent400FailsAtOnce(t *testing.T) {
+	srv := fakeengine.New(llm.VLLM, fakeengine.WithHandler(duoHandler(3)), fakeengine.WithChaos(fakeengine.Chaos{Seed: 1, P400: 1}))
+	t.Cleanup(srv.Close)
+	c, err := llm.NewClient(srv.Backend("drill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: "user", Content: "hello"}}})
+	if err == nil || srv.Stats().Total != 1 || strings.Contains(err.Error(), "giving up") {
+		t.Fatalf("400: %v after %d requests", err, srv.Stats().Total)
+	}
+	if errors.Is(err, llm.ErrTransient) {
+		t.Fatalf("a 400 is not transient: %v", err)
+	}
+}
+
+// drillLatency is the fake engine's time per request.
+const drillLatency = 50 * time.Millisecond

@@ -1,0 +1,62 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/persuarena/persuarena/store"
+	"github.com/persuarena/persuarena/store/storetest"
+)
+
+// The rescue time follows the job timeout unless given: timeout + a
+// tenth, at least 30 s more.
+func TestRescueAfterDerived(t *testing.T) {
+	for _, tc := range []struct {
+		o    WorkerOptions
+		want time.Duration
+	}{
+		{WorkerOptions{}, 33 * time.Minute},
+		{WorkerOptions{JobTimeout: 2 * time.Minute}, 150 * time.Second},
+		{WorkerOptions{JobTimeout: 10 * time.Minute}, 11 * time.Minute},
+		{WorkerOptions{JobTimeout: 5 * time.Second, RescueAfter: 6 * time.Second}, 6 * time.Second},
+	} {
+		if got := tc.o.rescueAfter(); got != tc.want {
+			t.Errorf("%+v: rescue after %v, want %v", tc.o, got, tc.want)
+		}
+	}
+	o := WorkerOptions{Workers: 1, JobTimeout: time.Minute, RescueAfter: time.Minute}
+	if err := o.check(); err == nil || !strings.Contains(err.Error(), "--rescue-after (1m0s) must exceed --job-timeout (1m0s)") {
+		t.Fatalf("check: %v", err)
+	}
+}
+
+// A run database whose store schema is newer than this binary is refused
+// before River's tables are created there.
+func TestOpenRefusesNewerSchemaBeforeRiver(t *testing.T) {
+	db := storetest.PostgresURL(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, 'x')`, store.SchemaLatest+1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, db, 2, nil); !errors.Is(err, store.ErrSchemaNewer) {
+		t.Fatalf("Open: %v, want ErrSchemaNewer", err)
+	}
+	var river bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('river_job') IS NOT NULL OR to_regclass('river_migration') IS NOT NULL`).Scan(&river); err != nil || river {
+		t.Fatalf("River's tables were created (%v)", err)
+	}
+}

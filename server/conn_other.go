@@ -1,0 +1,6 @@
+//go:build !unix
+
+package server
+
+// fdLimit is unknown off Unix.
+func fdLimit() int { return 0 }

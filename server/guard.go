@@ -1,0 +1,250 @@
+package server
+
+import (
+	"crypto/subtle"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Defaults of the abuse guards in Config.
+const (
+	// DefaultFirstStepWindow is how long an HTTP episode may go from its
+	// reset to its first step before a new session that finds the server
+	// full may take its slot.
+	//
+	// Choice: 30 s, well under the 10-minute idle timeout, so that 64
+	// resets without steps lock nobody out for longer than that, and long
+	// enough for a trainer to generate a batch's first utterances between
+	// its resets and its first steps. The window only evicts when a new
+	// session needs the slot: an idle server leaves slow clients alone.
+	DefaultFirstStepWindow = 30 * time.Second
+	// DefaultRemotePerClientDivisor: a non-loopback client address may
+	// hold at most MaxSessions/4 (at least 1) sessions by default; a
+	// loopback address (the trainer on the same machine) may hold all.
+	DefaultRemotePerClientDivisor = 4
+)
+
+// clientAddr is the client address a request's per-client cap counts
+// against: the peer IP of the TCP connection (forwarding headers are not
+// trusted; a server behind a proxy sees the proxy's address).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// isLoopbackAddr reports whether host (an IP) is a loopback address.
+func isLoopbackAddr(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// perClientLimit is the number of sessions one client address may hold.
+func (s *Server) perClientLimit(client string) int {
+	if s.cfg.MaxSessionsPerClient > 0 {
+		return s.cfg.MaxSessionsPerClient
+	}
+	if isLoopbackAddr(client) {
+		return s.cfg.MaxSessions
+	}
+	return max(1, s.cfg.MaxSessions/DefaultRemotePerClientDivisor)
+}
+
+// clientHeldLocked counts the session slots client holds: its open
+// WebSocket sessions and unfinished HTTP episodes. s.mu must be held.
+func (s *Server) clientHeldLocked(client string) int {
+	n := 0
+	for ws := range s.ws {
+		if ws.client == client {
+			n++
+		}
+	}
+	for _, ep := range s.http {
+		if !ep.done && ep.client == client {
+			n++
+		}
+	}
+	return n
+}
+
+// clientCapErrorLocked returns CAPACITY_REACHED when client already holds
+// its per-client share of the slots, else nil. s.mu must be held.
+func (s *Server) clientCapErrorLocked(client string) *Error {
+	s.activeLocked() // forget expired episodes first
+	limit := s.perClientLimit(client)
+	held := s.clientHeldLocked(client)
+	if held >= limit && s.evictUnsteppedLocked(client) > 0 {
+		held = s.clientHeldLocked(client)
+	}
+	if held >= limit {
+		return errf(CapacityReached, "client %s holds %d of its %d sessions; finish or close one (POST /close) first", client, held, limit)
+	}
+	return nil
+}
+
+// evictUnsteppedLocked forgets the HTTP episodes (of client, or of every
+// client when client is "") that were reset longer than FirstStepWindow
+// ago and have not stepped since, and closes (1008) the WebSocket
+// sessions that have sent no message for that long since they connected,
+// and returns how many it freed; it
+// wakes waiting sessions when any. s.mu must be held. admitLocked calls
+// it when every slot is held, clientCapErrorLocked when the client holds
+// its share.
+func (s *Server) evictUnsteppedLocked(client string) int {
+	now := s.now()
+	n := 0
+	for id, ep := range s.http {
+		if (client == "" || ep.client == client) && !ep.done && !ep.stepped && !ep.reset.IsZero() && now.Sub(ep.reset) > s.cfg.FirstStepWindow {
+			delete(s.http, id)
+			s.log.Info("evicted", "transport", "http", "episode", id, "reason", "no step within the first-step window")
+			n++
+		}
+	}
+	for ws := range s.ws {
+		if client != "" && ws.client != client {
+			continue
+		}
+		ws.mu.Lock()
+		silent := !ws.spoke && !ws.busy && !ws.expired && time.Since(ws.last) > s.cfg.FirstStepWindow
+		if silent {
+			ws.expired = true // its idle timer and reader stand down
+		}
+		ws.mu.Unlock()
+		if silent {
+			delete(s.ws, ws)
+			s.log.Info("evicted", "transport", "ws", "reason", "no message within the first-step window")
+			go ws.conn.Close(websocket.StatusPolicyViolation, "no message within the first-step window")
+			n++
+		}
+	}
+	if n > 0 {
+		s.freedLocked()
+	}
+	return n
+}
+
+// guardErrors answer requests refused before any endpoint runs.
+var (
+	errCrossOrigin = &Error{Code: ValidationError, Status: http.StatusForbidden,
+		Message: "cross-origin browser requests are refused (an Origin or Sec-Fetch-Site header that is not allowed; see --allow-origin)"}
+	errNotJSON = &Error{Code: ValidationError, Status: http.StatusUnsupportedMediaType,
+		Message: "a POST body must be sent with Content-Type: application/json"}
+	errToken = &Error{Code: ValidationError, Status: http.StatusUnauthorized,
+		Message: "missing or wrong bearer token: send Authorization: Bearer TOKEN (the value of the server's --token-env variable)"}
+	errHealthOnly = &Error{Code: CapacityReached, Status: http.StatusServiceUnavailable,
+		Message: "connection limit reached: this connection may only ask GET /health; retry later"}
+)
+
+// guard wraps the endpoints with the checks every request passes, in this
+// order: a connection over MaxConns (a reserved one) may only ask GET
+// /health; a browser's cross-origin request is refused (an Origin header
+// not in AllowOrigins, or a Sec-Fetch-Site other than "none" or
+// "same-origin" without an allowed Origin); a POST with a body must be
+// application/json (browsers cannot send that cross-origin without a
+// preflight this server never answers); with a Token, every request but
+// GET /health must carry "Authorization: Bearer TOKEN". A request body is
+// read under ReadTimeout.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		health := r.Method == http.MethodGet && r.URL.Path == "/health"
+		if reserved, _ := r.Context().Value(reservedConnKey{}).(bool); reserved && !health {
+			w.Header().Set("Connection", "close")
+			writeError(w, errHealthOnly)
+			return
+		}
+		if !s.originAllowed(r) {
+			writeError(w, errCrossOrigin)
+			return
+		}
+		if r.Method == http.MethodPost && r.ContentLength != 0 {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				writeError(w, errNotJSON)
+				return
+			}
+		}
+		if s.cfg.Token != "" && !health {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="persuarena"`)
+				writeError(w, errToken)
+				return
+			}
+		}
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody && s.cfg.ReadTimeout > 0 {
+			// The deadline covers the body only: it is lifted at the
+			// body's end, so that a long step is not cut by it.
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether r is not a cross-origin browser request.
+// Non-browser clients (curl, Python, Go) send neither Origin nor
+// Sec-Fetch-Site; a browser opening a URL itself sends Sec-Fetch-Site
+// "none".
+func (s *Server) originAllowed(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		return slices.Contains(s.cfg.AllowOrigins, o)
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "none", "same-origin":
+		return true
+	}
+	return false
+}
+
+// deadlineBody lifts the connection's read deadline once the body has
+// been read to its end (or failed).
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		if errors.Is(err, io.EOF) {
+			b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	return n, err
+}
+
+// Settings returns the server's configuration with every default filled
+// in (Token included: callers print it never).
+func (s *Server) Settings() Config { return s.cfg }
+
+// engineAnswer matches an engine's HTTP error as llm quotes it: the
+// status, then the (scrubbed) body to the end of the message.
+var engineAnswer = regexp.MustCompile(`(HTTP \d{3}): .*?( \(the episode ended as failed\))?$`)
+
+// publicError returns e as clients may see it: an engine's error body is
+// cut from an EXECUTION_ERROR (it may carry the engine's internals, model
+// paths or prompt fragments), leaving its status. The stored episode
+// keeps the whole error.
+func publicError(e *Error) *Error {
+	if e.Code != ExecutionError || !engineAnswer.MatchString(e.Message) {
+		return e
+	}
+	c := *e
+	c.Message = engineAnswer.ReplaceAllString(e.Message, "$1 (the engine's answer is withheld from clients)$2")
+	return &c
+}
