@@ -81,8 +81,13 @@ func (s *Server) clientHeldLocked(client string) int {
 // clientCapErrorLocked returns CAPACITY_REACHED when client already holds
 // its per-client share of the slots, else nil. s.mu must be held.
 func (s *Server) clientCapErrorLocked(client string) *Error {
-	s.activeLocked() // forget expired episodes first
 	limit := s.perClientLimit(client)
+	if limit >= s.cfg.MaxSessions {
+		// a share of every slot is the global cap, whose admission waits
+		// CapacityWait for a freed slot before refusing (admitLocked)
+		return nil
+	}
+	s.activeLocked() // forget expired episodes first
 	held := s.clientHeldLocked(client)
 	if held >= limit && s.evictUnsteppedLocked(client) > 0 {
 		held = s.clientHeldLocked(client)
