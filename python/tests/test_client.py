@@ -127,6 +127,14 @@ class CodecTest(unittest.TestCase):
             events += r.events()
         self.assertEqual(events, [("ping", b"p"), ("message", "héllo wörld"), ("close", (1008, "idle"))])
 
+    def test_reader_many_frames_in_one_read(self):
+        # Pongs and non-final fragments yield no event; 5000 of each in one
+        # read must not exhaust Python's recursion limit (1000).
+        r = _ws._Reader(1 << 20)
+        r.feed(_server_frame(0xA, b"") * 5000 + _server_frame(0x1, b"a", fin=False)
+               + _server_frame(0x0, b"b", fin=False) * 5000 + _server_frame(0x0, b"c"))
+        self.assertEqual(r.events(), [("message", "a" + "b" * 5000 + "c")])
+
     def test_reader_rejects(self):
         for stream, why in [
             (bytes([0x81, 0x81, 1, 2, 3, 4, 5]), "masked"),
