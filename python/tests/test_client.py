@@ -11,8 +11,12 @@ import asyncio
 import base64
 import hashlib
 import json
+import os
 import socket
+import stat
 import struct
+import sys
+import tempfile
 import threading
 import unittest
 
@@ -159,6 +163,52 @@ class CodecTest(unittest.TestCase):
             _ws._check_handshake(b"HTTP/1.1 101 Switching\r\nSec-WebSocket-Accept: wrong", "right")
         with self.assertRaises(_ws.HandshakeError):
             _ws._check_handshake(b"HTTP/1.1 404 Not Found", "x")
+
+
+# A stand-in for `persuarena serve`: writes the listening line, then
+# answers /health with 401 (as a server that wants a token would).
+_UNHEALTHY_SERVE = """#!%s
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"detail": "token required", "code": "UNAUTHORIZED"}')
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+sys.stderr.write("persuarena serve: http://127.0.0.1:%%d (WebSocket)\\n" %% srv.server_port)
+sys.stderr.flush()
+srv.serve_forever()
+"""
+
+
+class LaunchCleanupTest(unittest.TestCase):
+    def test_error_answer_from_health_kills_the_server(self):
+        from persuarena import _launch
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "persuarena")
+            with open(path, "w") as f:
+                f.write(_UNHEALTHY_SERVE % sys.executable)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+            started = []
+            real_popen = _launch.subprocess.Popen
+
+            def popen(*a, **kw):
+                started.append(real_popen(*a, **kw))
+                return started[-1]
+
+            _launch.subprocess.Popen = popen
+            try:
+                with self.assertRaises(ServerError) as cm:
+                    _launch.launch(binary=path, ready_timeout_s=20)
+            finally:
+                _launch.subprocess.Popen = real_popen
+            self.assertEqual(cm.exception.status, 401)
+            (proc,) = started
+            self.assertIsNotNone(proc.poll(), "launch() raised but left the server running")
+            self.assertFalse([s for s in _launch._live if s.process is proc])
 
 
 class _EchoServer:

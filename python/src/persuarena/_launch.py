@@ -122,7 +122,9 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
     whole start-up in seconds.
 
     Raises BinaryNotFound without a binary, LaunchError when the server
-    exits or is not ready in time (the process is then killed)."""
+    exits or is not ready in time; on that or any other exception (a
+    KeyboardInterrupt while waiting, ServerError when /health answers
+    with an error status) the process is killed first."""
     path = find_binary(binary)
     cmd = [path, "serve", "--addr", "%s:0" % host] + list(flags)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -146,16 +148,37 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
 
     reader = threading.Thread(target=read, name="persuarena-serve-stderr", daemon=True)
     reader.start()
-    deadline = time.monotonic() + ready_timeout_s
 
     def fail(why: str) -> LaunchError:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        reader.join(5)
-        proc.stderr.close()
+        _reap(proc, reader)
         return LaunchError("%s: %s\n%s" % (" ".join(cmd), why, "\n".join(log)))
 
+    try:
+        return _ready(proc, addr, log, reader, found, ready_timeout_s, fail)
+    except LaunchError:
+        raise
+    except BaseException:
+        # Anything else (Ctrl-C while waiting, an error answer from
+        # /health) must not leave a server running that nobody holds.
+        _reap(proc, reader)
+        raise
+
+
+def _reap(proc: subprocess.Popen, reader: threading.Thread) -> None:
+    """Kills proc if it still runs, waits for it and closes its stderr."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    reader.join(5)
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
+def _ready(proc: subprocess.Popen, addr: list, log: Deque[str], reader: threading.Thread, found: threading.Event,
+           ready_timeout_s: float, fail) -> Server:
+    """Waits for the listening line and a /health answer; returns the
+    Server, or raises fail(why)."""
+    deadline = time.monotonic() + ready_timeout_s
     if not found.wait(ready_timeout_s):
         raise fail("not listening after %g s" % ready_timeout_s)
     if not addr:
@@ -167,16 +190,18 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
             raise fail("closed stderr without listening") from None
         raise fail("exited with status %d before listening" % code)
     srv = Server(proc, addr[0], log, reader)
-    while True:
-        try:
-            get_json(srv.base_url + "/health", timeout=2)
-            return srv
-        except (OSError, ValueError):
-            pass
-        if proc.poll() is not None:
-            _live.discard(srv)
-            raise fail("exited with status %d" % proc.returncode)
-        if time.monotonic() > deadline:
-            _live.discard(srv)
-            raise fail("GET /health did not answer within %g s" % ready_timeout_s)
-        time.sleep(0.05)
+    try:
+        while True:
+            try:
+                get_json(srv.base_url + "/health", timeout=2)
+                return srv
+            except (OSError, ValueError):
+                pass
+            if proc.poll() is not None:
+                raise fail("exited with status %d" % proc.returncode)
+            if time.monotonic() > deadline:
+                raise fail("GET /health did not answer within %g s" % ready_timeout_s)
+            time.sleep(0.05)
+    except BaseException:
+        _live.discard(srv)
+        raise
