@@ -324,8 +324,9 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        from persuarena._launch import GRACEFUL_EXIT
         code = cls.srv.stop()
-        if code != 0:
+        if code != GRACEFUL_EXIT:
             raise AssertionError("the server must shut down gracefully on SIGTERM, exit status %d\n%s" % (code, cls.srv.log_tail()))
 
     def check_script_episode(self, rs):
@@ -414,7 +415,7 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(r.observation.tmax, 3)
         env.close()
         self.assertFalse(srv.running())
-        self.assertEqual(srv.process.returncode, 0)
+        self.assertEqual(srv.process.returncode, pl.GRACEFUL_EXIT)  # 128 + SIGTERM, not -9
 
         async def run():
             env = await PersuArenaEnv.from_binary("--tmax", "2")

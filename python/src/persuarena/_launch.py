@@ -14,13 +14,18 @@ from typing import Deque, Mapping, Optional
 from ._bin import find_binary
 from ._http import get_json
 
-__all__ = ["LaunchError", "Server", "launch"]
+__all__ = ["GRACEFUL_EXIT", "LaunchError", "Server", "launch"]
 
 # The line `persuarena serve` writes to stderr once it listens
 # (runs/serve.go, Service.Serve): "persuarena serve: http://HOST:PORT (...".
 _LISTENING = re.compile(r"^persuarena serve: http://(\S+) ")
 
 _live: "weakref.WeakSet[Server]" = weakref.WeakSet()
+
+#: The exit status of ``persuarena serve`` after a graceful shutdown on
+#: SIGTERM: 128 + 15, the CLI's convention for a command stopped by a
+#: signal (cmd/persuarena/main.go, exitStatus; 130 after Ctrl-C).
+GRACEFUL_EXIT = 143
 
 
 class LaunchError(RuntimeError):
@@ -56,9 +61,10 @@ class Server:
     def stop(self, timeout_s: float = 15.0) -> int:
         """Stops the server: SIGTERM (a graceful shutdown: WebSocket
         sessions get close code 1001, requests in flight up to 10 s),
-        then SIGKILL after ``timeout_s`` seconds. Returns the exit status
-        (0 after a graceful shutdown, negative for a signal). Safe to call
-        twice."""
+        then SIGKILL after ``timeout_s`` seconds. Returns the exit status:
+        :data:`GRACEFUL_EXIT` (143) after a graceful shutdown, -9 when it
+        had to be killed, another value if it had already exited. Safe to
+        call twice."""
         p = self.process
         if p.poll() is None:
             p.terminate()
