@@ -185,6 +185,13 @@ srv.serve_forever()
 
 
 class LaunchCleanupTest(unittest.TestCase):
+    def test_listen_addr(self):
+        from persuarena._launch import _listen_addr
+        self.assertEqual(_listen_addr("127.0.0.1"), "127.0.0.1:0")
+        self.assertEqual(_listen_addr("localhost"), "localhost:0")
+        self.assertEqual(_listen_addr("::1"), "[::1]:0")  # "::1:0" is "too many colons" to Go
+        self.assertEqual(_listen_addr("[::1]"), "[::1]:0")
+
     def test_error_answer_from_health_kills_the_server(self):
         from persuarena import _launch
         with tempfile.TemporaryDirectory() as d:

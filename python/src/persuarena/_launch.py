@@ -124,7 +124,9 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
     (docs/server.md lists them). ``binary`` is the executable to run;
     default :func:`persuarena._bin.find_binary`'s choice (PERSUARENA_BIN,
     the wheel's bundled binary, PATH). ``env`` replaces the child's
-    environment (default: this process's). ``ready_timeout_s`` bounds the
+    environment (default: this process's). ``host`` is the address to
+    listen on (default loopback; an IPv6 literal such as "::1" is
+    bracketed for Go). ``ready_timeout_s`` bounds the
     whole start-up in seconds.
 
     Raises BinaryNotFound without a binary, LaunchError when the server
@@ -132,7 +134,7 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
     KeyboardInterrupt while waiting, ServerError when /health answers
     with an error status) the process is killed first."""
     path = find_binary(binary)
-    cmd = [path, "serve", "--addr", "%s:0" % host] + list(flags)
+    cmd = [path, "serve", "--addr", _listen_addr(host)] + list(flags)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(env) if env is not None else None, text=True, encoding="utf-8", errors="replace")
     log: Deque[str] = collections.deque(maxlen=200)
@@ -168,6 +170,13 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
         # /health) must not leave a server running that nobody holds.
         _reap(proc, reader)
         raise
+
+
+def _listen_addr(host: str) -> str:
+    """The --addr value for host on a port the kernel picks: "HOST:0", an
+    IPv6 literal in brackets ("[::1]:0"), as Go's net.JoinHostPort writes
+    it."""
+    return "[%s]:0" % host if ":" in host and not host.startswith("[") else "%s:0" % host
 
 
 def _reap(proc: subprocess.Popen, reader: threading.Thread) -> None:
