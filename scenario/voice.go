@@ -103,6 +103,9 @@ func FirstPerson(desc, persuadee string) string {
 		// the verb after it is conjugated; with no verb after it the
 		// adverb qualifies a state ("Always late" -> "I'm always late").
 		switch {
+		case pronounForms[second] || possessives[second] || determiners[second]:
+			// "Still she refuses", "Only her kids matter": a subject or
+			// a noun phrase follows; nothing to restore
 		case feelingWords[second] || second == "worried":
 			toks[w[0]] = "I'm " + lowerWord(toks[w[0]])
 		case conjugate(second) != second:

@@ -102,6 +102,8 @@ func TestFirstPerson(t *testing.T) {
 		{"Never trusted banks", "", "I never trusted banks."},
 		{"Always late.", "", "I'm always late."},
 		{"Always worried", "", "I'm always worried."},
+		{"Still she refuses to sign.", "", "Still I refuse to sign."},
+		{"Only her kids matter", "", "Only my kids matter."},
 		// a question with its auxiliary before he/she
 		{"Is she sure?", "", "Am I sure?"},
 		{"Why does he need it?", "", "Why do I need it?"},
