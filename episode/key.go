@@ -22,11 +22,16 @@ func KeyOf(ep *Episode) Key {
 
 // ParseKey reads the form String writes,
 // "persuader/persuadee/scenario#rollout"; the persuadee may hold slashes
-// (sim:FILE), the persuader and the scenario id not. Errors name the form
-// wanted, or the rollout that is not an integer >= 0.
+// and '#' (sim:FILE), the persuader and the scenario id no slash. Errors
+// name the form wanted, or the rollout that is not an integer >= 0.
 func ParseKey(s string) (Key, error) {
 	var k Key
-	head, roll, ok := strings.Cut(s, "#")
+	h := strings.LastIndexByte(s, '#')
+	ok := h >= 0
+	head, roll := s, ""
+	if ok {
+		head, roll = s[:h], s[h+1:]
+	}
 	first, rest, ok2 := strings.Cut(head, "/")
 	i := strings.LastIndex(rest, "/")
 	if !ok || !ok2 || i < 0 {

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/openai/openai-go/v3"
 )
 
 // randText draws strings that exercise every escape: control characters,
@@ -80,33 +78,13 @@ func TestBodiesMatchOpenAIGo(t *testing.T) {
 		for k := range prompts {
 			prompts[k] = pre + []string{"\xac", "", "A", "\u2028"}[r.IntN(4)] + randText(r, 5)
 		}
-		q := openai.CompletionNewParams{Model: "m"}
-		if len(prompts) == 1 {
-			q.Prompt = openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompts[0])}
-		} else {
-			q.Prompt = openai.CompletionNewParamsPromptUnion{OfArrayOfStrings: prompts}
+		// The params completeOA sends (its builder, not a copy of it),
+		// with vLLM's token-id extras at times.
+		var ids []int
+		if r.IntN(3) == 0 {
+			ids = []int{9454, 2753}
 		}
-		if s.Temperature != nil {
-			q.Temperature = openai.Float(*s.Temperature)
-		}
-		if s.TopP != nil {
-			q.TopP = openai.Float(*s.TopP)
-		}
-		if s.Seed != nil {
-			q.Seed = openai.Int(*s.Seed)
-		}
-		if s.MaxTokens > 0 {
-			q.MaxTokens = openai.Int(int64(s.MaxTokens))
-		}
-		if r.IntN(2) == 0 {
-			q.Logprobs = openai.Int(int64(r.IntN(20)))
-		}
-		if len(stop) > 0 {
-			q.Stop = openai.CompletionNewParamsStopUnion{OfStringArray: stop}
-		}
-		if s.Extra != nil {
-			q.SetExtraFields(s.Extra)
-		}
+		q := c.completionParams(CompletionRequest{Sampling: s, Stop: stop, Logprobs: r.IntN(20), TokenIDs: ids}, prompts, r.IntN(2) == 0)
 		want, err = q.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)

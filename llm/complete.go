@@ -68,8 +68,10 @@ func (c *Client) Complete(ctx context.Context, r CompletionRequest) (*Completion
 	return out, nil
 }
 
-// completeOA sends prompts to /v1/completions through openai-go.
-func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, prompts []string, want bool) (*CompletionResponse, error) {
+// completionParams builds the /v1/completions request for prompts (want:
+// with log-probs); engine-specific fields become extra fields, merged as
+// chatParams documents.
+func (c *Client) completionParams(r CompletionRequest, prompts []string, want bool) openai.CompletionNewParams {
 	p := openai.CompletionNewParams{Model: openai.CompletionNewParamsModel(c.b.Model)}
 	if len(prompts) == 1 {
 		p.Prompt = openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompts[0])}
@@ -105,6 +107,12 @@ func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, 
 		extra[k] = v
 	}
 	p.SetExtraFields(extra) // merged as chatParams documents
+	return p
+}
+
+// completeOA sends prompts to /v1/completions through openai-go.
+func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, prompts []string, want bool) (*CompletionResponse, error) {
+	p := c.completionParams(r, prompts, want)
 	body, err := completionRequestBody(prompts, &p)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/persuarena/persuarena/export"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/runplan"
+	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -154,9 +155,15 @@ func armOrder(run store.Run, pcs []store.PairCounts) {
 // ShowEpisode takes), terminal state and persuader turns of every episode
 // of run runID matching f (the viewer's run-page filters), one per line
 // in the store's order (persuader, persuadee, scenario ID, rollout), under
-// a header; then "N episodes". Errors: store.ErrNotFound for an unknown
-// run, the store's and w's.
+// a header; then "N episodes". f.Split is read as scenario.ParseSplit
+// reads it ("all" is every split). Errors: an unknown split,
+// store.ErrNotFound for an unknown run, the store's and w's.
 func (s *Service) ShowKeys(ctx context.Context, runID string, f store.Filter, w io.Writer) error {
+	sp, err := scenario.ParseSplit(string(f.Split))
+	if err != nil {
+		return fmt.Errorf("--split: %w", err)
+	}
+	f.Split = sp
 	if err := s.ensure(ctx, true); err != nil {
 		return err
 	}
@@ -179,7 +186,7 @@ func (s *Service) ShowKeys(ctx context.Context, runID string, f store.Filter, w 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d episodes\n", total)
+	_, err = fmt.Fprintf(w, "%d episodes\n", total)
 	return err
 }
 

@@ -56,6 +56,15 @@ func TestShowOrderAndKeys(t *testing.T) {
 			t.Fatalf("key line %q", l)
 		}
 	}
+	// --split as every command reads it: "all" is every split (the
+	// same 30), a name that is no split an error, not an empty list.
+	var all bytes.Buffer
+	if err := svc.ShowKeys(ctx, res.RunID, store.Filter{Persuader: "script", Terminal: decision.TermAccept, Split: "all"}, &all); err != nil || all.String() != buf.String() {
+		t.Fatalf("--split all: %v\n%s", err, all.String())
+	}
+	if err := svc.ShowKeys(ctx, res.RunID, store.Filter{Split: "test"}, &all); err == nil || !strings.Contains(err.Error(), `unknown split "test"`) {
+		t.Fatalf("--split test: %v", err)
+	}
 	// Each listed key opens its transcript.
 	key := row.FindStringSubmatch(lines[1])[1]
 	buf.Reset()

@@ -291,7 +291,7 @@ func decodeChecked(raw []byte) (Scenario, []FieldError) {
 // the JSON v2 decoder (github.com/go-json-experiment/json, the Go team's
 // implementation of the encoding/json/v2 proposal), which decodes the
 // built-in sets 3.4x faster than encoding/json: their decoding was most
-// of the start-up of 'eval --split all' (performance issue).
+// of the start-up of 'eval --split all'.
 //
 // Choice: only the embedded sets, which Marshal wrote: v2 matches member
 // names case-sensitively and rejects duplicate names and invalid UTF-8,
@@ -629,7 +629,7 @@ func (l *loader) readBuiltin(name string, split Split) error {
 // ids and each line's filed split (when set) are still checked, problems
 // collected in line order. It is for the embedded sets only, which the
 // tests validate in full, because the schema pass costs most of a
-// command's start-up (performance issue). Lines are decoded on up to
+// command's start-up. Lines are decoded on up to
 // GOMAXPROCS goroutines, in contiguous runs, then kept in order.
 func (l *loader) decodeTrusted(name string, lines []numbered) {
 	type decoded struct {

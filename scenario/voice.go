@@ -34,12 +34,19 @@ func (c *Concern) Voice(persuadee string) string {
 //   - a verbless fragment about the persuadee (a gerund phrase, or at most
 //     two words) is framed as a worry ("strangers caring for him" -> "I'm
 //     worried about strangers caring for me");
-//   - a subject-less verb in -s before a determiner gets "I" ("Dreads the
-//     preparation day." -> "I dread the preparation day."), a verb of loss
-//     "I'd" ("Loses visibility." -> "I'd lose visibility.");
-//   - "not" before a possessive or a determiner is about the matter, not
-//     the persuadee ("not her responsibility" -> "It's not my
-//     responsibility.");
+//   - a subject-less verb in -s before a determiner or possessive gets "I"
+//     ("Dreads the preparation day." -> "I dread the preparation day.",
+//     "Values her privacy." -> "I value my privacy."), a verb of loss "I'd"
+//     ("Loses visibility." -> "I'd lose visibility."); an opening adverb
+//     keeps its place ("Never trusts doctors." -> "I never trust
+//     doctors.", "Always late." -> "I'm always late.");
+//   - in a question an auxiliary before he/she agrees with "I" ("Is she
+//     sure?" -> "Am I sure?");
+//   - "not" before a possessive, a determiner or "enough", and "too"
+//     before an adjective not of a person, are about the matter, not the
+//     persuadee ("not her responsibility" -> "It's not my
+//     responsibility.", "too expensive for her" -> "It's too expensive
+//     for me.", but "too old to change" -> "I'm too old to change.");
 //   - a feeling adjective before a noun ("uncertain evidence") has no
 //     subject to restore: such a description is quoted, "What worries me
 //     is this: 'uncertain evidence'.", rather than voiced ungrammatically.
@@ -91,6 +98,25 @@ func FirstPerson(desc, persuadee string) string {
 	case first == "he" || first == "she":
 		// handled by swapPronouns below
 	case question:
+	case implicitVerbs[first] != "" && adverbs[first] && second != "":
+		// "Never trusts doctors": the subject goes before the adverb and
+		// the verb after it is conjugated; with no verb after it the
+		// adverb qualifies a state ("Always late" -> "I'm always late").
+		switch {
+		case pronounForms[second] || possessives[second] || determiners[second]:
+			// "Still she refuses", "Only her kids matter": a subject or
+			// a noun phrase follows; nothing to restore
+		case feelingWords[second] || second == "worried":
+			toks[w[0]] = "I'm " + lowerWord(toks[w[0]])
+		case conjugate(second) != second:
+			toks[w[0]] = "I " + lowerWord(toks[w[0]])
+			toks[w[1]] = conjugate(second)
+		case implicitVerbs[second] != "" || strings.HasSuffix(second, "ed"):
+			toks[w[0]] = "I " + lowerWord(toks[w[0]])
+		default:
+			toks[w[0]] = "I'm " + lowerWord(toks[w[0]])
+		}
+		third = true
 	case implicitVerbs[first] != "":
 		toks[w[0]] = implicitVerbs[first]
 		third = true
@@ -103,10 +129,15 @@ func FirstPerson(desc, persuadee string) string {
 	case first == "worried":
 		toks[w[0]] = "I worry"
 		third = true
-	case first == "not" && (determiners[second] || possessives[second] || second == "worth"):
+	case first == "not" && (determiners[second] || possessives[second] || second == "worth" || second == "enough"):
 		// "not her responsibility": the subject is the matter, not the
 		// persuadee
 		toks[w[0]] = "it's not"
+		third = true
+	case first == "too" && second != "" && !feelingWords[second] && !personalAdjectives[second]:
+		// "too expensive for her": the matter is too expensive, not
+		// the persuadee ("too tired", "too old" are about the persuadee)
+		toks[w[0]] = "it's too"
 		third = true
 	case feelingWords[first] && first != "not" && first != "too" && attributive(second):
 		// "uncertain evidence": an adjective before a noun, no subject
@@ -192,7 +223,7 @@ func thirdPersonSign(s, persuadee string) bool {
 				return true
 			}
 			if first && (implicitVerbs[string(lw)] != "" || feelingWords[string(lw)] || consequenceVerbs[string(lw)] ||
-				string(lw) == "worried" || n > 1 && lw[n-1] == 's' && nextIsDeterminer(s[j:])) {
+				string(lw) == "worried" || n > 1 && lw[n-1] == 's' && nextOpensNounPhrase(s[j:])) {
 				return true
 			}
 		}
@@ -239,11 +270,19 @@ var possessives = map[string]bool{"my": true, "his": true, "her": true, "their":
 // words, pronouns and the adverbs that modify an adjective.
 var predicativeFollowers = map[string]bool{}
 
+// personalAdjectives after "too" describe the persuadee ("too old to
+// change"); any other word after "too" describes the matter ("too
+// expensive").
+var personalAdjectives = map[string]bool{}
+
 func init() {
 	for _, w := range strings.Fields(`the a an this that these those any every each some another no`) {
 		determiners[w] = true
 	}
-	for _, w := range strings.Fields(`about of with by for at in on from to into over up out off than as after before
+	for _, w := range strings.Fields(`old young sick ill unwell weak frail slow shy poor set stubborn independent`) {
+		personalAdjectives[w] = true
+	}
+	for _, w := range strings.Fields(`about of with by for at in on from to into over up out off than as after before between among
 that whether if how what when where who why which because though although unless until while
 and or but so nor he she it they we you i him her his them me my their its our there this these those the a an
 enough anymore still yet again too very really rather quite
@@ -262,15 +301,16 @@ func attributive(next string) bool {
 
 // subjectlessVerb reports whether first, the opening word of a
 // description, is a third-person verb whose subject is missing: a word in
-// -s that conjugate changes, followed by a determiner ("dreads the ...").
-// The determiner tells a verb from a plural noun ("Kids need ...").
+// -s that conjugate changes, followed by a determiner or a possessive
+// ("dreads the ...", "values her privacy"). The determiner or possessive
+// tells a verb from a plural noun ("Kids need ...").
 func subjectlessVerb(first, second string) bool {
-	return determiners[second] && strings.HasSuffix(first, "s") && conjugate(first) != first
+	return (determiners[second] || possessives[second]) && strings.HasSuffix(first, "s") && conjugate(first) != first
 }
 
-// nextIsDeterminer reports whether the first word of s is one of
-// determiners (case-insensitive), without allocating.
-func nextIsDeterminer(s string) bool {
+// nextOpensNounPhrase reports whether the first word of s is one of
+// determiners or possessives (case-insensitive), without allocating.
+func nextOpensNounPhrase(s string) bool {
 	i := 0
 	for i < len(s) && s[i] == ' ' {
 		i++
@@ -290,7 +330,7 @@ func nextIsDeterminer(s string) bool {
 		}
 		buf[k-i] = b
 	}
-	return determiners[string(buf[:j-i])]
+	return determiners[string(buf[:j-i])] || possessives[string(buf[:j-i])]
 }
 
 // pronounForms are the third-person singular forms FirstPerson rewrites.
@@ -414,12 +454,24 @@ func swapPronouns(toks []string) {
 		}
 		return lowerWord(toks[w[k+1]])
 	}
+	question := strings.HasSuffix(strings.TrimSpace(joinToks(toks)), "?")
 	for k, i := range w {
 		low := lowerWord(toks[i])
 		rep := ""
 		switch low {
 		case "he", "she":
 			rep = "I"
+			// In a question the verb may come first ("Is she sure?"):
+			// conjugate that auxiliary instead ("Am I sure?").
+			if prev := k - 1; question && prev >= 0 && next(prev) == low {
+				if aux, ok := invertedAux[lowerWord(toks[w[prev]])]; ok {
+					if c := toks[w[prev]][0]; c >= 'A' && c <= 'Z' {
+						aux = strings.ToUpper(aux[:1]) + aux[1:]
+					}
+					toks[w[prev]] = aux
+					break
+				}
+			}
 			// conjugate the verb, skipping adverbs
 			for j := k + 1; j < len(w); j++ {
 				v := lowerWord(toks[w[j]])
@@ -463,6 +515,11 @@ func swapPronouns(toks []string) {
 		toks[i] = rep
 	}
 }
+
+// invertedAux maps an auxiliary that precedes a subject he/she in a
+// question to its form before "I".
+var invertedAux = map[string]string{"is": "am", "isn't": "aren't", "was": "was", "wasn't": "wasn't",
+	"does": "do", "doesn't": "don't", "has": "have", "hasn't": "haven't"}
 
 // fragment reports whether the words of toks read as a verbless phrase: a
 // gerund in the first two words ("losing his independence", "strangers

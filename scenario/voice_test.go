@@ -91,6 +91,29 @@ func TestFirstPerson(t *testing.T) {
 		{"Kids need her at home.", "", "Kids need me at home."},
 		// a plural noun before a verb, no pronoun: no sign, unchanged
 		{"Costs too much.", "", "Costs too much."},
+		// a subject-less verb before a possessive
+		{"Uses her car every day.", "", "I use my car every day."},
+		{"Values her privacy.", "", "I value my privacy."},
+		{"Watches his weight.", "", "I watch my weight."},
+		// an adverb before the missing subject's verb, or before a state
+		{"Never trusts doctors.", "", "I never trust doctors."},
+		{"Often forgets her pills", "", "I often forget my pills."},
+		{"Still has doubts", "", "I still have doubts."},
+		{"Never trusted banks", "", "I never trusted banks."},
+		{"Always late.", "", "I'm always late."},
+		{"Always worried", "", "I'm always worried."},
+		{"Still she refuses to sign.", "", "Still I refuse to sign."},
+		{"Only her kids matter", "", "Only my kids matter."},
+		// a question with its auxiliary before he/she
+		{"Is she sure?", "", "Am I sure?"},
+		{"Why does he need it?", "", "Why do I need it?"},
+		{"Isn't she too old for this?", "", "Aren't I too old for this?"},
+		// "too" and "not enough" about the matter, not the persuadee
+		{"too expensive for her", "", "It's too expensive for me."},
+		{"too much paperwork", "", "It's too much paperwork."},
+		{"too old to change", "", "I'm too old to change."},
+		{"not enough time", "", "It's not enough time."},
+		{"Torn between her kids", "", "I'm torn between my kids."},
 	}
 	for _, c := range cases {
 		if got := FirstPerson(c.desc, c.name); got != c.want {

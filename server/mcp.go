@@ -185,14 +185,17 @@ func (s *Server) mcp(ctx context.Context, body []byte, t mcpTools) *rpcResponse 
 	if req.JSONRPC != "2.0" || req.Method == "" {
 		return rpcFail(id, rpcInvalidRequest, `Invalid Request: want "jsonrpc": "2.0" and a "method"`)
 	}
+	if id == nil {
+		// A notification (notifications/initialized, ...) is never
+		// answered, not even when its params are bad (JSON-RPC 2.0,
+		// section 4.1).
+		return nil
+	}
 	var params map[string]json.RawMessage
 	if len(req.Params) > 0 && string(req.Params) != "null" {
 		if err := json.Unmarshal(req.Params, &params); err != nil {
 			return rpcFail(id, rpcInvalidParams, "Params must be an object")
 		}
-	}
-	if id == nil {
-		return nil // notifications (notifications/initialized, ...) need no answer
 	}
 	ok := func(v any) *rpcResponse { return &rpcResponse{JSONRPC: "2.0", ID: id, Result: v} }
 	switch req.Method {

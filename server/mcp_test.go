@@ -93,6 +93,12 @@ func TestMCPHTTPEpisode(t *testing.T) {
 	if status != 202 || len(raw) != 0 {
 		t.Fatalf("notification: %d %q", status, raw)
 	}
+	// Nor is one with params that are not an object (JSON-RPC 2.0, 4.1:
+	// a notification is never answered).
+	status, raw = httpDo(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}`)
+	if status != 202 || len(raw) != 0 {
+		t.Fatalf("notification with array params: %d %q", status, raw)
+	}
 	if _, res, e = rpc(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); e != nil || len(res) != 0 {
 		t.Fatalf("ping: %v %v", res, e)
 	}

@@ -203,8 +203,12 @@ func (s *Server) OpenAPI() map[string]any {
 		}()},
 		"/close": map[string]any{"post": op("close", "Forget an HTTP episode and free its slot", body("CloseRequest"),
 			answer("Closed", map[string]any{"type": "object", "properties": map[string]any{"episode_id": map[string]any{"type": "string"}, "closed": map[string]any{"const": true}}}), "404", "422")},
-		"/mcp": map[string]any{"post": op("mcp", "MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, say)", body("JSONRPCRequest"),
-			answer("A JSON-RPC response (errors too answer 200)", ref("JSONRPCResponse")))},
+		"/mcp": map[string]any{"post": func() map[string]any {
+			o := op("mcp", "MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call (reset, say)", body("JSONRPCRequest"),
+				answer("A JSON-RPC response (errors too answer 200)", ref("JSONRPCResponse")))
+			o["responses"].(map[string]any)["202"] = map[string]any{"description": "A notification (no id): accepted, no body"}
+			return o
+		}()},
 		"/openapi.json": map[string]any{"get": op("openapi", "This document", nil, answer("OpenAPI 3.1", anyObject))},
 	}
 	return map[string]any{

@@ -173,6 +173,11 @@ func TestOpenAPI(t *testing.T) {
 	if want := "/close,/health,/mcp,/metadata,/openapi.json,/reset,/schema,/state,/step"; strings.Join(paths, ",") != want {
 		t.Fatalf("paths %v, want %s", paths, want)
 	}
+	// POST /mcp documents the notification's 202 beside the 200 answer.
+	mcpResp := doc["paths"].(map[string]any)["/mcp"].(map[string]any)["post"].(map[string]any)["responses"].(map[string]any)
+	if mcpResp["200"] == nil || mcpResp["202"] == nil {
+		t.Fatalf("/mcp responses %v, want 200 and 202", mcpResp)
+	}
 	// The components hold /schema's schemas, with $defs lifted.
 	var served map[string]map[string]any
 	json.Unmarshal(SchemaJSON(), &served)

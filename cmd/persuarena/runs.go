@@ -66,7 +66,7 @@ func init() {
 	sf.StringVar(&kf.persuader, "persuader", "", "with --keys: only this persuader's episodes")
 	sf.StringVar(&kf.persuadee, "persuadee", "", "with --keys: only this persuadee's episodes")
 	sf.StringVar(&kf.scenario, "scenario", "", "with --keys: only this scenario id")
-	sf.StringVar(&kf.split, "split", "", "with --keys: only this split (train, val, heldout)")
+	sf.StringVar(&kf.split, "split", "", "with --keys: only this split (train, val, heldout; all: every split)")
 	sf.StringVar(&kf.terminal, "terminal", "", "with --keys: only this terminal state (accept, conditional, pending, reject, truncated, failed)")
 	sf.StringVar(&kf.family, "family", "", "with --keys: only this domain family")
 	sf.StringVar(&kf.resistance, "resistance", "", "with --keys: only this resistance type (EB, IT, AR, AA)")

@@ -20,8 +20,9 @@ import (
 // order.
 //
 // The ctx fn gets ends when the caller's ctx ends or a call fails; from
-// then no further call starts (the results of calls never made are R's
-// zero value). The error is that of the lowest index whose call failed,
+// then no further index is dispatched, though one handed to a worker at
+// that moment still runs, with the ended ctx (the results of calls never
+// made are R's zero value). The error is that of the lowest index whose call failed,
 // leaving out calls that failed only because an earlier failure cancelled
 // their ctx (a context.Canceled after the pool cancelled it); with no call
 // failed it is ctx.Err() (nil, or the caller's cancellation or deadline).

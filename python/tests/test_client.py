@@ -11,8 +11,12 @@ import asyncio
 import base64
 import hashlib
 import json
+import os
 import socket
+import stat
 import struct
+import sys
+import tempfile
 import threading
 import unittest
 
@@ -127,6 +131,14 @@ class CodecTest(unittest.TestCase):
             events += r.events()
         self.assertEqual(events, [("ping", b"p"), ("message", "héllo wörld"), ("close", (1008, "idle"))])
 
+    def test_reader_many_frames_in_one_read(self):
+        # Pongs and non-final fragments yield no event; 5000 of each in one
+        # read must not exhaust Python's recursion limit (1000).
+        r = _ws._Reader(1 << 20)
+        r.feed(_server_frame(0xA, b"") * 5000 + _server_frame(0x1, b"a", fin=False)
+               + _server_frame(0x0, b"b", fin=False) * 5000 + _server_frame(0x0, b"c"))
+        self.assertEqual(r.events(), [("message", "a" + "b" * 5000 + "c")])
+
     def test_reader_rejects(self):
         for stream, why in [
             (bytes([0x81, 0x81, 1, 2, 3, 4, 5]), "masked"),
@@ -151,6 +163,59 @@ class CodecTest(unittest.TestCase):
             _ws._check_handshake(b"HTTP/1.1 101 Switching\r\nSec-WebSocket-Accept: wrong", "right")
         with self.assertRaises(_ws.HandshakeError):
             _ws._check_handshake(b"HTTP/1.1 404 Not Found", "x")
+
+
+# A stand-in for `persuarena serve`: writes the listening line, then
+# answers /health with 401 (as a server that wants a token would).
+_UNHEALTHY_SERVE = """#!%s
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"detail": "token required", "code": "UNAUTHORIZED"}')
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+sys.stderr.write("persuarena serve: http://127.0.0.1:%%d (WebSocket)\\n" %% srv.server_port)
+sys.stderr.flush()
+srv.serve_forever()
+"""
+
+
+class LaunchCleanupTest(unittest.TestCase):
+    def test_listen_addr(self):
+        from persuarena._launch import _listen_addr
+        self.assertEqual(_listen_addr("127.0.0.1"), "127.0.0.1:0")
+        self.assertEqual(_listen_addr("localhost"), "localhost:0")
+        self.assertEqual(_listen_addr("::1"), "[::1]:0")  # "::1:0" is "too many colons" to Go
+        self.assertEqual(_listen_addr("[::1]"), "[::1]:0")
+
+    def test_error_answer_from_health_kills_the_server(self):
+        from persuarena import _launch
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "persuarena")
+            with open(path, "w") as f:
+                f.write(_UNHEALTHY_SERVE % sys.executable)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+            started = []
+            real_popen = _launch.subprocess.Popen
+
+            def popen(*a, **kw):
+                started.append(real_popen(*a, **kw))
+                return started[-1]
+
+            _launch.subprocess.Popen = popen
+            try:
+                with self.assertRaises(ServerError) as cm:
+                    _launch.launch(binary=path, ready_timeout_s=20)
+            finally:
+                _launch.subprocess.Popen = real_popen
+            self.assertEqual(cm.exception.status, 401)
+            (proc,) = started
+            self.assertIsNotNone(proc.poll(), "launch() raised but left the server running")
+            self.assertFalse([s for s in _launch._live if s.process is proc])
 
 
 class _EchoServer:
@@ -266,8 +331,9 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        from persuarena._launch import GRACEFUL_EXIT
         code = cls.srv.stop()
-        if code != 143:  # 128 + SIGTERM: cmd/persuarena/main.go's exit status after a graceful stop
+        if code != GRACEFUL_EXIT:
             raise AssertionError("the server must shut down gracefully on SIGTERM, exit status %d\n%s" % (code, cls.srv.log_tail()))
 
     def check_script_episode(self, rs):
@@ -356,7 +422,7 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(r.observation.tmax, 3)
         env.close()
         self.assertFalse(srv.running())
-        self.assertEqual(srv.process.returncode, 143)  # graceful stop on SIGTERM
+        self.assertEqual(srv.process.returncode, pl.GRACEFUL_EXIT)  # 128 + SIGTERM, not -9
 
         async def run():
             env = await PersuArenaEnv.from_binary("--tmax", "2")

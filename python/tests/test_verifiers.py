@@ -13,6 +13,8 @@ import unittest
 import _vf_standin
 from _support import SCRIPT_LINES, server_or_skip
 
+from persuarena.client import HTTPPersuArenaEnv
+
 
 class LazyImportTest(unittest.TestCase):
     def test_import_needs_no_verifiers(self):
@@ -99,6 +101,36 @@ class EpisodeTest(unittest.TestCase):
             h.reset(set="arena", scenario_id="arena-train-0029", seed=7, reward="both")
             replies = [h.step(line).observation.reply for line in SCRIPT_LINES[:3]]
         self.assertEqual([m["content"] for m in seen[3] if m["role"] == "user"][1:], replies)
+
+    def test_start_launches_without_blocking_the_loop(self):
+        # url empty: start() launches the bundled server with serve_flags,
+        # the event loop running meanwhile (a ticker task keeps ticking),
+        # and stop() stops it.
+        env = self.pv.load_environment(url="", serve_flags=["--tmax", "3"], num_tasks=1)
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        async def run():
+            t = asyncio.create_task(ticker())
+            await asyncio.sleep(0)
+            before = ticks
+            await env.start()
+            during = ticks - before
+            srv = env._server
+            tmax = HTTPPersuArenaEnv(srv.base_url).metadata()["limits"]["tmax"]
+            await env.stop()
+            t.cancel()
+            return during, srv, tmax
+
+        during, srv, tmax = asyncio.run(run())
+        self.assertGreater(during, 0, "the event loop was blocked while the server started")
+        self.assertEqual(tmax, 3)
+        self.assertFalse(srv.running())
 
     def test_persuader_run_ends_first(self):
         # The persuader's max_turns ends its run before the persuadee

@@ -14,13 +14,18 @@ from typing import Deque, Mapping, Optional
 from ._bin import find_binary
 from ._http import get_json
 
-__all__ = ["LaunchError", "Server", "launch"]
+__all__ = ["GRACEFUL_EXIT", "LaunchError", "Server", "launch"]
 
 # The line `persuarena serve` writes to stderr once it listens
 # (runs/serve.go, Service.Serve): "persuarena serve: http://HOST:PORT (...".
 _LISTENING = re.compile(r"^persuarena serve: http://(\S+) ")
 
 _live: "weakref.WeakSet[Server]" = weakref.WeakSet()
+
+#: The exit status of ``persuarena serve`` after a graceful shutdown on
+#: SIGTERM: 128 + 15, the CLI's convention for a command stopped by a
+#: signal (cmd/persuarena/main.go, exitStatus; 130 after Ctrl-C).
+GRACEFUL_EXIT = 143
 
 
 class LaunchError(RuntimeError):
@@ -56,10 +61,10 @@ class Server:
     def stop(self, timeout_s: float = 15.0) -> int:
         """Stops the server: SIGTERM (a graceful shutdown: WebSocket
         sessions get close code 1001, requests in flight up to 10 s),
-        then SIGKILL after ``timeout_s`` seconds. Returns the exit status
-        (143 = 128 + SIGTERM after a graceful shutdown, the CLI's convention
-        for a run ended by a signal; negative when killed). Safe to call
-        twice."""
+        then SIGKILL after ``timeout_s`` seconds. Returns the exit status:
+        :data:`GRACEFUL_EXIT` (143) after a graceful shutdown, -9 when it
+        had to be killed, another value if it had already exited. Safe to
+        call twice."""
         p = self.process
         if p.poll() is None:
             p.terminate()
@@ -119,13 +124,17 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
     (docs/server.md lists them). ``binary`` is the executable to run;
     default :func:`persuarena._bin.find_binary`'s choice (PERSUARENA_BIN,
     the wheel's bundled binary, PATH). ``env`` replaces the child's
-    environment (default: this process's). ``ready_timeout_s`` bounds the
+    environment (default: this process's). ``host`` is the address to
+    listen on (default loopback; an IPv6 literal such as "::1" is
+    bracketed for Go). ``ready_timeout_s`` bounds the
     whole start-up in seconds.
 
     Raises BinaryNotFound without a binary, LaunchError when the server
-    exits or is not ready in time (the process is then killed)."""
+    exits or is not ready in time; on that or any other exception (a
+    KeyboardInterrupt while waiting, ServerError when /health answers
+    with an error status) the process is killed first."""
     path = find_binary(binary)
-    cmd = [path, "serve", "--addr", "%s:0" % host] + list(flags)
+    cmd = [path, "serve", "--addr", _listen_addr(host)] + list(flags)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(env) if env is not None else None, text=True, encoding="utf-8", errors="replace")
     log: Deque[str] = collections.deque(maxlen=200)
@@ -147,16 +156,44 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
 
     reader = threading.Thread(target=read, name="persuarena-serve-stderr", daemon=True)
     reader.start()
-    deadline = time.monotonic() + ready_timeout_s
 
     def fail(why: str) -> LaunchError:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        reader.join(5)
-        proc.stderr.close()
+        _reap(proc, reader)
         return LaunchError("%s: %s\n%s" % (" ".join(cmd), why, "\n".join(log)))
 
+    try:
+        return _ready(proc, addr, log, reader, found, ready_timeout_s, fail)
+    except LaunchError:
+        raise
+    except BaseException:
+        # Anything else (Ctrl-C while waiting, an error answer from
+        # /health) must not leave a server running that nobody holds.
+        _reap(proc, reader)
+        raise
+
+
+def _listen_addr(host: str) -> str:
+    """The --addr value for host on a port the kernel picks: "HOST:0", an
+    IPv6 literal in brackets ("[::1]:0"), as Go's net.JoinHostPort writes
+    it."""
+    return "[%s]:0" % host if ":" in host and not host.startswith("[") else "%s:0" % host
+
+
+def _reap(proc: subprocess.Popen, reader: threading.Thread) -> None:
+    """Kills proc if it still runs, waits for it and closes its stderr."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    reader.join(5)
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
+def _ready(proc: subprocess.Popen, addr: list, log: Deque[str], reader: threading.Thread, found: threading.Event,
+           ready_timeout_s: float, fail) -> Server:
+    """Waits for the listening line and a /health answer; returns the
+    Server, or raises fail(why)."""
+    deadline = time.monotonic() + ready_timeout_s
     if not found.wait(ready_timeout_s):
         raise fail("not listening after %g s" % ready_timeout_s)
     if not addr:
@@ -168,16 +205,18 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
             raise fail("closed stderr without listening") from None
         raise fail("exited with status %d before listening" % code)
     srv = Server(proc, addr[0], log, reader)
-    while True:
-        try:
-            get_json(srv.base_url + "/health", timeout=2)
-            return srv
-        except (OSError, ValueError):
-            pass
-        if proc.poll() is not None:
-            _live.discard(srv)
-            raise fail("exited with status %d" % proc.returncode)
-        if time.monotonic() > deadline:
-            _live.discard(srv)
-            raise fail("GET /health did not answer within %g s" % ready_timeout_s)
-        time.sleep(0.05)
+    try:
+        while True:
+            try:
+                get_json(srv.base_url + "/health", timeout=2)
+                return srv
+            except (OSError, ValueError):
+                pass
+            if proc.poll() is not None:
+                raise fail("exited with status %d" % proc.returncode)
+            if time.monotonic() > deadline:
+                raise fail("GET /health did not answer within %g s" % ready_timeout_s)
+            time.sleep(0.05)
+    except BaseException:
+        _live.discard(srv)
+        raise

@@ -147,59 +147,62 @@ class _Reader:
             out.append(ev)
 
     def _next(self) -> Optional[tuple]:
-        b = self._buf
-        if len(b) < 2:
-            return None
-        fin, opcode, masked, n = b[0] & 0x80, b[0] & 0x0F, b[1] & 0x80, b[1] & 0x7F
-        if b[0] & 0x70:
-            raise ProtocolError("frame with reserved bits set (no extension was negotiated)")
-        if masked:
-            raise ProtocolError("the server sent a masked frame (RFC 6455 section 5.1)")
-        off = 2
-        if n == 126:
-            if len(b) < 4:
+        # A loop, not recursion: pongs and non-final fragments produce no
+        # event, and a server may send thousands of them in one read.
+        while True:
+            b = self._buf
+            if len(b) < 2:
                 return None
-            n, off = struct.unpack_from("!H", b, 2)[0], 4
-        elif n == 127:
-            if len(b) < 10:
+            fin, opcode, masked, n = b[0] & 0x80, b[0] & 0x0F, b[1] & 0x80, b[1] & 0x7F
+            if b[0] & 0x70:
+                raise ProtocolError("frame with reserved bits set (no extension was negotiated)")
+            if masked:
+                raise ProtocolError("the server sent a masked frame (RFC 6455 section 5.1)")
+            off = 2
+            if n == 126:
+                if len(b) < 4:
+                    return None
+                n, off = struct.unpack_from("!H", b, 2)[0], 4
+            elif n == 127:
+                if len(b) < 10:
+                    return None
+                n, off = struct.unpack_from("!Q", b, 2)[0], 10
+            if opcode >= 0x8 and (n > 125 or not fin):
+                raise ProtocolError("control frame over 125 bytes or fragmented")
+            if opcode < 0x8 and self._size + n > self._max:
+                raise ProtocolError("message over %d bytes" % self._max)
+            if len(b) < off + n:
                 return None
-            n, off = struct.unpack_from("!Q", b, 2)[0], 10
-        if opcode >= 0x8 and (n > 125 or not fin):
-            raise ProtocolError("control frame over 125 bytes or fragmented")
-        if opcode < 0x8 and self._size + n > self._max:
-            raise ProtocolError("message over %d bytes" % self._max)
-        if len(b) < off + n:
-            return None
-        payload = bytes(b[off:off + n])
-        del b[:off + n]
-        if opcode == _PING:
-            return ("ping", payload)
-        if opcode == _PONG:
-            return self._next()
-        if opcode == _CLOSE:
-            code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
-            return ("close", (code, payload[2:].decode("utf-8", "replace")))
-        if opcode in (_TEXT, _BINARY):
-            if self._opcode is not None:
-                raise ProtocolError("new message before the previous one's last fragment")
-            self._opcode = opcode
-        elif opcode == _CONT:
-            if self._opcode is None:
-                raise ProtocolError("continuation frame without a message")
-        else:
-            raise ProtocolError("unknown opcode 0x%x" % opcode)
-        self._parts.append(payload)
-        self._size += n
-        if not fin:
-            return self._next()
-        data, kind = b"".join(self._parts), self._opcode
-        self._parts, self._size, self._opcode = [], 0, None
-        if kind == _TEXT:
-            try:
-                return ("message", data.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise ProtocolError("text message is not UTF-8: %s" % exc) from None
-        return ("message", data)
+            payload = bytes(b[off:off + n])
+            del b[:off + n]
+            if opcode == _PING:
+                return ("ping", payload)
+            if opcode == _PONG:
+                continue
+            if opcode == _CLOSE:
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                return ("close", (code, payload[2:].decode("utf-8", "replace")))
+            if opcode in (_TEXT, _BINARY):
+                if self._opcode is not None:
+                    raise ProtocolError("new message before the previous one's last fragment")
+                self._opcode = opcode
+            elif opcode == _CONT:
+                if self._opcode is None:
+                    raise ProtocolError("continuation frame without a message")
+            else:
+                raise ProtocolError("unknown opcode 0x%x" % opcode)
+            self._parts.append(payload)
+            self._size += n
+            if not fin:
+                continue
+            data, kind = b"".join(self._parts), self._opcode
+            self._parts, self._size, self._opcode = [], 0, None
+            if kind == _TEXT:
+                try:
+                    return ("message", data.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    raise ProtocolError("text message is not UTF-8: %s" % exc) from None
+            return ("message", data)
 
 
 class WebSocket:

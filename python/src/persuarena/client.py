@@ -679,37 +679,48 @@ class AsyncHTTPPersuArenaEnv:
 
     @property
     def episode_id(self) -> str:
+        """The current episode's id ("" before a reset or after close)."""
         return self._c.episode_id
 
     async def health(self) -> Dict[str, Any]:
+        """As :meth:`HTTPPersuArenaEnv.health`, in a worker thread."""
         return await asyncio.to_thread(self._c.health)
 
     async def metadata(self) -> Dict[str, Any]:
+        """As :meth:`HTTPPersuArenaEnv.metadata`, in a worker thread."""
         return await asyncio.to_thread(self._c.metadata)
 
     async def schema(self) -> Dict[str, Any]:
+        """As :meth:`HTTPPersuArenaEnv.schema`, in a worker thread."""
         return await asyncio.to_thread(self._c.schema)
 
     async def reset(self, **options: Any) -> StepResult[PersuArenaObservation]:
+        """As :meth:`HTTPPersuArenaEnv.reset`, in a worker thread."""
         return await asyncio.to_thread(lambda: self._c.reset(**options))
 
     async def step(self, action: ActionLike, timeout_s: Optional[float] = None,
                    request_id: Optional[str] = None) -> StepResult[PersuArenaObservation]:
+        """As :meth:`HTTPPersuArenaEnv.step`, in a worker thread."""
         return await asyncio.to_thread(self._c.step, action, timeout_s, request_id)
 
     async def state(self) -> PersuArenaState:
+        """As :meth:`HTTPPersuArenaEnv.state`, in a worker thread."""
         return await asyncio.to_thread(self._c.state)
 
     async def mcp(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        """As :meth:`HTTPPersuArenaEnv.mcp`, in a worker thread."""
         return await asyncio.to_thread(self._c.mcp, method, params)
 
     async def list_tools(self) -> List[Dict[str, Any]]:
+        """As :meth:`HTTPPersuArenaEnv.list_tools`, in a worker thread."""
         return await asyncio.to_thread(self._c.list_tools)
 
     async def call_tool(self, name: str, **arguments: Any) -> Dict[str, Any]:
+        """As :meth:`HTTPPersuArenaEnv.call_tool`, in a worker thread."""
         return await asyncio.to_thread(lambda: self._c.call_tool(name, **arguments))
 
     async def close(self) -> None:
+        """As :meth:`HTTPPersuArenaEnv.close`, in a worker thread."""
         await asyncio.to_thread(self._c.close)
 
     async def __aenter__(self) -> "AsyncHTTPPersuArenaEnv":

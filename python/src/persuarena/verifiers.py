@@ -41,6 +41,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 from typing import Any, Dict, List, Optional
@@ -194,13 +195,15 @@ def _classes() -> Dict[str, Any]:
             self._server = None
             self._url = getattr(ts, "url", "")
             if not self._url:
-                self._server = launch(*getattr(ts, "serve_flags", []))
+                # launch() blocks until the server answers (seconds):
+                # in a worker thread, so the event loop keeps running.
+                self._server = await asyncio.to_thread(launch, *getattr(ts, "serve_flags", []))
                 self._url = self._server.base_url
 
         async def stop(self):
-            if getattr(self, "_server", None) is not None:
-                self._server.stop()
-                self._server = None
+            srv, self._server = getattr(self, "_server", None), None
+            if srv is not None:
+                await asyncio.to_thread(srv.stop)
 
         async def run(self, task, agents):
             d = task.data
