@@ -47,12 +47,7 @@ func Parse(text string) (d Decision, ok bool) {
 			continue
 		}
 		if v == "" { // header style: value on the next non-empty line
-			for j := i + 1; j < len(lines); j++ {
-				if s := strings.TrimSpace(trimMarkup(lines[j])); s != "" {
-					v = s
-					break
-				}
-			}
+			v = headerValue(lines[i+1:])
 		}
 		if d, ok := classify(v); ok || strong {
 			return d, ok
@@ -123,7 +118,7 @@ func StripDecision(text string) string {
 	lines := strings.Split(body, "\n")
 	out := lines[:0]
 	skipValue := false
-	for _, ln := range lines {
+	for li, ln := range lines {
 		if skipValue {
 			if strings.TrimSpace(trimMarkup(ln)) == "" {
 				continue
@@ -133,7 +128,11 @@ func StripDecision(text string) string {
 		}
 		v, at, strong, found := tagValue(ln)
 		if found && !strong {
-			_, found = classify(v)
+			hv := v
+			if hv == "" { // header style, as Parse reads it
+				hv = headerValue(lines[li+1:])
+			}
+			_, found = classify(hv)
 		}
 		if !found {
 			out = append(out, ln)
@@ -142,7 +141,20 @@ func StripDecision(text string) string {
 		if v == "" {
 			skipValue = true
 		}
-		if keep := strings.TrimRight(ln[:at], " \t*_`#>[(\"'-—–|"); strings.TrimSpace(keep) != "" {
+		// A line may hold several tags ("Decision: continue0 Decision:
+		// continue"): cut at each until none is left.
+		keep := ln[:at]
+		for {
+			v, at, strong, found := tagValue(keep)
+			if found && !strong {
+				_, found = classify(v)
+			}
+			if !found || at >= len(keep) {
+				break
+			}
+			keep = keep[:at]
+		}
+		if keep := strings.TrimRight(keep, " \t*_`#>[(\"'-—–|"); strings.TrimSpace(keep) != "" {
 			out = append(out, keep)
 		}
 	}
@@ -155,6 +167,17 @@ func StripDecision(text string) string {
 		s = strings.TrimSpace(rest)
 	}
 	return s
+}
+
+// headerValue is the value of a header-style tag ("Decision:" alone on
+// its line): the first non-empty line of rest without markup, or "".
+func headerValue(rest []string) string {
+	for _, ln := range rest {
+		if s := strings.TrimSpace(trimMarkup(ln)); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // StripThink removes reasoning blocks (docs/engines.md): every
