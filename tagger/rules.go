@@ -1,6 +1,9 @@
 package tagger
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file holds the rule tables: word classes and phrase patterns, each
 // with the cue it raises. docs/tagger.md explains how cues become acts.
@@ -433,4 +436,18 @@ func compile(kind cueKind, src string) {
 	default:
 		panic("tagger: pattern " + src + " must start with a word, a number or a sign")
 	}
+}
+
+// Vocabulary returns every word of the tagger's tables (word classes and
+// phrase patterns), lower-case, sorted: the words a spelling corrector
+// must restore for the tagger to see its cues (package perception).
+func Vocabulary() []string {
+	out := make([]string, 0, len(words.entries))
+	for _, k := range words.keys {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

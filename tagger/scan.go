@@ -150,7 +150,7 @@ func (sc *scratch) tokenize(text string) {
 		endClause()
 		nc := int32(len(sc.clauses))
 		if nc > sentStartClause {
-			sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: q})
+			sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: sc.isQuestion(sentStartClause, nc, q)})
 		} else if q && len(sc.sents) > 0 {
 			// "...?!" or "? ?": a question mark right after a sentence end
 			// still marks the sentence before it.
@@ -270,17 +270,77 @@ func (sc *scratch) tokenize(text string) {
 	// A trailing sentence without terminal punctuation.
 	endClause()
 	if nc := int32(len(sc.clauses)); nc > sentStartClause {
-		sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc})
-		// Choice: an unterminated last sentence that opens like a question
-		// ("will you try it", "what worries you") counts as one, since
-		// chat users often drop the question mark.
-		s := &sc.sents[len(sc.sents)-1]
-		if h := sc.head(sc.clauses[s.firstClause]); h >= 0 && sc.toks[h].flags&(fWH|fAux) != 0 {
-			s.question = true
-		}
+		sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: sc.isQuestion(sentStartClause, nc, false)})
 	}
 	// Tokens carry the index their clause gets when it closes: empty
 	// clauses are never appended, so the index is stable.
+}
+
+// shortQuestion is the most tokens a sentence ending in '?' may have to
+// count as a question without opening like one ("Ready?", "Sound good?").
+const shortQuestion = 5
+
+// isQuestion reports whether the sentence of clauses [c0, c1) is a
+// question: it opens like one (opensQuestion), or it ends with '?' (mark)
+// and is short, or it ends with '?' and its head is a wh-word or an
+// auxiliary.
+//
+// Choice: question detection does not hang on '?'. Chat users drop the
+// mark ("would you try it this week.") and add it to statements ("the
+// clinic is open late?"), so a long sentence that ends with '?' but does
+// not open like a question is read as a statement.
+func (sc *scratch) isQuestion(c0, c1 int32, mark bool) bool {
+	if !sc.lookup {
+		return mark // Mentions needs no sentence types
+	}
+	h := sc.head(sc.clauses[c0])
+	if h < 0 {
+		return mark
+	}
+	if sc.opensQuestion(h, sc.clauses[c1-1].end) {
+		return true
+	}
+	if !mark {
+		return false
+	}
+	return sc.clauses[c1-1].end-sc.clauses[c0].first <= shortQuestion || sc.toks[h].flags&(fWH|fAux) != 0
+}
+
+// questionSubjects are the subjects that follow an auxiliary at the head
+// of a question ("would you", "can we", "is it").
+var questionSubjects = map[string]bool{"you": true, "i": true, "we": true, "it": true, "that": true, "this": true,
+	"there": true, "they": true, "he": true, "she": true, "anyone": true, "anything": true, "u": true}
+
+// opensQuestion reports whether the sentence whose head token is h (and
+// which ends before token end) opens like a question: an auxiliary
+// followed by a subject ("would you", "do we"), or a wh-word followed by
+// an auxiliary or a second-person word, or with a second-person word
+// later ("what worries you"). A wh-word followed by another subject
+// ("what I mean", "how we do it") opens a statement.
+func (sc *scratch) opensQuestion(h, end int32) bool {
+	if h+1 >= end {
+		return false
+	}
+	f := sc.toks[h].flags
+	nx := sc.toks[h+1]
+	nw := string(sc.word(nx))
+	switch {
+	case f&fAux != 0 && f&fWH == 0:
+		return questionSubjects[nw]
+	case f&fWH != 0:
+		if questionSubjects[nw] && nw != "you" && nw != "u" && nw != "it" && nw != "that" && nw != "this" && nw != "there" {
+			return false
+		}
+		if nx.flags&(fAux|fYou) != 0 {
+			return true
+		}
+		for t := h + 1; t < end; t++ {
+			if sc.toks[t].flags&fYou != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // addTok appends the word buf[start:end] (FNV-1a hash h) and looks up
