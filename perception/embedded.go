@@ -61,8 +61,8 @@ type scene struct {
 	topic   map[int32]bool
 	topicW  map[string]bool
 	pubStem map[string]bool // stems (stem) of the public text's content words
-	name    string // the persuadee's first name, lower-case
-	public  string // the public scenario text, lower-case
+	name    string          // the persuadee's first name, lower-case
+	public  string          // the public scenario text, lower-case
 	dict    map[string]bool
 	dels    map[string]string
 }

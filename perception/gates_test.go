@@ -17,13 +17,16 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/tagger"
 )
 
 type answer struct {
@@ -528,5 +531,69 @@ func TestGateMinimalPairs(t *testing.T) {
 	}
 	if share < 0.85 {
 		t.Errorf("r_t orders %.1f%% of minimal pairs correctly, want >= 85%%", 100*share)
+	}
+}
+
+// TestGateActs: on natural, LLM-style persuader sentences with gold act
+// labels (testdata/acts.jsonl, hand-labelled), the embedded reader's acts
+// reach a macro-F1 of at least 0.8 over the five acts.
+func TestGateActs(t *testing.T) {
+	f, err := os.Open("testdata/acts.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var tp, fp, fn [5]int
+	n := 0
+	names := []string{"diagnostic", "evidence", "plan", "commitment", "autonomy"}
+	sc := bufio.NewScanner(f)
+	all, err := scenario.Resolve("arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := 1; sc.Scan(); line++ {
+		var row struct {
+			Text string   `json:"text"`
+			Acts []string `json:"acts"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatalf("testdata/acts.jsonl:%d: %v", line, err)
+		}
+		s, err := perception.Embedded{}.Start(context.Background(), &all[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Read(context.Background(), perception.Input{Transcript: []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: row.Text}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for a, name := range names {
+			gold := slices.Contains(row.Acts, name)
+			got := p.Acts.Has(tagger.Act(a))
+			switch {
+			case gold && got:
+				tp[a]++
+			case got:
+				fp[a]++
+				t.Logf("line %d: %s: false %s", line, row.Text, name)
+			case gold:
+				fn[a]++
+				t.Logf("line %d: %s: missed %s", line, row.Text, name)
+			}
+		}
+	}
+	macro := 0.0
+	for a, name := range names {
+		f1 := 2 * float64(tp[a]) / float64(2*tp[a]+fp[a]+fn[a])
+		t.Logf("%-10s tp %3d fp %3d fn %3d F1 %.3f", name, tp[a], fp[a], fn[a], f1)
+		macro += f1 / 5
+	}
+	t.Logf("%d sentences, macro-F1 %.3f", n, macro)
+	if n < 100 {
+		t.Errorf("%d sentences, want >= 100", n)
+	}
+	if macro < 0.8 {
+		t.Errorf("macro-F1 %.3f, want >= 0.8", macro)
 	}
 }

@@ -73,7 +73,7 @@ func prepByContent(sc *scenario.Scenario) *prep {
 
 func newPrep(sc *scenario.Scenario) *prep {
 	p := &prep{
-		fill:        newFill(sc),
+		fill:     newFill(sc),
 		proposal: sc.Proposal, persuader: sc.Persuader.Name, persuadee: sc.Persuadee.Name,
 		constraints: slices.Clone(sc.Hidden.Constraints),
 		hidden:      slices.Clone(sc.Hidden.Concerns),

@@ -180,7 +180,7 @@ type session struct {
 	// when they fit, so starting an episode allocates the session alone.
 	stateArr  [inlineConcerns]concernState
 	voicedArr [inlineVoiced]voicing
-	bufArr     [512]byte
+	bufArr    [512]byte
 }
 
 // The sizes of session's inline arrays: concerns per scenario and
