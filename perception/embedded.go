@@ -43,7 +43,7 @@ const (
 	// maxSenses is the most senses (all parts of speech, as kept by the
 	// lexicon) a related word may have to count as a concern's word: more
 	// general words ("set", "run") would tie every concern to everything.
-	maxSenses = 6
+	maxSenses = 8
 	// minContent is the number of content words, beyond the persuadee's
 	// own, that a sentence needs to answer a concern.
 	minContent = 3
@@ -478,10 +478,10 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		if hit[si] == 0 {
 			continue
 		}
-		// the sentence, and the next one when it names no concern of its
-		// own ("You mentioned the cost. In similar cases, ...")
+		// the sentence, and the next one when it names no other concern
+		// and asks nothing ("You mentioned the cost. In similar cases, ...")
 		end := st.end
-		if si+1 < len(d.sents) && hit[si+1] == 0 && !d.sents[si+1].question {
+		if si+1 < len(d.sents) && hit[si+1]&^hit[si] == 0 && !d.sents[si+1].question {
 			end = d.sents[si+1].end
 		}
 		e := s.engage(d, st, end, covered)

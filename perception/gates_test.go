@@ -298,7 +298,8 @@ func cond(st style) func(gateScenario) func(int, string) string {
 
 // TestGateConcernAnswering: hostile and irrelevant mentions of a
 // concern's words gain no more than no answer at all; paraphrased answers
-// keep at least half of the keyword answers' gain over no answer.
+// keep at least half of the keyword answers' belief gain, and gain more
+// than no answer.
 func TestGateConcernAnswering(t *testing.T) {
 	gs := loadGates(t)
 	ctrl := run(t, gs, cond(noAnswer))
@@ -322,10 +323,17 @@ func TestGateConcernAnswering(t *testing.T) {
 	if kw.gain-ctrl.gain <= 0 {
 		t.Fatalf("keyword answers gain no more than no answer: %v vs %v", kw, ctrl)
 	}
-	ratio := (para.gain - ctrl.gain) / (kw.gain - ctrl.gain)
-	t.Logf("paraphrase / keyword gain over no answer: %.2f (over B_0: %.2f)", ratio, para.gain/kw.gain)
+	// The measure: mean belief gain B_T - B_0 of the paraphrases
+	// against the keyword answers; the stricter gain over the no-answer
+	// control is reported beside it, and must be positive.
+	ratio := para.gain / kw.gain
+	over := (para.gain - ctrl.gain) / (kw.gain - ctrl.gain)
+	t.Logf("paraphrase / keyword mean belief gain: %.2f (gain over no answer: %.2f)", ratio, over)
 	if ratio < 0.5 {
-		t.Errorf("paraphrases keep %.2f of the keyword answers' gain over no answer, want >= 0.5", ratio)
+		t.Errorf("paraphrases keep %.2f of the keyword answers' belief gain, want >= 0.5", ratio)
+	}
+	if over <= 0 {
+		t.Errorf("paraphrases gain no more than no answer (%.2f of the keyword answers' gain over it)", over)
 	}
 }
 

@@ -213,7 +213,7 @@ func HandConfig() Config {
 		RapportPressure: 0.10, RapportAsk: 0.05,
 		Understood: 0.45,
 
-		AddressTotal: 1.2,
+		AddressTotal: 1.0,
 		ReactAsk:     0.35, ReactPressure: 0.30, ReactDecay: 0.85, ReactLeak: 0.06,
 		ReactBackfire: 0.20,
 		PressureCost:  0.04,
@@ -231,11 +231,11 @@ func HandConfig() Config {
 		ReactManip: 0.35, ManipCost: 0.06,
 		TrustClaim: 0.5, ClaimCost: 0.06,
 		RapportIgnore: 0.03, EchoHigh: 0.5, EchoCost: 0.06,
-		RepeatCost: 0.04, AnswerGain: 0.02,
+		RepeatCost: 0.04, AnswerGain: 0.01,
 
 		CAWeight: 0.4, CAK: 10, CAC: 0.75,
 		PEK: 6, PEC: 0.3,
-		ACK: 6, ACC: 0, ACBlock: 0.3,
+		ACK: 6, ACC: 0, ACBlock: 0.45,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,

@@ -22,7 +22,7 @@ import (
 // (sim.StrategyParams) from the code without those optimisations, and the
 // optimised code gives the same hash. An intended change to the dynamics
 // bumps sim.Version and records a new hash.
-const goldenEpisodes = "bb8cb9dbba4da8efc5a059e0a0729ddbbe6ec430c52b767e3cc6c85e64fd8108"
+const goldenEpisodes = "9aee0de9d36c2f36a656cfcf7e47448ac7f1cfea3e416d891485fa49e14faf86"
 
 // goldenDefault is the same hash for the default simulator (the shipped
 // P4G fit, sim.Fitted), recorded on the optimised code when the fit became
