@@ -47,8 +47,6 @@ const (
 	// minContent is the number of content words, beyond the persuadee's
 	// own, that a sentence needs to answer a concern.
 	minContent = 3
-	// negWindow is how many words before a phrase a negator may stand.
-	negWindow = 5
 )
 
 // scene is what a reader derives from a scenario alone.
@@ -758,7 +756,7 @@ func compiled(ps []string) []phrase {
 func matchAny(ts []token, ps []string) bool { return firstMatch(ts, ps) >= 0 }
 
 // firstMatch returns the token index where one of ps first matches in ts
-// without a negator in the negWindow words before it in its clause, or -1.
+// without a negator before it in its clause (negatedAt), or -1.
 func firstMatch(ts []token, ps []string) int {
 	cps := compiled(ps)
 	for i := range ts {
@@ -784,8 +782,14 @@ func firstMatch(ts []token, ps []string) int {
 	return -1
 }
 
+// negatedAt reports whether a negator stands before token i in its clause
+// (clause-level scope: "I don't think your worry is silly"), except a
+// negative imperative right before it ("don't be ridiculous").
 func negatedAt(ts []token, i int) bool {
-	for k := i - 1; k >= 0 && k >= i-negWindow; k-- {
+	if i >= 2 && ts[i-1].w == "be" && (ts[i-2].w == "don't" || ts[i-2].w == "dont") && ts[i-2].clause == ts[i].clause {
+		return false
+	}
+	for k := i - 1; k >= 0; k-- {
 		if ts[k].clause != ts[i].clause {
 			return false
 		}

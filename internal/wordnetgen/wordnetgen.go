@@ -112,7 +112,13 @@ func Generate(dir string, w io.Writer) error {
 			keep[k] = true
 		}
 	}
+	// one hop from the senses (collected first: adding to a map while
+	// ranging over it would make the set depend on iteration order)
+	senseKeys := make([]string, 0, len(keep))
 	for k := range keep {
+		senseKeys = append(senseKeys, k)
+	}
+	for _, k := range senseKeys {
 		for _, r := range syn[k].rels {
 			if s := syn[r.target]; s != nil && hasWord(s, wid) {
 				keep[r.target] = true
