@@ -235,7 +235,7 @@ func HandConfig() Config {
 
 		CAWeight: 0.4, CAK: 10, CAC: 0.75,
 		PEK: 6, PEC: 0.3,
-		ACK: 6, ACC: 0, ACBlock: 0.45,
+		ACK: 6, ACC: 0.2, ACBlock: 0.45,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,

@@ -22,7 +22,7 @@ import (
 // (sim.StrategyParams) from the code without those optimisations, and the
 // optimised code gives the same hash. An intended change to the dynamics
 // bumps sim.Version and records a new hash.
-const goldenEpisodes = "9aee0de9d36c2f36a656cfcf7e47448ac7f1cfea3e416d891485fa49e14faf86"
+const goldenEpisodes = "7991bd3047b3e70c0587dccd49b5477f2524c18e7c8159074806af2674fcbe1e"
 
 // goldenDefault is the same hash for the default simulator (the shipped
 // P4G fit, sim.Fitted), recorded on the optimised code when the fit became

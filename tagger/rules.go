@@ -363,10 +363,10 @@ var rules = []struct {
 	}, "small-talk questions, never diagnostic"},
 	{kWhDecide, []string{
 		"how soon", "how about", "why not", "when", "how would you feel about", "how would it feel to",
-		"how do you feel about", "what would you think about", "what do you think about",
+		"what would you think about",
 	}, "question heads that can ask for a decision"},
 	{kPermission, []string{
-		"can/could/may i share/tell/show/offer/suggest/add/mention/explain/ask/say/point",
+		"can/could/may i share/tell/show/offer/suggest/add/mention/explain/say/point",
 		"is it ok/okay/alright if i", "would you mind if i", "mind if i",
 	}, "requests for leave to speak, never a commitment ask"},
 }
