@@ -59,6 +59,9 @@ type scene struct {
 	topic   map[int32]bool
 	topicW  map[string]bool
 	pubStem map[string]bool // stems (stem) of the public text's content words
+	memo    sync.Map        // text -> *textInfo
+	memoMu  sync.Mutex
+	nMemo   int
 	name    string          // the persuadee's first name, lower-case
 	public  string          // the public scenario text, lower-case
 	dict    map[string]bool
@@ -324,24 +327,28 @@ func (s *embSession) absorb(ms []episode.Message) {
 		s.reset()
 	}
 	for _, m := range ms[s.seen:] {
-		d := tokenize(m.Text)
+		ti := s.sc.info(m.Text)
 		if m.Speaker == episode.PersuaderSpeaker {
-			s.earlier = append(s.earlier, contentSet(d))
+			s.earlier = append(s.earlier, ti.set)
 			continue
 		}
 		s.last, s.lastMask, s.hasLast = s.last[:0], 0, true
-		for i, t := range d.toks {
-			s.peeWords[t.w] = true
-			for _, id := range basesOf(t.w) {
-				s.peeWords[theLexicon().words[id]] = true
+		for _, w := range ti.words {
+			s.peeWords[w] = true
+		}
+		for i, t := range ti.d.toks {
+			if ti.content[i] {
+				// by base form, as relevance compares them
+				w := t.w
+				if ids := basesOf(w); len(ids) > 0 {
+					w = theLexicon().words[ids[0]]
+				}
+				s.last = append(s.last, w)
 			}
-			if content(t) {
-				s.last = append(s.last, t.w)
-			}
-			s.lastMask |= s.sc.hits(d, i)
-			if i+4 <= len(d.toks) {
-				s.peeGrams[gram(d.toks[i:i+4])] = true
-			}
+			s.lastMask |= ti.tokHit[i]
+		}
+		for _, g := range ti.grams {
+			s.peeGrams[g] = true
 		}
 	}
 	s.seen = len(ms)
@@ -448,6 +455,95 @@ func sameWord(a, b string) bool {
 	return false
 }
 
+// textInfo is everything the reader derives from one text on one scene
+// alone, memoised per scene (persuaders and the persuadee repeat their
+// texts across turns and episodes); the history-dependent readings (echo,
+// newness, repetition, relevance) are computed per Read from it.
+type textInfo struct {
+	d         doc
+	corrected bool
+	tags      tagger.Tags // of the corrected text, when corrected
+	tokHit    []uint64    // per token: the concerns it names
+	grams     []uint64    // per token i with i+4 <= len: the hash of tokens i..i+3
+	content   []bool      // per token: a content word
+	sentHit   []uint64    // per sentence: the concerns it names
+	sentFlags []uint8     // per sentence: sfDismiss, sfAck, sfLink
+	cues      CueSet
+	claims    int
+	set       []uint64 // content-word hashes, sorted
+	words     []string // the tokens' words and their base forms
+}
+
+const (
+	sfDismiss uint8 = 1 << iota
+	sfAck
+	sfLink
+)
+
+// maxMemo bounds a scene's text memo; past it the memo is emptied.
+const maxMemo = 4096
+
+func (sc *scene) info(text string) *textInfo {
+	if v, ok := sc.memo.Load(text); ok {
+		return v.(*textInfo)
+	}
+	ti := sc.analyse(text)
+	sc.memoMu.Lock()
+	if sc.nMemo++; sc.nMemo > maxMemo {
+		sc.memo.Clear()
+		sc.nMemo = 1
+	}
+	sc.memoMu.Unlock()
+	sc.memo.Store(text, ti)
+	return ti
+}
+
+func (sc *scene) analyse(text string) *textInfo {
+	ti := &textInfo{}
+	ti.d, ti.corrected = sc.correct(tokenize(text))
+	if ti.corrected {
+		ti.tags = tagger.Tag(ti.d.text)
+	}
+	d := ti.d
+	l := theLexicon()
+	ti.tokHit = make([]uint64, len(d.toks))
+	ti.content = make([]bool, len(d.toks))
+	for i, t := range d.toks {
+		ti.tokHit[i] = sc.hits(d, i)
+		ti.content[i] = content(t)
+		ti.words = append(ti.words, t.w)
+		for _, id := range basesOf(t.w) {
+			ti.words = append(ti.words, l.words[id])
+		}
+		if i+4 <= len(d.toks) {
+			ti.grams = append(ti.grams, gram(d.toks[i:i+4]))
+		}
+	}
+	ti.sentHit = make([]uint64, len(d.sents))
+	ti.sentFlags = make([]uint8, len(d.sents))
+	for si, st := range d.sents {
+		for i := st.first; i < st.end; i++ {
+			ti.sentHit[si] |= ti.tokHit[i]
+		}
+		ts := d.toks[st.first:st.end]
+		var f uint8
+		if matchAny(ts, dismissPhrases) {
+			f |= sfDismiss
+		}
+		if matchAny(ts, ackPhrases) {
+			f |= sfAck
+		}
+		if sc.linked(d, st, ti.tokHit) {
+			f |= sfLink
+		}
+		ti.sentFlags[si] = f
+	}
+	ti.cues = cuesOf(d)
+	ti.claims = sc.claims(d)
+	ti.set = contentSet(d)
+	return ti
+}
+
 // Read perceives the last message of in.Transcript (see Embedded).
 // Errors: ErrNoMessage.
 func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
@@ -456,22 +552,17 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		return Perception{}, err
 	}
 	s.absorb(in.Transcript[:len(in.Transcript)-1])
-	d, corrected := s.correct(tokenize(msg.Text))
+	ti := s.sc.info(msg.Text)
+	d := ti.d
 	var p Perception
 	tg := msg.TagsOf()
-	if corrected {
-		tg = tagger.Tag(d.text)
+	if ti.corrected {
+		tg = ti.tags
 	}
 	p.Acts, p.Strategies, p.Pressure = tg.Acts, tg.Strategies, tg.Pressure
 	p.Concerns = make([]Engagement, s.sc.n)
-
-	hit := make([]uint64, len(d.sents))
-	for si, st := range d.sents {
-		for i := st.first; i < st.end; i++ {
-			hit[si] |= s.sc.hits(d, i)
-		}
-	}
-	covered := s.echoed(d)
+	hit := ti.sentHit
+	covered := s.echoed(ti)
 	for si, st := range d.sents {
 		if hit[si] == 0 {
 			continue
@@ -482,7 +573,7 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		if si+1 < len(d.sents) && hit[si+1]&^hit[si] == 0 && !d.sents[si+1].question {
 			end = d.sents[si+1].end
 		}
-		e := s.engage(d, st, end, covered)
+		e := s.engage(ti, si, end, covered)
 		for ci := 0; ci < s.sc.n; ci++ {
 			if hit[si]&(1<<ci) == 0 {
 				continue
@@ -492,8 +583,8 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 			}
 		}
 	}
-	p.Cues = s.cues(d)
-	p.Unsupported = s.claims(d)
+	p.Cues = ti.cues
+	p.Unsupported = ti.claims
 	n := 0
 	for _, c := range covered {
 		if c {
@@ -503,9 +594,8 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 	if len(d.toks) > 0 {
 		p.Echo = float64(n) / float64(len(d.toks))
 	}
-	cs := contentSet(d)
 	for _, e := range s.earlier {
-		if jaccard(cs, e) >= RepeatOverlap {
+		if jaccard(ti.set, e) >= RepeatOverlap {
 			p.Repeat++
 		}
 	}
@@ -515,21 +605,21 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 			engaged |= 1 << ci
 		}
 	}
-	p.Relevance = s.relevance(d, engaged)
+	p.Relevance = s.relevance(ti, engaged)
 	return p, nil
 }
 
 // correct fixes one-edit misspellings (see correction); it returns the
 // document of the corrected text and whether anything changed.
-func (s *embSession) correct(d doc) (doc, bool) {
+func (sc *scene) correct(d doc) (doc, bool) {
 	gd, gdel := globalSpelling()
 	var b strings.Builder
 	last, changed := 0, false
 	for _, t := range d.toks {
-		if t.num || len(t.w) < 4 || len(basesOf(t.w)) > 0 || gd[t.w] || s.sc.dict[t.w] || strings.ContainsRune(t.w, '\'') {
+		if t.num || len(t.w) < 4 || len(basesOf(t.w)) > 0 || gd[t.w] || sc.dict[t.w] || strings.ContainsRune(t.w, '\'') {
 			continue
 		}
-		c := correction(t.w, s.sc.dict, s.sc.dels)
+		c := correction(t.w, sc.dict, sc.dels)
 		if c == "" {
 			c = correction(t.w, gd, gdel)
 		}
@@ -549,10 +639,10 @@ func (s *embSession) correct(d doc) (doc, bool) {
 
 // echoed marks the tokens of d inside a run of four or more words that
 // the persuadee said.
-func (s *embSession) echoed(d doc) []bool {
-	cov := make([]bool, len(d.toks))
-	for i := 0; i+4 <= len(d.toks); i++ {
-		if s.peeGrams[gram(d.toks[i:i+4])] {
+func (s *embSession) echoed(ti *textInfo) []bool {
+	cov := make([]bool, len(ti.d.toks))
+	for i, g := range ti.grams {
+		if s.peeGrams[g] {
 			for k := i; k < i+4; k++ {
 				cov[k] = true
 			}
@@ -563,34 +653,14 @@ func (s *embSession) echoed(d doc) []bool {
 
 // engage classifies how the sentence st (with its content window up to
 // token end) engages the concerns it names.
-func (s *embSession) engage(d doc, st sentence, end int, covered []bool) Engagement {
-	ts := d.toks[st.first:st.end]
-	if matchAny(ts, dismissPhrases) {
+func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagement {
+	st, f := ti.d.sents[si], ti.sentFlags[si]
+	if f&sfDismiss != 0 {
 		return Dismissed
 	}
-	// The link to the persuadee or the proposal must be in the sentence
-	// that names the concern: a second-person or first-person-plural word,
-	// the persuadee's name, a content word of the public scenario (by
-	// stem), or two words that are a concern's keywords or description
-	// words (not merely related to them).
-	link, words := false, 0
-	for i := st.first; i < st.end; i++ {
-		t := d.toks[i]
-		if content(t) && s.sc.seedHit(t.w) {
-			words++
-		}
-		if s.sc.hits(d, i) != 0 || i > st.first && s.sc.hits(d, i-1) != 0 && !content(t) {
-			continue // a concern's own words ("your share") are no link
-		}
-		if linkWords[t.w] || t.w == s.sc.name || content(t) && s.sc.pubStem[stem(t.w)] {
-			link = true
-		}
-	}
-	link = link || words >= 3
 	newC, echoC, contentN := 0, 0, 0
 	for i := st.first; i < end; i++ {
-		t := d.toks[i]
-		if !content(t) {
+		if !ti.content[i] {
 			continue
 		}
 		contentN++
@@ -598,13 +668,12 @@ func (s *embSession) engage(d doc, st sentence, end int, covered []bool) Engagem
 			echoC++
 			continue
 		}
-		if !s.peeWords[t.w] {
+		if !s.peeWords[ti.d.toks[i].w] {
 			newC++
 		}
 	}
-	ack := matchAny(ts, ackPhrases)
 	switch {
-	case !link && !ack:
+	case f&(sfLink|sfAck) == 0:
 		return Mentioned
 	case st.question:
 		return Acknowledged
@@ -614,8 +683,30 @@ func (s *embSession) engage(d doc, st sentence, end int, covered []bool) Engagem
 	return Acknowledged
 }
 
+// linked reports whether sentence st ties itself to the persuadee or the
+// proposal: a second-person or first-person-plural word, the persuadee's
+// name, a content word of the proposal (by stem), outside the concern's
+// own words ("your share" is no link), or three words that are concerns'
+// keywords or description words (not merely related to them).
+func (sc *scene) linked(d doc, st sentence, tokHit []uint64) bool {
+	words := 0
+	for i := st.first; i < st.end; i++ {
+		t := d.toks[i]
+		if content(t) && sc.seedHit(t.w) {
+			words++
+		}
+		if tokHit[i] != 0 || i > st.first && tokHit[i-1] != 0 && !content(t) {
+			continue
+		}
+		if linkWords[t.w] || t.w == sc.name || content(t) && sc.pubStem[stem(t.w)] {
+			return true
+		}
+	}
+	return words >= 3
+}
+
 // cues finds the manipulation cues of d.
-func (s *embSession) cues(d doc) CueSet {
+func cuesOf(d doc) CueSet {
 	var c CueSet
 	for si, st := range d.sents {
 		ts := d.toks[st.first:st.end]
@@ -655,7 +746,7 @@ func (s *embSession) cues(d doc) CueSet {
 
 // claims counts the specific figures and named sources of d that the
 // public scenario text does not contain.
-func (s *embSession) claims(d doc) int {
+func (sc *scene) claims(d doc) int {
 	seen := map[string]bool{}
 	for _, st := range d.sents {
 		ts := d.toks[st.first:st.end]
@@ -697,7 +788,7 @@ func (s *embSession) claims(d doc) int {
 			}
 			seen[claim] = true
 			key := strings.TrimSuffix(strings.Fields(claim)[0], "%")
-			if !strings.Contains(s.sc.public, key) {
+			if !strings.Contains(sc.public, key) {
 				continue
 			}
 			seen[claim] = false // supported: not counted
@@ -718,39 +809,50 @@ var numberWords = setOf("one two three four five six seven eight nine ten eleven
 // reply yet or one with no content, or when d engages a concern the reply
 // touched; else the share of up to three of the reply's content words d
 // shares (by base form).
-func (s *embSession) relevance(d doc, hitMask uint64) float64 {
+func (s *embSession) relevance(ti *textInfo, hitMask uint64) float64 {
 	if !s.hasLast || len(s.last) == 0 || s.lastMask&hitMask != 0 {
 		return 1
 	}
 	shared := 0
 	for _, w := range s.last {
-		for _, t := range d.toks {
-			if sameWord(t.w, w) {
-				shared++
-				break
-			}
+		if slices.Contains(ti.words, w) {
+			shared++
 		}
 	}
 	return min(1, float64(shared)/float64(min(3, len(s.last))))
 }
 
-// Phrase matching over tokens: each phrase is compiled once.
+// Phrase matching over tokens: each list is compiled once, indexed by
+// its phrases' first words.
 type phrase [][]string
 
-var phraseCache sync.Map // *[]string -> []phrase
+type phraseIndex struct {
+	byFirst map[string][]phrase
+	any     []phrase // phrases whose first word is "*"
+}
 
-func compiled(ps []string) []phrase {
+var phraseCache sync.Map // *string (the list's first element) -> *phraseIndex
+
+func compiled(ps []string) *phraseIndex {
 	if v, ok := phraseCache.Load(&ps[0]); ok {
-		return v.([]phrase)
+		return v.(*phraseIndex)
 	}
-	out := make([]phrase, len(ps))
-	for i, p := range ps {
+	ix := &phraseIndex{byFirst: map[string][]phrase{}}
+	for _, p := range ps {
+		var ph phrase
 		for _, w := range strings.Fields(strings.ReplaceAll(p, "-", " ")) {
-			out[i] = append(out[i], strings.Split(w, "/"))
+			ph = append(ph, strings.Split(w, "/"))
+		}
+		if ph[0][0] == "*" {
+			ix.any = append(ix.any, ph)
+			continue
+		}
+		for _, w := range ph[0] {
+			ix.byFirst[w] = append(ix.byFirst[w], ph)
 		}
 	}
-	phraseCache.Store(&ps[0], out)
-	return out
+	phraseCache.Store(&ps[0], ix)
+	return ix
 }
 
 func matchAny(ts []token, ps []string) bool { return firstMatch(ts, ps) >= 0 }
@@ -758,24 +860,23 @@ func matchAny(ts []token, ps []string) bool { return firstMatch(ts, ps) >= 0 }
 // firstMatch returns the token index where one of ps first matches in ts
 // without a negator before it in its clause (negatedAt), or -1.
 func firstMatch(ts []token, ps []string) int {
-	cps := compiled(ps)
+	ix := compiled(ps)
 	for i := range ts {
-		for _, p := range cps {
-			if i+len(p) > len(ts) {
-				continue
-			}
-			ok := true
-			for k, alts := range p {
-				if alts[0] == "*" {
+		for _, list := range [2][]phrase{ix.byFirst[ts[i].w], ix.any} {
+			for _, p := range list {
+				if i+len(p) > len(ts) {
 					continue
 				}
-				if !slices.Contains(alts, ts[i+k].w) {
-					ok = false
-					break
+				ok := true
+				for k := 1; k < len(p); k++ {
+					if p[k][0] != "*" && !slices.Contains(p[k], ts[i+k].w) {
+						ok = false
+						break
+					}
 				}
-			}
-			if ok && !negatedAt(ts, i) {
-				return i
+				if ok && !negatedAt(ts, i) {
+					return i
+				}
 			}
 		}
 	}

@@ -22,7 +22,7 @@ import (
 // (sim.StrategyParams) from the code without those optimisations, and the
 // optimised code gives the same hash. An intended change to the dynamics
 // bumps sim.Version and records a new hash.
-const goldenEpisodes = "7991bd3047b3e70c0587dccd49b5477f2524c18e7c8159074806af2674fcbe1e"
+const goldenEpisodes = "259ed4e09298b9c18da1384deb25ca525cf87e756419559253e02284b7517d43"
 
 // goldenDefault is the same hash for the default simulator (the shipped
 // P4G fit, sim.Fitted), recorded on the optimised code when the fit became
