@@ -62,8 +62,8 @@ type scene struct {
 	memo    sync.Map        // text -> *textInfo
 	memoMu  sync.Mutex
 	nMemo   int
-	name    string          // the persuadee's first name, lower-case
-	public  string          // the public scenario text, lower-case
+	name    string // the persuadee's first name, lower-case
+	public  string // the public scenario text, lower-case
 	dict    map[string]bool
 	dels    map[string]string
 }
