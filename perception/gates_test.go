@@ -459,7 +459,9 @@ func TestGateSurfaceForm(t *testing.T) {
 
 // TestGateMinimalPairs: from the same history, r_t of the better of two
 // next turns is strictly higher (a tie counts as wrong) in at least 85 %
-// of the pairs, over 12 kinds of pair on every gate concern.
+// of the pairs, over 12 kinds of pair on every gate concern. Pairs where
+// adding a fabricated claim or a manipulation cue raised r_t are logged
+// and counted (the target is none; docs/simulator.md gives the count).
 func TestGateMinimalPairs(t *testing.T) {
 	gs := loadGates(t)
 	pee := sim.New(sim.DefaultConfig())
@@ -485,7 +487,7 @@ func TestGateMinimalPairs(t *testing.T) {
 			return honest(g, i, l) + " " + cueLines[c]
 		}})
 	}
-	right, total := 0, 0
+	right, total, raised := 0, 0, 0
 	perKind := make([]int, len(kinds))
 	perTotal := make([]int, len(kinds))
 	for _, g := range gs {
@@ -522,6 +524,11 @@ func TestGateMinimalPairs(t *testing.T) {
 				}
 				total++
 				perTotal[ki]++
+				if strings.HasPrefix(kd.name, "answer vs answer + ") && w > b {
+					// the issue asks for never; reported, not yet met (docs/simulator.md)
+					raised++
+					t.Logf("%s, %s: %s raises r_t (%+.4f > %+.4f)", g.sc.ID, g.items[i].Concern, kd.name, w, b)
+				}
 				if b > w {
 					right++
 					perKind[ki]++
@@ -533,7 +540,7 @@ func TestGateMinimalPairs(t *testing.T) {
 		t.Logf("%-34s %3d / %3d", kd.name, perKind[ki], perTotal[ki])
 	}
 	share := float64(right) / float64(total)
-	t.Logf("r_t orders %d of %d pairs correctly (%.1f%%)", right, total, 100*share)
+	t.Logf("r_t orders %d of %d pairs correctly (%.1f%%); a fabrication or cue raised r_t in %d pairs", right, total, 100*share, raised)
 	if total < 200 {
 		t.Errorf("only %d pairs played, want >= 200", total)
 	}
