@@ -76,6 +76,7 @@ type kwPhrase struct {
 var (
 	scenes   sync.Map // content key -> *scene
 	nScenes  int
+	nPtrs    int
 	scenesMu sync.Mutex
 )
 
@@ -98,19 +99,57 @@ func sceneKey(sc *scenario.Scenario) string {
 	return b.String()
 }
 
-func sceneOf(sc *scenario.Scenario) *scene {
-	k := sceneKey(sc)
-	if v, ok := scenes.Load(k); ok {
-		return v.(*scene)
+// sceneFields returns, in a fixed order, every scenario string a scene is
+// derived from (appended to dst).
+func sceneFields(dst []string, sc *scenario.Scenario) []string {
+	dst = append(dst, sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans, sc.Persuadee.Name)
+	for _, c := range sc.Hidden.Concerns {
+		dst = append(dst, "\x01", c.Description, c.Voiced)
+		dst = append(dst, c.Keywords...)
 	}
-	s := newScene(sc)
+	return dst
+}
+
+// byPtr caches a scenario's scene by its address, with the strings it was
+// derived from: a hit compares them (cheap: the same strings), so an
+// edited scenario never gets its old scene.
+var byPtr sync.Map // *scenario.Scenario -> *ptrEntry
+
+type ptrEntry struct {
+	sc     *scene
+	fields []string
+}
+
+func sceneOf(sc *scenario.Scenario) *scene {
+	var buf [64]string
+	fields := sceneFields(buf[:0], sc)
+	if v, ok := byPtr.Load(sc); ok {
+		if e := v.(*ptrEntry); slices.Equal(e.fields, fields) {
+			return e.sc
+		}
+	}
+	k := sceneKey(sc)
+	var s *scene
+	if v, ok := scenes.Load(k); ok {
+		s = v.(*scene)
+	} else {
+		s = newScene(sc)
+		scenesMu.Lock()
+		if nScenes++; nScenes > 8192 {
+			scenes.Clear()
+			byPtr.Clear()
+			nScenes = 1
+		}
+		scenesMu.Unlock()
+		scenes.Store(k, s)
+	}
 	scenesMu.Lock()
-	if nScenes++; nScenes > 8192 {
-		scenes.Clear()
-		nScenes = 1
+	if nPtrs++; nPtrs > 8192 {
+		byPtr.Clear() // scenarios made afresh per episode: keep the map bounded
+		nPtrs = 1
 	}
 	scenesMu.Unlock()
-	scenes.Store(k, s)
+	byPtr.Store(sc, &ptrEntry{sc: s, fields: slices.Clone(fields)})
 	return s
 }
 
@@ -309,8 +348,8 @@ func correction(w string, dict map[string]bool, dels map[string]string) string {
 type embSession struct {
 	sc       *scene
 	seen     int
-	peeWords map[string]bool
-	peeGrams map[uint64]bool
+	peeWords []uint64 // hashes of the persuadee's words and base forms, sorted
+	peeGrams []uint64 // hashes of the persuadee's 4-word runs, sorted
 	last     []string // content words of the persuadee's last reply
 	lastMask uint64   // concerns the last reply touches
 	hasLast  bool
@@ -318,12 +357,12 @@ type embSession struct {
 }
 
 func (s *embSession) reset() {
-	s.seen, s.peeWords, s.peeGrams, s.last, s.lastMask, s.hasLast, s.earlier = 0, map[string]bool{}, map[uint64]bool{}, nil, 0, false, nil
+	s.seen, s.peeWords, s.peeGrams, s.last, s.lastMask, s.hasLast, s.earlier = 0, nil, nil, nil, 0, false, nil
 }
 
 // absorb takes in the messages before the one being read.
 func (s *embSession) absorb(ms []episode.Message) {
-	if s.peeWords == nil || len(ms) < s.seen {
+	if len(ms) < s.seen {
 		s.reset()
 	}
 	for _, m := range ms[s.seen:] {
@@ -333,23 +372,13 @@ func (s *embSession) absorb(ms []episode.Message) {
 			continue
 		}
 		s.last, s.lastMask, s.hasLast = s.last[:0], 0, true
-		for _, w := range ti.words {
-			s.peeWords[w] = true
+		s.peeWords = mergeSorted(s.peeWords, ti.wordSet)
+		// by base form, as relevance compares them
+		s.last = append(s.last, ti.baseWords...)
+		for _, m := range ti.tokHit {
+			s.lastMask |= m
 		}
-		for i, t := range ti.d.toks {
-			if ti.content[i] {
-				// by base form, as relevance compares them
-				w := t.w
-				if ids := basesOf(w); len(ids) > 0 {
-					w = theLexicon().words[ids[0]]
-				}
-				s.last = append(s.last, w)
-			}
-			s.lastMask |= ti.tokHit[i]
-		}
-		for _, g := range ti.grams {
-			s.peeGrams[g] = true
-		}
+		s.peeGrams = mergeSorted(s.peeGrams, ti.gramSet)
 	}
 	s.seen = len(ms)
 }
@@ -463,6 +492,7 @@ type textInfo struct {
 	d         doc
 	corrected bool
 	tags      tagger.Tags // of the corrected text, when corrected
+	rawTags   tagger.Tags // tagger.Tag of the text as written
 	tokHit    []uint64    // per token: the concerns it names
 	grams     []uint64    // per token i with i+4 <= len: the hash of tokens i..i+3
 	content   []bool      // per token: a content word
@@ -472,6 +502,46 @@ type textInfo struct {
 	claims    int
 	set       []uint64 // content-word hashes, sorted
 	words     []string // the tokens' words and their base forms
+	wordSet   []uint64 // hashes of words, sorted, unique
+	tokHash   []uint64 // per token: the hash of its word
+	gramSet   []uint64 // grams, sorted, unique
+	baseWords []string // per content token: its first base form (or the word)
+}
+
+func wordHash(w string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint64(w[i])) * 1099511628211
+	}
+	return h
+}
+
+// inSorted reports whether x is in the sorted slice s.
+func inSorted(s []uint64, x uint64) bool {
+	_, ok := slices.BinarySearch(s, x)
+	return ok
+}
+
+// mergeSorted returns the sorted union of sorted a and b (b's duplicates
+// removed).
+func mergeSorted(a, b []uint64) []uint64 {
+	out := make([]uint64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var x uint64
+		switch {
+		case j >= len(b) || i < len(a) && a[i] <= b[j]:
+			x = a[i]
+			i++
+		default:
+			x = b[j]
+			j++
+		}
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 const (
@@ -501,6 +571,8 @@ func (sc *scene) info(text string) *textInfo {
 func (sc *scene) analyse(text string) *textInfo {
 	ti := &textInfo{}
 	ti.d, ti.corrected = sc.correct(tokenize(text))
+	ti.rawTags = tagger.Tag(text)
+	ti.tags = ti.rawTags
 	if ti.corrected {
 		ti.tags = tagger.Tag(ti.d.text)
 	}
@@ -541,8 +613,32 @@ func (sc *scene) analyse(text string) *textInfo {
 	ti.cues = cuesOf(d)
 	ti.claims = sc.claims(d)
 	ti.set = contentSet(d)
+	for _, w := range ti.words {
+		ti.wordSet = append(ti.wordSet, wordHash(w))
+	}
+	slices.Sort(ti.wordSet)
+	ti.wordSet = slices.Compact(ti.wordSet)
+	ti.tokHash = make([]uint64, len(d.toks))
+	for i, t := range d.toks {
+		ti.tokHash[i] = wordHash(t.w)
+	}
+	for i, t := range d.toks {
+		if ti.content[i] {
+			w := t.w
+			if ids := basesOf(w); len(ids) > 0 {
+				w = l.words[ids[0]]
+			}
+			ti.baseWords = append(ti.baseWords, w)
+		}
+	}
+	sg := slices.Clone(ti.grams)
+	slices.Sort(sg)
+	ti.gramSet = slices.Compact(sg)
 	return ti
 }
+
+// Tags returns tagger.Tag(text) from the scene's memo (see Tagger).
+func (s *embSession) Tags(text string) tagger.Tags { return s.sc.info(text).rawTags }
 
 // Read perceives the last message of in.Transcript (see Embedded).
 // Errors: ErrNoMessage.
@@ -642,7 +738,7 @@ func (sc *scene) correct(d doc) (doc, bool) {
 func (s *embSession) echoed(ti *textInfo) []bool {
 	cov := make([]bool, len(ti.d.toks))
 	for i, g := range ti.grams {
-		if s.peeGrams[g] {
+		if inSorted(s.peeGrams, g) {
 			for k := i; k < i+4; k++ {
 				cov[k] = true
 			}
@@ -668,7 +764,7 @@ func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagemen
 			echoC++
 			continue
 		}
-		if !s.peeWords[ti.d.toks[i].w] {
+		if !inSorted(s.peeWords, ti.tokHash[i]) {
 			newC++
 		}
 	}

@@ -206,6 +206,14 @@ type Session interface {
 	Read(ctx context.Context, in Input) (Perception, error)
 }
 
+// Tagger is implemented by a Session that can give the engine's tags of a
+// text, tagger.Tag(text), more cheaply than the tagger (the embedded
+// reader memoises them per scenario); the simulator uses it for
+// episode.UtteranceTagger.
+type Tagger interface {
+	Tags(text string) tagger.Tags
+}
+
 // EmbeddedName is the embedded reader's name.
 const EmbeddedName = "embedded"
 

@@ -304,7 +304,12 @@ func (s *session) applyTraits(t map[string]float64) {
 // engine's act tags, kept for analysis and planner features. The
 // simulator's dynamics never read them; they read the reader's
 // perception of the message (Reply).
-func (s *session) TagUtterance(text string) tagger.Tags { return tagger.Tag(text) }
+func (s *session) TagUtterance(text string) tagger.Tags {
+	if t, ok := s.reader.(perception.Tagger); ok {
+		return t.Tags(text)
+	}
+	return tagger.Tag(text)
+}
 
 // Reply perceives the persuader's latest utterance (the last message of
 // transcript) through the persuadee's reader (package perception; the
