@@ -348,8 +348,7 @@ func correction(w string, dict map[string]bool, dels map[string]string) string {
 type embSession struct {
 	sc       *scene
 	seen     int
-	peeWords []uint64 // hashes of the persuadee's words and base forms, sorted
-	peeGrams []uint64 // hashes of the persuadee's 4-word runs, sorted
+	pees     []*textInfo // the persuadee's replies so far
 	last     []string // content words of the persuadee's last reply
 	lastMask uint64   // concerns the last reply touches
 	hasLast  bool
@@ -357,7 +356,7 @@ type embSession struct {
 }
 
 func (s *embSession) reset() {
-	s.seen, s.peeWords, s.peeGrams, s.last, s.lastMask, s.hasLast, s.earlier = 0, nil, nil, nil, 0, false, nil
+	s.seen, s.pees, s.last, s.lastMask, s.hasLast, s.earlier = 0, nil, nil, 0, false, nil
 }
 
 // absorb takes in the messages before the one being read.
@@ -372,13 +371,12 @@ func (s *embSession) absorb(ms []episode.Message) {
 			continue
 		}
 		s.last, s.lastMask, s.hasLast = s.last[:0], 0, true
-		s.peeWords = mergeSorted(s.peeWords, ti.wordSet)
+		s.pees = append(s.pees, ti)
 		// by base form, as relevance compares them
 		s.last = append(s.last, ti.baseWords...)
 		for _, m := range ti.tokHit {
 			s.lastMask |= m
 		}
-		s.peeGrams = mergeSorted(s.peeGrams, ti.gramSet)
 	}
 	s.seen = len(ms)
 }
@@ -522,28 +520,6 @@ func inSorted(s []uint64, x uint64) bool {
 	return ok
 }
 
-// mergeSorted returns the sorted union of sorted a and b (b's duplicates
-// removed).
-func mergeSorted(a, b []uint64) []uint64 {
-	out := make([]uint64, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		var x uint64
-		switch {
-		case j >= len(b) || i < len(a) && a[i] <= b[j]:
-			x = a[i]
-			i++
-		default:
-			x = b[j]
-			j++
-		}
-		if len(out) == 0 || out[len(out)-1] != x {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 const (
 	sfDismiss uint8 = 1 << iota
 	sfAck
@@ -635,6 +611,21 @@ func (sc *scene) analyse(text string) *textInfo {
 	slices.Sort(sg)
 	ti.gramSet = slices.Compact(sg)
 	return ti
+}
+
+// peeSaid reports whether the persuadee's replies hold word hash h (or,
+// with gram, the 4-word run hash h).
+func (s *embSession) peeSaid(h uint64, gram bool) bool {
+	for _, ti := range s.pees {
+		set := ti.wordSet
+		if gram {
+			set = ti.gramSet
+		}
+		if inSorted(set, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // Tags returns tagger.Tag(text) from the scene's memo (see Tagger).
@@ -738,7 +729,7 @@ func (sc *scene) correct(d doc) (doc, bool) {
 func (s *embSession) echoed(ti *textInfo) []bool {
 	cov := make([]bool, len(ti.d.toks))
 	for i, g := range ti.grams {
-		if inSorted(s.peeGrams, g) {
+		if s.peeSaid(g, true) {
 			for k := i; k < i+4; k++ {
 				cov[k] = true
 			}
@@ -764,7 +755,7 @@ func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagemen
 			echoC++
 			continue
 		}
-		if !inSorted(s.peeWords, ti.tokHash[i]) {
+		if !s.peeSaid(ti.tokHash[i], false) {
 			newC++
 		}
 	}
