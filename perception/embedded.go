@@ -349,8 +349,8 @@ type embSession struct {
 	sc       *scene
 	seen     int
 	pees     []*textInfo // the persuadee's replies so far
-	last     []string // content words of the persuadee's last reply
-	lastMask uint64   // concerns the last reply touches
+	last     []string    // content words of the persuadee's last reply
+	lastMask uint64      // concerns the last reply touches
 	hasLast  bool
 	earlier  [][]uint64 // content-word hashes of earlier persuader messages, sorted
 }
