@@ -35,8 +35,8 @@ func ExampleRun() {
 	fmt.Printf("%s: %d turns, %s, R_goal %+.0f, B_0 %.4f, B_T %.4f\n", ep.ScenarioID, len(ep.Turns), ep.Terminal, ep.RGoal, *ep.B0, bT)
 	fmt.Printf("turn 1 acts %v, reply %.40q...\n", ep.Turns[0].Acts, ep.Turns[0].Persuadee)
 	// Output:
-	// arena-train-0001: 10 turns, pending, R_goal -1, B_0 0.0031, B_T 0.0150
-	// turn 1 acts [evidence], reply "Now that you mention it: Applying for an"...
+	// arena-train-0001: 10 turns, pending, R_goal -1, B_0 0.0030, B_T 0.0678
+	// turn 1 acts [evidence], reply "And what would you do if you were me?"...
 }
 
 // An Env is driven one turn at a time, as the OpenEnv server does for a
@@ -70,9 +70,9 @@ func ExampleEnv() {
 	}
 	fmt.Println(env.Episode().Terminal)
 	// Output:
-	// B_0 0.0031
+	// B_0 0.0030
 	// t=1 acts [] -> continue, B 0.0016, r -0.0014, done false
-	// t=2 acts [evidence] -> continue, B 0.0011, r -0.0006, done false
-	// t=3 acts [commitment autonomy] -> continue, B 0.0017, r +0.0006, done true
+	// t=2 acts [evidence] -> continue, B 0.0010, r -0.0006, done false
+	// t=3 acts [commitment autonomy] -> continue, B 0.0011, r +0.0000, done true
 	// pending
 }

@@ -4,10 +4,13 @@
 //
 // Names are of four kinds:
 //
-//	sim[-variant][:CONFIG]  the seeded simulator: sim (its shipped P4G fit),
+//	sim[-variant][:CONFIG][+reader=READER]
+//	                        the seeded simulator: sim (its shipped P4G fit),
 //	                        sim-soft, sim-hard, sim-hand (the hand-set
 //	                        parameters) or sim:FILE (a simulator config file;
-//	                        docs/simulator.md). Persuadees only.
+//	                        docs/simulator.md), perceiving messages with the
+//	                        embedded reader or, with +reader=llm:ROLE, an
+//	                        LLM role (package perception). Persuadees only.
 //	NAME                    a built-in persuader of package persuader
 //	                        (pushy, informer, script, random). Persuaders only.
 //	planner:CHECKPOINT      a planner checkpoint written by persuarena train or
@@ -38,6 +41,7 @@ import (
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
+	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/persuhmm"
 	"github.com/persuarena/persuarena/planner"
@@ -59,7 +63,7 @@ var ErrUnknown = errors.New("unknown role")
 // texts and errors.
 const (
 	PersuaderKinds = "built-in persuaders (pushy, informer, script, random), planner:CHECKPOINT, hmm:MEMORY (a PersuHMM memory file), llm:ROLE (a role of --config)"
-	PersuadeeKinds = "sim, sim-soft, sim-hard, sim-hand, sim:FILE (a simulator config file), llm:ROLE (a role of --config)"
+	PersuadeeKinds = "sim, sim-soft, sim-hard, sim-hand, sim:FILE (a simulator config file), each optionally +reader=llm:ROLE (an LLM reads the persuader's messages for the simulator), llm:ROLE (a role of --config)"
 )
 
 // unknownError is the error about a name of no known kind; it matches
@@ -110,8 +114,9 @@ func New(configPath string) (*Registry, error) {
 func IsLLM(name string) bool { return strings.HasPrefix(name, LLMPrefix) }
 
 // IsSim reports whether name is a simulator persuadee (sim, its variants,
-// sim-hand or sim:FILE).
+// sim-hand or sim:FILE, with or without a +reader= suffix).
 func IsSim(name string) bool {
+	name, _ = perception.SplitName(name)
 	return slices.Contains(sim.Names, name) || name == sim.HandName || sim.IsFileRef(name)
 }
 
@@ -183,11 +188,26 @@ func (r *Registry) Persuaders(names []string) ([]episode.Persuader, error) {
 func (r *Registry) Persuadee(name string) (episode.Persuadee, error) {
 	switch {
 	case IsSim(name):
-		c, err := sim.ByName(name)
+		base, reader := perception.SplitName(name)
+		c, err := sim.ByName(base)
 		if err != nil {
 			return nil, err
 		}
-		return sim.New(c), nil
+		p := sim.New(c)
+		switch {
+		case reader == "":
+			return p, nil
+		case reader == perception.EmbeddedName:
+			c.Name = name // named as asked, so runs keep the two spellings apart
+			return sim.New(c), nil
+		case IsLLM(reader):
+			role, cl, err := r.Role(reader)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return p.WithReader(perception.NewLLM(reader, cl, role)), nil
+		}
+		return nil, unknownError(fmt.Sprintf("persuadee %q: unknown reader %q (known: %s, llm:ROLE)", name, reader, perception.EmbeddedName))
 	case IsLLM(name):
 		role, c, err := r.Role(name)
 		if err != nil {

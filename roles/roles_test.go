@@ -139,3 +139,32 @@ func TestPreflightUnreachable(t *testing.T) {
 		t.Errorf("preflight of an unreachable backend: %v", err)
 	}
 }
+
+// A simulator persuadee takes a reader by name: +reader=llm:ROLE reads
+// through the role (and fails without --config), +reader=embedded is the
+// default reader, any other reader is unknown.
+func TestSimReaders(t *testing.T) {
+	srv := fakeengine.New(llm.VLLM)
+	t.Cleanup(srv.Close)
+	r, err := New(writeConfig(t, srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Persuadee("sim-hard+reader=llm:q")
+	if err != nil || p.Name() != "sim-hard+reader=llm:q" || !IsSim("sim-hard+reader=llm:q") {
+		t.Fatalf("sim-hard+reader=llm:q: %v %v", p, err)
+	}
+	if got := r.LLM(); len(got) != 1 || got[0].Ref != "llm:q" {
+		t.Errorf("LLM info %+v, want the reader's role", got)
+	}
+	if p, err := r.Persuadee("sim+reader=embedded"); err != nil || p.Name() != "sim+reader=embedded" {
+		t.Errorf("sim+reader=embedded: %v %v", p, err)
+	}
+	if _, err := r.Persuadee("sim+reader=magic"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown reader: %v", err)
+	}
+	bare, _ := New("")
+	if _, err := bare.Persuadee("sim+reader=llm:q"); err == nil || !strings.Contains(err.Error(), "--config") {
+		t.Errorf("llm reader without --config: %v", err)
+	}
+}

@@ -94,9 +94,9 @@ func openenvResult(t *testing.T, body []byte) openenvStep {
 // simulator accepts at turn 4.
 var scriptLines = []string{
 	"Priya, what's the biggest thing holding you back at the moment?",
-	"About room of strangers terrifies, the evidence from people who went through the same thing is reassuring; most found it easier to handle than they feared. What else is on your mind, apart from room of strangers terrifies?",
-	"Thanks for raising solitude. Studies of people in a similar situation find that it is one of the easier things to sort out. Help me understand what solitude means for you day to day.",
-	"I hear you on cliques. Most people who had the same worry found a way to handle it within a few weeks. Is there anything besides cliques that concerns you?",
+	"On average, new members say the first evening was easier than they feared: the club pairs every nervous first-timer with a host who meets them at the door, so nobody walks in alone. What else is on your mind?",
+	"The evidence from people who enjoy their own company is that one evening out a week adds to it rather than replacing it, and you can leave whenever you like. What else worries you about it?",
+	"Half of the members joined this year, so the regulars make a point of welcoming newcomers and nobody stays an outsider for long. It's entirely your decision. Would you be willing to give it a try?",
 }
 
 // POST /reset and /step bodies have OpenEnv's response shape with the

@@ -130,10 +130,30 @@ type Config struct {
 	// MaxVoice is the most concerns voiced in one reply (>= 1); Blocking is
 	// how many of the most salient concerns a commitment ask surfaces.
 	MaxVoice, Blocking int
-	// Gist is the chance that a voiced concern is followed by a sentence
-	// naming one of its keywords ("The word that keeps coming up for me is
-	// "blame"."), in [0, 1].
-	Gist float64
+
+	// Perception (package perception): how the dynamics weigh what the
+	// reader perceives beyond acts and pressure. RapportDismiss,
+	// ReactDismiss and DismissCost are the rapport loss, reactance and
+	// openness loss per concern dismissed or mocked; ReactManip,
+	// ManipCost are the reactance and openness loss per manipulation cue
+	// (each cue also costs RapportPressure and MovePressure, like a
+	// pressure marker); TrustClaim in [0, 1) is the share of trust lost
+	// per unsupported specific claim (trust multiplies every later
+	// openness gain) and ClaimCost its openness loss; RapportIgnore is the
+	// rapport lost by a message that ignores a reply that voiced a concern
+	// (Relevance < 0.5); EchoHigh in (0, 1] is the echo share from which a
+	// message counts as echoing the persuadee, and EchoCost the openness
+	// lost per echoing turn after the first; RepeatCost the openness lost
+	// per earlier repeat beyond the first; AnswerGain is the openness gained
+	// per concern answered that this turn does not address (still hidden,
+	// or not addressable by the turn's acts): a reason that bears on a
+	// worry counts for a little even before it can settle it.
+	RapportDismiss, ReactDismiss, DismissCost float64
+	AnswerGain                                float64
+	ReactManip, ManipCost                     float64
+	TrustClaim, ClaimCost                     float64
+	RapportIgnore, EchoHigh, EchoCost         float64
+	RepeatCost                                float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
 	// CAWeight*u + (1-CAWeight)*addressed/(voiced + addressed + hidden
@@ -193,7 +213,7 @@ func HandConfig() Config {
 		RapportPressure: 0.10, RapportAsk: 0.05,
 		Understood: 0.45,
 
-		AddressTotal: 1.2,
+		AddressTotal: 1.0,
 		ReactAsk:     0.35, ReactPressure: 0.30, ReactDecay: 0.85, ReactLeak: 0.06,
 		ReactBackfire: 0.20,
 		PressureCost:  0.04,
@@ -205,11 +225,17 @@ func HandConfig() Config {
 		Accept: 0.30, Conditional: 0.0, RejectReactance: 1.0, RejectOpen: -0.2, Floor: -0.75,
 		PressureTurns: 2, FloorAsks: 3, Guarded: 0.5, CommitGain: 0.5,
 		Spontaneous: 0.10, SpontaneousMargin: 0.20,
-		MaxVoice: 2, Blocking: 3, Gist: 0.5,
+		MaxVoice: 2, Blocking: 3,
+
+		RapportDismiss: 0.15, ReactDismiss: 0.45, DismissCost: 0.08,
+		ReactManip: 0.35, ManipCost: 0.06,
+		TrustClaim: 0.5, ClaimCost: 0.06,
+		RapportIgnore: 0.03, EchoHigh: 0.5, EchoCost: 0.06,
+		RepeatCost: 0.04, AnswerGain: 0.01,
 
 		CAWeight: 0.4, CAK: 10, CAC: 0.75,
 		PEK: 6, PEC: 0.3,
-		ACK: 6, ACC: 0, ACBlock: 0.3,
+		ACK: 6, ACC: 0.2, ACBlock: 0.45,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
@@ -376,7 +402,17 @@ func (c *Config) Validate() error {
 	in("Q0", c.Q0, -1, 1)
 	in("PEOpen", c.PEOpen, 0, math.Inf(1))
 	in("Spontaneous", c.Spontaneous, 0, 1)
-	in("Gist", c.Gist, 0, 1)
+	in("TrustClaim", c.TrustClaim, 0, 0.999)
+	in("EchoHigh", c.EchoHigh, 1e-9, 1)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"RapportDismiss", c.RapportDismiss}, {"ReactDismiss", c.ReactDismiss}, {"DismissCost", c.DismissCost},
+		{"ReactManip", c.ReactManip}, {"ManipCost", c.ManipCost}, {"ClaimCost", c.ClaimCost},
+		{"RapportIgnore", c.RapportIgnore}, {"EchoCost", c.EchoCost}, {"RepeatCost", c.RepeatCost},
+		{"AnswerGain", c.AnswerGain}} {
+		in(f.name, f.v, 0, math.Inf(1))
+	}
 	in("CAWeight", c.CAWeight, 0, 1)
 	in("ACBlock", c.ACBlock, 0, math.Inf(1))
 	in("CommitGain", c.CommitGain, 0, 2)

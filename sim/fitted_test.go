@@ -60,11 +60,11 @@ func TestVariantsOfHand(t *testing.T) {
 	for name, x := range map[string]v{
 		"soft Accept": {s.Accept, 0.15}, "soft Conditional": {s.Conditional, -0.05}, "soft ReactAsk": {s.ReactAsk, 0.175},
 		"soft ReactPressure": {s.ReactPressure, 0.15}, "soft ReactBackfire": {s.ReactBackfire, 0.1}, "soft Understood": {s.Understood, 0.3},
-		"soft AddressTotal": {s.AddressTotal, 1.4}, "soft NoiseSD": {s.NoiseSD, 0.03}, "soft EB.BadMove": {s.EB.BadMove, 0.04},
+		"soft AddressTotal": {s.AddressTotal, 1.2}, "soft NoiseSD": {s.NoiseSD, 0.03}, "soft EB.BadMove": {s.EB.BadMove, 0.04},
 		"soft IT.BadMove": {s.IT.BadMove, 0.075}, "soft AR.BadMove": {s.AR.BadMove, 0.025}, "soft AA.BadMove": {s.AA.BadMove, 0.015},
 		"hard Accept": {h.Accept, 0.45}, "hard Conditional": {h.Conditional, 0.15}, "hard ReactAsk": {h.ReactAsk, 0.525},
 		"hard ReactPressure": {h.ReactPressure, 0.45}, "hard ReactBackfire": {h.ReactBackfire, 0.3}, "hard Understood": {h.Understood, 0.6},
-		"hard AddressTotal": {h.AddressTotal, 1.0}, "hard NoiseSD": {h.NoiseSD, 0.06}, "hard EB.BadMove": {h.EB.BadMove, 0.12},
+		"hard AddressTotal": {h.AddressTotal, 0.8}, "hard NoiseSD": {h.NoiseSD, 0.06}, "hard EB.BadMove": {h.EB.BadMove, 0.12},
 		"hard IT.BadMove": {h.IT.BadMove, 0.225}, "hard AR.BadMove": {h.AR.BadMove, 0.075}, "hard AA.BadMove": {h.AA.BadMove, 0.045},
 	} {
 		if x.got != x.want {

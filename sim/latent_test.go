@@ -18,8 +18,8 @@ func TestLatentSnapshot(t *testing.T) {
 		l.Rapport != c.Rapport0[3] || l.Count(ConcernHidden) != 3 || l.AcceptAt != c.Accept {
 		t.Fatalf("initial latent %+v", l)
 	}
-	s.observe(acts(tagger.Diagnostic), touch(3))
-	s.observe(acts(tagger.Evidence), touch(3, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	l = s.Latent()
 	if l.Turn != 2 || l.AddressedNow != 1 || l.Concerns[0].State != ConcernAddressed ||
 		l.Concerns[1].State != ConcernHidden || l.Openness != s.o || l.Reactance != s.rho || l.Persuasiveness != s.q {

@@ -7,15 +7,13 @@ import (
 	"sync/atomic"
 
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/tagger"
 )
 
 // prep is what a session derives from its scenario alone and never
-// changes: the compiled hidden concerns and the template strings. It is
+// changes: the template strings. It is
 // shared, read-only, by every episode on scenarios of the same content.
 type prep struct {
-	concerns *tagger.ConcernSet
-	fill     fill
+	fill fill
 	// the scenario fields prep was derived from (copied), compared in full
 	// on every lookup so a hash collision or an edited scenario never
 	// reuses another scenario's prep
@@ -75,7 +73,7 @@ func prepByContent(sc *scenario.Scenario) *prep {
 
 func newPrep(sc *scenario.Scenario) *prep {
 	p := &prep{
-		concerns: tagger.Compile(sc.Hidden.Concerns), fill: newFill(sc),
+		fill:     newFill(sc),
 		proposal: sc.Proposal, persuader: sc.Persuader.Name, persuadee: sc.Persuadee.Name,
 		constraints: slices.Clone(sc.Hidden.Constraints),
 		hidden:      slices.Clone(sc.Hidden.Concerns),

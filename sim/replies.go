@@ -326,43 +326,6 @@ type fill struct {
 	// (scenario.Concern.Voice: its voiced field or the first-person
 	// rewrite of its description).
 	concerns []string
-	// gists holds, per concern, one of its keywords that the persuadee
-	// may name in a sentence of its own after voicing the concern ("The
-	// word that keeps coming up for me is \"afford\"."), the way people
-	// restate the crux of a worry, or "".
-	gists []string
-}
-
-// gistForms are the sentences that carry a gist keyword; their other
-// words are ones a listener would not echo back.
-var gistForms = [...][2]string{
-	{"The word that keeps coming up for me is \"", "\"."},
-	{"If I had to put it in one word, it would be \"", "\"."},
-	{"It all comes down to \"", "\" for me."},
-	{"I suppose the word for it is \"", "\"."},
-}
-
-// gist picks the first single-word keyword of c (letters only, at least
-// four) that the voiced text does not already contain, or "".
-func gist(c scenario.Concern, voice string) string {
-	low := strings.ToLower(voice)
-	for _, k := range c.Keywords {
-		k = strings.TrimSpace(k)
-		if len(k) < 4 || strings.Contains(low, strings.ToLower(k)) {
-			continue
-		}
-		ok := true
-		for i := 0; i < len(k); i++ {
-			if !(k[i] >= 'a' && k[i] <= 'z' || k[i] >= 'A' && k[i] <= 'Z') {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return strings.ToLower(k)
-		}
-	}
-	return ""
 }
 
 func newFill(sc *scenario.Scenario) fill {
@@ -380,11 +343,9 @@ func newFill(sc *scenario.Scenario) fill {
 		}
 	}
 	f.concerns = make([]string, len(sc.Hidden.Concerns))
-	f.gists = make([]string, len(sc.Hidden.Concerns))
 	for i := range sc.Hidden.Concerns {
 		c := &sc.Hidden.Concerns[i]
 		f.concerns[i] = c.Voice(sc.Persuadee.Name)
-		f.gists[i] = gist(*c, f.concerns[i])
 	}
 	return f
 }
@@ -412,18 +373,9 @@ func (s *session) pick(r reaction, off int) *tmpl {
 	return &g[0]
 }
 
-// voiceConcern appends the voicing template tp for concern i, then, with
-// probability Config.Gist, a sentence naming its gist keyword (see gist).
-func (s *session) voiceConcern(tp *tmpl, i int) {
-	s.put(tp, i)
-	if g := s.fill.gists[i]; g != "" && s.word.Float64() < s.cfg.Gist {
-		f := gistForms[s.word.IntN(len(gistForms))]
-		s.buf = append(s.buf, ' ')
-		s.buf = append(s.buf, f[0]...)
-		s.buf = append(s.buf, g...)
-		s.buf = append(s.buf, f[1]...)
-	}
-}
+// voiceConcern appends the voicing template tp for concern i: the
+// concern in the persuadee's own words, never a bare keyword as a hint.
+func (s *session) voiceConcern(tp *tmpl, i int) { s.put(tp, i) }
 
 // put appends template tp with the concern concern (or -1) to s.buf,
 // separated from earlier text by a space.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
@@ -31,8 +32,9 @@ import (
 // sessions implement episode.PersuadeeSession and episode.Prober. A
 // Persuadee is immutable after New and safe for concurrent Start calls.
 type Persuadee struct {
-	cfg Config
-	err error // from cfg.Validate, returned by Start
+	cfg    Config
+	reader perception.Reader
+	err    error // from cfg.Validate, returned by Start
 }
 
 // New returns a simulator with configuration cfg. A zero Config means
@@ -45,8 +47,24 @@ func New(cfg Config) *Persuadee {
 	if cfg.Name == "" {
 		cfg.Name = "sim"
 	}
-	return &Persuadee{cfg: cfg, err: cfg.Validate()}
+	return &Persuadee{cfg: cfg, reader: perception.Embedded{}, err: cfg.Validate()}
 }
+
+// WithReader returns a copy of p that perceives persuader messages with
+// reader r instead of the embedded reader; its name is p's name plus
+// perception.ReaderPrefix and r's name ("sim+reader=llm:judge") unless r
+// is the embedded reader.
+func (p *Persuadee) WithReader(r perception.Reader) *Persuadee {
+	q := *p
+	q.reader = r
+	if r.Name() != perception.EmbeddedName {
+		q.cfg.Name = p.cfg.Name + perception.ReaderPrefix + r.Name()
+	}
+	return &q
+}
+
+// Reader returns the persuadee's reader.
+func (p *Persuadee) Reader() perception.Reader { return p.reader }
 
 // Name returns the configured name ("sim" by default).
 func (p *Persuadee) Name() string { return p.cfg.Name }
@@ -59,8 +77,10 @@ func (p *Persuadee) Config() Config { return p.cfg }
 // that cached experiments keyed by Fingerprint are recomputed. Version 2:
 // beliefs faithful to decisions and first-person replies (simulator v2).
 // Version 3: reactions to the P4G persuader strategies, and the default
-// is the shipped P4G fit (DefaultConfig).
-const Version = 3
+// is the shipped P4G fit (DefaultConfig). Version 4: the dynamics read a
+// perception of each message (package perception), not tags and
+// keyword mentions.
+const Version = 4
 
 // Fingerprint identifies the persuadee's behaviour for caching: the
 // dynamics Version and an FNV-64a hash of every configuration field, as
@@ -69,6 +89,7 @@ const Version = 3
 func (p *Persuadee) Fingerprint() string {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%#v", p.cfg) // every field, in declaration order
+	h.Write([]byte(p.reader.Name()))
 	return fmt.Sprintf("sim/v%d/%016x", Version, h.Sum64())
 }
 
@@ -139,16 +160,16 @@ type session struct {
 	// -1: no longer counted as an obstacle (see obstacles).
 	term int
 
-	ev      events
-	touched []bool // reused Mentions buffer
-	// tagged is the persuader utterance TagUtterance last read; touched
-	// holds its mentions until Reply consumes them (taggedOK).
-	tagged   string
-	taggedOK bool
-	// concerns are the hidden concerns' keywords, compiled once per
-	// scenario content (prepOf) since every turn is checked against them.
-	concerns *tagger.ConcernSet
-	last     string
+	ev events
+	// reader perceives the persuader's messages (package perception).
+	reader perception.Session
+	// trust in [0, 1] damps every openness gain; unsupported claims lower
+	// it. echoes counts turns that mostly echoed the persuadee's words;
+	// lastVoiced reports whether the previous reply voiced a concern.
+	trust      float64
+	echoes     int
+	lastVoiced bool
+	last       string
 	// opener is the opening template of the reply being composed;
 	// lastOpener that of the previous reply.
 	opener, lastOpener *tmpl
@@ -157,10 +178,9 @@ type session struct {
 
 	// Inline backing arrays for state, touched, ev.voiced and buf, used
 	// when they fit, so starting an episode allocates the session alone.
-	stateArr   [inlineConcerns]concernState
-	touchedArr [inlineConcerns]bool
-	voicedArr  [inlineVoiced]voicing
-	bufArr     [512]byte
+	stateArr  [inlineConcerns]concernState
+	voicedArr [inlineVoiced]voicing
+	bufArr    [512]byte
 }
 
 // The sizes of session's inline arrays: concerns per scenario and
@@ -180,11 +200,11 @@ const (
 // Start begins an episode on sc with the given seed. It returns the
 // configuration error of New, or an error when sc's resistance type is not
 // one of EB, IT, AR, AA. The scenario must not change during the episode.
-func (p *Persuadee) Start(_ context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
-	return p.start(sc, seed)
+func (p *Persuadee) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	return p.start(ctx, sc, seed)
 }
 
-func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) {
+func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint64) (*session, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -225,12 +245,16 @@ func (p *Persuadee) start(sc *scenario.Scenario, seed uint64) (*session, error) 
 	s.u = p.cfg.Rapport0[ci]
 	s.q = p.cfg.Q0
 	if n := len(sc.Hidden.Concerns); n <= inlineConcerns {
-		s.state, s.touched = s.stateArr[:n], s.touchedArr[:0]
+		s.state = s.stateArr[:n]
 	} else {
-		s.state, s.touched = make([]concernState, n), make([]bool, 0, n)
+		s.state = make([]concernState, n)
 	}
 	pr := prepOf(sc)
-	s.concerns = pr.concerns
+	rs, err := p.reader.Start(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("sim: reader %s: %w", p.reader.Name(), err)
+	}
+	s.reader, s.trust = rs, 1
 	if n := p.cfg.MaxVoice + 1; n <= inlineVoiced {
 		s.ev.voiced = s.voicedArr[:0]
 	} else {
@@ -276,103 +300,147 @@ func (s *session) applyTraits(t map[string]float64) {
 	s.accept = c.Accept + c.TraitNeuroticAccept*neuro
 }
 
-// TagUtterance returns tagger.Tag(text) (episode.UtteranceTagger) and
-// reads text's concern mentions from the same tokens, for the Reply that
-// follows: one tokenisation per persuader utterance. It changes no latent
-// state; a Reply to a different text computes its mentions anew.
+// TagUtterance returns tagger.Tag(text) (episode.UtteranceTagger): the
+// engine's act tags, kept for analysis and planner features. The
+// simulator's dynamics never read them; they read the reader's
+// perception of the message (Reply).
 func (s *session) TagUtterance(text string) tagger.Tags {
-	var tg tagger.Tags
-	tg, s.touched = s.concerns.TagMentions(s.touched[:0], text)
-	s.tagged, s.taggedOK = text, true
-	return tg
+	if t, ok := s.reader.(perception.Tagger); ok {
+		return t.Tags(text)
+	}
+	return tagger.Tag(text)
 }
 
-// Reply reads the persuader's latest utterance (the last message of
-// transcript) through the tagger only (tagger.Mentions, through a
-// ConcernSet compiled at Start, and the message's tagger.Tags, which
-// episode.Run has already computed), updates the
-// latent state and returns the reply text and decision. It returns an error
-// when transcript is empty, its last message is not the persuader's, or the
-// episode has already ended with a terminal decision.
-func (s *session) Reply(_ context.Context, transcript []episode.Message) (episode.Reply, error) {
+// Reply perceives the persuader's latest utterance (the last message of
+// transcript) through the persuadee's reader (package perception; the
+// embedded reader by default), updates the latent state from that
+// perception alone and returns the reply text and decision. It returns an
+// error when transcript is empty, its last message is not the
+// persuader's, the episode has already ended with a terminal decision, or
+// the reader fails (wrapping perception.ErrFailedRead: the episode
+// records a failed read, never a guessed perception).
+func (s *session) Reply(ctx context.Context, transcript []episode.Message) (episode.Reply, error) {
 	if len(transcript) == 0 || transcript[len(transcript)-1].Speaker != episode.PersuaderSpeaker {
 		return episode.Reply{}, errors.New("sim: Reply needs a transcript ending with a persuader message")
 	}
 	if s.ended {
 		return episode.Reply{}, errors.New("sim: episode already ended with a terminal decision")
 	}
-	last := transcript[len(transcript)-1]
-	if !s.taggedOK || last.Text != s.tagged {
-		s.touched = s.concerns.AppendMentions(s.touched[:0], last.Text)
+	pc, err := s.reader.Read(ctx, perception.Input{Transcript: transcript})
+	if err != nil {
+		return episode.Reply{}, fmt.Errorf("sim: reading the persuader's message: %w", err)
 	}
-	s.taggedOK, s.tagged = false, ""
-	d := s.observe(last.TagsOf(), s.touched)
+	d := s.observe(&pc)
 	return episode.Reply{Text: s.render(), Decision: d}, nil
 }
 
-// observe applies one persuader turn (acts and pressure tg, touched
-// concerns) to the latent state and returns the decision. It is the whole
-// of the simulator's dynamics; docs/simulator.md numbers its steps.
-func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
+// observe applies one persuader turn, as perceived (pc), to the latent
+// state and returns the decision. It is the whole of the simulator's
+// dynamics; docs/simulator.md numbers its steps.
+func (s *session) observe(pc *perception.Perception) decision.Decision {
 	c, tp := s.cfg, s.tp
 	s.turn++
-	a := tg.Acts
-	press := float64(max(tg.Pressure, 0))
+	a := pc.Acts
+	press := float64(max(pc.Pressure, 0))
+	cues := float64(pc.Cues.Len())
+	claims := float64(max(pc.Unsupported, 0))
 	diag, evid, plan := a.Has(tagger.Diagnostic), a.Has(tagger.Evidence), a.Has(tagger.Plan)
-	ask, aut := a.Has(tagger.Commitment), a.Has(tagger.Autonomy)
+	ask := a.Has(tagger.Commitment)
+	// an autonomy phrase among manipulation cues leaves no real choice
+	aut := a.Has(tagger.Autonomy) && pc.Cues == 0
 	e := &s.ev
 	e.voiced = e.voiced[:0]
 	e.nAddr, e.bad, e.ask, e.diag, e.nothing, e.gain = 0, false, ask, diag, false, 0
 	e.decision, e.condition = decision.Continue, -1
 
-	// Step 1: concerns touched now. A concern voiced in an earlier reply
-	// is addressed when touched with one of the type's addressing acts;
-	// an IT persuadee takes none before it feels understood.
+	// Novelty: echo of the persuadee's own words and repeats of the
+	// persuader's earlier messages give diminishing, then negative, returns.
+	echo := pc.Echo >= c.EchoHigh
+	if echo {
+		s.echoes++
+	}
+	novelty := 1.0
+	switch {
+	case pc.Repeat >= 2:
+		novelty = 0
+	case pc.Repeat == 1:
+		novelty = 0.5
+	}
+	if echo {
+		novelty = min(novelty, max(0, 1-pc.Echo))
+	}
+
+	// Step 1: concerns engaged now. A concern voiced in an earlier reply
+	// is addressed when answered (a reason, fact or plan beyond the
+	// persuadee's own words) with one of the type's addressing acts; an IT
+	// persuadee takes none before it feels understood. Dismissing or
+	// mocking a concern is counted apart (Step 3).
 	uBefore := s.u
 	challenge := s.kind == kIT && (evid || ask) && uBefore < c.Understood
-	canAddress := a&tp.AddressActs != 0 && !(s.kind == kIT && uBefore < c.Understood)
-	touchVoiced, touchAny := false, false
-	for i, t := range touched {
-		if !t || i >= len(s.state) {
+	canAddress := a&tp.AddressActs != 0 && !(s.kind == kIT && uBefore < c.Understood) && novelty > 0
+	touchVoiced, touchAny, dismissed, answered := false, false, 0, 0
+	for i, g := range pc.Concerns {
+		if i >= len(s.state) {
+			break
+		}
+		switch g {
+		case perception.Dismissed:
+			dismissed++
+			touchAny = true
+			continue
+		case perception.Answered, perception.Acknowledged:
+			touchAny = true
+		default:
 			continue
 		}
-		touchAny = true
 		switch s.state[i] {
 		case voiced:
 			touchVoiced = true
-			if canAddress {
+			if g == perception.Answered && canAddress {
 				s.state[i] = addressed
 				e.nAddr++
+			} else if g == perception.Answered {
+				answered++
+			}
+		case hidden:
+			if g == perception.Answered {
+				answered++
 			}
 		case addressed:
 			touchVoiced = true
 		}
 	}
-	if plan && tp.PlanResolves {
+	if plan && tp.PlanResolves && novelty > 0 {
 		if i := s.firstOpen(len(s.state)); i >= 0 {
 			s.state[i] = addressed
 			e.nAddr++
 		}
 	}
+	ignored := s.turn > 1 && pc.Relevance < 0.5 && s.lastVoiced
 
 	// Step 2: rapport (felt understanding).
 	du := 0.0
 	if diag {
-		du += c.RapportDiag * s.rapW
+		du += c.RapportDiag * s.rapW * novelty
 	}
 	if aut {
-		du += c.RapportAutonomy * s.rapW
+		du += c.RapportAutonomy * s.rapW * novelty
 	}
-	if touchVoiced {
-		du += c.RapportEcho * s.rapW
+	if touchVoiced && (!echo || s.echoes <= 1) {
+		du += c.RapportEcho * s.rapW * novelty
 	}
-	du -= c.RapportPressure * press
+	du -= c.RapportPressure * (press + cues)
+	du -= c.RapportDismiss * float64(dismissed)
+	if ignored {
+		du -= c.RapportIgnore
+	}
 	if ask && !aut {
 		du -= c.RapportAsk
 	}
 	s.u = clamp(s.u+du, 0, 1)
 
-	// Step 3: reactance (Brehm 1966).
+	// Step 3: reactance (Brehm 1966). Manipulation cues and dismissed
+	// concerns build it whatever autonomy phrase surrounds them.
 	rho := s.rho * c.ReactDecay
 	if aut {
 		rho *= 1 - tp.Calm
@@ -382,10 +450,17 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		build += c.ReactAsk
 	}
 	rho += build * tp.Reactance * s.reactW
+	rho += (c.ReactManip*cues + c.ReactDismiss*float64(dismissed)) * s.reactW
 	if challenge {
 		rho += c.ReactBackfire
 	}
 	s.rho = rho
+
+	// Trust: unsupported specific claims lower it, and it damps every
+	// later gain.
+	for range pc.Unsupported {
+		s.trust *= 1 - c.TrustClaim
+	}
 
 	// Step 4: openness.
 	pos, neg := 0.0, 0.0
@@ -402,7 +477,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	if diag {
 		pos += tp.GainDiag
 	}
-	if evid && !challenge {
+	if evid && !challenge && pc.Unsupported == 0 {
 		pos += tp.GainEvidence * s.evW
 	}
 	if plan {
@@ -411,7 +486,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	if aut {
 		pos += tp.GainAutonomy
 	}
-	sp, sn := c.Strategy.open(tg.Strategies) // P4G strategies (strategy.go)
+	sp, sn := c.Strategy.open(pc.Strategies) // P4G strategies (strategy.go)
 	pos += sp
 	neg += sn
 	switch s.kind {
@@ -424,13 +499,15 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	case kAA: // asked to decide with no concrete plan on the table
 		e.bad = ask && !plan && s.plans < tp.Plans
 	}
+	e.bad = e.bad || dismissed > 0 || pc.Unsupported > 0 || pc.Cues != 0
 	if e.bad {
 		neg += tp.BadMove
 	}
-	if plan {
+	if plan && novelty > 0 {
 		s.plans++
 	}
 	neg += c.PressureCost * press
+	neg += c.ManipCost*cues + c.DismissCost*float64(dismissed) + c.ClaimCost*claims
 	neg += c.ReactLeak * s.rho
 	if ask {
 		s.asks++
@@ -438,20 +515,31 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 			neg += c.FatigueCost * float64(s.asks-c.FatigueFree)
 		}
 	}
-	if press > 0 {
+	if echo && s.echoes > 1 {
+		neg += c.EchoCost * float64(s.echoes-1)
+	}
+	if pc.Repeat >= 2 {
+		neg += c.RepeatCost * float64(pc.Repeat-1)
+	}
+	if press > 0 || cues > 0 {
 		s.pressTurns++
 	}
-	// A content-free turn (no act, no pressure, no concern touched, no
-	// P4G strategy the simulator reacts to: filler or small talk) gives
-	// nothing to react to: no reaction noise, and wasted time costs IdleCost. The draw is made anyway so the stream
-	// never depends on branches.
-	idle := a == 0 && press == 0 && !touchAny && !c.Strategy.reacts(tg.Strategies)
+	// A content-free turn (no act, no pressure or cue, no concern engaged,
+	// no P4G strategy the simulator reacts to: filler or small talk) gives
+	// nothing to react to: no reaction noise, and wasted time costs
+	// IdleCost. The draw is made anyway so the stream never depends on
+	// branches.
+	idle := a == 0 && press == 0 && cues == 0 && !touchAny && pc.Unsupported == 0 && !c.Strategy.reacts(pc.Strategies)
 	noise := s.dyn.NormFloat64() * s.noiseSD
 	if idle {
 		noise = 0
 		neg += c.IdleCost
 	}
-	pos *= s.recv / (1 + s.rho)
+	if novelty == 0 {
+		noise = 0 // nothing new to react to
+	}
+	pos += c.AnswerGain * float64(answered)
+	pos *= s.recv / (1 + s.rho) * s.trust * novelty
 	e.gain = pos - neg
 	s.o = clamp(s.o+pos-neg+noise, -1, 1)
 
@@ -463,11 +551,11 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 			e.nothing = true
 		}
 	}
-	for i, t := range touched {
+	for i, g := range pc.Concerns {
 		if len(e.voiced) >= c.MaxVoice {
 			break
 		}
-		if t && i < len(s.state) && s.state[i] == hidden {
+		if g.Touches() && i < len(s.state) && s.state[i] == hidden {
 			s.voice(i, rVoiceTouched)
 		}
 	}
@@ -476,6 +564,7 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 			s.voice(i, rVoiceAsk)
 		}
 	}
+	s.lastVoiced = len(e.voiced) > 0
 
 	// Step 6: decision.
 	spont := s.dyn.Float64() // drawn every turn so the stream never depends on branches
@@ -502,6 +591,9 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		case tp.Plans > 0 && s.o >= c.Conditional:
 			d = decision.Conditional // a plan, but doubts: try a first step
 		}
+	} else if (press > 0 || cues > 0) && s.rho >= c.RejectReactance {
+		// pressure alone can end it: the persuadee walks away
+		d, e.rejectWhy = decision.Reject, rejectReactance
 	} else if spont < c.Spontaneous {
 		switch {
 		case s.rho >= c.RejectReactance:
@@ -527,16 +619,16 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 		m = c.MoveIdle
 	}
 	if diag {
-		m += tp.MoveDiag
+		m += tp.MoveDiag * novelty
 	}
-	if evid {
-		m += tp.MoveEvidence
+	if evid && pc.Unsupported == 0 {
+		m += tp.MoveEvidence * novelty
 	}
 	if plan {
-		m += tp.MovePlan
+		m += tp.MovePlan * novelty
 	}
 	if aut {
-		m += tp.MoveAutonomy
+		m += tp.MoveAutonomy * novelty
 	}
 	if e.nAddr > 0 {
 		m += tp.MoveAddress
@@ -544,14 +636,14 @@ func (s *session) observe(tg tagger.Tags, touched []bool) decision.Decision {
 	if e.bad {
 		m += tp.MoveBad
 	}
-	m += c.MovePressure * press
-	m += c.Strategy.move(tg.Strategies)
+	m += c.MovePressure * (press + cues + claims + float64(dismissed))
+	m += c.Strategy.move(pc.Strategies)
 	// the judgement also follows where the persuadee now stands: a case
 	// that has not moved it does not feel persuasive
 	m = clamp(m+c.PEOpen*s.willing(), -1, 1)
 	q := (1-c.QRate)*s.q + c.QRate*m
-	if idle {
-		// saying nothing is never more persuasive than what came before
+	if idle || novelty == 0 {
+		// saying nothing new is never more persuasive than what came before
 		q = min(q, s.q)
 	}
 	s.q = q

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
@@ -45,7 +46,7 @@ func quiet() Config {
 
 func start(t *testing.T, c Config, sc *scenario.Scenario) *session {
 	t.Helper()
-	s, err := New(c).start(sc, 7)
+	s, err := New(c).start(context.Background(), sc, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestDiagnosticRaisesRapportAndVoices(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.IdentityThreat, -0.4))
 	near(t, "u0", s.u, c.Rapport0[3]) // professional
-	d := s.observe(acts(tagger.Diagnostic), touch(3))
+	d := s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
 	if d != decision.Continue {
 		t.Fatalf("decision %s", d)
 	}
@@ -90,10 +91,10 @@ func TestDiagnosticRaisesRapportAndVoices(t *testing.T) {
 		t.Fatalf("states %v, want only the first concern voiced", s.state)
 	}
 	// o = -0.4 + GainDiag(IT) = -0.37; willing = o - Accept - ACBlock * 3
-	// obstacles (one voiced, two hidden blocking concerns) = -1.57;
-	// q = 0.75*(-0.5) + 0.25*clamp(MoveDiag(IT) 0.7 + PEOpen*willing)
+	// obstacles (one voiced, two hidden blocking concerns) = -2.02;
+	// q = 0.75*(-0.5) + 0.25*clamp(MoveDiag(IT) 0.7 + PEOpen*willing, -1, 1)
 	near(t, "o", s.o, -0.37)
-	near(t, "q", s.q, 0.75*-0.5+0.25*(0.7-1.57))
+	near(t, "q", s.q, 0.75*-0.5+0.25*max(-1, 0.7-2.02))
 	if txt := s.render(); !strings.Contains(txt, "Last time the shot left me feverish for two days.") {
 		t.Fatalf("reply %q does not voice the concern", txt)
 	}
@@ -104,16 +105,16 @@ func TestDiagnosticRaisesRapportAndVoices(t *testing.T) {
 func TestEntrenchedBeliefEvidence(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
-	s.observe(acts(tagger.Diagnostic), touch(3))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
 	near(t, "o after diag", s.o, -0.39) // GainDiag(EB) = 0.01
-	s.observe(acts(tagger.Evidence), touch(3, 0))
+	s.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	if s.state[0] != addressed {
 		t.Fatalf("concern 0 state %d, want addressed", s.state[0])
 	}
-	near(t, "o after evidence", s.o, -0.39+1.2/3) // AddressTotal/n
+	near(t, "o after evidence", s.o, -0.39+1.0/3) // AddressTotal/n
 
 	b := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
-	b.observe(acts(tagger.Evidence), touch(3))
+	b.observe(pcOf(acts(tagger.Evidence), touch(3)))
 	near(t, "o after bare assertion", b.o, -0.4-0.08)
 	if !b.ev.bad {
 		t.Fatal("bare assertion not flagged")
@@ -126,7 +127,7 @@ func TestEntrenchedBeliefEvidence(t *testing.T) {
 // persuader must answer what it has heard.
 func TestTouchVoicesButDoesNotAddress(t *testing.T) {
 	s := start(t, quiet(), fixture(scenario.EntrenchedBelief, 0))
-	s.observe(acts(tagger.Evidence), touch(3, 2))
+	s.observe(pcOf(acts(tagger.Evidence), touch(3, 2)))
 	if s.state[2] != voiced {
 		t.Fatalf("state %d, want voiced", s.state[2])
 	}
@@ -140,28 +141,28 @@ func TestTouchVoicesButDoesNotAddress(t *testing.T) {
 func TestIdentityThreatBackfire(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.IdentityThreat, -0.4))
-	s.observe(acts(tagger.Evidence), touch(3))
+	s.observe(pcOf(acts(tagger.Evidence), touch(3)))
 	// o = -0.4 - BadMove 0.15 - ReactLeak 0.06 * ReactBackfire 0.2
 	near(t, "o", s.o, -0.4-0.15-0.06*0.2)
 	near(t, "rho", s.rho, 0.2)
 
 	s2 := start(t, c, fixture(scenario.IdentityThreat, -0.4))
-	s2.observe(acts(tagger.Diagnostic), touch(3))
-	s2.observe(acts(tagger.Evidence), touch(3, 0)) // u = 0.35 < 0.45: backfire, not addressed
+	s2.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s2.observe(pcOf(acts(tagger.Evidence), touch(3, 0))) // u = 0.35 < 0.45: backfire, not addressed
 	if s2.state[0] != voiced || !s2.ev.bad {
 		t.Fatalf("low-rapport evidence: state %d bad %v", s2.state[0], s2.ev.bad)
 	}
 	s3 := start(t, c, fixture(scenario.IdentityThreat, -0.4))
-	s3.observe(acts(tagger.Diagnostic), touch(3))
-	s3.observe(acts(tagger.Diagnostic), touch(3)) // u = 0.55
+	s3.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s3.observe(pcOf(acts(tagger.Diagnostic), touch(3))) // u = 0.55
 	near(t, "u", s3.u, 0.55)
 	o := s3.o
-	s3.observe(acts(tagger.Evidence), touch(3, 0))
+	s3.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	if s3.state[0] != addressed || s3.ev.bad {
 		t.Fatalf("understood evidence: state %d bad %v", s3.state[0], s3.ev.bad)
 	}
 	// + AddressTotal/3 + GainEvidence(IT) 0.03, rapport echo does not move o
-	near(t, "o gain", s3.o-o, 1.2/3+0.03)
+	near(t, "o gain", s3.o-o, 1.0/3+0.03)
 }
 
 // AR: an ask without autonomy support builds reactance ReactAsk and costs
@@ -169,7 +170,7 @@ func TestIdentityThreatBackfire(t *testing.T) {
 func TestAutonomyReactance(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.AutonomyResistance, -0.4))
-	d := s.observe(acts(tagger.Commitment), touch(3))
+	d := s.observe(pcOf(acts(tagger.Commitment), touch(3)))
 	near(t, "rho", s.rho, 0.35)
 	near(t, "u", s.u, 0.15-0.05)
 	near(t, "o", s.o, -0.4-0.05-0.06*0.35)
@@ -179,18 +180,18 @@ func TestAutonomyReactance(t *testing.T) {
 	if s.state[0] != voiced {
 		t.Fatal("an ask should surface the most salient concern")
 	}
-	s.observe(acts(tagger.Autonomy), touch(3))
+	s.observe(pcOf(acts(tagger.Autonomy), touch(3)))
 	near(t, "rho calmed", s.rho, 0.35*0.85*0.5)
 
 	// pressure: 2 markers and an ask, twice, reaches RejectReactance
 	p := start(t, c, fixture(scenario.AutonomyResistance, 0.5))
 	tg := acts(tagger.Commitment)
 	tg.Pressure = 2
-	if d := p.observe(tg, touch(3)); d != decision.Continue {
+	if d := p.observe(pcOf(tg, touch(3))); d != decision.Continue {
 		t.Fatalf("first pushy turn: %s", d)
 	}
 	near(t, "rho", p.rho, 0.35+0.6)
-	if d := p.observe(tg, touch(3)); d != decision.Reject {
+	if d := p.observe(pcOf(tg, touch(3))); d != decision.Reject {
 		t.Fatalf("second pushy turn: %s (rho %g), want reject", d, p.rho)
 	}
 }
@@ -200,7 +201,7 @@ func TestAutonomyReactance(t *testing.T) {
 func TestAmbivalentNeedsPlan(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.AmbivalentAvoidance, 0.6))
-	if d := s.observe(acts(tagger.Commitment), touch(3)); d != decision.Continue {
+	if d := s.observe(pcOf(acts(tagger.Commitment), touch(3))); d != decision.Continue {
 		t.Fatalf("ask without plan: %s, want continue", d)
 	}
 	if s.countState(hidden) != 3 {
@@ -211,13 +212,13 @@ func TestAmbivalentNeedsPlan(t *testing.T) {
 	o := 0.6 - 0.03 - 0.06*rho
 	near(t, "o", s.o, o)
 	planAsk := acts(tagger.Plan, tagger.Commitment)
-	if d := s.observe(planAsk, touch(3)); d != decision.Continue {
+	if d := s.observe(pcOf(planAsk, touch(3))); d != decision.Continue {
 		t.Fatalf("ask with one plan: %s, want continue", d)
 	}
 	rho = rho*0.85 + 0.105
 	o += 0.12/(1+rho) - 0.06*rho // GainPlan scaled by 1/(1+rho); the second ask is within FatigueFree
 	near(t, "o after one plan", s.o, o)
-	if d := s.observe(planAsk, touch(3)); d != decision.Accept {
+	if d := s.observe(pcOf(planAsk, touch(3))); d != decision.Accept {
 		t.Fatalf("ask with two plans: %s (o %g), want accept", d, s.o)
 	}
 	rho = rho*0.85 + 0.105
@@ -229,17 +230,17 @@ func TestAmbivalentNeedsPlan(t *testing.T) {
 // naming it.
 func TestAmbivalentPlanResolves(t *testing.T) {
 	s := start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
-	s.observe(acts(tagger.Diagnostic), touch(3))
-	s.observe(acts(tagger.Evidence), touch(3, 0)) // evidence does not address AA concerns
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s.observe(pcOf(acts(tagger.Evidence), touch(3, 0))) // evidence does not address AA concerns
 	if s.state[0] != voiced {
 		t.Fatalf("evidence addressed an AA concern: %v", s.state)
 	}
 	o := s.o
-	s.observe(acts(tagger.Plan), touch(3))
+	s.observe(pcOf(acts(tagger.Plan), touch(3)))
 	if s.state[0] != addressed {
 		t.Fatalf("plan did not resolve the open concern: %v", s.state)
 	}
-	near(t, "o gain", s.o-o, 1.2/3+0.12)
+	near(t, "o gain", s.o-o, 1.0/3+0.12)
 }
 
 // Decisions on an ask: conditional names the open concern; accept needs
@@ -247,8 +248,8 @@ func TestAmbivalentPlanResolves(t *testing.T) {
 func TestConditionalNamesConcern(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.EntrenchedBelief, 0.5))
-	s.observe(acts(tagger.Diagnostic), touch(3))
-	d := s.observe(acts(tagger.Evidence, tagger.Commitment), touch(3))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	d := s.observe(pcOf(acts(tagger.Evidence, tagger.Commitment), touch(3)))
 	if d != decision.Conditional || s.ev.condition != 0 {
 		t.Fatalf("decision %s condition %d, want conditional on concern 0", d, s.ev.condition)
 	}
@@ -257,11 +258,11 @@ func TestConditionalNamesConcern(t *testing.T) {
 	}
 
 	a := start(t, c, fixture(scenario.EntrenchedBelief, 0.5))
-	a.observe(acts(tagger.Diagnostic), touch(3))
-	a.observe(acts(tagger.Evidence), touch(3, 0))
+	a.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	a.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	c.Blocking = 0
 	a.cfg = &c
-	if d := a.observe(acts(tagger.Autonomy, tagger.Commitment), touch(3)); d != decision.Accept {
+	if d := a.observe(pcOf(acts(tagger.Autonomy, tagger.Commitment), touch(3))); d != decision.Accept {
 		t.Fatalf("decision %s (o %g), want accept", d, a.o)
 	}
 	if txt := a.render(); !strings.Contains(txt, "get the seasonal flu shot at the staff clinic this week") {
@@ -274,10 +275,10 @@ func TestPressureAtLowOpennessRejects(t *testing.T) {
 	s := start(t, quiet(), fixture(scenario.EntrenchedBelief, -0.5))
 	tg := acts(tagger.Commitment)
 	tg.Pressure = 1
-	if d := s.observe(tg, touch(3)); d != decision.Continue {
+	if d := s.observe(pcOf(tg, touch(3))); d != decision.Continue {
 		t.Fatalf("first: %s", d)
 	}
-	if d := s.observe(tg, touch(3)); d != decision.Reject || s.ev.rejectWhy != rejectPressure {
+	if d := s.observe(pcOf(tg, touch(3))); d != decision.Reject || s.ev.rejectWhy != rejectPressure {
 		t.Fatalf("second: %s why %d, want reject for pressure", d, s.ev.rejectWhy)
 	}
 }
@@ -290,7 +291,7 @@ func TestProbeValues(t *testing.T) {
 	// nothing addressed, three hidden blocking concerns (3 obstacles)
 	near(t, "ca0", ca, sigmoid(10*(0.4*0.15-0.75)))
 	near(t, "pe0", pe, sigmoid(6*(-0.5-0.3)))
-	near(t, "ac0", ac, sigmoid(6*(-0.4-0.3-0.3*3)))
+	near(t, "ac0", ac, sigmoid(6*(-0.4-0.3-0.45*3-0.2))) // ACC 0.2
 	if b := (ca + pe + ac) / 3; b > 0.1 {
 		t.Fatalf("B0 = %g, want low (< 0.1)", b)
 	}
@@ -312,11 +313,11 @@ func TestProbeValues(t *testing.T) {
 	}
 	// after addressing the one voiced concern, the two still-hidden
 	// blocking concerns count as unaddressed: share 1/3, two obstacles
-	s.observe(acts(tagger.Diagnostic), touch(3))
-	s.observe(acts(tagger.Evidence), touch(3, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	ca, _, ac = s.probs()
 	near(t, "ca", ca, sigmoid(10*(0.4*s.u+0.6/3-0.75)))
-	near(t, "ac", ac, sigmoid(6*(s.o-0.3-0.3*2)))
+	near(t, "ac", ac, sigmoid(6*(s.o-0.3-0.45*2-0.2)))
 }
 
 // CA counts hidden blocking concerns as unaddressed; non-blocking hidden
@@ -356,14 +357,14 @@ func TestContentFreeTurn(t *testing.T) {
 	c.Spontaneous = 0
 	s := start(t, c, fixture(scenario.AutonomyResistance, -0.2))
 	o, q := s.o, s.q
-	s.observe(tagger.Tags{}, touch(3))
+	s.observe(pcOf(tagger.Tags{}, touch(3)))
 	near(t, "o", s.o, o-c.IdleCost)
 	// m = MoveIdle 0 + PEOpen * willing(<0) pulls q down
 	w := o - c.IdleCost - c.Accept - c.ACBlock*3
 	near(t, "q", s.q, (1-c.QRate)*q+c.QRate*clamp(c.PEOpen*w, -1, 1))
 	// from a high q, a content-free turn lowers it; it never rises
 	s.q = -1
-	s.observe(tagger.Tags{}, touch(3))
+	s.observe(pcOf(tagger.Tags{}, touch(3)))
 	near(t, "q from the floor", s.q, -1)
 }
 
@@ -372,12 +373,12 @@ func TestContentFreeTurn(t *testing.T) {
 func TestConditionalCommits(t *testing.T) {
 	c := quiet()
 	s := start(t, c, fixture(scenario.EntrenchedBelief, 0.2))
-	s.observe(acts(tagger.Diagnostic), touch(3))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
 	o := s.o
 	if n := s.obstacles(); n != 3 {
 		t.Fatalf("obstacles %d, want 3", n)
 	}
-	d := s.observe(acts(tagger.Autonomy, tagger.Commitment), touch(3))
+	d := s.observe(pcOf(acts(tagger.Autonomy, tagger.Commitment), touch(3)))
 	if d != decision.Conditional || s.ev.condition != 0 {
 		t.Fatalf("decision %s condition %d", d, s.ev.condition)
 	}
@@ -417,7 +418,7 @@ func TestProbeDoesNotChangeState(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		da, db := a.observe(tg, touch(3, i%3)), b.observe(tg, touch(3, i%3))
+		da, db := a.observe(pcOf(tg, touch(3, i%3))), b.observe(pcOf(tg, touch(3, i%3)))
 		ta, tb := a.render(), b.render()
 		if da != db || ta != tb || a.o != b.o || a.u != b.u || a.rho != b.rho || a.q != b.q {
 			t.Fatalf("turn %d: probed %s %q o=%g, unprobed %s %q o=%g", i, da, ta, a.o, db, tb, b.o)
@@ -454,7 +455,7 @@ func TestRepliesVaryAndDoNotLeak(t *testing.T) {
 				for i := range tc {
 					tc[i] = rng.IntN(4) == 0
 				}
-				d := s.observe(tg, tc)
+				d := s.observe(pcOf(tg, tc))
 				txt := s.render()
 				if txt == prev {
 					t.Fatalf("%s ep %d turn %d: reply repeated: %q", r, ep, turn, txt)
@@ -509,7 +510,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	d := New(DefaultConfig()).Fingerprint()
-	if !strings.HasPrefix(d, "sim/v3/") || len(d) != len("sim/v3/")+16 {
+	if !strings.HasPrefix(d, "sim/v4/") || len(d) != len("sim/v4/")+16 {
 		t.Fatalf("fingerprint %q", d)
 	}
 	if New(DefaultConfig()).Fingerprint() != d {
@@ -520,4 +521,18 @@ func TestFingerprint(t *testing.T) {
 	if New(c).Fingerprint() == d {
 		t.Fatal("a changed parameter keeps the fingerprint")
 	}
+}
+
+// pcOf is the perception of a message with tags tg that answers the
+// concerns touched marks (and engages no other, with no claim, cue,
+// echo or repeat): what the dynamics tests feed observe.
+func pcOf(tg tagger.Tags, touched []bool) *perception.Perception {
+	p := &perception.Perception{Acts: tg.Acts, Strategies: tg.Strategies, Pressure: tg.Pressure, Relevance: 1,
+		Concerns: make([]perception.Engagement, len(touched))}
+	for i, t := range touched {
+		if t {
+			p.Concerns[i] = perception.Answered
+		}
+	}
+	return p
 }

@@ -21,8 +21,8 @@ func twin(t *testing.T, c Config, r scenario.Resistance, base tagger.Tags, ss ..
 	t.Helper()
 	with = start(t, c, fixture(r, -0.1))
 	without = start(t, c, fixture(r, -0.1))
-	with.observe(withStrategies(base, ss...), touch(3))
-	without.observe(base, touch(3))
+	with.observe(pcOf(withStrategies(base, ss...), touch(3)))
+	without.observe(pcOf(base, touch(3)))
 	return with, without
 }
 

@@ -1,6 +1,9 @@
 package tagger
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file holds the rule tables: word classes and phrase patterns, each
 // with the cue it raises. docs/tagger.md explains how cues become acts.
@@ -32,6 +35,7 @@ const (
 	kBlock                     // not pressure: hides pressure markers starting at the same word ("you must be tired")
 	kAmountHead                // "how much", "what amount": question head asking for an amount
 	kSmallTalk                 // "how are you": a question clause that is small talk, not diagnostic
+	kPermission                // "can I share": a question clause asking leave to speak, never an ask
 )
 
 type cue struct {
@@ -329,7 +333,7 @@ var rules = []struct {
 		"would that be okay/ok/alright/fine", "what do you think about starting/signing/trying/joining/donating",
 	}, "decision requests that are one only as questions"},
 	{kDecision, []string{
-		"try/trying", "give it a try/go/shot", "start/starting", "begin/beginning", "sign/signing",
+		"try/trying", "give/giving it a try/go/shot", "give/giving this a try/go/shot", "up for", "start/starting", "begin/beginning", "sign/signing",
 		"join/joining", "donate/donating", "give a/some/something", "give #", "give $", "commit/committing", "agree",
 		"accept", "willing", "ready", "consider/considering", "go ahead", "book/booking", "enrol/enroll/enrolling",
 		"register/registering", "do it/this/that", "count on", "on board", "deal", "move forward",
@@ -358,8 +362,13 @@ var rules = []struct {
 		"how's the weather", "what if",
 	}, "small-talk questions, never diagnostic"},
 	{kWhDecide, []string{
-		"how soon", "how about", "why not", "when",
+		"how soon", "how about", "why not", "when", "how would you feel about", "how would it feel to",
+		"what would you think about",
 	}, "question heads that can ask for a decision"},
+	{kPermission, []string{
+		"can/could/may i share/tell/show/offer/suggest/add/mention/explain/say/point",
+		"is it ok/okay/alright if i", "would you mind if i", "mind if i",
+	}, "requests for leave to speak, never a commitment ask"},
 }
 
 func init() {
@@ -433,4 +442,18 @@ func compile(kind cueKind, src string) {
 	default:
 		panic("tagger: pattern " + src + " must start with a word, a number or a sign")
 	}
+}
+
+// Vocabulary returns every word of the tagger's tables (word classes and
+// phrase patterns), lower-case, sorted: the words a spelling corrector
+// must restore for the tagger to see its cues (package perception).
+func Vocabulary() []string {
+	out := make([]string, 0, len(words.entries))
+	for _, k := range words.keys {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

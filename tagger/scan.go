@@ -38,7 +38,11 @@ type clause struct {
 // sentence is a run of text ended by . ! ? ; or a line break.
 type sentence struct {
 	firstClause, endClause int32
-	question               bool
+	// question: the sentence is a question (isQuestion), for the acts;
+	// marked: it ends with '?' (or is an unterminated last sentence with a
+	// wh- or auxiliary head), the question test the P4G strategy rules
+	// were written and scored against (docs/tagger.md).
+	question, marked bool
 }
 
 type scratch struct {
@@ -150,11 +154,12 @@ func (sc *scratch) tokenize(text string) {
 		endClause()
 		nc := int32(len(sc.clauses))
 		if nc > sentStartClause {
-			sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: q})
+			sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: sc.isQuestion(sentStartClause, nc, q), marked: q})
 		} else if q && len(sc.sents) > 0 {
 			// "...?!" or "? ?": a question mark right after a sentence end
 			// still marks the sentence before it.
 			sc.sents[len(sc.sents)-1].question = true
+			sc.sents[len(sc.sents)-1].marked = true
 		}
 		sentStartClause = nc
 	}
@@ -270,17 +275,76 @@ func (sc *scratch) tokenize(text string) {
 	// A trailing sentence without terminal punctuation.
 	endClause()
 	if nc := int32(len(sc.clauses)); nc > sentStartClause {
-		sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc})
-		// Choice: an unterminated last sentence that opens like a question
-		// ("will you try it", "what worries you") counts as one, since
-		// chat users often drop the question mark.
-		s := &sc.sents[len(sc.sents)-1]
-		if h := sc.head(sc.clauses[s.firstClause]); h >= 0 && sc.toks[h].flags&(fWH|fAux) != 0 {
-			s.question = true
+		// Choice: an unterminated last sentence whose head is a wh-word or
+		// an auxiliary ("how much would like to donate") is a question too.
+		q := false
+		if h := sc.head(sc.clauses[sentStartClause]); h >= 0 && sc.toks[h].flags&(fWH|fAux) != 0 {
+			q = true
 		}
+		sc.sents = append(sc.sents, sentence{firstClause: sentStartClause, endClause: nc, question: sc.isQuestion(sentStartClause, nc, q), marked: q})
 	}
 	// Tokens carry the index their clause gets when it closes: empty
 	// clauses are never appended, so the index is stable.
+}
+
+// isQuestion reports whether the sentence of clauses [c0, c1) is a
+// question: it ends with '?' (mark), or it opens like one
+// (opensQuestion) whatever its end mark.
+//
+// Choice: question detection does not hang on '?': chat users drop the
+// mark ("would you try it this week."). A statement that ends with '?'
+// stays a question here (P4G persuaders ask "you've heard of Save the
+// Children?"); its evidence and plan cues count either way, and package
+// perception reads long ones as statements for concern engagement.
+func (sc *scratch) isQuestion(c0, c1 int32, mark bool) bool {
+	if !sc.lookup {
+		return mark // Mentions needs no sentence types
+	}
+	h := sc.head(sc.clauses[c0])
+	if h < 0 {
+		return mark
+	}
+	if sc.opensQuestion(h, sc.clauses[c1-1].end) {
+		return true
+	}
+	return mark
+}
+
+// questionSubjects are the subjects that follow an auxiliary at the head
+// of a question ("would you", "can we", "is it").
+var questionSubjects = map[string]bool{"you": true, "i": true, "we": true, "it": true, "that": true, "this": true,
+	"there": true, "they": true, "he": true, "she": true, "anyone": true, "anything": true, "u": true}
+
+// opensQuestion reports whether the sentence whose head token is h (and
+// which ends before token end) opens like a question: an auxiliary
+// followed by a subject ("would you", "do we"), or a wh-word followed by
+// an auxiliary, or by a word other than a subject with a second-person
+// word later ("what worries you"). A wh-word followed by a subject ("what
+// you give", "how we do it") opens a statement.
+func (sc *scratch) opensQuestion(h, end int32) bool {
+	if h+1 >= end {
+		return false
+	}
+	f := sc.toks[h].flags
+	nx := sc.toks[h+1]
+	nw := string(sc.word(nx))
+	switch {
+	case f&fAux != 0 && f&fWH == 0:
+		return questionSubjects[nw]
+	case f&fWH != 0:
+		if nx.flags&fAux != 0 {
+			return true // "what would", "how do you"
+		}
+		if questionSubjects[nw] || nx.flags&fYou != 0 {
+			return false // "what you give", "how we do it": statements
+		}
+		for t := h + 1; t < end; t++ {
+			if sc.toks[t].flags&fYou != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // addTok appends the word buf[start:end] (FNV-1a hash h) and looks up

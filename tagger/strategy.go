@@ -278,7 +278,7 @@ func (sc *scratch) strategies(acts ActSet) StrategySet {
 		}
 		switch mode {
 		case smQuestion:
-			if !sc.sents[sc.clauses[c.clause].sent].question {
+			if !sc.sents[sc.clauses[c.clause].sent].marked {
 				continue
 			}
 		case smNoYou:
@@ -289,7 +289,7 @@ func (sc *scratch) strategies(acts ActSet) StrategySet {
 			// as resolve's amount request: "how much would you like to
 			// give?", not "how much does it weigh on you?"
 			cl := sc.clauses[c.clause]
-			if !sc.sents[cl.sent].question || sc.cflags[c.clause]&cbDecision == 0 && !sc.hasFlag(cl, fModal) {
+			if !sc.sents[cl.sent].marked || sc.cflags[c.clause]&cbDecision == 0 && !sc.hasFlag(cl, fModal) {
 				continue
 			}
 		}
@@ -309,7 +309,7 @@ func (sc *scratch) strategies(acts ActSet) StrategySet {
 // and no small talk (resolve's clause flags).
 func (sc *scratch) openQuestion() bool {
 	for _, s := range sc.sents {
-		if !s.question {
+		if !s.marked {
 			continue
 		}
 		for ci := s.firstClause; ci < s.endClause; ci++ {

@@ -127,8 +127,10 @@ type Tags struct {
 // the text is lower-cased and split into sentences (. ! ? ; line break)
 // and clauses (, : dashes brackets quotes); phrase tables raise cues; a
 // cue preceded within four tokens of its clause by a negator ("not",
-// "don't", "won't", "never", ...) is negated. Evidence and plan cues always
-// count. Commitment, autonomy and elicitation phrases count unless negated.
+// "don't", "won't", "never", ...) is negated; a negated evidence or plan
+// cue does not count ("there is no evidence", "I won't set anything up").
+// A question clause headed by a request for leave to speak ("can I share",
+// "may I suggest") asks for nothing. Commitment, autonomy and elicitation phrases count unless negated.
 // "pressure you"/"rush you" count as autonomy when negated ("I won't
 // pressure you") and as pressure otherwise. A question clause (its
 // sentence ends in '?') is classified by its head word after discourse
@@ -165,6 +167,7 @@ const (
 	cbElicit
 	cbAmount
 	cbSmallTalk
+	cbPermission
 	cbPressure
 )
 
@@ -182,9 +185,13 @@ func (sc *scratch) resolve() Tags {
 	for _, c := range sc.cues {
 		switch c.kind {
 		case kEvidence:
-			acts = acts.With(Evidence)
+			if !sc.negated(c.start) { // "there is no evidence that ..."
+				acts = acts.With(Evidence)
+			}
 		case kPlan:
-			acts = acts.With(Plan)
+			if !sc.negated(c.start) { // "I won't be setting anything up"
+				acts = acts.With(Plan)
+			}
 		case kCommit:
 			if !sc.negated(c.start) {
 				acts = acts.With(Commitment)
@@ -232,6 +239,10 @@ func (sc *scratch) resolve() Tags {
 			}
 		case kSmallTalk:
 			cf[c.clause] |= cbSmallTalk
+		case kPermission:
+			if c.start == sc.head(sc.clauses[c.clause]) {
+				cf[c.clause] |= cbPermission
+			}
 		case kDecision:
 			cf[c.clause] |= cbDecision
 		case kFocus:
@@ -250,8 +261,8 @@ func (sc *scratch) resolve() Tags {
 		}
 		for ci := s.firstClause; ci < s.endClause; ci++ {
 			f := cf[ci]
-			if f&cbElicit != 0 {
-				continue
+			if f&(cbElicit|cbPermission) != 0 {
+				continue // "can I share one fact?" asks leave to speak, not for a decision
 			}
 			cl := sc.clauses[ci]
 			h := sc.head(cl)
