@@ -16,15 +16,15 @@ import unittest
 from persuarena._bin import BinaryNotFound, find_binary
 from persuarena.client import launch
 
-# The reset of the example session in docs/server.md, whose persuadee
-# accepts at turn 4 (R_goal = +3) after the built-in script persuader's four lines
-# (server/openenv_test.go, scriptLines).
+# arena-train-0029 at seed 7, whose persuadee accepts at turn 4 (R_goal =
+# +3) after these four honest answers (server/openenv_test.go, scriptLines;
+# the one copy the Python tests use).
 SCRIPT_RESET = {"set": "arena", "scenario_id": "arena-train-0029", "seed": 7, "reward": "both"}
 SCRIPT_LINES = [
     "Priya, what's the biggest thing holding you back at the moment?",
-    "About room of strangers terrifies, the evidence from people who went through the same thing is reassuring; most found it easier to handle than they feared. What else is on your mind, apart from room of strangers terrifies?",
-    "Thanks for raising solitude. Studies of people in a similar situation find that it is one of the easier things to sort out. Help me understand what solitude means for you day to day.",
-    "I hear you on cliques. Most people who had the same worry found a way to handle it within a few weeks. Is there anything besides cliques that concerns you?",
+    "On average, new members say the first evening was easier than they feared: the club pairs every nervous first-timer with a host who meets them at the door, so nobody walks in alone. What else is on your mind?",
+    "The evidence from people who enjoy their own company is that one evening out a week adds to it rather than replacing it, and you can leave whenever you like. What else worries you about it?",
+    "Half of the members joined this year, so the regulars make a point of welcoming newcomers and nobody stays an outsider for long. It's entirely your decision. Would you be willing to give it a try?",
 ]
 
 

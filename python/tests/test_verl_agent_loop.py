@@ -28,15 +28,9 @@ sys.path.insert(0, HERE)
 import adapter_server  # noqa: E402
 import verl_standin as vs  # noqa: E402
 
-# The built-in script persuader's lines for arena-train-0029 at seed 7
-# (server/openenv_test.go scriptLines): the simulator accepts at turn 4
-# with rollout 0.
-LINES = [
-    "Priya, what's the biggest thing holding you back at the moment?",
-    "About room of strangers terrifies, the evidence from people who went through the same thing is reassuring; most found it easier to handle than they feared. What else is on your mind, apart from room of strangers terrifies?",
-    "Thanks for raising solitude. Studies of people in a similar situation find that it is one of the easier things to sort out. Help me understand what solitude means for you day to day.",
-    "I hear you on cliques. Most people who had the same worry found a way to handle it within a few weeks. Is there anything besides cliques that concerns you?",
-]
+# Four lines that win arena-train-0029 at seed 7 at turn 4 with rollout 0
+# (_support.SCRIPT_LINES, server/openenv_test.go scriptLines).
+from _support import SCRIPT_LINES as LINES  # noqa: E402
 
 SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
 
