@@ -356,7 +356,7 @@ type embSession struct {
 	lastMask uint64      // concerns the last reply touches
 	hasLast  bool
 	earlier  []*textInfo // earlier persuader messages
-	recent   [4]recentInfo
+	recent   [16]recentInfo
 	nRecent  int
 	cov      []bool       // Read's echo marks, reused
 	conc     []Engagement // free room for Read's Perception.Concerns
@@ -370,8 +370,9 @@ type embSession struct {
 }
 
 // recentInfo is one of the texts a session looked up last: a turn's text
-// is looked up up to three times (tagged, read, taken in as history), so
-// the session keeps them rather than asking the scene's memo each time.
+// is looked up up to three times (tagged, read, taken in as history), and
+// a scripted persuader repeats its lines within an episode, so the session
+// keeps its last 16 texts rather than asking the scene's memo each time.
 type recentInfo struct {
 	text string
 	ti   *textInfo
