@@ -45,7 +45,10 @@ func (t *textMemo) store(text string, ti *textInfo) {
 	t.mu.Lock()
 	if t.n++; t.n > maxMemo {
 		for i := range t.shards {
-			t.shards[i].m.Store(nil)
+			sh := &t.shards[i]
+			sh.mu.Lock() // after any insertion under way, so none survives
+			sh.m.Store(nil)
+			sh.mu.Unlock()
 		}
 		t.n = 1
 	}
