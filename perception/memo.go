@@ -7,23 +7,27 @@ import (
 )
 
 // textMemo maps a text to its analysis on one scene, for many readers at
-// once: a look-up is a hash, an atomic load and a map read, with no lock
-// and no write to shared memory. Each shard's map is immutable once
-// published; an insertion copies its shard (a few dozen entries) under the
-// shard's lock. Past maxMemo insertions the memo is emptied.
+// once. Each shard has a published map, immutable once published and read
+// with no lock and no write to shared memory, and under its lock the
+// entries added since; those join a new published map once they are as
+// many as the published ones or have been asked for as many times, so
+// copying costs O(1) per insertion and a text asked for often soon needs
+// no lock. Past maxMemo insertions the memo is emptied.
 type textMemo struct {
 	shards [memoShards]memoShard
 	mu     sync.Mutex // guards n
 	n      int
 }
 
-// memoShards is a power of two: maxMemo/memoShards entries per shard at
-// most, so an insertion copies few.
-const memoShards = 256
+// memoShards is a power of two; look-ups of one text by many workers
+// contend on one shard only until it is published.
+const memoShards = 64
 
 type memoShard struct {
-	m  atomic.Pointer[map[string]*textInfo]
-	mu sync.Mutex
+	read  atomic.Pointer[map[string]*textInfo]
+	mu    sync.Mutex
+	dirty map[string]*textInfo // not in read
+	hits  int                  // look-ups dirty answered since the last publishing
 }
 
 var memoSeed = maphash.MakeSeed()
@@ -34,10 +38,21 @@ func (t *textMemo) shard(text string) *memoShard {
 
 // load returns the analysis of text, or nil.
 func (t *textMemo) load(text string) *textInfo {
-	if m := t.shard(text).m.Load(); m != nil {
-		return (*m)[text]
+	sh := t.shard(text)
+	if m := sh.read.Load(); m != nil {
+		if ti, ok := (*m)[text]; ok {
+			return ti
+		}
 	}
-	return nil
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ti := sh.dirty[text]
+	if ti != nil {
+		if sh.hits++; sh.hits >= len(sh.dirty) {
+			sh.publish()
+		}
+	}
+	return ti
 }
 
 // store records ti as the analysis of text.
@@ -46,8 +61,9 @@ func (t *textMemo) store(text string, ti *textInfo) {
 	if t.n++; t.n > maxMemo {
 		for i := range t.shards {
 			sh := &t.shards[i]
-			sh.mu.Lock() // after any insertion under way, so none survives
-			sh.m.Store(nil)
+			sh.mu.Lock()
+			sh.read.Store(nil)
+			sh.dirty, sh.hits = nil, 0
 			sh.mu.Unlock()
 		}
 		t.n = 1
@@ -55,16 +71,32 @@ func (t *textMemo) store(text string, ti *textInfo) {
 	t.mu.Unlock()
 	sh := t.shard(text)
 	sh.mu.Lock()
-	var m map[string]*textInfo
-	if old := sh.m.Load(); old != nil {
-		m = make(map[string]*textInfo, len(*old)+1)
+	defer sh.mu.Unlock()
+	if sh.dirty == nil {
+		sh.dirty = map[string]*textInfo{}
+	}
+	sh.dirty[text] = ti
+	if m := sh.read.Load(); m == nil || len(sh.dirty) >= len(*m) {
+		sh.publish()
+	}
+}
+
+// publish makes read the union of read and dirty; sh.mu is held.
+func (sh *memoShard) publish() {
+	n := len(sh.dirty)
+	old := sh.read.Load()
+	if old != nil {
+		n += len(*old)
+	}
+	m := make(map[string]*textInfo, n)
+	if old != nil {
 		for k, v := range *old {
 			m[k] = v
 		}
-	} else {
-		m = make(map[string]*textInfo, 1)
 	}
-	m[text] = ti
-	sh.m.Store(&m)
-	sh.mu.Unlock()
+	for k, v := range sh.dirty {
+		m[k] = v
+	}
+	sh.read.Store(&m)
+	sh.dirty, sh.hits = nil, 0
 }

@@ -107,3 +107,42 @@ func TestTextMemo(t *testing.T) {
 		t.Errorf("after %d insertions: a still there or the last one missing", maxMemo+1)
 	}
 }
+
+// Readers on many goroutines share a scene's memo: each finds every text
+// stored, its own or another's (go test -race checks the locking).
+func TestTextMemoConcurrent(t *testing.T) {
+	var m textMemo
+	infos := make([]*textInfo, 400)
+	for i := range infos {
+		infos[i] = &textInfo{claims: i}
+	}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := range infos {
+				k := (i + 100*g) % len(infos)
+				text := fmt.Sprint("text ", k)
+				if ti := m.load(text); ti != nil && ti != infos[k] {
+					done <- fmt.Errorf("%q: got claims %d", text, ti.claims)
+					return
+				}
+				m.store(text, infos[k])
+				if m.load(text) != infos[k] {
+					done <- fmt.Errorf("%q: not found after its store", text)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	for i, ti := range infos {
+		if m.load(fmt.Sprint("text ", i)) != ti {
+			t.Errorf("text %d missing after all stores", i)
+		}
+	}
+}
