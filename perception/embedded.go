@@ -33,7 +33,9 @@ func (Embedded) Start(_ context.Context, sc *scenario.Scenario) (Session, error)
 	if sc == nil {
 		return nil, errors.New("perception: nil scenario")
 	}
-	return &embSession{sc: sceneOf(sc)}, nil
+	s := &embSession{sc: sceneOf(sc)}
+	s.reset()
+	return s, nil
 }
 
 // Limits of the vocabulary expansion.
@@ -59,9 +61,7 @@ type scene struct {
 	topic   map[int32]bool
 	topicW  map[string]bool
 	pubStem map[string]bool // stems (stem) of the public text's content words
-	memo    sync.Map        // text -> *textInfo
-	memoMu  sync.Mutex
-	nMemo   int
+	memo    textMemo
 	name    string // the persuadee's first name, lower-case
 	public  string // the public scenario text, lower-case
 	dict    map[string]bool
@@ -349,14 +349,57 @@ type embSession struct {
 	sc       *scene
 	seen     int
 	pees     []*textInfo // the persuadee's replies so far
-	last     []string    // content words of the persuadee's last reply
+	said     bloom       // over their wordSets
+	saidGram bloom       // over their gramSets
+	last     []string    // content words of the persuadee's last reply (its textInfo's; read only)
+	lastHash []uint64    // their hashes (wordHash)
 	lastMask uint64      // concerns the last reply touches
 	hasLast  bool
-	earlier  [][]uint64 // content-word hashes of earlier persuader messages, sorted
+	earlier  []*textInfo // earlier persuader messages
+	recent   [16]recentInfo
+	nRecent  int
+	cov      []bool       // Read's echo marks, reused
+	conc     []Engagement // free room for Read's Perception.Concerns
+
+	// Backing arrays, so an episode of typical length allocates none of
+	// the above.
+	peesArr    [16]*textInfo
+	earlierArr [16]*textInfo
+	covArr     [128]bool
+	concArr    [64]Engagement
+}
+
+// recentInfo is one of the texts a session looked up last: a turn's text
+// is looked up up to three times (tagged, read, taken in as history), and
+// a scripted persuader repeats its lines within an episode, so the session
+// keeps its last 16 texts rather than asking the scene's memo each time.
+type recentInfo struct {
+	text string
+	ti   *textInfo
 }
 
 func (s *embSession) reset() {
-	s.seen, s.pees, s.last, s.lastMask, s.hasLast, s.earlier = 0, nil, nil, 0, false, nil
+	s.seen, s.last, s.lastHash, s.lastMask, s.hasLast = 0, nil, nil, 0, false
+	s.pees, s.said, s.saidGram = s.peesArr[:0], bloom{}, bloom{}
+	s.earlier = s.earlierArr[:0]
+	s.cov = s.covArr[:0]
+	if s.conc == nil {
+		s.conc = s.concArr[:]
+	}
+}
+
+// info returns the scene's analysis of text, from the session's recent
+// texts when it is one of them.
+func (s *embSession) info(text string) *textInfo {
+	for i := range s.recent {
+		if r := &s.recent[i]; r.ti != nil && r.text == text {
+			return r.ti
+		}
+	}
+	ti := s.sc.info(text)
+	s.recent[s.nRecent%len(s.recent)] = recentInfo{text: text, ti: ti}
+	s.nRecent++
+	return ti
 }
 
 // absorb takes in the messages before the one being read.
@@ -365,15 +408,17 @@ func (s *embSession) absorb(ms []episode.Message) {
 		s.reset()
 	}
 	for _, m := range ms[s.seen:] {
-		ti := s.sc.info(m.Text)
+		ti := s.info(m.Text)
 		if m.Speaker == episode.PersuaderSpeaker {
-			s.earlier = append(s.earlier, ti.set)
+			s.earlier = append(s.earlier, ti)
 			continue
 		}
-		s.last, s.lastMask, s.hasLast = s.last[:0], 0, true
+		s.lastMask, s.hasLast = 0, true
 		s.pees = append(s.pees, ti)
+		s.said.or(&ti.wordBloom)
+		s.saidGram.or(&ti.gramBloom)
 		// by base form, as relevance compares them
-		s.last = append(s.last, ti.baseWords...)
+		s.last, s.lastHash = ti.baseWords, ti.baseHash
 		for _, m := range ti.tokHit {
 			s.lastMask |= m
 		}
@@ -410,6 +455,9 @@ func contentSet(d doc) []uint64 {
 func jaccard(a, b []uint64) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
+	}
+	if len(a) == len(b) && &a[0] == &b[0] {
+		return 1 // one set (a text repeated verbatim)
 	}
 	i, j, inter := 0, 0, 0
 	for i < len(a) && j < len(b) {
@@ -504,6 +552,9 @@ type textInfo struct {
 	tokHash   []uint64 // per token: the hash of its word
 	gramSet   []uint64 // grams, sorted, unique
 	baseWords []string // per content token: its first base form (or the word)
+	baseHash  []uint64 // per baseWords entry: its hash
+	wordBloom bloom    // over wordSet
+	gramBloom bloom    // over gramSet
 }
 
 func wordHash(w string) uint64 {
@@ -512,12 +563,6 @@ func wordHash(w string) uint64 {
 		h = (h ^ uint64(w[i])) * 1099511628211
 	}
 	return h
-}
-
-// inSorted reports whether x is in the sorted slice s.
-func inSorted(s []uint64, x uint64) bool {
-	_, ok := slices.BinarySearch(s, x)
-	return ok
 }
 
 const (
@@ -530,17 +575,11 @@ const (
 const maxMemo = 4096
 
 func (sc *scene) info(text string) *textInfo {
-	if v, ok := sc.memo.Load(text); ok {
-		return v.(*textInfo)
+	if ti := sc.memo.load(text); ti != nil {
+		return ti
 	}
 	ti := sc.analyse(text)
-	sc.memoMu.Lock()
-	if sc.nMemo++; sc.nMemo > maxMemo {
-		sc.memo.Clear()
-		sc.nMemo = 1
-	}
-	sc.memoMu.Unlock()
-	sc.memo.Store(text, ti)
+	sc.memo.store(text, ti)
 	return ti
 }
 
@@ -610,18 +649,31 @@ func (sc *scene) analyse(text string) *textInfo {
 	sg := slices.Clone(ti.grams)
 	slices.Sort(sg)
 	ti.gramSet = slices.Compact(sg)
+	ti.baseHash = make([]uint64, len(ti.baseWords))
+	for i, w := range ti.baseWords {
+		ti.baseHash[i] = wordHash(w)
+	}
+	for _, h := range ti.wordSet {
+		ti.wordBloom.add(h)
+	}
+	for _, h := range ti.gramSet {
+		ti.gramBloom.add(h)
+	}
 	return ti
 }
 
 // peeSaid reports whether the persuadee's replies hold word hash h (or,
 // with gram, the 4-word run hash h).
 func (s *embSession) peeSaid(h uint64, gram bool) bool {
+	if gram && !s.saidGram.mayHave(h) || !gram && !s.said.mayHave(h) {
+		return false
+	}
 	for _, ti := range s.pees {
 		set := ti.wordSet
 		if gram {
 			set = ti.gramSet
 		}
-		if inSorted(set, h) {
+		if _, ok := slices.BinarySearch(set, h); ok {
 			return true
 		}
 	}
@@ -629,7 +681,7 @@ func (s *embSession) peeSaid(h uint64, gram bool) bool {
 }
 
 // Tags returns tagger.Tag(text) from the scene's memo (see Tagger).
-func (s *embSession) Tags(text string) tagger.Tags { return s.sc.info(text).rawTags }
+func (s *embSession) Tags(text string) tagger.Tags { return s.info(text).rawTags }
 
 // Read perceives the last message of in.Transcript (see Embedded).
 // Errors: ErrNoMessage.
@@ -639,7 +691,7 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		return Perception{}, err
 	}
 	s.absorb(in.Transcript[:len(in.Transcript)-1])
-	ti := s.sc.info(msg.Text)
+	ti := s.info(msg.Text)
 	d := ti.d
 	var p Perception
 	tg := msg.TagsOf()
@@ -647,7 +699,11 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		tg = ti.tags
 	}
 	p.Acts, p.Strategies, p.Pressure = tg.Acts, tg.Strategies, tg.Pressure
-	p.Concerns = make([]Engagement, s.sc.n)
+	// each Read's Concerns its own memory, carved from a block
+	if len(s.conc) < s.sc.n {
+		s.conc = make([]Engagement, max(64, s.sc.n))
+	}
+	p.Concerns, s.conc = s.conc[:s.sc.n:s.sc.n], s.conc[s.sc.n:]
 	hit := ti.sentHit
 	covered := s.echoed(ti)
 	for si, st := range d.sents {
@@ -682,7 +738,7 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		p.Echo = float64(n) / float64(len(d.toks))
 	}
 	for _, e := range s.earlier {
-		if jaccard(ti.set, e) >= RepeatOverlap {
+		if jaccard(ti.set, e.set) >= RepeatOverlap {
 			p.Repeat++
 		}
 	}
@@ -727,7 +783,13 @@ func (sc *scene) correct(d doc) (doc, bool) {
 // echoed marks the tokens of d inside a run of four or more words that
 // the persuadee said.
 func (s *embSession) echoed(ti *textInfo) []bool {
-	cov := make([]bool, len(ti.d.toks))
+	n := len(ti.d.toks)
+	if cap(s.cov) < n {
+		s.cov = make([]bool, n)
+	}
+	s.cov = s.cov[:n]
+	cov := s.cov
+	clear(cov)
 	for i, g := range ti.grams {
 		if s.peeSaid(g, true) {
 			for k := i; k < i+4; k++ {
@@ -901,8 +963,10 @@ func (s *embSession) relevance(ti *textInfo, hitMask uint64) float64 {
 		return 1
 	}
 	shared := 0
-	for _, w := range s.last {
-		if slices.Contains(ti.words, w) {
+	for i, w := range s.last {
+		// ti.wordSet holds the hash of every word of ti.words: a hash not
+		// in it is a word not in them
+		if _, ok := slices.BinarySearch(ti.wordSet, s.lastHash[i]); ok && slices.Contains(ti.words, w) {
 			shared++
 		}
 	}
