@@ -64,8 +64,11 @@ type scene struct {
 	memo    textMemo
 	name    string // the persuadee's first name, lower-case
 	public  string // the public scenario text, lower-case
-	dict    map[string]bool
-	dels    map[string]string
+	// dict orders the scene's spelling words (keywords, their lexicon
+	// relatives) by when they were added; the one-letter deletions of
+	// them all live in the process-wide spellIndex, so a scene holds no
+	// deletion strings of its own.
+	dict map[string]int32
 }
 
 type kwPhrase struct {
@@ -157,7 +160,7 @@ func newScene(sc *scenario.Scenario) *scene {
 	l := theLexicon()
 	s := &scene{
 		n: min(len(sc.Hidden.Concerns), 64), vocab: map[int32]uint64{}, seeds: map[int32]uint64{}, exact: map[string]uint64{},
-		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, dict: map[string]bool{}, dels: map[string]string{},
+		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, dict: map[string]int32{},
 		public: strings.ToLower(strings.Join([]string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")),
 	}
 	if f := strings.Fields(sc.Persuadee.Name); len(f) > 0 {
@@ -234,7 +237,7 @@ func newScene(sc *scenario.Scenario) *scene {
 		}
 	}
 	for _, w := range spell {
-		addSpelling(s.dict, s.dels, w)
+		s.addSpelling(w)
 	}
 	return s
 }
@@ -311,6 +314,91 @@ func globalSpelling() (map[string]bool, map[string]string) {
 	return globalDict, globalDels
 }
 
+// speller is a spelling dictionary: has reports a word of it, deleted the
+// first-added word that d is one letter short of.
+type speller interface {
+	has(w string) bool
+	deleted(d string) (string, bool)
+}
+
+// mapSpeller is a dictionary with its own deletion table (addSpelling).
+type mapSpeller struct {
+	dict map[string]bool
+	dels map[string]string
+}
+
+func (m mapSpeller) has(w string) bool { return m.dict[w] }
+func (m mapSpeller) deleted(d string) (string, bool) {
+	c, ok := m.dels[d]
+	return c, ok
+}
+
+// spellIndex maps each one-letter deletion of every word a scene has added
+// to those words (each once): shared by all scenes, it is bounded by the
+// vocabulary rather than by the number of scenarios seen.
+var spellIndex struct {
+	sync.RWMutex
+	added map[string]bool
+	dels  map[string][]string
+}
+
+func indexSpelling(w string) {
+	spellIndex.RLock()
+	done := spellIndex.added[w]
+	spellIndex.RUnlock()
+	if done {
+		return
+	}
+	spellIndex.Lock()
+	defer spellIndex.Unlock()
+	if spellIndex.added == nil {
+		spellIndex.added, spellIndex.dels = map[string]bool{}, map[string][]string{}
+	}
+	if spellIndex.added[w] {
+		return
+	}
+	spellIndex.added[w] = true
+	for i := 0; i < len(w); i++ {
+		d := w[:i] + w[i+1:]
+		if !slices.Contains(spellIndex.dels[d], w) {
+			spellIndex.dels[d] = append(spellIndex.dels[d], w)
+		}
+	}
+}
+
+// addSpelling adds w to the scene's dictionary (as addSpelling does to a
+// map pair) and its deletions to spellIndex.
+func (s *scene) addSpelling(w string) {
+	if len(w) < 4 || strings.ContainsAny(w, "'*") {
+		return
+	}
+	if _, ok := s.dict[w]; ok {
+		return
+	}
+	s.dict[w] = int32(len(s.dict))
+	indexSpelling(w)
+}
+
+func (s *scene) has(w string) bool {
+	_, ok := s.dict[w]
+	return ok
+}
+
+// deleted returns the scene word first added among those d is one letter
+// short of: what a per-scene deletion table filled in the same order
+// (addSpelling's "first word kept") would hold.
+func (s *scene) deleted(d string) (string, bool) {
+	spellIndex.RLock()
+	defer spellIndex.RUnlock()
+	best, bw := int32(-1), ""
+	for _, w := range spellIndex.dels[d] {
+		if o, ok := s.dict[w]; ok && (best < 0 || o < best) {
+			best, bw = o, w
+		}
+	}
+	return bw, best >= 0
+}
+
 func addSpelling(dict map[string]bool, dels map[string]string, w string) {
 	if len(w) < 4 || dict[w] || strings.ContainsAny(w, "'*") {
 		return
@@ -325,18 +413,18 @@ func addSpelling(dict map[string]bool, dels map[string]string, w string) {
 }
 
 // correction returns the dictionary word one edit from w, or "".
-func correction(w string, dict map[string]bool, dels map[string]string) string {
-	if c, ok := dels[w]; ok {
+func correction(w string, sp speller) string {
+	if c, ok := sp.deleted(w); ok {
 		return c // a letter dropped
 	}
 	buf := make([]byte, 0, len(w))
 	for i := 0; i < len(w); i++ {
 		buf = append(buf[:0], w[:i]...)
 		buf = append(buf, w[i+1:]...)
-		if dict[string(buf)] {
+		if sp.has(string(buf)) {
 			return string(buf) // a letter added
 		}
-		if c, ok := dels[string(buf)]; ok && len(c) == len(w) {
+		if c, ok := sp.deleted(string(buf)); ok && len(c) == len(w) {
 			return c // a letter changed or two swapped
 		}
 	}
@@ -756,15 +844,16 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 // document of the corrected text and whether anything changed.
 func (sc *scene) correct(d doc) (doc, bool) {
 	gd, gdel := globalSpelling()
+	global := mapSpeller{gd, gdel}
 	var b strings.Builder
 	last, changed := 0, false
 	for _, t := range d.toks {
-		if t.num || len(t.w) < 4 || len(basesOf(t.w)) > 0 || gd[t.w] || sc.dict[t.w] || strings.ContainsRune(t.w, '\'') {
+		if t.num || len(t.w) < 4 || len(basesOf(t.w)) > 0 || gd[t.w] || sc.has(t.w) || strings.ContainsRune(t.w, '\'') {
 			continue
 		}
-		c := correction(t.w, sc.dict, sc.dels)
+		c := correction(t.w, sc)
 		if c == "" {
-			c = correction(t.w, gd, gdel)
+			c = correction(t.w, global)
 		}
 		if c == "" {
 			continue
