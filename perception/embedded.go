@@ -83,6 +83,15 @@ var (
 	scenesMu sync.Mutex
 )
 
+// clearSceneMemos empties the text memo of every cached scene
+// (memoBudget).
+func clearSceneMemos() {
+	scenes.Range(func(_, v any) bool {
+		v.(*scene).memo.clear()
+		return true
+	})
+}
+
 func sceneKey(sc *scenario.Scenario) string {
 	var b strings.Builder
 	for _, s := range []string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans, sc.Persuadee.Name} {

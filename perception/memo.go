@@ -55,17 +55,42 @@ func (t *textMemo) load(text string) *textInfo {
 	return ti
 }
 
+// memoBudget bounds the texts memoised over all scenes of the process
+// (about 5 KB each): past it every scene's memo is emptied, so a run over
+// thousands of scenarios holds a bounded cache rather than one per
+// scenario. A memo is a cache only: emptying it changes no reading.
+const memoBudget = 1 << 15
+
+var memoTotal atomic.Int64
+
+// clear empties t.
+func (t *textMemo) clear() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.emptyLocked()
+}
+
+// emptyLocked empties every shard; t.mu is held.
+func (t *textMemo) emptyLocked() {
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		sh.read.Store(nil)
+		sh.dirty, sh.hits = nil, 0
+		sh.mu.Unlock()
+	}
+	t.n = 0
+}
+
 // store records ti as the analysis of text.
 func (t *textMemo) store(text string, ti *textInfo) {
+	if memoTotal.Add(1) > memoBudget {
+		memoTotal.Store(1)
+		clearSceneMemos()
+	}
 	t.mu.Lock()
 	if t.n++; t.n > maxMemo {
-		for i := range t.shards {
-			sh := &t.shards[i]
-			sh.mu.Lock()
-			sh.read.Store(nil)
-			sh.dirty, sh.hits = nil, 0
-			sh.mu.Unlock()
-		}
+		t.emptyLocked()
 		t.n = 1
 	}
 	t.mu.Unlock()
