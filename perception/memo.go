@@ -46,6 +46,13 @@ func (t *textMemo) load(text string) *textInfo {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	// a store may have published the text between the look-up above and
+	// the lock
+	if m := sh.read.Load(); m != nil {
+		if ti, ok := (*m)[text]; ok {
+			return ti
+		}
+	}
 	ti := sh.dirty[text]
 	if ti != nil {
 		if sh.hits++; sh.hits >= len(sh.dirty) {
