@@ -259,7 +259,9 @@ func (sc *scratch) tokenize(text string) {
 				endClause()
 			}
 			i++
-		case c == 0xE2 && i+2 < n && text[i+1] == 0x80:
+		case c == 0xE2 && i+2 < n && text[i+1] == 0x80 && text[i+2]&0xC0 == 0x80:
+			// a whole U+20xx character; in invalid UTF-8 ("\xe2\x80" then a
+			// new sequence) only the lead byte is skipped (default)
 			switch text[i+2] {
 			case 0x93, 0x94, 0x9C, 0x9D: // en/em dash, curly double quotes
 				endClause()
