@@ -1,9 +1,7 @@
 package sim_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -18,7 +16,7 @@ import (
 // TestGoldenEpisodes plays every built-in persuader against the hand-set
 // simulator (sim.HandConfig) and the default one (the shipped P4G fit,
 // sim.Fitted) on the first 60 scenarios of each built-in set, two rollouts
-// each, and compares the episodes (episodeText, latencies zeroed) with
+// each, and compares the episodes (golden.EpisodeJSON, latencies zeroed) with
 // testdata/golden/<config>-<set>.txt, one case per episode, so any change
 // to transcripts, probes, beliefs or rewards fails here and shows the
 // fields that moved. An intended change to the dynamics bumps sim.Version
@@ -65,43 +63,13 @@ func goldenEpisodes(t *testing.T, cfg sim.Config, set string) []byte {
 				for k := range ep.Turns {
 					ep.Turns[k].PersuaderMS, ep.Turns[k].PersuadeeMS, ep.Turns[k].ProbeMS = 0, 0, 0
 				}
-				f.Case(fmt.Sprintf("episode persuader=%s scenario=%s rollout=%d", name, scs[i].ID, r), episodeText(t, ep))
+				b, err := golden.EpisodeJSON(ep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Case(fmt.Sprintf("episode persuader=%s scenario=%s rollout=%d", name, scs[i].ID, r), b)
 			}
 		}
 	}
 	return f.Bytes()
-}
-
-// episodeText is ep's JSON with each turn on a line of its own, so a diff
-// names the turn that moved: the episode's fields up to "turns" on the
-// first line, one line per turn, the fields after them on the last.
-// Deleting its newlines gives json.Marshal(ep) byte for byte.
-func episodeText(t *testing.T, ep *episode.Episode) []byte {
-	t.Helper()
-	turns := ep.Turns
-	if len(turns) == 0 {
-		b, err := json.Marshal(ep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	head := *ep
-	head.Turns = nil
-	b, err := json.Marshal(&head)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := make([][]byte, len(turns))
-	for k := range turns {
-		if lines[k], err = json.Marshal(&turns[k]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	const null = `"turns":null`
-	if bytes.Count(b, []byte(null)) != 1 {
-		t.Fatalf("%s: no single %s in the episode's JSON", ep.ScenarioID, null)
-	}
-	list := append(append([]byte(`"turns":[`+"\n"), bytes.Join(lines, []byte(",\n"))...), "\n]"...)
-	return bytes.Replace(b, []byte(null), list, 1)
 }

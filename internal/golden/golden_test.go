@@ -1,9 +1,13 @@
 package golden
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/persuarena/persuarena/episode"
 )
 
 func TestDiff(t *testing.T) {
@@ -41,4 +45,23 @@ func TestCheckUpdate(t *testing.T) {
 		t.Fatalf("written %q, %v", b, err)
 	}
 	Check(t, path, []byte("h\n----\nv\n"))
+}
+
+func TestEpisodeJSON(t *testing.T) {
+	b0 := 0.5
+	ep := &episode.Episode{ScenarioID: "s", Turns: []episode.Turn{{T: 1, Persuader: "a\nb"}, {T: 2}}, B0: &b0}
+	got, err := EpisodeJSON(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := json.Marshal(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(got, []byte("\n")); n != 3 {
+		t.Errorf("%d newlines, want 3 (one before each turn, one after the last):\n%s", n, got)
+	}
+	if !bytes.Equal(bytes.ReplaceAll(got, []byte("\n"), nil), flat) {
+		t.Errorf("without its newlines\n%s\nis not json.Marshal's\n%s", got, flat)
+	}
 }
