@@ -2,14 +2,14 @@ package llmagent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/golden"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 )
@@ -50,16 +50,16 @@ func duo(tb testing.TB, accept int, latency time.Duration) (*Persuader, *Persuad
 	return NewPersuader("llm:per", c, llm.Role{}), NewPersuadee("llm:pee", c, llm.Role{}, PersuadeeOptions{}), srv
 }
 
-// TestLLMEpisodesGolden hashes LLM-persuader vs LLM-persuadee episodes on
-// the fake engine (latencies and prefix-cache counts zeroed: they depend on
-// timing and request order): recorded before the probe read-outs were
-// overlapped with the persuader's next turn, so the overlap
-// must leave transcripts, probes, beliefs, rewards and token counts as
-// they were.
+// TestLLMEpisodesGolden compares LLM-persuader vs LLM-persuadee episodes
+// on the fake engine (latencies and prefix-cache counts zeroed: they depend
+// on timing and request order) with testdata/llm-episodes.txt, one case per
+// episode, JSON with a line per turn: the probe read-outs overlap the
+// persuader's next turn, and must leave transcripts, probes, beliefs,
+// rewards and token counts those of reading in sequence. Re-record an
+// intended change with go test ./llmagent -run LLMEpisodesGolden -update.
 func TestLLMEpisodesGolden(t *testing.T) {
-	const want = "286e9182f73186f297c118bfe4dcb3aca02846ed6992f4605831315a5a5f5c3e"
 	ctx := context.Background()
-	h := sha256.New()
+	var f golden.File
 	for _, accept := range []int{0, 3} {
 		per, pee, _ := duo(t, accept, 0)
 		for seed := range uint64(3) {
@@ -73,17 +73,14 @@ func TestLLMEpisodesGolden(t *testing.T) {
 				tr.PersuaderMS, tr.PersuadeeMS, tr.ProbeMS = 0, 0, 0
 				tr.PersuaderUsage.CachedTokens, tr.PersuadeeUsage.CachedTokens, tr.ProbeUsage.CachedTokens = 0, 0, 0
 			}
-			b, err := json.Marshal(ep)
+			b, err := golden.EpisodeJSON(ep)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.Write(b)
-			h.Write([]byte{'\n'})
+			f.Case(fmt.Sprintf("episode accept=%d seed=%d", accept, seed), b)
 		}
 	}
-	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
-		t.Fatalf("episodes hash to %s, want %s", got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "llm-episodes.txt"), f.Bytes())
 }
 
 // BenchmarkLLMTurnLatency plays ten-turn LLM-persuader vs LLM-persuadee

@@ -31,32 +31,59 @@ import (
 	"github.com/persuarena/persuarena/tagger"
 )
 
-// constructors maps each built-in name to its constructor.
-var constructors = map[string]func() episode.Persuader{
-	"pushy":    func() episode.Persuader { return pushy{} },
-	"informer": func() episode.Persuader { return informer{} },
-	"script":   func() episode.Persuader { return script{} },
-	"random":   func() episode.Persuader { return random{} },
+// builtin is one built-in persuader's name and constructor.
+type builtin struct {
+	name string
+	new  func() episode.Persuader
+}
+
+// builtins are the built-in persuaders in the order commands list them
+// (Listed): the bad baseline first, then evidence alone, the full script
+// and the random mix.
+var builtins = []builtin{
+	{"pushy", func() episode.Persuader { return pushy{} }},
+	{"informer", func() episode.Persuader { return informer{} }},
+	{"script", func() episode.Persuader { return script{} }},
+	{"random", func() episode.Persuader { return random{} }},
 }
 
 // Names returns the built-in persuader names, sorted.
 func Names() []string {
-	out := make([]string, 0, len(constructors))
-	for n := range constructors {
-		out = append(out, n)
-	}
+	out := Listed()
 	slices.Sort(out)
 	return out
+}
+
+// Listed returns the built-in persuader names in the order commands show
+// them by default: pushy, informer, script, random (a new slice).
+func Listed() []string {
+	out := make([]string, len(builtins))
+	for i, b := range builtins {
+		out[i] = b.name
+	}
+	return out
+}
+
+// Baseline is the built-in persuader that paired comparisons measure
+// against (the full script: diagnose, address, plan, leave the choice
+// open).
+const Baseline = "script"
+
+// BaselineFirst returns the built-in persuader names with Baseline first,
+// then the others sorted (a new slice).
+func BaselineFirst() []string {
+	rest := slices.DeleteFunc(Names(), func(n string) bool { return n == Baseline })
+	return append([]string{Baseline}, rest...)
 }
 
 // New returns the built-in persuader called name (see Names). An unknown
 // name yields an error listing the known names.
 func New(name string) (episode.Persuader, error) {
-	c, ok := constructors[name]
-	if !ok {
+	i := slices.IndexFunc(builtins, func(b builtin) bool { return b.name == name })
+	if i < 0 {
 		return nil, fmt.Errorf("unknown persuader %q (built-in persuaders: %s)", name, strings.Join(Names(), ", "))
 	}
-	return c(), nil
+	return builtins[i].new(), nil
 }
 
 // fill holds the public scenario strings templates use. Each is cleaned so

@@ -80,6 +80,12 @@ func TestRegistry(t *testing.T) {
 	if got, want := Names(), []string{"informer", "pushy", "random", "script"}; !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
+	if got, want := Listed(), []string{"pushy", "informer", "script", "random"}; !slices.Equal(got, want) {
+		t.Errorf("Listed() = %v, want %v", got, want)
+	}
+	if got, want := BaselineFirst(), []string{"script", "informer", "pushy", "random"}; !slices.Equal(got, want) {
+		t.Errorf("BaselineFirst() = %v, want %v", got, want)
+	}
 	for _, n := range Names() {
 		p, err := New(n)
 		if err != nil || p.Name() != n {

@@ -61,8 +61,8 @@ var ErrUnknown = errors.New("unknown role")
 
 // PersuaderKinds and PersuadeeKinds describe the accepted names, for help
 // texts and errors.
-const (
-	PersuaderKinds = "built-in persuaders (pushy, informer, script, random), planner:CHECKPOINT, hmm:MEMORY (a PersuHMM memory file), llm:ROLE (a role of --config)"
+var (
+	PersuaderKinds = "built-in persuaders (" + strings.Join(persuader.Listed(), ", ") + "), planner:CHECKPOINT, hmm:MEMORY (a PersuHMM memory file), llm:ROLE (a role of --config)"
 	PersuadeeKinds = "sim, sim-soft, sim-hard, sim-hand, sim:FILE (a simulator config file), each optionally +reader=llm:ROLE (an LLM reads the persuader's messages for the simulator), llm:ROLE (a role of --config)"
 )
 
