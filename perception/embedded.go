@@ -640,7 +640,7 @@ type textInfo struct {
 	grams     []uint64    // per token i with i+4 <= len: the hash of tokens i..i+3
 	content   []bool      // per token: a content word
 	sentHit   []uint64    // per sentence: the concerns it names
-	sentFlags []uint8     // per sentence: sfDismiss, sfAck, sfLink
+	sentFlags []uint8     // per sentence: sfDismiss, sfAck, sfLink, sfCue
 	cues      CueSet
 	claims    int
 	set       []uint64 // content-word hashes, sorted
@@ -666,6 +666,8 @@ const (
 	sfDismiss uint8 = 1 << iota
 	sfAck
 	sfLink
+	// sfCue: the sentence carries a manipulation cue (cuesOf).
+	sfCue
 )
 
 // maxMemo bounds a scene's text memo; past it the memo is emptied.
@@ -722,7 +724,7 @@ func (sc *scene) analyse(text string) *textInfo {
 		}
 		ti.sentFlags[si] = f
 	}
-	ti.cues = cuesOf(d)
+	ti.cues = cuesOf(d, ti.sentFlags)
 	ti.claims = sc.claims(d)
 	ti.set = contentSet(d)
 	for _, w := range ti.words {
@@ -807,10 +809,11 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 		if hit[si] == 0 {
 			continue
 		}
-		// the sentence, and the next one when it names no other concern
-		// and asks nothing ("You mentioned the cost. In similar cases, ...")
+		// the sentence, and the next one when it names no other concern,
+		// asks nothing and carries no manipulation cue ("You mentioned
+		// the cost. In similar cases, ...")
 		end := st.end
-		if si+1 < len(d.sents) && hit[si+1]&^hit[si] == 0 && !d.sents[si+1].question {
+		if si+1 < len(d.sents) && hit[si+1]&^hit[si] == 0 && !d.sents[si+1].question && ti.sentFlags[si+1]&sfCue == 0 {
 			end = d.sents[si+1].end
 		}
 		e := s.engage(ti, si, end, covered)
@@ -899,7 +902,9 @@ func (s *embSession) echoed(ti *textInfo) []bool {
 }
 
 // engage classifies how the sentence st (with its content window up to
-// token end) engages the concerns it names.
+// token end) engages the concerns it names. The words of a sentence that
+// carries a manipulation cue bring nothing to an answer: pressure is no
+// reason, so a cue can never turn an acknowledgement into an answer.
 func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagement {
 	st, f := ti.d.sents[si], ti.sentFlags[si]
 	if f&sfDismiss != 0 {
@@ -907,7 +912,7 @@ func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagemen
 	}
 	newC, echoC, contentN := 0, 0, 0
 	for i := st.first; i < end; i++ {
-		if !ti.content[i] {
+		if !ti.content[i] || ti.sentFlags[ti.d.toks[i].sent]&sfCue != 0 {
 			continue
 		}
 		contentN++
@@ -952,28 +957,31 @@ func (sc *scene) linked(d doc, st sentence, tokHit []uint64) bool {
 	return words >= 3
 }
 
-// cues finds the manipulation cues of d.
-func cuesOf(d doc) CueSet {
+// cuesOf finds the manipulation cues of d and sets sfCue in flags[si]
+// for each sentence si that carries one (flags has one entry per
+// sentence).
+func cuesOf(d doc, flags []uint8) CueSet {
 	var c CueSet
 	for si, st := range d.sents {
+		var sc CueSet
 		ts := d.toks[st.first:st.end]
 		if matchAny(ts, guiltPhrases) {
-			c = c.With(Guilt)
+			sc = sc.With(Guilt)
 		}
 		if matchAny(ts, urgencyPhrases) {
-			c = c.With(Urgency)
+			sc = sc.With(Urgency)
 		}
 		if matchAny(ts, dismissPhrases) {
-			c = c.With(Contempt)
+			sc = sc.With(Contempt)
 		}
 		if matchAny(ts, socialPhrases) {
-			c = c.With(SocialProof)
+			sc = sc.With(SocialProof)
 		}
 		if matchAny(ts, threatPhrases) {
-			c = c.With(Threat)
+			sc = sc.With(Threat)
 		}
 		if at := firstMatch(ts, autonomyPhrases); at >= 0 {
-			but := false
+			but, next := false, false
 			for _, t := range ts[at:] {
 				if t.w == "but" || t.w == "however" {
 					but = true
@@ -982,11 +990,20 @@ func cuesOf(d doc) CueSet {
 			if !but && si+1 < len(d.sents) {
 				nx := d.toks[d.sents[si+1].first]
 				but = nx.w == "but" || nx.w == "however"
+				next = but
 			}
 			if but {
-				c = c.With(AutonomyBut)
+				sc = sc.With(AutonomyBut)
+			}
+			if next {
+				// "It's your choice. But ...": the taking back too
+				flags[si+1] |= sfCue
 			}
 		}
+		if sc != 0 {
+			flags[si] |= sfCue
+		}
+		c |= sc
 	}
 	return c
 }

@@ -59,6 +59,11 @@ func TestEmbeddedReadings(t *testing.T) {
 		{"What about the cost worries you?", []Engagement{Acknowledged, NotEngaged}},
 		{"Everything we say stays confidential, bound by law and a professional code.", []Engagement{NotEngaged, Answered}},
 		{"Your privacy concerns are ridiculous.", []Engagement{NotEngaged, Dismissed}},
+		// the next sentence lends an acknowledgement its content, unless
+		// it carries a manipulation cue: pressure is no reason
+		{"You mentioned the cost. Many counsellors offer a sliding scale for it.", []Engagement{Answered, NotEngaged}},
+		{"You mentioned the cost. If you really cared about us, you would book the first session anyway.", []Engagement{Acknowledged, NotEngaged}},
+		{"The cost fits what we earn, and everyone else agrees with that today.", []Engagement{Acknowledged, NotEngaged}},
 	} {
 		if got := read(t, c.msg).Concerns; !slices.Equal(got, c.want) {
 			t.Errorf("%q: concerns %v, want %v", c.msg, got, c.want)
@@ -80,6 +85,8 @@ func TestEmbeddedReadings(t *testing.T) {
 		"It's your choice. Take your time.":                    0,
 		"I'm not saying you're selfish, and there's no rush.":  0,
 		"It's up to you. But here is one more thing to weigh.": CueSet(0).With(AutonomyBut),
+		"Nobody else needs to know that we go.":                0,
+		"Nobody else hesitates this long.":                     CueSet(0).With(SocialProof),
 	} {
 		if got := read(t, msg).Cues; got != want {
 			t.Errorf("%q: cues %v, want %v", msg, got.Strings(), want.Strings())

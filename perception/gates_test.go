@@ -459,9 +459,9 @@ func TestGateSurfaceForm(t *testing.T) {
 
 // TestGateMinimalPairs: from the same history, r_t of the better of two
 // next turns is strictly higher (a tie counts as wrong) in at least 85 %
-// of the pairs, over 12 kinds of pair on every gate concern. Pairs where
-// adding a fabricated claim or a manipulation cue raised r_t are logged
-// and counted (the target is none; docs/simulator.md gives the count).
+// of the pairs, over 12 kinds of pair on every gate concern; and adding a
+// fabricated claim or a manipulation cue to an answer never raises r_t on
+// its turn (pairs where it does not lower it are logged).
 func TestGateMinimalPairs(t *testing.T) {
 	gs := loadGates(t)
 	pee := sim.New(sim.DefaultConfig())
@@ -524,10 +524,11 @@ func TestGateMinimalPairs(t *testing.T) {
 				}
 				total++
 				perTotal[ki]++
-				if strings.HasPrefix(kd.name, "answer vs answer + ") && w > b {
-					// the issue asks for never; reported, not yet met (docs/simulator.md)
-					raised++
-					t.Logf("%s, %s: %s raises r_t (%+.4f > %+.4f)", g.sc.ID, g.items[i].Concern, kd.name, w, b)
+				if strings.HasPrefix(kd.name, "answer vs answer + ") && w >= b {
+					if w > b {
+						raised++
+					}
+					t.Logf("%s, %s: %s: r_t %+.4f, honest %+.4f", g.sc.ID, g.items[i].Concern, kd.name, w, b)
 				}
 				if b > w {
 					right++
@@ -546,6 +547,9 @@ func TestGateMinimalPairs(t *testing.T) {
 	}
 	if share < 0.85 {
 		t.Errorf("r_t orders %.1f%% of minimal pairs correctly, want >= 85%%", 100*share)
+	}
+	if raised > 0 {
+		t.Errorf("a fabrication or cue raised r_t on its turn in %d pairs, want none", raised)
 	}
 }
 

@@ -70,7 +70,10 @@ var (
 		"everyone else", "everybody else", "everyone already", "everybody already", "everyone has already",
 		"everybody has already", "everyone's already", "everyone agrees", "everybody agrees",
 		"anyone sensible", "anyone smart", "anyone reasonable", "anyone with sense", "any sensible", "any reasonable",
-		"any smart", "any normal", "all your friends", "all of your friends", "no one else", "nobody else",
+		"any smart", "any normal", "all your friends", "all of your friends",
+		// "nobody else hesitates", not "nobody else needs to know"
+		"no one else would/is/has/does/thinks/worries/minds/complains/objects/hesitates/refuses/waits/cares",
+		"nobody else would/is/has/does/thinks/worries/minds/complains/objects/hesitates/refuses/waits/cares",
 		"normal people", "smart people", "sensible people", "most people would already", "the whole world",
 		"you're the only one", "you are the only one",
 	}

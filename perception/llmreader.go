@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
@@ -15,12 +16,17 @@ import (
 
 // LLM is the reader that asks an LLM role (llm:ROLE of --config) for the
 // perception of each persuader message: one chat request per message with
-// a JSON-schema answer (LLMSchema), parsed strictly; a malformed answer is
-// asked again once, then the read fails (ErrFailedRead), never replaced by
-// a default. The prompt opens with the fixed instructions and the
-// scenario (hidden concerns included: the reader is the persuadee's
-// perception), so an engine's prefix cache reuses it across the turns of
-// an episode. Safe for concurrent use.
+// a JSON-schema answer (LLMSchema), parsed strictly. A malformed answer is
+// asked again once, as a different request: the same conversation
+// continued by the malformed answer and a user message naming the parse
+// error, with a derived seed (retrySeed) when the role sets one, so a
+// seeded engine does not give the same answer again. A second malformed
+// answer fails the read (ErrFailedRead), never replaced by a default. The
+// prompt opens with the fixed instructions and the scenario (hidden
+// concerns included: the reader is the persuadee's perception), so an
+// engine's prefix cache reuses it across the turns of an episode and for
+// the retry. Perception.Usage carries the engine usage of both requests.
+// Safe for concurrent use.
 type LLM struct {
 	name   string
 	client *llm.Client
@@ -113,26 +119,66 @@ func (s *llmSession) Read(ctx context.Context, in Input) (Perception, error) {
 	for _, m := range in.Transcript {
 		fmt.Fprintf(&tr, "%s: %s\n", m.Speaker, m.Text)
 	}
-	msgs := []llm.Message{
-		{Role: "system", Content: s.system},
-		{Role: "user", Content: "Conversation so far; report on its last persuader message.\n" + tr.String()},
+	req := llm.ChatRequest{
+		Messages: []llm.Message{
+			{Role: "system", Content: s.system},
+			{Role: "user", Content: "Conversation so far; report on its last persuader message.\n" + tr.String()},
+		},
+		Sampling: s.r.role.Sampling, Thinking: s.r.role.Thinking, JSONSchema: LLMSchema,
 	}
-	var lastErr error
-	for try := 0; try < 2; try++ {
-		resp, err := s.r.client.Chat(ctx, llm.ChatRequest{Messages: msgs, Sampling: s.r.role.Sampling, Thinking: s.r.role.Thinking, JSONSchema: LLMSchema})
+	var usage episode.Usage
+	for try := 0; ; try++ {
+		resp, err := s.r.client.Chat(ctx, req)
 		if err != nil {
 			return Perception{}, fmt.Errorf("perception %s: %w", s.r.name, err)
 		}
+		usage = usage.Add(episode.Usage(resp.Usage))
 		p, err := parseLLM(resp.Content, s.sc)
 		if err == nil {
 			// the P4G strategies are lexical: read from the text, as the
 			// engine's tags have them
 			p.Strategies = msg.TagsOf().Strategies
+			p.Usage = usage
 			return p, nil
 		}
-		lastErr = err
+		if try == 1 {
+			return Perception{}, fmt.Errorf("%w: %s: %w", ErrFailedRead, s.r.name, err)
+		}
+		req = retryRequest(req, resp.Content, err)
 	}
-	return Perception{}, fmt.Errorf("%w: %s: %w", ErrFailedRead, s.r.name, lastErr)
+}
+
+// retryRequest is the request that asks again after answer failed to
+// parse with perr: req's conversation continued by the answer (as the
+// assistant's turn, "(empty answer)" when there was none: chat templates
+// want the roles to alternate) and a user message naming perr, with the
+// seed retrySeed derives from req's.
+func retryRequest(req llm.ChatRequest, answer string, perr error) llm.ChatRequest {
+	if strings.TrimSpace(answer) == "" {
+		answer = "(empty answer)"
+	}
+	msgs := make([]llm.Message, 0, len(req.Messages)+2)
+	msgs = append(msgs, req.Messages...)
+	msgs = append(msgs,
+		llm.Message{Role: "assistant", Content: answer},
+		llm.Message{Role: "user", Content: "That answer does not match the schema (" + perr.Error() +
+			"). Report on the same last persuader message again: answer with only one JSON object matching the schema, every field present, one entry per concern id listed."})
+	req.Messages = msgs
+	req.Sampling.Seed = retrySeed(req.Sampling.Seed)
+	return req
+}
+
+// retrySeed is the seed of the retry: nil (the engine's own sampling)
+// without a seed, else the next seed.
+//
+// Choice: seed + 1, deterministic, so the same seeded run asks the same
+// two requests, while a seeded engine samples afresh.
+func retrySeed(seed *int64) *int64 {
+	if seed == nil {
+		return nil
+	}
+	v := *seed + 1
+	return &v
 }
 
 // parseLLM decodes an answer strictly: valid JSON of the schema, no

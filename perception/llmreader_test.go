@@ -128,3 +128,121 @@ func TestLLMReaderStrict(t *testing.T) {
 		}
 	}
 }
+
+// The retry after a malformed answer is a different request: the same
+// conversation continued by the malformed answer and a user message
+// naming the parse error, with the next seed; its correct answer is the
+// perception, and the usage of both requests is the read's.
+func TestLLMReaderRetry(t *testing.T) {
+	sc := arenaScenario(t)
+	malformed := strings.Replace(answerFor(sc), `"evidence"`, `"bribery"`, 1)
+	var reqs []fakeengine.Request
+	srv := fakeengine.New(llm.VLLM, fakeengine.WithHandler(func(req fakeengine.Request) fakeengine.Reply {
+		reqs = append(reqs, req)
+		if len(reqs) == 1 {
+			return fakeengine.Reply{Text: malformed}
+		}
+		return fakeengine.Reply{Text: answerFor(sc)}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := llm.NewClient(srv.Backend("fake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(7)
+	r := perception.NewLLM("llm:reader", c, llm.Role{Backend: "fake", Sampling: llm.Sampling{Seed: &seed}})
+	s, err := r.Start(context.Background(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Read(context.Background(), perception.Input{Transcript: []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: "Act now."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	first, second := reqs[0], reqs[1]
+	if len(first.Messages) != 2 || len(second.Messages) != 4 {
+		t.Fatalf("messages: %d then %d, want 2 then 4", len(first.Messages), len(second.Messages))
+	}
+	for i := range first.Messages {
+		if second.Messages[i] != first.Messages[i] {
+			t.Errorf("retry message %d differs from the first request's: the retry continues its conversation", i)
+		}
+	}
+	if m := second.Messages[2]; m.Role != "assistant" || m.Content != malformed {
+		t.Errorf("retry message 2: %s %q, want the malformed answer as the assistant's", m.Role, m.Content)
+	}
+	if m := second.Messages[3]; m.Role != "user" || !strings.Contains(m.Content, `unknown act "bribery"`) || !strings.Contains(m.Content, "JSON") {
+		t.Errorf("retry message 3: %s %q, want a user message naming the parse error and asking for JSON", m.Role, m.Content)
+	}
+	if first.Body["seed"] != float64(7) || second.Body["seed"] != float64(8) {
+		t.Errorf("seeds %v then %v, want 7 then 8", first.Body["seed"], second.Body["seed"])
+	}
+	if second.Body["response_format"] == nil {
+		t.Error("the retry sent no schema")
+	}
+	// the second answer is the perception
+	if p.Acts != tagger.ActSet(0).With(tagger.Evidence) || p.Unsupported != 1 || p.Cues != perception.CueSet(0).With(perception.Urgency) ||
+		p.Relevance != 0.5 || p.Concerns[len(p.Concerns)-1] != perception.Answered {
+		t.Errorf("perception %+v, want the second answer's", p)
+	}
+	// usage: both requests, as the fake engine counts them (prompt: the
+	// rendered chat prompt's tokens; completion: the answer's)
+	want := episode.Usage{
+		PromptTokens:     len(fakeengine.Tokenize(first.Prompt)) + len(fakeengine.Tokenize(second.Prompt)),
+		CompletionTokens: len(fakeengine.Tokenize(malformed)) + len(fakeengine.Tokenize(answerFor(sc))),
+		Requests:         2,
+	}
+	if p.Usage != want || want.PromptTokens < 200 || want.CompletionTokens < 20 {
+		t.Errorf("usage %+v, want %+v", p.Usage, want)
+	}
+	// unseeded, the retry is unseeded too
+	reqs = nil
+	r = perception.NewLLM("llm:reader", c, llm.Role{Backend: "fake"})
+	s, _ = r.Start(context.Background(), sc)
+	if _, err := s.Read(context.Background(), perception.Input{Transcript: []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: "Act now."}}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 || reqs[0].Body["seed"] != nil || reqs[1].Body["seed"] != nil || len(reqs[1].Messages) != 4 {
+		t.Errorf("unseeded: %d requests, seeds %v, %v", len(reqs), reqs[0].Body["seed"], reqs[len(reqs)-1].Body["seed"])
+	}
+}
+
+// The LLM reader's usage is the simulated persuadee's: each turn's
+// PersuadeeUsage is exactly the engine usage of that turn's read.
+func TestLLMReaderUsageInEpisode(t *testing.T) {
+	sc := arenaScenario(t)
+	var prompts []string
+	r := llmReader(t, func(req fakeengine.Request) fakeengine.Reply {
+		prompts = append(prompts, req.Prompt)
+		return fakeengine.Reply{Text: answerFor(sc)}
+	})
+	pee := sim.New(sim.DefaultConfig()).WithReader(r)
+	per, _ := persuader.New("script")
+	ep, err := episode.Run(context.Background(), episode.Config{Tmax: 3}, sc, per, pee, 1)
+	if err != nil || ep.Terminal == "failed" {
+		t.Fatalf("episode: %v, %s %s", err, ep.Terminal, ep.Error)
+	}
+	if len(prompts) != len(ep.Turns) || len(ep.Turns) == 0 {
+		t.Fatalf("%d reads for %d turns", len(prompts), len(ep.Turns))
+	}
+	completion := len(fakeengine.Tokenize(answerFor(sc)))
+	for i, tn := range ep.Turns {
+		want := episode.Usage{PromptTokens: len(fakeengine.Tokenize(prompts[i])), CompletionTokens: completion, Requests: 1}
+		if tn.PersuadeeUsage != want {
+			t.Errorf("turn %d: persuadee usage %+v, want %+v", tn.T, tn.PersuadeeUsage, want)
+		}
+	}
+	// the embedded reader costs nothing
+	ep, err = episode.Run(context.Background(), episode.Config{Tmax: 3}, sc, per, sim.New(sim.DefaultConfig()), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range ep.Turns {
+		if tn.PersuadeeUsage != (episode.Usage{}) {
+			t.Errorf("embedded reader, turn %d: usage %+v, want none", tn.T, tn.PersuadeeUsage)
+		}
+	}
+}

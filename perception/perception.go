@@ -154,6 +154,11 @@ type Perception struct {
 	// Repeat counts the persuader's earlier messages this one nearly
 	// repeats (content words overlapping by RepeatOverlap or more).
 	Repeat int
+	// Usage is what the read cost in engine tokens and requests (the LLM
+	// reader's requests, its retry included; zero for the embedded
+	// reader). It is not perceived: the dynamics never read it; the
+	// simulator reports it as its reply's usage.
+	Usage episode.Usage
 }
 
 // RepeatOverlap is the Jaccard overlap of content-word sets at or above

@@ -314,11 +314,12 @@ func (s *session) TagUtterance(text string) tagger.Tags {
 // Reply perceives the persuader's latest utterance (the last message of
 // transcript) through the persuadee's reader (package perception; the
 // embedded reader by default), updates the latent state from that
-// perception alone and returns the reply text and decision. It returns an
-// error when transcript is empty, its last message is not the
-// persuader's, the episode has already ended with a terminal decision, or
-// the reader fails (wrapping perception.ErrFailedRead: the episode
-// records a failed read, never a guessed perception).
+// perception alone and returns the reply text and decision, with the
+// reader's engine usage as the reply's (zero for the embedded reader).
+// It returns an error when transcript is empty, its last message is not
+// the persuader's, the episode has already ended with a terminal
+// decision, or the reader fails (wrapping perception.ErrFailedRead: the
+// episode records a failed read, never a guessed perception).
 func (s *session) Reply(ctx context.Context, transcript []episode.Message) (episode.Reply, error) {
 	if len(transcript) == 0 || transcript[len(transcript)-1].Speaker != episode.PersuaderSpeaker {
 		return episode.Reply{}, errors.New("sim: Reply needs a transcript ending with a persuader message")
@@ -331,7 +332,11 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 		return episode.Reply{}, fmt.Errorf("sim: reading the persuader's message: %w", err)
 	}
 	d := s.observe(&pc)
-	return episode.Reply{Text: s.render(), Decision: d}, nil
+	// Choice: the reader's engine usage is the persuadee's
+	// (Turn.PersuadeeUsage): the reader is the persuadee's perception, so
+	// reading the message is part of the cost of its reply, and eval's cost
+	// table, the run store and the viewer need no role of their own for it.
+	return episode.Reply{Text: s.render(), Decision: d, Usage: pc.Usage}, nil
 }
 
 // observe applies one persuader turn, as perceived (pc), to the latent

@@ -31,7 +31,8 @@ import (
 // reader reported on, whether it carried the reader's JSON schema, and the
 // engine's answer.
 type readerCall struct {
-	prompt     string // the user message (the transcript so far)
+	prompt     string // the first user message (the transcript so far)
+	turns      int    // messages in the request (2, or 4 for a retry)
 	structured bool
 	answer     string
 }
@@ -93,10 +94,11 @@ func (p *readerProxy) start(t *testing.T, s *server) string {
 		c := readerCall{}
 		if json.Unmarshal(body, &req) == nil {
 			for _, m := range req.Messages {
-				if m.Role == "user" {
+				if m.Role == "user" && c.prompt == "" {
 					c.prompt = m.Content
 				}
 			}
+			c.turns = len(req.Messages)
 			rf := req.ResponseFormat
 			c.structured = rf.Type == "json_schema" && fmt.Sprint(rf.JSONSchema.Schema) == fmt.Sprint(schema)
 		}
@@ -186,7 +188,8 @@ roles:
 		}
 	}
 	// Group the requests by read: consecutive requests on the same
-	// conversation (the retry repeats the prompt).
+	// conversation (the retry continues it with the malformed answer and
+	// a note naming the parse error).
 	var reads [][]readerCall
 	for _, c := range calls {
 		if n := len(reads); n > 0 && reads[n-1][0].prompt == c.prompt {
@@ -232,6 +235,9 @@ roles:
 				t.Errorf("%s t=%d: failed read after %d requests, want 2 (one retry)", ep.ScenarioID, i+1, len(r))
 			case !last && len(r) > 2:
 				t.Errorf("%s t=%d: read took %d requests, want 1 or 2", ep.ScenarioID, i+1, len(r))
+			}
+			if r[0].turns != 2 || len(r) == 2 && r[1].turns != 4 {
+				t.Errorf("%s t=%d: requests of %d then %d messages, want 2 then 4 (the retry continues the conversation)", ep.ScenarioID, i+1, r[0].turns, r[len(r)-1].turns)
 			}
 			// The same answers from the fake engine read the same way: the
 			// real engine's reply reached the reader's parse unchanged, and
