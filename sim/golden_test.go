@@ -25,9 +25,9 @@ import (
 const goldenEpisodes = "259ed4e09298b9c18da1384deb25ca525cf87e756419559253e02284b7517d43"
 
 // goldenDefault is the same hash for the default simulator (the shipped
-// P4G fit, sim.Fitted), recorded on the optimised code when the fit became
-// the default (sim.Version 3); refitting the default records a new one.
-const goldenDefault = "b4c37d682c0a983835d83fedae16f082451232a6eda5d846737c418621a3a317"
+// fit, sim.Fitted: sim/fits/people.json); refitting the default records a
+// new one.
+const goldenDefault = "17d8fb99ccbaf8f8281d7e8b88645be4361810299571ad4f67963a13f1827007"
 
 func TestGoldenEpisodes(t *testing.T) {
 	if got, n := goldenHash(t, sim.HandConfig()); got != goldenEpisodes {

@@ -153,6 +153,7 @@ type session struct {
 	o0, o, u, rho, q float64
 	state            []concernState
 	plans            int // turns with plan detail so far
+	argues           int // turns that answered a concern so far (ArgueGain)
 	asks, pressTurns int
 	turn             int
 	ended            bool
@@ -539,6 +540,11 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 		noise = 0 // nothing new to react to
 	}
 	pos += c.AnswerGain * float64(answered)
+	if (answered > 0 || e.nAddr > 0) && novelty > 0 {
+		// an argument that bears on a worry: most at the first one
+		s.argues++
+		pos += c.ArgueGain / float64(s.argues)
+	}
 	pos *= s.recv / (1 + s.rho) * s.trust * novelty
 	e.gain = pos - neg
 	s.o = clamp(s.o+pos-neg+noise, -1, 1)
