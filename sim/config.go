@@ -197,8 +197,8 @@ type Config struct {
 }
 
 // DefaultConfig returns the default parameters of the simulator ("sim"):
-// the shipped P4G fit (Fitted: HandConfig with the parameters of
-// sim/fits/p4g.json, fitted by `persuarena sim fit p4g` on PersuasionForGood
+// the shipped fit to people (Fitted: HandConfig with the parameters of
+// sim/fits/people.json, fitted by `persuarena sim fit people` on PersuasionTrace and PersuasionForGood
 // train users under closed-loop limits; docs/simulator.md, "The shipped
 // fit"). Soft and Hard are derived from it.
 func DefaultConfig() Config {
@@ -209,7 +209,7 @@ func DefaultConfig() Config {
 // HandConfig returns the hand-set parameters of simulator version 2,
 // calibrated against the built-in persuaders (docs/simulator.md,
 // "Calibration"). It is the base the shipped P4G fit (Fitted;
-// sim/fits/p4g.json) starts from, named "sim-hand" by ByName and in config
+// sim/fits/people.json) starts from, named "sim-hand" by ByName and in config
 // files.
 func HandConfig() Config {
 	ev := tagger.ActSet(0).With(tagger.Evidence)
