@@ -9,6 +9,7 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/persuasiontrace"
+	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 )
@@ -182,8 +183,48 @@ type TraceReport struct {
 // Same inputs and Seed give the same report, whatever opt.Workers.
 func RunTrace(ctx context.Context, rounds []persuasiontrace.Round, sum *persuasiontrace.Summary, pee episode.Persuadee, opt Options) (*TraceReport, error) {
 	opt.fill()
+	rts, rep, err := replayTrace(ctx, rounds, pee, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Import = sum
+	var pers, ctrl []*TraceRound
+	for _, rt := range rts {
+		if rt.Control {
+			ctrl = append(ctrl, rt)
+		} else {
+			pers = append(pers, rt)
+		}
+	}
+	rep.Persuasion = arm("persuasion", pers, opt, episode.Mix(opt.Seed^0xf5))
+	rep.Control = arm("control", ctrl, opt, episode.Mix(opt.Seed^0xf6))
+	rep.References = references(rep)
+	rep.Checks = rep.Targets()
+	return rep, nil
+}
+
+// TraceRounds replays every round open-loop through pee as RunTrace does
+// and returns the rounds that replayed, in import order, without the
+// report's figures (the fit's objective, package simfit, reads them). The
+// errors are RunTrace's; a failed replay is left out.
+func TraceRounds(ctx context.Context, rounds []persuasiontrace.Round, pee episode.Persuadee, opt Options) ([]*TraceRound, error) {
+	opt.fill()
+	rts, _, err := replayTrace(ctx, rounds, pee, opt)
+	return rts, err
+}
+
+// replayTrace replays the rounds and pairs each replay with its round; the
+// report it returns holds the run's identity and the failures only.
+//
+// Choice: without opt.Basis the belief is probe.AgreementBasis, the
+// persuadee's agreement with the persuader's side, the quantity the people
+// reported (docs/fidelity.md, "PersuasionTrace").
+func replayTrace(ctx context.Context, rounds []persuasiontrace.Round, pee episode.Persuadee, opt Options) ([]*TraceRound, *TraceReport, error) {
+	if opt.Basis == nil {
+		opt.Basis = probe.AgreementBasis
+	}
 	if len(rounds) == 0 {
-		return nil, fmt.Errorf("fidelity: no PersuasionTrace round to replay")
+		return nil, nil, fmt.Errorf("fidelity: no PersuasionTrace round to replay")
 	}
 	ss := persuasiontrace.Scenarios(rounds)
 	todo := make([]*scenario.Scenario, len(ss))
@@ -192,10 +233,9 @@ func RunTrace(ctx context.Context, rounds []persuasiontrace.Round, sum *persuasi
 	}
 	traces, errs, err := replayAll(ctx, todo, pee, opt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rep := &TraceReport{Persuadee: pee.Name(), Seed: opt.Seed, Resamples: opt.Resamples, Level: opt.Level, Import: sum}
-	var pers, ctrl []*TraceRound
+	rep := &TraceReport{Persuadee: pee.Name(), Seed: opt.Seed, Resamples: opt.Resamples, Level: opt.Level}
 	for i, tr := range traces {
 		if errs[i] != nil {
 			rep.Failed++
@@ -204,22 +244,12 @@ func RunTrace(ctx context.Context, rounds []persuasiontrace.Round, sum *persuasi
 			}
 			continue
 		}
-		rt := traceRound(&rounds[i], tr)
-		rep.Rounds = append(rep.Rounds, rt)
-		if rt.Control {
-			ctrl = append(ctrl, rt)
-		} else {
-			pers = append(pers, rt)
-		}
+		rep.Rounds = append(rep.Rounds, traceRound(&rounds[i], tr))
 	}
 	if len(rep.Rounds) == 0 {
-		return nil, fmt.Errorf("fidelity: every replay failed; first: %w", errs[0])
+		return nil, nil, fmt.Errorf("fidelity: every replay failed; first: %w", errs[0])
 	}
-	rep.Persuasion = arm("persuasion", pers, opt, episode.Mix(opt.Seed^0xf5))
-	rep.Control = arm("control", ctrl, opt, episode.Mix(opt.Seed^0xf6))
-	rep.References = references(rep)
-	rep.Checks = rep.Targets()
-	return rep, nil
+	return rep.Rounds, rep, nil
 }
 
 // beliefAt returns the persuadee's belief after persuader message pos

@@ -36,6 +36,21 @@ var Default = Basis{
 	{ID: "ac", Dimension: "conative (acceptance-shift)", Question: "Am I more open to what they are proposing than I was before?"},
 }
 
+// Agreement is the probe of agreement with the proposal: the persuadee's
+// belief that what the persuader argues for is right, in [0, 1]. It reads
+// what PersuasionTrace's people report after each persuader message (the
+// PersuasionTrace paper: belief in a proposition on a slider), where the
+// Default basis reads willingness to commit now (Probe-RPO paper).
+//
+// Choice: one question, asked like the Default probes (P(Yes) of a yes/no
+// answer), so an LLM persuadee answers it through its log-probabilities
+// and the simulator reads it from its openness (package sim, "agree").
+var Agreement = Probe{ID: "agree", Dimension: "agreement with the proposal", Question: "Do I agree with what the other person is arguing for?"}
+
+// AgreementBasis is the one-probe basis {Agreement}: the belief is the
+// agreement itself.
+var AgreementBasis = Basis{Agreement}
+
 // LoadBasis reads a basis from a JSON file holding an array of
 // {"id", "dimension", "question"} objects. It fails, naming the file and the
 // entry, on an empty basis, a missing id or question, or a duplicate id.

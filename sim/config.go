@@ -154,6 +154,15 @@ type Config struct {
 	TrustClaim, ClaimCost                     float64
 	RapportIgnore, EchoHigh, EchoCost         float64
 	RepeatCost                                float64
+	// ArgueGain is the openness gained from a turn that answers at least
+	// one concern (a reason that bears on a worry, or a concern
+	// addressed), ArgueGain/k on the k-th such turn, >= 0; damped like
+	// every gain. Natural persuasion moves people most at its first
+	// argument and less at each later one (PersuasionTrace paper: most
+	// belief change comes at the first report; diminishing returns of
+	// repeated argument, Cacioppo & Petty 1979). 0 in the hand-set
+	// parameters; fitted to PersuasionTrace (docs/simulator.md).
+	ArgueGain float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
 	// CAWeight*u + (1-CAWeight)*addressed/(voiced + addressed + hidden
@@ -188,8 +197,8 @@ type Config struct {
 }
 
 // DefaultConfig returns the default parameters of the simulator ("sim"):
-// the shipped P4G fit (Fitted: HandConfig with the parameters of
-// sim/fits/p4g.json, fitted by `persuarena sim fit p4g` on PersuasionForGood
+// the shipped fit to people (Fitted: HandConfig with the parameters of
+// sim/fits/people.json, fitted by `persuarena sim fit people` on PersuasionTrace and PersuasionForGood
 // train users under closed-loop limits; docs/simulator.md, "The shipped
 // fit"). Soft and Hard are derived from it.
 func DefaultConfig() Config {
@@ -200,7 +209,7 @@ func DefaultConfig() Config {
 // HandConfig returns the hand-set parameters of simulator version 2,
 // calibrated against the built-in persuaders (docs/simulator.md,
 // "Calibration"). It is the base the shipped P4G fit (Fitted;
-// sim/fits/p4g.json) starts from, named "sim-hand" by ByName and in config
+// sim/fits/people.json) starts from, named "sim-hand" by ByName and in config
 // files.
 func HandConfig() Config {
 	ev := tagger.ActSet(0).With(tagger.Evidence)
@@ -410,7 +419,7 @@ func (c *Config) Validate() error {
 	}{{"RapportDismiss", c.RapportDismiss}, {"ReactDismiss", c.ReactDismiss}, {"DismissCost", c.DismissCost},
 		{"ReactManip", c.ReactManip}, {"ManipCost", c.ManipCost}, {"ClaimCost", c.ClaimCost},
 		{"RapportIgnore", c.RapportIgnore}, {"EchoCost", c.EchoCost}, {"RepeatCost", c.RepeatCost},
-		{"AnswerGain", c.AnswerGain}} {
+		{"AnswerGain", c.AnswerGain}, {"ArgueGain", c.ArgueGain}} {
 		in(f.name, f.v, 0, math.Inf(1))
 	}
 	in("CAWeight", c.CAWeight, 0, 1)

@@ -53,6 +53,9 @@ type FitProvenance struct {
 	// Data is "sha256:" and the hex SHA-256 of the scenarios fitted on,
 	// as canonical JSON lines in scenario order (simfit.DataHash).
 	Data string `json:"data"`
+	// TraceData is the same hash of the PersuasionTrace scenarios the fit
+	// read (train and validation people; "" when it read none).
+	TraceData string `json:"trace_data,omitempty"`
 	// Seed is the fit's replay seed; Split the split fitted on, with the
 	// number of Users and Dialogues; Folds the user-grouped
 	// cross-validation folds.

@@ -8,9 +8,9 @@ import (
 
 // FittedPath is where the shipped fit lives in the repository; the same
 // bytes are embedded in the binary (Fitted).
-const FittedPath = "sim/fits/p4g.json"
+const FittedPath = "sim/fits/people.json"
 
-//go:embed fits/p4g.json
+//go:embed fits/people.json
 var fittedFile []byte
 
 var (
@@ -33,8 +33,10 @@ func loadFitted() {
 	fittedCfg, fittedF = c, f
 }
 
-// Fitted returns the shipped P4G fit (sim/fits/p4g.json, embedded; made
-// by `persuarena sim fit p4g`, docs/simulator.md "The shipped fit"):
+// Fitted returns the shipped fit to people (sim/fits/people.json,
+// embedded; made by `persuarena sim fit people`, PersuasionTrace
+// per-report beliefs and P4G outcomes and reactions; docs/simulator.md
+// "The shipped fit"):
 // HandConfig with the fitted parameters set, named "sim", and the file
 // with its provenance. The file is checked by the package's tests; an
 // invalid embedded file panics.

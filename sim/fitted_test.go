@@ -10,7 +10,7 @@ import (
 )
 
 // TestFittedLoads checks the embedded fit: it is the repository's
-// sim/fits/p4g.json byte for byte, starts from the hand-set parameters,
+// sim/fits/people.json byte for byte, starts from the hand-set parameters,
 // carries its provenance, and Fitted holds exactly its values.
 func TestFittedLoads(t *testing.T) {
 	c, f := sim.Fitted()

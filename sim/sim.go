@@ -153,6 +153,7 @@ type session struct {
 	o0, o, u, rho, q float64
 	state            []concernState
 	plans            int // turns with plan detail so far
+	argues           int // turns that answered a concern so far (ArgueGain)
 	asks, pressTurns int
 	turn             int
 	ended            bool
@@ -544,6 +545,11 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 		noise = 0 // nothing new to react to
 	}
 	pos += c.AnswerGain * float64(answered)
+	if (answered > 0 || e.nAddr > 0) && novelty > 0 {
+		// an argument that bears on a worry: most at the first one
+		s.argues++
+		pos += c.ArgueGain / float64(s.argues)
+	}
 	pos *= s.recv / (1 + s.rho) * s.trust * novelty
 	e.gain = pos - neg
 	s.o = clamp(s.o+pos-neg+noise, -1, 1)
@@ -699,16 +705,19 @@ func (s *session) countState(st concernState) int {
 // from rapport and the share of voiced concerns addressed, "pe" from the
 // perceived-persuasiveness EMA, "ac" from openness relative to the initial
 // stance, each as p = sigmoid(K (score - C)) (docs/simulator.md, "Probes").
-// Choice: a probe id outside the default basis (a user basis) gets the
-// mean of the three, the belief level B_t itself. Probe reads the state
+// The agreement probe (probe.Agreement, id "agree") reads openness:
+// p = (1 + o)/2 (Agreement). Choice: a probe id outside the default basis
+// and "agree" (a user basis) gets the mean of the three, the belief level
+// B_t itself. Probe reads the state
 // only: it never changes it or draws randomness, so probing cannot change
 // the transcript (the discarded fork of the Probe-RPO paper). It never fails.
 func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
 	ca, pe, ac := s.probs()
+	ag := Agreement(s.o)
 	out := make([]probe.Answer, len(basis))
 	top := make([]probe.TokenLogprob, 2*len(basis)) // one backing array for all answers
 	for k, pr := range basis {
-		p := probeP(pr.ID, ca, pe, ac)
+		p := probeP(pr.ID, ca, pe, ac, ag)
 		// as probe.FromProbability(p), without its per-answer allocation
 		p = min(max(p, 1e-12), 1-1e-12)
 		top[2*k] = probe.TokenLogprob{Token: "Yes", ID: -1, Logprob: math.Log(p)}
@@ -724,16 +733,20 @@ func (s *session) Probe(_ context.Context, _ []episode.Message, basis probe.Basi
 // the Readings of Probe's answers. Like Probe it reads the state only.
 func (s *session) ProbeProbabilities(dst []float64, basis probe.Basis) []float64 {
 	ca, pe, ac := s.probs()
+	ag := Agreement(s.o)
 	for _, pr := range basis {
-		dst = append(dst, probeP(pr.ID, ca, pe, ac))
+		dst = append(dst, probeP(pr.ID, ca, pe, ac, ag))
 	}
 	return dst
 }
 
-// probeP is the P(Yes) of probe id given the CA, PE and AC probabilities:
-// the mean of the three for an id outside the default basis.
-func probeP(id string, ca, pe, ac float64) float64 {
+// probeP is the P(Yes) of probe id given the CA, PE, AC and agreement
+// probabilities: the mean of the first three for an id outside the
+// default basis and the agreement probe.
+func probeP(id string, ca, pe, ac, ag float64) float64 {
 	switch id {
+	case probe.Agreement.ID:
+		return ag
 	case "ca":
 		return ca
 	case "pe":
@@ -743,6 +756,19 @@ func probeP(id string, ca, pe, ac float64) float64 {
 	}
 	return (ca + pe + ac) / 3
 }
+
+// Agreement maps openness o in [-1, 1] to the agreement probe's P(Yes),
+// (1 + o)/2 in [0, 1] (docs/simulator.md, "Probes").
+//
+// Choice: the inverse of the stance a PersuasionTrace round starts from
+// (initial_stance = 2b - 1, package persuasiontrace), so B_0 is the
+// person's reported initial belief exactly and a change of openness is
+// twice the change of reported agreement. Linear, because openness is
+// the simulator's own scale of agreement with the proposal and a person's
+// slider is read as a probability (the PersuasionTrace paper models the
+// report as belief in the proposition); the decision gates and the Default
+// basis stay on o as before.
+func Agreement(o float64) float64 { return clamp((1+o)/2, 0, 1) }
 
 // probs returns P(Yes) of the CA, PE and AC probes.
 func (s *session) probs() (ca, pe, ac float64) {

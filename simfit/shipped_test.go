@@ -5,19 +5,49 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/persuarena/persuarena/internal/cidata"
+	"github.com/persuarena/persuarena/persuasiontrace"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
 
 // shipped is the fit shipped with the repository (docs/simulator.md).
-var shipped = filepath.Join("..", "sim", "fits", "p4g.json")
+var shipped = filepath.Join("..", "sim", "fits", "people.json")
 
 // ReproEnv, when set to a non-empty value, runs the full reproduction of
 // the shipped fit (the final fit without cross-validation, a few minutes on a busy
 // 2-core machine; .ci/run sets it).
 const ReproEnv = "PERSUARENA_SIMFIT_REPRO"
+
+// TraceEnv, when set, names the PersuasionTrace directory the shipped fit
+// read; by default the shared copy beside the repository (CI copies
+// shared/ next to the clone).
+const TraceEnv = "PERSUARENA_PERSUASIONTRACE"
+
+// traceRounds imports the PersuasionTrace copy (cidata: a missing copy
+// fails under CI, skips elsewhere) and returns its train and validation
+// people's rounds and the hash of their scenarios.
+func traceRounds(t *testing.T) (train, val []persuasiontrace.Round, hash string) {
+	t.Helper()
+	dir := os.Getenv(TraceEnv)
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "data", "persuasiontrace")
+	}
+	cidata.Require(t, dir)
+	rs, _, err := persuasiontrace.Import(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, val = TraceSplit(rs)
+	hash, err = DataHash(persuasiontrace.Scenarios(slices.Concat(train, val)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return train, val, hash
+}
 
 func TestShippedFitLoadsAndMatchesData(t *testing.T) {
 	c, f, err := sim.LoadFile(shipped)
@@ -36,10 +66,13 @@ func TestShippedFitLoadsAndMatchesData(t *testing.T) {
 	if p == nil || p.Data != h || p.Seed != 1 || p.Split != "train" || p.Dialogues != 662 || p.Users != 499 || p.Evaluations > DefaultEvals {
 		t.Errorf("provenance %+v, want data %s, seed 1, 662 train dialogues of 499 users", p, h)
 	}
-	if len(f.Params) != len(DefaultParams) {
-		t.Errorf("%d parameters shipped, want %d", len(f.Params), len(DefaultParams))
+	if len(f.Params) != len(PeopleParams) {
+		t.Errorf("%d parameters shipped, want %d", len(f.Params), len(PeopleParams))
 	}
-	for _, q := range DefaultParams {
+	if _, _, th := traceRounds(t); p.TraceData != th {
+		t.Errorf("PersuasionTrace data %s, want %s", p.TraceData, th)
+	}
+	for _, q := range PeopleParams {
 		v, err := c.Param(q.Name)
 		if err != nil || v != f.Params[q.Name] || v < q.Lo || v > q.Hi {
 			t.Errorf("%s = %v (%v), file %v, bounds [%v, %v]", q.Name, v, err, f.Params[q.Name], q.Lo, q.Hi)
@@ -58,7 +91,7 @@ func TestShippedFitLoadsAndMatchesData(t *testing.T) {
 
 func TestFitReproducesShipped(t *testing.T) {
 	if os.Getenv(ReproEnv) == "" {
-		t.Skipf("set %s=1 to refit the shipped P4G fit (CI does)", ReproEnv)
+		t.Skipf("set %s=1 to refit the shipped fit (CI does)", ReproEnv)
 	}
 	_, f, err := sim.LoadFile(shipped)
 	if err != nil {
@@ -82,7 +115,9 @@ func TestFitReproducesShipped(t *testing.T) {
 	for i := range arena {
 		ar = append(ar, &arena[i])
 	}
-	opt := Options{Seed: f.Provenance.Seed, MaxEvals: DefaultEvals, Closed: DefaultClosedLoop(ar, fit, DefaultClosedN)}
+	tr, tv, _ := traceRounds(t)
+	opt := Options{Seed: f.Provenance.Seed, MaxEvals: PeopleEvals, Params: PeopleParams, Trace: tr, TraceVal: tv,
+		Closed: DefaultClosedLoop(ar, fit, DefaultClosedN)}
 	r, err := Fit(context.Background(), fit, nil, opt)
 	if err != nil {
 		t.Fatal(err)

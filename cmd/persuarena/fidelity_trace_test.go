@@ -103,3 +103,17 @@ func TestFidelityPersuasionTraceLLM(t *testing.T) {
 		}
 	}
 }
+
+// persuarena fidelity persuasiontrace --persuadee sim+reader=llm:q, end to
+// end on the fake engine: the LLM role is asked to read each message for
+// the simulator; the fake engine's answer is not the reader schema's JSON,
+// so every replay records a failed read (never a guessed perception) and
+// the report names it.
+func TestFidelityPersuasionTraceSimLLMReader(t *testing.T) {
+	cfgPath, _ := startFakeEngine(t, llm.VLLM)
+	_, err := runs.FidelityPersuasionTrace(context.Background(), runs.FidelitySpec{From: ptFixture, Persuadee: "sim+reader=llm:q", Config: cfgPath,
+		Seed: 1, Resamples: 50, Workers: 2}, nil)
+	if err == nil || !strings.Contains(err.Error(), "every replay failed") || !strings.Contains(err.Error(), "perception: failed read: llm:q") {
+		t.Fatalf("err %v, want every replay to fail with the reader's failed read", err)
+	}
+}

@@ -12,17 +12,39 @@ import (
 )
 
 func init() {
+	simCmd := &cobra.Command{Use: "sim", Short: "Work with the embedded simulated persuadee (fit its parameters to data)"}
+	fitCmd := &cobra.Command{Use: "fit", Short: "Fit the simulator's parameters to real data"}
+	fitCmd.AddCommand(fitCommand("p4g [--from DIR] [--seed N] [--out FILE]",
+		"Fit the simulator's free parameters to PersuasionForGood (train users only)",
+		`Fits simulator parameters (--bounds) to the P4G paper's train split by seeded
+open-loop replay and writes a config for --persuadee sim:FILE. See docs/simulator.md.`, false))
+	fitCmd.AddCommand(fitCommand("people --trace DIR [--from DIR] [--seed N] [--out FILE]",
+		"Fit the simulator to PersuasionTrace per-report beliefs and P4G outcomes and reactions (train people only)",
+		`Fits simulator parameters (--bounds, default people) to one objective: the P4G
+train split's outcomes and reactions plus the per-report beliefs of the
+PersuasionTrace train people (--trace), by seeded open-loop replay, under the
+closed-loop limits; the validation people of both are scored, the held-out
+people never read. Writes a config for --persuadee sim:FILE. See
+docs/simulator.md ("Fitting to people").`, true))
+	simCmd.AddCommand(fitCmd)
+	rootCmd.AddCommand(simCmd)
+}
+
+// fitCommand is one `sim fit` subcommand; trace adds the required
+// --trace flag (the PersuasionTrace directory) and makes people the
+// default parameter set.
+func fitCommand(use, short, long string, trace bool) *cobra.Command {
 	var (
 		spec simfit.P4GSpec
 		out  string
 	)
-	p4gCmd := &cobra.Command{
-		Use:   "p4g [--from DIR] [--seed N] [--out FILE]",
-		Short: "Fit the simulator's free parameters to PersuasionForGood (train users only)",
-		Long: `Fits simulator parameters (--bounds) to the P4G paper's train split by seeded
-open-loop replay and writes a config for --persuadee sim:FILE. See docs/simulator.md.`,
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if trace && spec.Trace == "" {
+				return fmt.Errorf("--trace DIR is required (the PersuasionTrace copy, e.g. ../shared/data/persuasiontrace)")
+			}
 			file, err := simfit.FitP4G(cmd.Context(), spec, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -37,19 +59,20 @@ open-loop replay and writes a config for --persuadee sim:FILE. See docs/simulato
 			return err
 		},
 	}
-	f := p4gCmd.Flags()
+	f := cmd.Flags()
+	bounds, folds := simfit.DefaultBounds, 3
+	if trace {
+		f.StringVar(&spec.Trace, "trace", "", "PersuasionTrace directory (its train people are fitted, its validation people scored)")
+		bounds, folds = simfit.PeopleBounds, 0
+	}
 	f.StringVar(&spec.From, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
 	f.StringVar(&out, "out", "", "write the fitted config file here (default: standard output)")
 	f.StringVar(&spec.Base, "base", sim.HandName, "configuration the fit starts from: "+sim.HandName+" (the hand-set parameters), "+strings.Join(sim.Names, ", "))
-	f.StringVar(&spec.Bounds, "bounds", simfit.DefaultBounds, "fitted parameters and bounds: narrow (each dynamics parameter within half and twice its hand-set value), wide, traits (trait multipliers and strategy reactions only), core (seven) or strategy (three strategy reactions)")
+	f.StringVar(&spec.Bounds, "bounds", bounds, "fitted parameters and bounds: people (argument gain and the three strategy reactions), narrow (each dynamics parameter within half and twice its hand-set value), wide, traits (trait multipliers and strategy reactions only), core (seven) or strategy (three strategy reactions)")
 	f.Uint64Var(&spec.Seed, "seed", 1, "replay seed (same seed, same fit)")
-	f.IntVar(&spec.Folds, "folds", 3, "user-grouped cross-validation folds within the train users (0: none)")
+	f.IntVar(&spec.Folds, "folds", folds, "user-grouped cross-validation folds within the P4G train users (0: none)")
 	f.IntVar(&spec.MaxEvals, "max-evals", simfit.DefaultEvals, "objective evaluations per Nelder-Mead fit")
 	f.IntVar(&spec.ClosedN, "closed-n", simfit.DefaultClosedN, "train scenarios per set (arena, p4g) of the closed-loop eval that constrains the fit (0: open-loop objective only)")
 	workersFlag(f, &spec.Workers)
-	simCmd := &cobra.Command{Use: "sim", Short: "Work with the embedded simulated persuadee (fit its parameters to data)"}
-	fitCmd := &cobra.Command{Use: "fit", Short: "Fit the simulator's parameters to real data"}
-	fitCmd.AddCommand(p4gCmd)
-	simCmd.AddCommand(fitCmd)
-	rootCmd.AddCommand(simCmd)
+	return cmd
 }
