@@ -146,9 +146,9 @@ var Objectives = []string{"all", "EB", "IT", "AR", "AA"}
 
 // Scored is a sequence with its score.
 type Scored struct {
-	Seq   Seq   `json:"-"`
+	Seq   Seq    `json:"-"`
 	Name  string `json:"seq"`
-	Score Score `json:"score"`
+	Score Score  `json:"score"`
 }
 
 // FixedResult is what FixedStudy found.
