@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/persuader"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/study"
+)
+
+func init() {
+	var (
+		o          study.FixedOptions
+		sets       []string
+		split      string
+		persuadee  string
+		baselines  []string
+		format     string
+		configPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "fixed",
+		Short: "Search the best reply-blind fixed act sequence, overall and per resistance type",
+		Long: `Beam-searches fixed act sequences (one act set per turn, the planner's 31
+sets, worded by the built-in templates, never reading a reply) of length 1 to
+--tmax on the scenarios of --split, and prints per objective (all types, EB,
+IT, AR, AA) the best sequence's full acceptance per type, its moved share
+(B_T > 0.5) and mean B_T, the --baseline persuaders on the same episodes, and
+how many other types lose at least 10 pp acceptance with each type's best
+sequence (docs/simulator.md, "Heterogeneity").`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			sp, err := scenario.ParseSplit(split)
+			if err != nil {
+				return fmt.Errorf("--split: %w", err)
+			}
+			all, err := scenario.ResolveOrBuiltins(sets)
+			if err != nil {
+				return err
+			}
+			o.Scenarios = scenario.Filter(all, sp)
+			if o.Persuadee, err = roles.ResolvePersuadee(ctx, configPath, persuadee); err != nil {
+				return err
+			}
+			for _, name := range baselines {
+				p, err := persuader.New(name)
+				if err != nil {
+					return fmt.Errorf("--baseline: %w", err)
+				}
+				o.Baselines = append(o.Baselines, p)
+			}
+			res, err := study.FixedStudy(ctx, o)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				e := json.NewEncoder(cmd.OutOrStdout())
+				e.SetIndent("", "  ")
+				return e.Encode(res)
+			}
+			return res.WriteMarkdown(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	scenariosFlag(f, &sets, "scenario sets")
+	f.StringVar(&split, "split", "heldout", "split to use: train, val, heldout or all")
+	f.StringVar(&persuadee, "persuadee", "sim", "persuadee (sim, sim-soft, sim-hard, sim:FILE, or llm:NAME with --config)")
+	f.StringVar(&configPath, "config", "", "persuarena.yaml for llm:NAME persuadees")
+	f.StringSliceVar(&baselines, "baseline", []string{"random", "script"}, "built-in persuaders scored on the same episodes")
+	tmaxFlag(f, &o.Tmax, episode.DefaultTmax, "the longest sequence searched")
+	f.IntVar(&o.Beam, "beam", 3, "prefixes kept per objective and length")
+	f.IntVar(&o.Rollouts, "rollouts", 1, "rollouts per scenario")
+	seedFlag(f, &o.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
+	workersFlag(f, &o.Workers)
+	f.StringVar(&format, "format", "table", "output format: table (Markdown) or json")
+	for _, c := range rootCmd.Commands() {
+		if c.Name() == "study" {
+			c.AddCommand(cmd)
+			return
+		}
+	}
+	panic("study fixed: no study command")
+}

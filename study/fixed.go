@@ -1,0 +1,420 @@
+package study
+
+// The fixed-sequence study: how far a reply-blind persuader gets. A
+// persuadee whose types ask for different strategies, and whose people
+// differ, rewards a persuader that reads the replies; if one act sequence
+// played whatever the persuadee says does about as well as anything, the
+// simulator is a soft user (docs/simulator.md, "Heterogeneity").
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/internal/parallel"
+	"github.com/persuarena/persuarena/persuader"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// Seq is a fixed act sequence: the act set of each persuader turn, in
+// order; each set is a non-empty subset of the five acts (the planner's
+// action space, planner.NumActions).
+type Seq []tagger.ActSet
+
+// String spells s as its turns joined by " > ", each turn its acts'
+// initials in tagger.Acts order joined by "+" ("d > e+p > a+c"):
+// d diagnostic, e evidence, p plan, c commitment, a autonomy.
+func (s Seq) String() string {
+	parts := make([]string, len(s))
+	for i, a := range s {
+		var b []string
+		for _, act := range tagger.Acts {
+			if a.Has(act) {
+				b = append(b, act.String()[:1])
+			}
+		}
+		parts[i] = strings.Join(b, "+")
+	}
+	return strings.Join(parts, " > ")
+}
+
+// FixedPersuader is a reply-blind persuader: at turn t it plays Seq[t]
+// (the last set again past the end), worded by persuader.Realise, the
+// built-in template phrasing the planner uses, from the public scenario
+// and a transcript whose persuadee messages are blanked, so that no word
+// of any reply can reach its utterance.
+type FixedPersuader struct{ Seq Seq }
+
+// Name returns "fixed:" and the sequence (Seq.String).
+func (f FixedPersuader) Name() string { return "fixed:" + f.Seq.String() }
+
+// Start begins a session on pub; it fails when Seq is empty.
+func (f FixedPersuader) Start(_ context.Context, pub scenario.Public, seed uint64) (episode.PersuaderSession, error) {
+	if len(f.Seq) == 0 {
+		return nil, errors.New("study: fixed persuader with an empty sequence")
+	}
+	return &fixedSession{seq: f.Seq, pub: pub, seed: seed}, nil
+}
+
+type fixedSession struct {
+	seq  Seq
+	pub  scenario.Public
+	seed uint64
+	// blind is the transcript as the session sees it: every persuadee
+	// message with its text removed.
+	blind []episode.Message
+}
+
+// Say realises the current turn's act set; only the count of persuader
+// turns in transcript is read.
+func (s *fixedSession) Say(ctx context.Context, transcript []episode.Message) (episode.Utterance, error) {
+	if err := ctx.Err(); err != nil {
+		return episode.Utterance{}, err
+	}
+	s.blind = s.blind[:0]
+	t := 0
+	for _, m := range transcript {
+		if m.Speaker == episode.PersuaderSpeaker {
+			t++
+			s.blind = append(s.blind, m)
+		} else {
+			s.blind = append(s.blind, episode.Message{Speaker: m.Speaker})
+		}
+	}
+	return persuader.Realise(s.pub, s.seq[min(t, len(s.seq)-1)], s.blind, s.seed)
+}
+
+// TypeScore is one persuader's outcome on one group of scenarios.
+type TypeScore struct {
+	// N is the number of episodes.
+	N int `json:"n"`
+	// Accept and Moved are the shares (in [0, 1]) of episodes ending in
+	// Accept and with B_T > eval.MovedThreshold.
+	Accept float64 `json:"accept"`
+	Moved  float64 `json:"moved"`
+	// BT is the mean final belief B_T.
+	BT float64 `json:"b_t"`
+}
+
+// Score is a persuader's outcome over all scenarios (All) and per
+// resistance type (By, in scenario.Resistances order: EB, IT, AR, AA).
+type Score struct {
+	All TypeScore    `json:"all"`
+	By  [4]TypeScore `json:"by_type"`
+}
+
+// FixedOptions configures FixedStudy.
+type FixedOptions struct {
+	// Scenarios are the scenarios every sequence plays (one episode each
+	// per rollout).
+	Scenarios []scenario.Scenario
+	// Persuadee is the persuadee under study.
+	Persuadee episode.Persuadee
+	// Tmax is the longest sequence searched (default episode.DefaultTmax);
+	// a sequence of length k plays episodes of at most k turns.
+	Tmax int
+	// Beam is the number of prefixes kept per objective and length
+	// (default 3).
+	Beam int
+	// Candidates are the act sets a turn may hold (default all 31
+	// non-empty subsets of the five acts).
+	Candidates []tagger.ActSet
+	// Baselines are reply-reading persuaders scored on the same episodes
+	// (Tmax turns), for comparison (random's AA row, for example).
+	Baselines []episode.Persuader
+	// Seed is the run seed; episode seeds are episode.Seed(Seed, id, r).
+	Seed uint64
+	// Rollouts per scenario (default 1).
+	Rollouts int
+	// Workers bounds concurrent episodes (default 1); results do not
+	// depend on it.
+	Workers int
+}
+
+// Objective names what a search maximises: full acceptance over all
+// scenarios ("all") or over one resistance type's.
+var Objectives = []string{"all", "EB", "IT", "AR", "AA"}
+
+// Scored is a sequence with its score.
+type Scored struct {
+	Seq   Seq    `json:"-"`
+	Name  string `json:"seq"`
+	Score Score  `json:"score"`
+}
+
+// FixedResult is what FixedStudy found.
+type FixedResult struct {
+	// Best holds, per objective (Objectives order), the best sequence
+	// found: the highest acceptance on the objective's scenarios, ties
+	// broken by higher mean B_T, then shorter, then Seq.String order.
+	Best []Scored `json:"best"`
+	// Baselines are the scores of FixedOptions.Baselines, by name.
+	Baselines []Scored `json:"baselines"`
+	// Evaluated counts the distinct sequences played.
+	Evaluated int `json:"evaluated"`
+	// Types counts the scenarios of each type (EB, IT, AR, AA).
+	Types [4]int `json:"types"`
+}
+
+// objValue returns s's acceptance and mean B_T on objective o (index
+// into Objectives).
+func objValue(s *Score, o int) (acc, bt float64) {
+	t := &s.All
+	if o > 0 {
+		t = &s.By[o-1]
+	}
+	return t.Accept, t.BT
+}
+
+// better reports whether a ranks above b on objective o (see
+// FixedResult.Best).
+func better(a, b *Scored, o int) bool {
+	aa, ab := objValue(&a.Score, o)
+	ba, bb := objValue(&b.Score, o)
+	if aa != ba {
+		return aa > ba
+	}
+	// B_T to 1e-9: sums of the same beliefs in another order may differ
+	// in the last bits
+	if ab, bb := math.Round(ab*1e9), math.Round(bb*1e9); ab != bb {
+		return ab > bb
+	}
+	if len(a.Seq) != len(b.Seq) {
+		return len(a.Seq) < len(b.Seq)
+	}
+	return a.Name < b.Name
+}
+
+// prefixValue ranks prefixes for the beam: acceptance plus mean B_T on
+// objective o. Choice: a prefix that has not asked yet accepts nothing,
+// so acceptance alone cannot tell prefixes apart; the belief it has
+// built is what a later ask can convert.
+func prefixValue(s *Score, o int) float64 {
+	acc, bt := objValue(s, o)
+	return acc + bt
+}
+
+// FixedStudy searches fixed act sequences of length 1..Tmax for the best
+// per objective (Objectives) by beam search: every one-turn sequence is
+// played; at each length, for every objective, the Beam prefixes with the
+// highest prefixValue are extended by every candidate act set, and the
+// union of extensions is played. The best sequence of any length is kept
+// per objective. With Beam × len(Objectives) prefixes of 31 extensions,
+// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. Search is
+// deterministic: episodes are seeded per scenario and ranked with total
+// ties (better). Errors: no scenarios, no persuadee, a scenario of an
+// unknown type, ctx's error, or a failed episode's error.
+func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
+	if len(o.Scenarios) == 0 || o.Persuadee == nil {
+		return nil, errors.New("study fixed: no scenarios or no persuadee")
+	}
+	if o.Tmax <= 0 {
+		o.Tmax = episode.DefaultTmax
+	}
+	if o.Beam <= 0 {
+		o.Beam = 3
+	}
+	if o.Rollouts <= 0 {
+		o.Rollouts = 1
+	}
+	if len(o.Candidates) == 0 {
+		for a := tagger.ActSet(1); a < 1<<tagger.NumActs; a++ {
+			o.Candidates = append(o.Candidates, a)
+		}
+	}
+	res := &FixedResult{}
+	kinds := make([]int, len(o.Scenarios))
+	for i := range o.Scenarios {
+		k := slices.Index(scenario.Resistances, o.Scenarios[i].Hidden.Resistance)
+		if k < 0 {
+			return nil, fmt.Errorf("study fixed: scenario %s: unknown resistance %q", o.Scenarios[i].ID, o.Scenarios[i].Hidden.Resistance)
+		}
+		kinds[i] = k
+		res.Types[k]++
+	}
+	play := func(per episode.Persuader, tmax int) (Score, error) {
+		return scoreOf(ctx, o, kinds, per, tmax)
+	}
+	seen := map[string]bool{}
+	best := make([]*Scored, len(Objectives))
+	evalAll := func(seqs []Seq) ([]*Scored, error) {
+		var out []*Scored
+		for _, s := range seqs {
+			name := s.String()
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			sc, err := play(FixedPersuader{Seq: s}, len(s))
+			if err != nil {
+				return nil, err
+			}
+			x := &Scored{Seq: s, Name: name, Score: sc}
+			out = append(out, x)
+			for ob := range best {
+				if best[ob] == nil || better(x, best[ob], ob) {
+					best[ob] = x
+				}
+			}
+		}
+		return out, nil
+	}
+	var level []Seq
+	for _, a := range o.Candidates {
+		level = append(level, Seq{a})
+	}
+	for length := 1; ; length++ {
+		played, err := evalAll(level)
+		if err != nil {
+			return nil, err
+		}
+		if length == o.Tmax {
+			break
+		}
+		keep := map[string]*Scored{}
+		for ob := range Objectives {
+			slices.SortStableFunc(played, func(a, b *Scored) int {
+				if c := cmp.Compare(prefixValue(&b.Score, ob), prefixValue(&a.Score, ob)); c != 0 {
+					return c
+				}
+				return strings.Compare(a.Name, b.Name)
+			})
+			for _, x := range played[:min(o.Beam, len(played))] {
+				keep[x.Name] = x
+			}
+		}
+		names := make([]string, 0, len(keep))
+		for n := range keep {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		level = level[:0:0]
+		for _, n := range names {
+			for _, a := range o.Candidates {
+				level = append(level, append(slices.Clone(keep[n].Seq), a))
+			}
+		}
+	}
+	res.Evaluated = len(seen)
+	for _, b := range best {
+		res.Best = append(res.Best, *b)
+	}
+	for _, per := range o.Baselines {
+		sc, err := play(per, o.Tmax)
+		if err != nil {
+			return nil, err
+		}
+		res.Baselines = append(res.Baselines, Scored{Name: per.Name(), Score: sc})
+	}
+	return res, nil
+}
+
+// scoreOf plays per on every scenario and rollout of o with at most tmax
+// turns and tallies the outcomes.
+func scoreOf(ctx context.Context, o FixedOptions, kinds []int, per episode.Persuader, tmax int) (Score, error) {
+	type out struct {
+		acc, moved bool
+		bt         float64
+	}
+	n := len(o.Scenarios) * o.Rollouts
+	cfg := episode.Config{Tmax: tmax}
+	eps, err := parallel.Map(ctx, n, max(o.Workers, 1), func(ctx context.Context, i int) (out, error) {
+		sc := &o.Scenarios[i/o.Rollouts]
+		ep, err := episode.Run(ctx, cfg, sc, per, o.Persuadee, episode.Seed(o.Seed, sc.ID, i%o.Rollouts))
+		if err != nil {
+			return out{}, err
+		}
+		if ep.Terminal == decision.TermFailed {
+			return out{}, fmt.Errorf("study fixed: %s on %s: %s", per.Name(), sc.ID, ep.Error)
+		}
+		b, _ := ep.FinalBelief()
+		return out{acc: ep.Terminal == decision.TermAccept, moved: b > eval.MovedThreshold, bt: b}, nil
+	})
+	if err != nil {
+		return Score{}, err
+	}
+	var s Score
+	add := func(t *TypeScore, e out) {
+		t.N++
+		if e.acc {
+			t.Accept++
+		}
+		if e.moved {
+			t.Moved++
+		}
+		t.BT += e.bt
+	}
+	for i, e := range eps {
+		add(&s.All, e)
+		add(&s.By[kinds[i/o.Rollouts]], e)
+	}
+	norm := func(t *TypeScore) {
+		if t.N > 0 {
+			f := float64(t.N)
+			t.Accept, t.Moved, t.BT = t.Accept/f, t.Moved/f, t.BT/f
+		}
+	}
+	norm(&s.All)
+	for k := range s.By {
+		norm(&s.By[k])
+	}
+	return s, nil
+}
+
+// Losses returns, for each type k (EB, IT, AR, AA), how many other types
+// j lose at least margin acceptance (a share, 0.10 for 10 pp) when they
+// get type k's best sequence instead of their own:
+// acc_j(best_j) − acc_j(best_k) ≥ margin. Types without scenarios count
+// as no loss. r.Best must be in Objectives order.
+func (r *FixedResult) Losses(margin float64) [4]int {
+	var n [4]int
+	for k := range 4 {
+		for j := range 4 {
+			if j == k || r.Types[j] == 0 {
+				continue
+			}
+			own := r.Best[j+1].Score.By[j].Accept
+			if own-r.Best[k+1].Score.By[j].Accept >= margin-1e-12 {
+				n[k]++
+			}
+		}
+	}
+	return n
+}
+
+// WriteMarkdown writes r as Markdown tables: each objective's best
+// sequence with its acceptance per type, moved share and mean B_T; the
+// baselines the same way; and per type the number of other types that
+// lose at least 10 pp with its best sequence.
+func (r *FixedResult) WriteMarkdown(w io.Writer) error {
+	pct := func(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "Scenarios: EB %d, IT %d, AR %d, AA %d; %d sequences played.\n\n", r.Types[0], r.Types[1], r.Types[2], r.Types[3], r.Evaluated)
+	b.WriteString("| best for | sequence | acc% all | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|\n")
+	row := func(label string, x *Scored) {
+		s := &x.Score
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %s | %s | %s |\n", label, x.Name, pct(s.All.Accept), pct(s.All.Moved), s.All.BT,
+			pct(s.By[0].Accept), pct(s.By[1].Accept), pct(s.By[2].Accept), pct(s.By[3].Accept))
+	}
+	for i := range r.Best {
+		row(Objectives[i], &r.Best[i])
+	}
+	for i := range r.Baselines {
+		row("(baseline)", &r.Baselines[i])
+	}
+	if len(r.Best) == len(Objectives) {
+		l := r.Losses(0.10)
+		fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

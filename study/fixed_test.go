@@ -1,0 +1,157 @@
+package study
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// keyed is a persuadee that accepts the first turn whose acts are exactly
+// its type's key (EB e+c, IT d+c, AR c+a, AA p+c) and reports belief 0.9
+// after accepting, 0.2 before: each type has one right move.
+type keyed struct{}
+
+func (keyed) Name() string { return "keyed" }
+
+var keys = map[scenario.Resistance]tagger.ActSet{
+	scenario.EntrenchedBelief:    set(tagger.Evidence, tagger.Commitment),
+	scenario.IdentityThreat:      set(tagger.Diagnostic, tagger.Commitment),
+	scenario.AutonomyResistance:  set(tagger.Commitment, tagger.Autonomy),
+	scenario.AmbivalentAvoidance: set(tagger.Plan, tagger.Commitment),
+}
+
+func set(acts ...tagger.Act) tagger.ActSet {
+	var s tagger.ActSet
+	for _, a := range acts {
+		s = s.With(a)
+	}
+	return s
+}
+
+func (keyed) Start(_ context.Context, sc *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+	return &keyedSession{key: keys[sc.Hidden.Resistance]}, nil
+}
+
+type keyedSession struct {
+	key tagger.ActSet
+	yes bool
+}
+
+func (s *keyedSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
+	if tagger.Tag(tr[len(tr)-1].Text).Acts == s.key {
+		s.yes = true
+		return episode.Reply{Text: "Yes.", Decision: decision.Accept}, nil
+	}
+	return episode.Reply{Text: "Not sure.", Decision: decision.Continue}, nil
+}
+
+func (s *keyedSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	p := 0.2
+	if s.yes {
+		p = 0.9
+	}
+	out := make([]probe.Answer, len(basis))
+	for i := range out {
+		out[i] = probe.FromProbability(p)
+	}
+	return out, nil
+}
+
+// keyedScenarios holds two EB scenarios and one of each other type.
+func keyedScenarios() []scenario.Scenario {
+	var out []scenario.Scenario
+	for i, r := range append([]scenario.Resistance{scenario.EntrenchedBelief}, scenario.Resistances...) {
+		out = append(out, scenario.Scenario{
+			ID: fmt.Sprintf("k%d", i), Split: scenario.Heldout, Domain: "flu vaccination",
+			Family: scenario.Healthcare, Proposal: "Get the seasonal flu shot at the staff clinic this week.",
+			Persuader: scenario.Party{Name: "Dana", Role: "lead"}, Persuadee: scenario.Party{Name: "Sam", Role: "nurse"},
+			Closeness: scenario.Closenesses[0],
+			Hidden: scenario.HiddenProfile{Resistance: r, InitialStance: 0,
+				Concerns: []scenario.Concern{{ID: "fever", Description: "The shot gave me a fever.", Keywords: []string{"fever"}}}},
+		})
+	}
+	return out
+}
+
+func TestFixedStudyKeyed(t *testing.T) {
+	ctx := context.Background()
+	cands := []tagger.ActSet{keys[scenario.EntrenchedBelief], keys[scenario.IdentityThreat],
+		keys[scenario.AutonomyResistance], keys[scenario.AmbivalentAvoidance], set(tagger.Evidence)}
+	res, err := FixedStudy(ctx, FixedOptions{Scenarios: keyedScenarios(), Persuadee: keyed{}, Tmax: 2, Beam: 1,
+		Candidates: cands, Seed: 3, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// every one-turn sequence (5), then each objective's best prefix
+	// (e+c, d+c, c+a, p+c: 4 distinct) extended by 5
+	if res.Evaluated != 5+4*5 || res.Types != [4]int{2, 1, 1, 1} {
+		t.Fatalf("evaluated %d, types %v", res.Evaluated, res.Types)
+	}
+	// two turns can win two types; of the ties the first name
+	want := []string{"c+a > e+c", "e+c", "d+c", "c+a", "p+c"}
+	for i, b := range res.Best {
+		if b.Name != want[i] {
+			t.Errorf("best for %s = %q, want %q", Objectives[i], b.Name, want[i])
+		}
+	}
+	eb := res.Best[1].Score
+	// e+c accepts both EB scenarios of five: 40 %, B_T (2·0.9 + 3·0.2)/5
+	if eb.All.Accept != 0.4 || eb.All.Moved != 0.4 || fmt.Sprintf("%.4f", eb.All.BT) != "0.4800" || eb.By[0].Accept != 1 || eb.By[3].Accept != 0 {
+		t.Errorf("best overall score %+v", eb)
+	}
+	if l := res.Losses(0.10); l != [4]int{3, 3, 3, 3} {
+		t.Errorf("losses %v, want 3 each", l)
+	}
+	var b bytes.Buffer
+	if err := res.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| AA | p+c | 20.0 | 20.0 | 0.34 | 0.0 | 0.0 | 0.0 | 100.0 |") {
+		t.Errorf("markdown:\n%s", b.String())
+	}
+}
+
+// TestFixedPersuaderBlind: the utterance depends on the turn count only,
+// never on what the persuadee said, and carries exactly that turn's acts.
+func TestFixedPersuaderBlind(t *testing.T) {
+	ctx := context.Background()
+	sc := keyedScenarios()[0]
+	seq := Seq{set(tagger.Diagnostic), set(tagger.Evidence, tagger.Plan)}
+	if got := (FixedPersuader{Seq: seq}).Name(); got != "fixed:d > e+p" {
+		t.Fatalf("name %q", got)
+	}
+	say := func(reply string) episode.Utterance {
+		s, err := FixedPersuader{Seq: seq}.Start(ctx, sc.Public(), 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := s.Say(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.Say(ctx, []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: first.Text},
+			{Speaker: episode.PersuadeeSpeaker, Text: reply}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	a, b := say("My worry is the night-shift schedule and the fever."), say("Fine.")
+	if a.Text != b.Text {
+		t.Errorf("reply changed the utterance:\n%q\n%q", a.Text, b.Text)
+	}
+	if got := tagger.Tag(a.Text).Acts; got != seq[1] {
+		t.Errorf("acts %v, want %v", got.Names(), seq[1].Names())
+	}
+	if _, err := (FixedPersuader{}).Start(ctx, sc.Public(), 1); err == nil {
+		t.Error("empty sequence started")
+	}
+}
