@@ -67,8 +67,8 @@ type scene struct {
 	// they are masked when cues and dismissals are matched (cueDoc).
 	quoted map[string]bool
 	memo   textMemo
-	name    string // the persuadee's first name, lower-case
-	public  string // the public scenario text, lower-case
+	name   string // the persuadee's first name, lower-case
+	public string // the public scenario text, lower-case
 	// dict orders the scene's spelling words (keywords, their lexicon
 	// relatives) by when they were added; the one-letter deletions of
 	// them all live in the process-wide spellIndex, so a scene holds no

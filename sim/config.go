@@ -318,7 +318,8 @@ func HandConfig() Config {
 // Soft returns a more compliant persuadee ("soft user", MASP paper), derived from DefaultConfig: thresholds lower (Accept by 0.15,
 // Conditional by 0.05, Understood by 0.15, each kept in its valid range),
 // half the reactance, backfire and missteps, a larger gain for addressing
-// concerns (AddressTotal + 0.2) and three quarters of the noise.
+// concerns (AddressTotal + 0.2), three quarters of the noise and half the
+// share of firm people (FirmShare).
 //
 // Choice: the shifts are relative to the default, so the variants follow
 // a refitted default; on HandConfig they give the hand-set soft values
@@ -334,6 +335,7 @@ func SoftOf(c Config) Config {
 	c.Understood = tidy(math.Max(c.Understood-0.15, 0))
 	c.AddressTotal = tidy(c.AddressTotal + 0.2)
 	c.NoiseSD = tidy(0.75 * c.NoiseSD)
+	c.FirmShare = tidy(0.5 * c.FirmShare)
 	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
 		tp.BadMove = tidy(0.5 * tp.BadMove)
 	}
@@ -344,7 +346,8 @@ func SoftOf(c Config) Config {
 // derived from DefaultConfig: thresholds higher (Accept and Conditional by
 // 0.15, Understood by 0.15, each kept in its valid range), 1.5x
 // reactance, backfire and missteps, a smaller gain for addressing
-// concerns (AddressTotal - 0.2, at least 0) and 1.5x the noise. On
+// concerns (AddressTotal - 0.2, at least 0), 1.5x the noise and 1.5x the
+// share of firm people (FirmShare, at most 1). On
 // HandConfig they give the hand-set hard values (Accept 0.45, Conditional
 // 0.15, ReactAsk 0.525, ...).
 func Hard() Config { return HardOf(DefaultConfig()) }
@@ -358,6 +361,7 @@ func HardOf(c Config) Config {
 	c.Understood = tidy(math.Min(c.Understood+0.15, 1))
 	c.AddressTotal = tidy(math.Max(c.AddressTotal-0.2, 0))
 	c.NoiseSD = tidy(1.5 * c.NoiseSD)
+	c.FirmShare = tidy(math.Min(1.5*c.FirmShare, 1))
 	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
 		tp.BadMove = tidy(1.5 * tp.BadMove)
 	}
