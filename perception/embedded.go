@@ -61,9 +61,14 @@ type scene struct {
 	topic   map[int32]bool
 	topicW  map[string]bool
 	pubStem map[string]bool // stems (stem) of the public text's content words
-	memo    textMemo
-	name    string // the persuadee's first name, lower-case
-	public  string // the public scenario text, lower-case
+	// quoted are the proposal's words that are also one-word manipulation
+	// or dismissal phrases ("stupid" in "Social media are making people
+	// stupid"): quoting the proposition is its topic, not contempt, so
+	// they are masked when cues and dismissals are matched (cueDoc).
+	quoted map[string]bool
+	memo   textMemo
+	name   string // the persuadee's first name, lower-case
+	public string // the public scenario text, lower-case
 	// dict orders the scene's spelling words (keywords, their lexicon
 	// relatives) by when they were added; the one-letter deletions of
 	// them all live in the process-wide spellIndex, so a scene holds no
@@ -176,6 +181,12 @@ func newScene(sc *scenario.Scenario) *scene {
 		s.name = strings.ToLower(f[0])
 	}
 	for _, t := range tokenize(sc.Proposal).toks {
+		if oneWordCue(t.w) {
+			if s.quoted == nil {
+				s.quoted = map[string]bool{}
+			}
+			s.quoted[t.w] = true
+		}
 		if content(t) {
 			s.topicW[t.w] = true
 			for _, id := range basesOf(t.w) {
@@ -707,13 +718,14 @@ func (sc *scene) analyse(text string) *textInfo {
 	}
 	ti.sentHit = make([]uint64, len(d.sents))
 	ti.sentFlags = make([]uint8, len(d.sents))
+	cd := sc.cueDoc(d)
 	for si, st := range d.sents {
 		for i := st.first; i < st.end; i++ {
 			ti.sentHit[si] |= ti.tokHit[i]
 		}
 		ts := d.toks[st.first:st.end]
 		var f uint8
-		if matchAny(ts, dismissPhrases) {
+		if matchAny(cd.toks[st.first:st.end], dismissPhrases) {
 			f |= sfDismiss
 		}
 		if matchAny(ts, ackPhrases) {
@@ -724,7 +736,7 @@ func (sc *scene) analyse(text string) *textInfo {
 		}
 		ti.sentFlags[si] = f
 	}
-	ti.cues = cuesOf(d, ti.sentFlags)
+	ti.cues = cuesOf(cd, ti.sentFlags)
 	ti.claims = sc.claims(d)
 	ti.set = contentSet(d)
 	for _, w := range ti.words {
@@ -955,6 +967,34 @@ func (sc *scene) linked(d doc, st sentence, tokHit []uint64) bool {
 		}
 	}
 	return words >= 3
+}
+
+// oneWordCue reports whether w is a one-word phrase of a manipulation
+// cue's or dismissal's list.
+func oneWordCue(w string) bool {
+	for _, ps := range [][]string{dismissPhrases, guiltPhrases, urgencyPhrases, socialPhrases, threatPhrases} {
+		if slices.Contains(ps, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// cueDoc returns d with the scene's quoted proposal words (scene.quoted)
+// masked, for matching cues and dismissals; d itself when there are none
+// (almost every scenario).
+func (sc *scene) cueDoc(d doc) doc {
+	if len(sc.quoted) == 0 {
+		return d
+	}
+	m := d
+	m.toks = slices.Clone(d.toks)
+	for i := range m.toks {
+		if sc.quoted[m.toks[i].w] {
+			m.toks[i].w = "\x00"
+		}
+	}
+	return m
 }
 
 // cuesOf finds the manipulation cues of d and sets sfCue in flags[si]

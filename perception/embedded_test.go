@@ -142,3 +142,34 @@ func TestLexicon(t *testing.T) {
 		t.Error("perception/lexicon.bin.gz differs from the generator's output: run go run ./scripts/wordnetgen")
 	}
 }
+
+// A word of the proposition that is also a cue or dismissal phrase
+// ("stupid" in PersuasionTrace's "Social media are making people
+// stupid.") is the topic when a message quotes it, not contempt; the same
+// word elsewhere, and the other cue words, still count.
+func TestQuotedPropositionIsNoCue(t *testing.T) {
+	sc := testScenario()
+	sc.Proposal = `Come to agree with the statement "Social media are making people stupid."`
+	readIn := func(sc *scenario.Scenario, msg string) Perception {
+		t.Helper()
+		s, err := Embedded{}.Start(context.Background(), sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Read(context.Background(), Input{Transcript: []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: msg}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	quote := "Feeds reward hot takes over depth, so social media are making people stupid."
+	if p := readIn(sc, quote); p.Cues != 0 {
+		t.Errorf("quoting the proposition: cues %v, want none", p.Cues.Strings())
+	}
+	if p := readIn(sc, "That objection is ridiculous."); p.Cues != CueSet(0).With(Contempt) {
+		t.Errorf("another contempt word: cues %v, want contempt", p.Cues.Strings())
+	}
+	if p := readIn(testScenario(), quote); p.Cues != CueSet(0).With(Contempt) {
+		t.Errorf("the same words under another proposition: cues %v, want contempt", p.Cues.Strings())
+	}
+}

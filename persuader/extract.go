@@ -57,7 +57,7 @@ worry worries worried worrying concern concerns concerned bother bothers bothere
 unsure hesitant anxious uneasy uncomfortable doubt doubts wonder wondering guess suppose hope hoping hoped
 good great bad nice hard easy big small little real true sure certain clear last first next new old able
 decide decided deciding decision decisions agree agreed accept accepted reject yes no maybe convince convinced
-persuade persuaded pressure pushed push sign mention mentioned mentions talk talking talked said tell
+persuade persuaded pressure pushed push rush rushed rushing hurry sign mention mentioned mentions talk talking talked said tell
 respond believe stop pass
 thanks thank sorry glad happy sounds sound fair enough
 helps helped help work works worked agrees agreeing makes sounded gets got seems

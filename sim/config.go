@@ -46,6 +46,30 @@ type TypeParams struct {
 	// move scores (in [-1, 1]) of each act and of addressing a concern;
 	// MoveBad is the (negative) score of the characteristic misstep.
 	MoveDiag, MoveEvidence, MovePlan, MoveAutonomy, MoveAddress, MoveBad float64
+
+	// The mechanisms that give the types conflicting optima
+	// (docs/simulator.md, "Heterogeneity"): what one type needs, another
+	// resents.
+
+	// DirectivePlan reports whether plan detail without autonomy support
+	// reads as a directive (AR: being told what to do is a threat to the
+	// freedom to decide, Brehm 1966; controlling language, Deci & Ryan
+	// 1985): it is the type's misstep and builds ReactAsk reactance, as an
+	// ask without autonomy support does.
+	DirectivePlan bool
+	// Conflict is the number of extra turns of plan detail each turn of
+	// evidence or of autonomy support adds to what the persuadee needs
+	// before it answers an ask, at most MaxConflict in all, >= 0 (AA: 1,
+	// at most 10): more reasons for and against raise the decisional
+	// conflict an avoider defers on (Janis & Mann 1977; Tversky & Shafir
+	// 1992, choice under conflict), and being told there is no hurry is
+	// leave to put the decision off (decision avoidance, Anderson 2003).
+	Conflict, MaxConflict int
+	// RehearseCost is the openness lost on a diagnostic turn that finds
+	// no hidden concern left to voice, >= 0 (EB: 0.05): asked yet again
+	// why, the persuadee restates its own reasons, and thinking them over
+	// polarises the view it holds (Tesser 1978; attitude rehearsal).
+	RehearseCost float64
 }
 
 // Config holds every parameter of the simulator. DefaultConfig documents
@@ -188,6 +212,18 @@ type Config struct {
 	TraitAgree, TraitOpen, TraitRational, TraitIntuitive, TraitConscientious  float64
 	TraitSelfDirection, TraitConform, TraitNeuroticNoise, TraitNeuroticAccept float64
 
+	// Per-person variation, drawn from the episode seed (a stream of its
+	// own, so the dynamics' and the wording's draws do not move): two
+	// people with the same profile differ in how far argument moves them
+	// and how quickly they resist. FirmShare in [0, 1] is the share of
+	// people who barely move, whose positive openness gains are scaled by
+	// FirmGain in [0, 1] (PersuasionTrace paper: about half of the people
+	// barely move under GPT-5 persuasion, the rest move about +0.5 at the
+	// first report); PersonSD >= 0 is the standard deviation of the log
+	// of each person's gain and reactance factors, drawn independently
+	// (log-normal, mean-one on the log scale).
+	FirmShare, FirmGain, PersonSD float64
+
 	// EB, IT, AR, AA are the per-type parameters.
 	EB, IT, AR, AA TypeParams
 
@@ -250,10 +286,13 @@ func HandConfig() Config {
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
 		TraitNeuroticNoise: 0.50, TraitNeuroticAccept: 0.05,
 
+		FirmShare: 0.4, FirmGain: 0.25, PersonSD: 0.3,
+
 		EB: TypeParams{
 			AddressActs: ev, Reactance: 0.4, Calm: 0.3, Surface: true,
 			GainDiag: 0.01, GainEvidence: 0, GainPlan: 0.03, GainAutonomy: 0.01, BadMove: 0.08,
 			MoveDiag: 0.5, MoveEvidence: 0.3, MovePlan: 0.2, MoveAutonomy: 0.2, MoveAddress: 1, MoveBad: -1,
+			RehearseCost: 0.05,
 		},
 		IT: TypeParams{
 			AddressActs: ev | pl, Reactance: 0.6, Calm: 0.3, Surface: true,
@@ -264,11 +303,13 @@ func HandConfig() Config {
 			AddressActs: ev | pl, Reactance: 1.0, Calm: 0.5, Surface: true,
 			GainDiag: 0.02, GainEvidence: 0.03, GainPlan: 0.03, GainAutonomy: 0.06, BadMove: 0.05,
 			MoveDiag: 0.4, MoveEvidence: 0.3, MovePlan: 0.3, MoveAutonomy: 1, MoveAddress: 0.8, MoveBad: -1,
+			DirectivePlan: true,
 		},
 		AA: TypeParams{
 			AddressActs: pl, Reactance: 0.3, Calm: 0.3, Plans: 2, PlanResolves: true,
 			GainDiag: 0.02, GainEvidence: -0.02, GainPlan: 0.12, GainAutonomy: 0.02, BadMove: 0.03,
 			MoveDiag: 0.4, MoveEvidence: 0.1, MovePlan: 1, MoveAutonomy: 0.3, MoveAddress: 1, MoveBad: -0.6,
+			Conflict: 1, MaxConflict: 10,
 		},
 		Strategy: DefaultStrategyParams(),
 	}
@@ -277,7 +318,8 @@ func HandConfig() Config {
 // Soft returns a more compliant persuadee ("soft user", MASP paper), derived from DefaultConfig: thresholds lower (Accept by 0.15,
 // Conditional by 0.05, Understood by 0.15, each kept in its valid range),
 // half the reactance, backfire and missteps, a larger gain for addressing
-// concerns (AddressTotal + 0.2) and three quarters of the noise.
+// concerns (AddressTotal + 0.2), three quarters of the noise and half the
+// share of firm people (FirmShare).
 //
 // Choice: the shifts are relative to the default, so the variants follow
 // a refitted default; on HandConfig they give the hand-set soft values
@@ -293,6 +335,7 @@ func SoftOf(c Config) Config {
 	c.Understood = tidy(math.Max(c.Understood-0.15, 0))
 	c.AddressTotal = tidy(c.AddressTotal + 0.2)
 	c.NoiseSD = tidy(0.75 * c.NoiseSD)
+	c.FirmShare = tidy(0.5 * c.FirmShare)
 	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
 		tp.BadMove = tidy(0.5 * tp.BadMove)
 	}
@@ -303,7 +346,8 @@ func SoftOf(c Config) Config {
 // derived from DefaultConfig: thresholds higher (Accept and Conditional by
 // 0.15, Understood by 0.15, each kept in its valid range), 1.5x
 // reactance, backfire and missteps, a smaller gain for addressing
-// concerns (AddressTotal - 0.2, at least 0) and 1.5x the noise. On
+// concerns (AddressTotal - 0.2, at least 0), 1.5x the noise and 1.5x the
+// share of firm people (FirmShare, at most 1). On
 // HandConfig they give the hand-set hard values (Accept 0.45, Conditional
 // 0.15, ReactAsk 0.525, ...).
 func Hard() Config { return HardOf(DefaultConfig()) }
@@ -317,6 +361,7 @@ func HardOf(c Config) Config {
 	c.Understood = tidy(math.Min(c.Understood+0.15, 1))
 	c.AddressTotal = tidy(math.Max(c.AddressTotal-0.2, 0))
 	c.NoiseSD = tidy(1.5 * c.NoiseSD)
+	c.FirmShare = tidy(math.Min(1.5*c.FirmShare, 1))
 	for _, tp := range []*TypeParams{&c.EB, &c.IT, &c.AR, &c.AA} {
 		tp.BadMove = tidy(1.5 * tp.BadMove)
 	}
@@ -428,6 +473,9 @@ func (c *Config) Validate() error {
 	in("NoiseSD", c.NoiseSD, 0, math.Inf(1))
 	in("IdleCost", c.IdleCost, 0, math.Inf(1))
 	in("Accept", c.Accept, -1, 1)
+	in("FirmShare", c.FirmShare, 0, 1)
+	in("FirmGain", c.FirmGain, 0, 1)
+	in("PersonSD", c.PersonSD, 0, 2)
 	in("Conditional", c.Conditional, -1, c.Accept)
 	if c.MaxVoice < 1 {
 		errs = append(errs, fmt.Errorf("sim config: MaxVoice = %d, want >= 1", c.MaxVoice))
@@ -440,8 +488,9 @@ func (c *Config) Validate() error {
 		in(string(r)+".Calm", tp.Calm, 0, 1)
 		in(string(r)+".Reactance", tp.Reactance, 0, math.Inf(1))
 		in(string(r)+".BadMove", tp.BadMove, 0, math.Inf(1))
-		if tp.Plans < 0 {
-			errs = append(errs, fmt.Errorf("sim config: %s.Plans = %d, want >= 0", r, tp.Plans))
+		in(string(r)+".RehearseCost", tp.RehearseCost, 0, math.Inf(1))
+		if tp.Plans < 0 || tp.Conflict < 0 || tp.MaxConflict < 0 {
+			errs = append(errs, fmt.Errorf("sim config: %s.Plans, Conflict, MaxConflict = %d, %d, %d, want >= 0", r, tp.Plans, tp.Conflict, tp.MaxConflict))
 		}
 	}
 	errs = append(errs, c.Strategy.check()...)

@@ -26,5 +26,5 @@ func ExampleNew() {
 		panic(err)
 	}
 	fmt.Printf("%s: %d turns, %s, R_goal %+g\n", ep.Persuadee, len(ep.Turns), ep.Terminal, ep.RGoal)
-	// Output: sim: 3 turns, accept, R_goal +3
+	// Output: sim: 10 turns, pending, R_goal -1
 }

@@ -172,8 +172,10 @@ func TestSanity(t *testing.T) {
 				}
 			}
 			script, pushy, informer, random := by["script"], by["pushy"], by["informer"], by["random"]
-			if gap := script.pct(decision.TermAccept) - pushy.pct(decision.TermAccept); gap < 15 {
-				t.Errorf("script - pushy Accept = %.1f pp, want >= 15", gap)
+			// 10 pp is four standard errors of the gap on 360 paired
+			// episodes a persuader
+			if gap := script.pct(decision.TermAccept) - pushy.pct(decision.TermAccept); gap < 10 {
+				t.Errorf("script - pushy Accept = %.1f pp, want >= 10", gap)
 			}
 			if a, r := pushy.pct(decision.TermAccept), pushy.pct(decision.TermReject); a >= 15 || r <= 40 {
 				t.Errorf("pushy Accept %.1f%% Reject %.1f%%, want < 15 and > 40", a, r)

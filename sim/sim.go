@@ -150,9 +150,17 @@ type session struct {
 	// trait-derived multipliers (1 when traits are absent)
 	recv, evW, rapW, planW, reactW, noiseSD, accept float64
 
+	// person scales this person's positive openness gains (FirmShare,
+	// FirmGain, PersonSD; drawn at the start).
+	person float64
+
 	o0, o, u, rho, q float64
 	state            []concernState
 	plans            int // turns with plan detail so far
+	// need is the number of turns of plan detail the persuadee needs
+	// before it answers an ask: the type's Plans, raised by Conflict per
+	// evidence turn up to Plans + MaxConflict.
+	need             int
 	argues           int // turns that answered a concern so far (ArgueGain)
 	asks, pressTurns int
 	turn             int
@@ -234,6 +242,8 @@ func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint6
 	}
 	s.dyn, s.txt, s.word = &s.rngs[0], &s.rngs[1], &s.rngs[2]
 	s.applyTraits(sc.Hidden.Traits)
+	s.drawPerson(seed)
+	s.need = s.tp.Plans
 
 	s.o0 = clamp(sc.Hidden.InitialStance, -1, 1)
 	s.o = s.o0
@@ -266,6 +276,25 @@ func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint6
 	s.buf = s.bufArr[:0]
 	s.fill = pr.fill
 	return s, nil
+}
+
+// drawPerson draws this person's variation from its own stream of the
+// seed (Config.FirmShare, FirmGain, PersonSD): whether the person is firm,
+// then a log-normal factor on its positive gains and one on its
+// reactance. Choice: the draws are made whatever the parameters, so a
+// change of FirmShare or PersonSD never reorders another draw.
+func (s *session) drawPerson(seed uint64) {
+	c := s.cfg
+	var src rand.PCG
+	src.Seed(seed, 0x73696d2d70736e) // "sim-psn"
+	r := rand.New(&src)
+	firm := r.Float64() < c.FirmShare
+	zg, zr := r.NormFloat64(), r.NormFloat64()
+	s.person = math.Exp(c.PersonSD * zg)
+	if firm {
+		s.person *= c.FirmGain
+	}
+	s.reactW *= math.Exp(c.PersonSD * zr)
 }
 
 // traitZ maps a survey score to z in [-1, 1] around its scale midpoint;
@@ -452,7 +481,10 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 		rho *= 1 - tp.Calm
 	}
 	build := c.ReactPressure * press
-	if ask && !aut {
+	// a plan pushed without autonomy support is a directive to a type
+	// that reads it so (DirectivePlan), as resented as an ask
+	directive := tp.DirectivePlan && plan && !aut
+	if (ask || directive) && !aut {
 		build += c.ReactAsk
 	}
 	rho += build * tp.Reactance * s.reactW
@@ -503,14 +535,23 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 	case kAR: // a demand that leaves no choice
 		e.bad = ask && !aut
 	case kAA: // asked to decide with no concrete plan on the table
-		e.bad = ask && !plan && s.plans < tp.Plans
+		e.bad = ask && !plan && s.plans < s.need
 	}
-	e.bad = e.bad || dismissed > 0 || pc.Unsupported > 0 || pc.Cues != 0
+	e.bad = e.bad || directive || dismissed > 0 || pc.Unsupported > 0 || pc.Cues != 0
 	if e.bad {
 		neg += tp.BadMove
 	}
 	if plan && novelty > 0 {
 		s.plans++
+	}
+	if (evid || aut) && novelty > 0 && tp.Conflict > 0 {
+		// more to weigh, or leave to wait: an avoider needs more of a
+		// plan before it decides
+		s.need = min(s.need+tp.Conflict, tp.Plans+tp.MaxConflict)
+	}
+	if diag && s.firstHidden(len(s.state)) < 0 {
+		// asked again for reasons it has all given: rehearses its own view
+		neg += tp.RehearseCost
 	}
 	neg += c.PressureCost * press
 	neg += c.ManipCost*cues + c.DismissCost*float64(dismissed) + c.ClaimCost*claims
@@ -550,7 +591,7 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 		s.argues++
 		pos += c.ArgueGain / float64(s.argues)
 	}
-	pos *= s.recv / (1 + s.rho) * s.trust * novelty
+	pos *= s.recv / (1 + s.rho) * s.trust * novelty * s.person
 	e.gain = pos - neg
 	s.o = clamp(s.o+pos-neg+noise, -1, 1)
 
@@ -593,7 +634,7 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 			// irritated: will not be rushed into any yes
 		case s.kind == kIT && s.u < c.Understood:
 			// not yet understood: pushes back, no decision
-		case s.plans < tp.Plans:
+		case s.plans < s.need:
 			// not concrete enough yet: deflects
 		case s.o >= s.accept && open < 0:
 			d = decision.Accept
@@ -610,7 +651,7 @@ func (s *session) observe(pc *perception.Perception) decision.Decision {
 		case s.rho >= c.RejectReactance:
 			d, e.rejectWhy = decision.Reject, rejectReactance
 		case s.o >= s.accept+c.SpontaneousMargin && open < 0 && s.countState(hidden) < len(s.state) &&
-			!(s.kind == kIT && s.u < c.Understood) && s.plans >= tp.Plans:
+			!(s.kind == kIT && s.u < c.Understood) && s.plans >= s.need:
 			d = decision.Accept
 		}
 	}
@@ -793,7 +834,7 @@ func (s *session) willing() float64 {
 // still needs. Reactance is left out on purpose: it decays on its own, and
 // a read-out that rose with time alone would pay for silence.
 func (s *session) obstacles() int {
-	n := max(0, s.tp.Plans-s.plans)
+	n := max(0, s.need-s.plans)
 	for i := 0; i < s.cfg.Blocking && i < len(s.state); i++ {
 		if i != s.term && (s.state[i] == voiced || s.state[i] == hidden && s.tp.Surface) {
 			n++
@@ -810,7 +851,7 @@ func (s *session) obstacles() int {
 // the type still needs before it answers an ask (AA: "how would I even do
 // it?"). 0 when the denominator is 0.
 func (s *session) addressedShare() float64 {
-	v, a, h := 0, 0, max(0, s.tp.Plans-s.plans)
+	v, a, h := 0, 0, max(0, s.need-s.plans)
 	for i, x := range s.state {
 		switch {
 		case x == voiced:

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -34,13 +35,20 @@ func fixture(r scenario.Resistance, stance float64) *scenario.Scenario {
 	}
 }
 
-// quiet is the hand-set config (HandConfig) without noise or spontaneous
-// decisions, so every update is hand-computable with the values these
-// tests name.
+// quiet is the hand-set config (HandConfig) without noise, spontaneous
+// decisions or per-person variation, so every update is hand-computable
+// with the values these tests name.
 func quiet() Config {
-	c := HandConfig()
+	c := samePerson(HandConfig())
 	c.NoiseSD = 0
 	c.Spontaneous = 0
+	return c
+}
+
+// samePerson returns c without per-person variation (FirmShare and
+// PersonSD 0): every person's gain and reactance factors are 1.
+func samePerson(c Config) Config {
+	c.FirmShare, c.PersonSD = 0, 0
 	return c
 }
 
@@ -535,4 +543,126 @@ func pcOf(tg tagger.Tags, touched []bool) *perception.Perception {
 		}
 	}
 	return p
+}
+
+// AR (DirectivePlan): plan detail without autonomy support is a directive:
+// it builds ReactAsk reactance and costs BadMove, as an ask would; with
+// autonomy support it is a plain plan gain. Hand-computed from HandConfig.
+func TestDirectivePlan(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.AutonomyResistance, -0.4))
+	s.observe(pcOf(acts(tagger.Plan), touch(3)))
+	rho := 0.35 * 1.0 // ReactAsk * AR.Reactance
+	near(t, "rho", s.rho, rho)
+	if !s.ev.bad {
+		t.Error("a plan without autonomy support should be AR's misstep")
+	}
+	// + GainPlan 0.03 / (1 + rho) - BadMove 0.05 - ReactLeak 0.06 * rho
+	near(t, "o", s.o, -0.4+0.03/(1+rho)-0.05-0.06*rho)
+
+	w := start(t, c, fixture(scenario.AutonomyResistance, -0.4))
+	w.observe(pcOf(acts(tagger.Plan, tagger.Autonomy), touch(3)))
+	near(t, "rho with autonomy", w.rho, 0)
+	near(t, "o with autonomy", w.o, -0.4+0.03+0.06) // GainPlan + GainAutonomy
+	// EB reads the same plan as a plan
+	e := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
+	e.observe(pcOf(acts(tagger.Plan), touch(3)))
+	near(t, "EB rho", e.rho, 0)
+}
+
+// AA (Conflict): each turn of evidence or autonomy support adds one turn of
+// plan detail needed before an ask gets an answer, so the two plan turns
+// that are enough alone (TestAmbivalentNeedsPlan) are not enough after
+// them; MaxConflict caps the extra need.
+func TestConflict(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.AmbivalentAvoidance, 0.6))
+	if s.need != 2 {
+		t.Fatalf("need %d at the start, want AA.Plans 2", s.need)
+	}
+	s.observe(pcOf(acts(tagger.Evidence), touch(3)))
+	s.observe(pcOf(acts(tagger.Autonomy), touch(3)))
+	if s.need != 4 {
+		t.Fatalf("need %d after evidence and autonomy, want 4", s.need)
+	}
+	planAsk := acts(tagger.Plan, tagger.Commitment)
+	for i := range 2 {
+		if d := s.observe(pcOf(planAsk, touch(3))); d != decision.Continue {
+			t.Fatalf("plan+ask %d with need 4: %s, want continue", i+1, d)
+		}
+	}
+	if n := s.obstacles(); n != 2 {
+		t.Errorf("obstacles %d, want the 2 plan turns still needed", n)
+	}
+	c.AA.MaxConflict = 1
+	m := start(t, c, fixture(scenario.AmbivalentAvoidance, 0.6))
+	for range 3 {
+		m.observe(pcOf(acts(tagger.Evidence), touch(3)))
+	}
+	if m.need != 3 {
+		t.Errorf("need %d with MaxConflict 1, want 3", m.need)
+	}
+	// the other types take evidence as evidence
+	e := start(t, c, fixture(scenario.EntrenchedBelief, 0.6))
+	e.observe(pcOf(acts(tagger.Evidence), touch(3)))
+	if e.need != 0 {
+		t.Errorf("EB need %d, want 0", e.need)
+	}
+}
+
+// EB (RehearseCost): a diagnostic question with no hidden concern left to
+// voice costs RehearseCost; while one is left, it gains GainDiag.
+func TestRehearse(t *testing.T) {
+	c := quiet()
+	s := start(t, c, fixture(scenario.EntrenchedBelief, 0))
+	for i := range 3 { // each voices one of the three concerns
+		o := s.o
+		s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+		near(t, fmt.Sprintf("diagnostic %d gain", i+1), s.o-o, 0.01) // EB.GainDiag
+	}
+	o := s.o
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	if !s.ev.nothing {
+		t.Fatal("the fourth question should find nothing left to voice")
+	}
+	near(t, "rehearsal", s.o-o, 0.01-0.05) // GainDiag - RehearseCost
+}
+
+// Per-person variation: FirmShare 1 scales every positive gain by
+// FirmGain; the factors follow the seed alone.
+func TestPersonDraw(t *testing.T) {
+	c := quiet()
+	c.FirmShare, c.PersonSD = 1, 0
+	s := start(t, c, fixture(scenario.AutonomyResistance, -0.4))
+	near(t, "person", s.person, c.FirmGain)
+	s.observe(pcOf(acts(tagger.Plan, tagger.Autonomy), touch(3)))
+	near(t, "firm gain", s.o, -0.4+(0.03+0.06)*c.FirmGain)
+
+	c = HandConfig()
+	draw := func(seed uint64) (float64, float64) {
+		p, err := New(c).start(context.Background(), fixture(scenario.AutonomyResistance, 0), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.person, p.reactW
+	}
+	g1, r1 := draw(1)
+	g1b, r1b := draw(1)
+	g2, r2 := draw(2)
+	if g1 != g1b || r1 != r1b {
+		t.Errorf("seed 1 drew (%g, %g) then (%g, %g)", g1, r1, g1b, r1b)
+	}
+	if g1 == g2 || r1 == r2 {
+		t.Errorf("seeds 1 and 2 drew the same person (%g, %g)", g1, r1)
+	}
+	// over many seeds, about FirmShare of the people are firm
+	firm := 0
+	for seed := range uint64(2000) {
+		if g, _ := draw(seed); g < c.FirmGain*math.Exp(2*c.PersonSD) && g < 0.5 {
+			firm++
+		}
+	}
+	if share := float64(firm) / 2000; share < 0.35 || share > 0.5 {
+		t.Errorf("firm share %.3f, want about FirmShare %.2f", share, c.FirmShare)
+	}
 }

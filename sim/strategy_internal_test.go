@@ -29,7 +29,7 @@ func twin(t *testing.T, c Config, r scenario.Resistance, base tagger.Tags, ss ..
 // Donation information adds Strategy.DonationInfo openness (scaled by
 // receptivity / (1 + reactance), 1 here) and nothing else.
 func TestStrategyDonationInfo(t *testing.T) {
-	c := HandConfig() // with noise: both twins draw the same noise
+	c := samePerson(HandConfig()) // with noise: both twins draw the same noise
 	for _, r := range scenario.Resistances {
 		w, wo := twin(t, c, r, acts(tagger.Evidence), tagger.DonationInformation)
 		near(t, string(r)+" o", w.o-wo.o, 0.03/(1+w.rho)) // IT: the evidence backfires, rho > 0

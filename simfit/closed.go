@@ -117,24 +117,25 @@ const Weight = 10
 // moved share), none on the ECE: with the perception dynamics (simulator
 // version 4) the hand-set parameters, where the fit starts, read ECE 0.098
 // and script moved 63.4% on this eval (0.086-0.089 and about 69% before),
-// and the held-out acceptance tests pass at ECE <= 0.10 and moved >= 60%. A standard error of a share on the
+// and the held-out acceptance tests pass at ECE <= 0.10 and moved >= 60%
+// (25% since the types' optima conflict, docs/simulator.md, "Heterogeneity"). A standard error of a share on the
 // eval's 160 episodes per set and persuader is up to 0.04, so a margin
 // cannot make a held-out pass certain: the acceptance tests are the judge.
 var Limits = struct {
 	ECE                        float64 // ECE <= (test 0.10)
-	MovedLo, MovedHi           float64 // script moved share in (test [0.60, 0.85])
+	MovedLo, MovedHi           float64 // script moved share in (test [0.25, 0.85])
 	ContentFree                float64 // content-free r_t <= (test 0)
 	AcceptMax                  float64 // every persuader's accept share <= (test 0.90)
 	RejectGap                  float64 // pushy's reject share - any other's >= (test > 0)
-	ScriptPushy                float64 // script - pushy accept >= (test 0.15)
+	ScriptPushy                float64 // script - pushy accept >= (test 0.10)
 	PushyAccept, PushyReject   float64 // pushy accept <=, reject >= (tests < 0.15, > 0.40)
 	InformerPending            float64 // informer pending >= (test 0.50)
 	RandomGap                  float64 // script - random accept >= (test > 0); random >= pushy
 	NonMono                    float64 // script non-monotonic share >= (test 0.10)
 	BTGap, BTAcceptMax, BTPend float64 // script B_T accept - cond, cond - pend >= ; accept <= ; pending <= (tests > 0, < 0.95, < 0.5)
 }{
-	ECE: 0.0985, MovedLo: 0.62, MovedHi: 0.81, ContentFree: 0,
-	AcceptMax: 0.87, RejectGap: 0.03, ScriptPushy: 0.18, PushyAccept: 0.12, PushyReject: 0.45,
+	ECE: 0.0985, MovedLo: 0.27, MovedHi: 0.81, ContentFree: 0,
+	AcceptMax: 0.87, RejectGap: 0.03, ScriptPushy: 0.12, PushyAccept: 0.12, PushyReject: 0.45,
 	InformerPending: 0.55, RandomGap: 0.03, NonMono: 0.12, BTGap: 0.02, BTAcceptMax: 0.93, BTPend: 0.47,
 }
 

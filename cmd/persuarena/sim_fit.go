@@ -60,10 +60,10 @@ func fitCommand(use, short, long string, trace bool) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	bounds, folds := simfit.DefaultBounds, 3
+	bounds, folds, evals := simfit.DefaultBounds, 3, simfit.DefaultEvals
 	if trace {
 		f.StringVar(&spec.Trace, "trace", "", "PersuasionTrace directory (its train people are fitted, its validation people scored)")
-		bounds, folds = simfit.PeopleBounds, 0
+		bounds, folds, evals = simfit.PeopleBounds, 0, simfit.PeopleEvals
 	}
 	f.StringVar(&spec.From, "from", "", "re-import from the PersuasionForGood CSV directory instead of the embedded scenarios")
 	f.StringVar(&out, "out", "", "write the fitted config file here (default: standard output)")
@@ -71,7 +71,7 @@ func fitCommand(use, short, long string, trace bool) *cobra.Command {
 	f.StringVar(&spec.Bounds, "bounds", bounds, "fitted parameters and bounds: people (argument gain and the three strategy reactions), narrow (each dynamics parameter within half and twice its hand-set value), wide, traits (trait multipliers and strategy reactions only), core (seven) or strategy (three strategy reactions)")
 	f.Uint64Var(&spec.Seed, "seed", 1, "replay seed (same seed, same fit)")
 	f.IntVar(&spec.Folds, "folds", folds, "user-grouped cross-validation folds within the P4G train users (0: none)")
-	f.IntVar(&spec.MaxEvals, "max-evals", simfit.DefaultEvals, "objective evaluations per Nelder-Mead fit")
+	f.IntVar(&spec.MaxEvals, "max-evals", evals, "objective evaluations per Nelder-Mead fit")
 	f.IntVar(&spec.ClosedN, "closed-n", simfit.DefaultClosedN, "train scenarios per set (arena, p4g) of the closed-loop eval that constrains the fit (0: open-loop objective only)")
 	workersFlag(f, &spec.Workers)
 	return cmd
