@@ -352,9 +352,18 @@ func (e *Episode) Transcript() []Message {
 	}
 	out := make([]Message, 0, 2*len(e.Turns))
 	for _, t := range e.Turns {
-		out = append(out, Message{Speaker: PersuaderSpeaker, Text: t.Persuader}, Message{Speaker: PersuadeeSpeaker, Text: t.Persuadee})
+		out = AppendTurn(out, t.Persuader, t.Persuadee)
 	}
 	return out
+}
+
+// AppendTurn appends one turn's visible pair to h and returns the
+// extended slice: the persuader's utterance, then the persuadee's reply
+// text, untagged. Transcript is these pairs in turn order; a record of
+// turns that is not an Episode (MASP's dialogues) renders through it too,
+// so every reader of a finished dialogue sees the same messages.
+func AppendTurn(h []Message, persuader, persuadee string) []Message {
+	return append(h, Message{Speaker: PersuaderSpeaker, Text: persuader}, Message{Speaker: PersuadeeSpeaker, Text: persuadee})
 }
 
 // OutcomeReward returns the episode's outcome reward R_out = R_goal +

@@ -22,6 +22,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
@@ -532,41 +533,35 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 // or its error, in todo's order; opt.Progress is called after each. The
 // error is ctx.Err() when ctx is cancelled.
 func replayAll(ctx context.Context, todo []*scenario.Scenario, pee episode.Persuadee, opt Options) ([]*Trace, []error, error) {
-	traces := make([]*Trace, len(todo))
-	errs := make([]error, len(todo))
+	// A replay's failure is the scenario's own (reported beside the
+	// others), so fn never fails: only ctx's end stops the pool.
+	type replayed struct {
+		trace *Trace
+		err   error
+	}
 	var (
 		mu   sync.Mutex
 		done int
-		wg   sync.WaitGroup
 	)
-	next := make(chan int)
-	for range min(opt.Workers, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				sc := todo[i]
-				seed := episode.Mix(episode.Seed(opt.Seed, sc.ID, 0) ^ 2)
-				traces[i], errs[i] = Replay(ctx, sc, pee, opt.Basis, seed)
-				if opt.Progress != nil {
-					mu.Lock()
-					done++
-					opt.Progress(done, len(todo))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range todo {
-		if ctx.Err() != nil {
-			break
+	res, err := parallel.Map(ctx, len(todo), opt.Workers, func(ctx context.Context, i int) (replayed, error) {
+		sc := todo[i]
+		seed := episode.Mix(episode.Seed(opt.Seed, sc.ID, 0) ^ 2)
+		tr, err := Replay(ctx, sc, pee, opt.Basis, seed)
+		if opt.Progress != nil {
+			mu.Lock()
+			done++
+			opt.Progress(done, len(todo))
+			mu.Unlock()
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		return replayed{tr, err}, nil
+	})
+	if err != nil {
 		return nil, nil, err
+	}
+	traces := make([]*Trace, len(todo))
+	errs := make([]error, len(todo))
+	for i, r := range res {
+		traces[i], errs[i] = r.trace, r.err
 	}
 	return traces, errs, nil
 }

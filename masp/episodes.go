@@ -146,15 +146,17 @@ func EpisodeDialogue(ctx context.Context, ep *episode.Episode, o EpisodeOptions)
 	}
 	c := &Case{Task: bdi.P4G, ID: d.Case, Scenario: sc}
 	judge := SimSuccessJudge{Rule: o.Rule}
-	var hist []episode.Message
+	// The judges read the episode's transcript, each persuader message
+	// tagged as the live protocol tags it; turn i's history is the
+	// prefix up to its reply.
+	hist := ep.Transcript()
 	for i, t := range ep.Turns {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		tags := tagger.Tag(t.Persuader)
-		hist = append(hist, episode.Message{Speaker: episode.PersuaderSpeaker, Text: t.Persuader, Tags: tags, Tagged: true},
-			episode.Message{Speaker: episode.PersuadeeSpeaker, Text: t.Persuadee})
-		ex := &Exchange{Case: c, Turn: t.T, History: hist[:len(hist):len(hist)], Utterance: t.Persuader, Tags: tags,
+		hist[2*i].Tags, hist[2*i].Tagged = tags, true
+		ex := &Exchange{Case: c, Turn: t.T, History: hist[: 2*i+2 : 2*i+2], Utterance: t.Persuader, Tags: tags,
 			Reply: episode.Reply{Text: t.Persuadee, Decision: t.Decision}}
 		rec := TurnRecord{T: t.T, Persuader: t.Persuader, Persuadee: t.Persuadee, Decision: t.Decision, Acts: t.Acts, Pressure: tags.Pressure}
 		if rec.Acts == nil {

@@ -513,8 +513,7 @@ func CacheRecords(cases map[string]*Case, ds []*Dialogue) *bdi.Cache {
 		c.Sessions = append(c.Sessions, bdi.SessionRecord{Task: cs.Task, Session: id, Profile: cs.Profile, Initial: *d.Initial})
 		h := append([]episode.Message(nil), cs.Opening...)
 		for _, t := range d.Turns {
-			h = append(h, episode.Message{Speaker: episode.PersuaderSpeaker, Text: t.Persuader},
-				episode.Message{Speaker: episode.PersuadeeSpeaker, Text: t.Persuadee})
+			h = episode.AppendTurn(h, t.Persuader, t.Persuadee)
 			if t.State == nil {
 				continue
 			}

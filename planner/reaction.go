@@ -25,8 +25,8 @@ const (
 	// about it").
 	Deflect
 	// Exhausted: the reply says there is nothing more to tell ("That's
-	// really all of it"). Choice: a sixth reaction beyond the five the
-	// issue names, because it tells a planner that asking for more
+	// really all of it"). Choice: a sixth reaction beyond the other
+	// five, because it tells a planner that asking for more
 	// concerns has stopped paying.
 	Exhausted
 	// NumReactions is the number of reactions.

@@ -6,11 +6,11 @@ import (
 	"math"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -257,39 +257,23 @@ func (cl *ClosedLoop) Evaluate(ctx context.Context, cfg sim.Config) (*Moments, e
 			}
 		}
 	}
-	eps := make([]*episode.Episode, len(jobs))
-	errs := make([]error, len(jobs))
 	workers := cl.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, max(len(jobs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				ep, err := episode.Run(ctx, episode.Config{}, j.sc, j.p, pee, j.seed)
-				if err == nil && ep.Terminal == decision.TermFailed {
-					err = fmt.Errorf("simfit: closed-loop %s on %s failed: %s", j.p.Name(), j.sc.ID, ep.Error)
-				}
-				eps[i], errs[i] = ep, err
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	// Each episode runs on the caller's ctx, not the pool's: a failure
+	// only stops further dispatch, so an earlier job still running
+	// completes and the error reported (the lowest failed job's) never
+	// depends on what another job's failure interrupted.
+	eps, err := parallel.Map(ctx, len(jobs), workers, func(_ context.Context, i int) (*episode.Episode, error) {
+		j := jobs[i]
+		ep, err := episode.Run(ctx, episode.Config{}, j.sc, j.p, pee, j.seed)
+		if err == nil && ep.Terminal == decision.TermFailed {
+			err = fmt.Errorf("simfit: closed-loop %s on %s failed: %s", j.p.Name(), j.sc.ID, ep.Error)
 		}
-	}
-	if err := ctx.Err(); err != nil {
+		return ep, err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return cl.moments(jobs, eps)

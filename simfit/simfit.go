@@ -19,10 +19,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
+	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/p4g"
 	"github.com/persuarena/persuarena/persuasiontrace"
 	"github.com/persuarena/persuarena/scenario"
@@ -397,31 +397,14 @@ func Replay(ctx context.Context, ss []*scenario.Scenario, cfg sim.Config, seed u
 		workers = runtime.GOMAXPROCS(0)
 	}
 	pee := sim.New(cfg)
-	out := make([]*fidelity.Trace, len(ss))
-	errs := make([]error, len(ss))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(workers, max(len(ss), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				sc := ss[i]
-				out[i], errs[i] = fidelity.Replay(ctx, sc, pee, nil, episode.Mix(episode.Seed(seed, sc.ID, 0)^2))
-			}
-		}()
+	out, err := parallel.Map(ctx, len(ss), workers, func(ctx context.Context, i int) (*fidelity.Trace, error) {
+		sc := ss[i]
+		return fidelity.Replay(ctx, sc, pee, nil, episode.Mix(episode.Seed(seed, sc.ID, 0)^2))
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i := range ss {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, ctx.Err()
+	return out, nil
 }
 
 // Options configures Fit.

@@ -130,7 +130,7 @@ func (db *DB) SaveEpisode(ctx context.Context, runID string, ep *episode.Episode
 // SaveEpisodes stores eps under run runID in one transaction, as
 // SaveEpisode does for one: all of them or none. Batching amortises the
 // transaction's commit (one WAL sync) over the batch, which dominates the
-// cost of small episodes (performance issue). Errors are SaveEpisode's,
+// cost of small episodes. Errors are SaveEpisode's,
 // naming the first offending episode; on any error nothing is written.
 func (db *DB) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Episode) error {
 	if len(eps) == 0 {
@@ -297,8 +297,8 @@ func (db *DB) DeleteFailed(ctx context.Context, runID string) (int, error) {
 // EachOutcome calls fn with the outcome of every episode of the run (failed
 // ones included) that matches every filter (see Filter), in storage order,
 // reading one row at a time from the episodes table: no turns are loaded,
-// so memory does not grow with the run (a 177k-episode run used to take
-// 2 GB to print its table). An error from fn stops the scan and is
+// so memory does not grow with the run (loading a 177k-episode run whole
+// to print its table takes 2 GB). An error from fn stops the scan and is
 // returned.
 // Errors: ErrNotFound when the run does not exist.
 func (db *DB) EachOutcome(ctx context.Context, runID string, fn func(episode.Outcome) error, filters ...Filter) error {

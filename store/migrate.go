@@ -140,7 +140,7 @@ CREATE INDEX episodes_run_pair_terminal ON episodes(run_id, persuader, persuadee
 	// 7: an episode's turns and probe read-outs move into one row of the
 	// new table transcripts, as two JSON texts (transcript.go has the
 	// layout): saving an episode is two row inserts instead of one per
-	// turn and read-out (performance issue), and the episodes table stays
+	// turn and read-out, and the episodes table stays
 	// narrow for the scans that read outcomes only. packTranscripts fills
 	// it from the old tables, which then become views of the same name and
 	// columns (sqlitePacked).

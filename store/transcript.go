@@ -15,7 +15,7 @@ import (
 // An episode's turns and probe read-outs are stored in its transcripts
 // row (schema version 7) as two JSON texts, written and read by the
 // functions below, so that saving an episode is two row inserts instead of
-// one per turn and per read-out (performance issue):
+// one per turn and per read-out:
 //
 //	initial_json: [[probe, p, ok(, reason)], ...]  the t = 0 read-out
 //	turns_json:   [[t, persuader_text, persuadee_text, decision, [act, ...],

@@ -25,8 +25,7 @@ const (
 // Close. Episodes handed over while a write is under way are written
 // together by the next one (one transaction), so the batch grows with the
 // load instead of the queue. One transaction per batch instead of per
-// episode is what lets storage keep up with the simulator (performance
-// issue).
+// episode is what lets storage keep up with the simulator.
 //
 // An episode is durable only once its batch is written; OnSaved reports
 // that, so progress shown to a user never runs ahead of the database. A

@@ -76,7 +76,7 @@ type Options struct {
 	// Arms to train (default LambdaArms); IDs must be distinct.
 	Arms []Arm
 	// Seeds are the training seeds, one run per arm and seed (the
-	// issue's minimum is 5).
+	// study is designed for at least 5; fewer are accepted).
 	Seeds []uint64
 	// Train is the base training configuration; each run overrides λ,
 	// the dense mode, ShuffleBeliefs and the seed. Zero value:

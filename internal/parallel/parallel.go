@@ -1,6 +1,6 @@
 // Package parallel runs the calls of an index range on a bounded number
 // of goroutines: the one worker pool of the evaluation, training, MASP,
-// REPO-judging and scenario-loading loops.
+// REPO-judging, fidelity-replay, simulator-fit and scenario-loading loops.
 //
 // Results land by index, so they never depend on the worker count or on
 // scheduling (same seed, same transcript); only the order in which calls
