@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
@@ -125,6 +126,7 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 		RescueStuckJobsAfter: o.rescueAfter(),
 		FetchPollInterval:    poll,
 		FetchCooldown:        min(poll, river.FetchCooldownDefault),
+		RetryPolicy:          retryPolicy{},
 	})
 	if err != nil {
 		return fmt.Errorf("queue: worker: %w", err)
@@ -140,6 +142,47 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 		return fmt.Errorf("queue: worker stop: %w", err)
 	}
 	return nil
+}
+
+// Quick retries of a failed job (see retryPolicy): the first quickRetries
+// retries wait 1 s, 2 s, then quickRetryMax each.
+const (
+	quickRetries  = 5
+	quickRetryMax = 4 * time.Second
+)
+
+// retryPolicy schedules the next attempt of a job whose Work failed (a
+// store or plan error, the job timeout, a rescued job of a killed
+// worker): the first quickRetries retries after 1 s, 2 s, then
+// quickRetryMax each; later ones on River's default schedule (errors^4
+// seconds), counted from the quick ones on.
+//
+// Choice: River (v0.51.2, also github.com/riverqueue/river at fdf6cdf1)
+// makes a job whose retry is due within its scheduler interval
+// (internal/maintenance/job_scheduler.go: JobSchedulerIntervalDefault,
+// 5 s) "available" at once (internal/jobexecutor/job_executor.go,
+// reportError), and a worker's next fetch (FetchPollInterval) takes it
+// when it is due. A later retry is left "retryable" until the scheduler,
+// which only the elected leader runs, moves it; the default schedule puts
+// the second retry 16 s out, the third 81 s, and after a PostgreSQL
+// restart or a killed leader no leader exists until the old term's TTL
+// (internal/leadership/elector.go: elect interval 5 s + 10 s padding)
+// and the electors' backoff (1, 2, 4, ... 64 s after errors) have
+// passed, so such retries are picked up up to a minute late. The quick
+// retries cover the faults a worker meets (a store restart, a stuck
+// episode) without any leader; the default schedule after them keeps a
+// job that always fails from spending its 25 attempts in minutes.
+type retryPolicy struct{}
+
+// NextRetry implements river.ClientRetryPolicy.
+func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	n := len(job.Errors) // the errors before this one
+	if n < quickRetries {
+		return time.Now().Add(min(time.Second<<n, quickRetryMax))
+	}
+	later := *job
+	later.Errors = job.Errors[quickRetries:]
+	return (&river.DefaultClientRetryPolicy{}).NextRetry(&later)
 }
 
 // runPlan is a run's resolved plan, as a worker caches it.
