@@ -78,6 +78,21 @@ func (o WorkerOptions) check() error {
 	return nil
 }
 
+// Applied describes o as Work applies it, for worker's start-up line:
+// the defaults filled in and the rescue time derived when not given (see
+// rescueAfter), e.g. "workers 4, retries 2, job timeout 30m0s, rescue
+// after 33m0s (derived: the job timeout plus max(30s, a tenth)), job poll
+// 1s, finish poll 10s".
+func (o WorkerOptions) Applied() string {
+	rescue := "derived: the job timeout plus max(30s, a tenth)"
+	if o.RescueAfter > 0 {
+		rescue = "--rescue-after"
+	}
+	return fmt.Sprintf("workers %d, retries %d, job timeout %v, rescue after %v (%s), job poll %v, finish poll %v",
+		o.Workers, o.Retries, o.jobTimeout(), o.rescueAfter(), rescue,
+		cmp.Or(o.PollInterval, DefaultPollInterval), cmp.Or(o.FinishPoll, DefaultFinishPoll))
+}
+
 // Work is `persuarena worker`: it plays the episode jobs of every run in
 // the PostgreSQL run database at db, o.Workers at a time, until ctx is
 // cancelled (then episodes in play are abandoned, their jobs retried by
