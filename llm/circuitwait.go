@@ -23,9 +23,9 @@ func (c *Client) circuitWaitLimit() time.Duration {
 // whichever comes first, woken early when the circuit closes or reopens,
 // then a seeded jitter of up to a twentieth of the cooldown (at most
 // 250 ms) so that the waiters woken by a successful probe do not all
-// return at once. It adds the planned wait to *waited and reports false,
-// without waiting, when that would pass circuitWaitLimit, or when ctx
-// ends.
+// return at once. It adds the time waited to *waited (the planned wait
+// unless the circuit woke it early) and reports false, without waiting,
+// when the planned wait would pass circuitWaitLimit, or when ctx ends.
 func (c *Client) waitCircuit(ctx context.Context, r *replica, waited *time.Duration) bool {
 	d := r.br.wait(c.now())
 	if d <= 0 {
@@ -35,8 +35,8 @@ func (c *Client) waitCircuit(ctx context.Context, r *replica, waited *time.Durat
 	if *waited+d+jit > c.circuitWaitLimit() || ctx.Err() != nil {
 		return false
 	}
-	*waited += d + jit
 	ch := r.br.watch()
+	start := c.now()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -49,6 +49,16 @@ func (c *Client) waitCircuit(ctx context.Context, r *replica, waited *time.Durat
 	c.sleep(wctx, d)
 	if ctx.Err() != nil {
 		return false
+	}
+	select {
+	case <-ch:
+		// Woken by the circuit (a probe ended): only the time waited
+		// counts, so that a waiter outlasting several probes of a few
+		// milliseconds each is not charged min(Timeout, cooldown) for
+		// each of them.
+		*waited += min(max(c.now().Sub(start), 0), d) + jit
+	default:
+		*waited += d + jit
 	}
 	if jit > 0 && c.sleep(ctx, jit) != nil {
 		return false

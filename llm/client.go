@@ -23,9 +23,10 @@ import (
 
 // Backoff parameters: attempt i (0-based) waits a uniformly random time in
 // [0, min(backoffMax, backoffBase * 2^i)] ("full jitter"), and at least the
-// server's Retry-After (capped by Backend.MaxRetryWait).
+// server's Retry-After (capped by Backend.MaxRetryWait); the waits of one
+// request end with Backend.RetryBudget or MaxRetries.
 const (
-	backoffBase = 500 * time.Millisecond
+	backoffBase = 100 * time.Millisecond
 	backoffMax  = 30 * time.Second
 	maxBodyKeep = 2048
 )
@@ -271,6 +272,7 @@ func (t transient) RetryAfter() time.Duration { return t.after }
 func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context, r *replica) error) error {
 	a := c.affinityFor(ctx)
 	var waited time.Duration // on open circuits, bounded by circuitWaitLimit
+	var spent time.Duration  // backing off, bounded by RetryBudget
 	for try := 0; ; try++ {
 		r := c.enter(a)
 		probe, err := r.br.allow(c.now())
@@ -341,7 +343,7 @@ func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context
 		if r.br.blocked(c.now()) {
 			c.failed(a, r)
 		}
-		if !retry || try >= c.b.MaxRetries {
+		if !retry || try >= c.b.MaxRetries || c.b.RetryBudget > 0 && spent >= c.b.RetryBudget {
 			if retry {
 				// The fault may clear: episode runners may replay.
 				err = transient{error: err}
@@ -351,7 +353,14 @@ func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context
 			}
 			return fmt.Errorf("backend %q: %w", c.b.Name, err)
 		}
-		if serr := c.sleep(ctx, c.backoff(try, ra)); serr != nil {
+		d := c.backoff(try, ra)
+		if ra <= 0 {
+			if c.b.RetryBudget > 0 {
+				d = min(d, c.b.RetryBudget-spent) // no wait past the budget
+			}
+			spent += d
+		}
+		if serr := c.sleep(ctx, d); serr != nil {
 			return fmt.Errorf("%w (waiting to retry after: %v)", serr, err)
 		}
 	}

@@ -48,9 +48,21 @@ type Backend struct {
 	// Timeout bounds one HTTP attempt (a YAML duration such as "120s");
 	// default 120s.
 	Timeout time.Duration `yaml:"timeout"`
-	// MaxRetries is the number of retries after the first attempt; default
-	// 4, negative disables retries.
+	// MaxRetries is the most retries after the first attempt; default 10,
+	// negative disables retries. RetryBudget usually ends them first.
 	MaxRetries int `yaml:"max_retries"`
+	// RetryBudget bounds one request's retries in time: once its backoff
+	// waits total RetryBudget (the last one cut to fit), the next
+	// transient fault is returned; default 10s, negative: MaxRetries
+	// alone. Waits the server asked for (a 429's or 503's Retry-After,
+	// each capped by MaxRetryWait) and waits on an open circuit
+	// (circuitwait.go) do not count.
+	//
+	// Choice: a budget in time rather than in attempts, so that the
+	// backoff can start short (100 ms, about one engine answer: single
+	// faults waste little engine time) and a request still outlasts a
+	// few seconds of outage, until the circuit opens and it waits there.
+	RetryBudget time.Duration `yaml:"retry_budget"`
 	// MaxTopLogprobs overrides the profile's top-logprobs cap (e.g. the
 	// value of vLLM's --max-logprobs); 0 uses the profile default or what
 	// Detect found.
@@ -71,15 +83,16 @@ type Backend struct {
 const (
 	DefaultMaxInFlight     = 16
 	DefaultTimeout         = 120 * time.Second
-	DefaultMaxRetries      = 4
+	DefaultMaxRetries      = 10
+	DefaultRetryBudget     = 10 * time.Second
 	DefaultMaxRetryWait    = 60 * time.Second
 	DefaultBreakerFailures = 5
 	DefaultBreakerCooldown = 30 * time.Second
 )
 
 // WithDefaults returns b with zero numeric fields set to their defaults
-// (negative MaxRetries / BreakerFailures are kept: they disable the
-// feature).
+// (negative MaxRetries / BreakerFailures / RetryBudget are kept: they
+// disable the feature).
 func (b Backend) WithDefaults() Backend {
 	if b.MaxInFlight <= 0 {
 		b.MaxInFlight = DefaultMaxInFlight
@@ -89,6 +102,9 @@ func (b Backend) WithDefaults() Backend {
 	}
 	if b.MaxRetries == 0 {
 		b.MaxRetries = DefaultMaxRetries
+	}
+	if b.RetryBudget == 0 {
+		b.RetryBudget = DefaultRetryBudget
 	}
 	if b.MaxRetryWait <= 0 {
 		b.MaxRetryWait = DefaultMaxRetryWait

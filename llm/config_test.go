@@ -85,7 +85,7 @@ func TestBackendDefaults(t *testing.T) {
 		b.BreakerFailures != 5 || b.BreakerCooldown != 30*time.Second {
 		t.Fatalf("%+v", b)
 	}
-	if (Backend{}).WithDefaults().MaxRetries != 4 {
+	if d := (Backend{}).WithDefaults(); d.MaxRetries != 10 || d.RetryBudget != 10*time.Second {
 		t.Fatal("default retries")
 	}
 }

@@ -269,6 +269,34 @@ func TestFaults(t *testing.T) {
 			t.Fatalf("waits %v outside the full-jitter bounds", w)
 		}
 	})
+	t.Run("retry budget in time", func(t *testing.T) {
+		// 40 retries allowed, but the backoff waits may total only 1 s:
+		// the last wait is cut to what is left of the budget, and the
+		// request gives up at the first fault after the waits reach it.
+		srv, c, s := setup(llm.VLLM, func(b *llm.Backend) { b.MaxRetries, b.RetryBudget, b.BreakerFailures = 40, time.Second, -1 })
+		for range 41 {
+			srv.Fail(fakeengine.Fault{Status: 500})
+		}
+		_, err := c.Chat(ctx, req)
+		w := s.got()
+		var sum time.Duration
+		for _, d := range w[:len(w)-1] {
+			sum += d
+		}
+		n := llm.UsageOf(err).Requests
+		if !errors.Is(err, llm.ErrTransient) || n != len(w)+1 || n >= 41 || sum >= time.Second || sum+w[len(w)-1] != time.Second ||
+			!strings.Contains(err.Error(), fmt.Sprintf("after %d attempts", n)) {
+			t.Fatalf("%v after %d attempts, waits %v", err, n, w)
+		}
+		// Waits the server asks for do not spend the budget: three 429s
+		// with Retry-After 5 s against a 1 s budget are all waited out.
+		srv, c, s = setup(llm.VLLM, func(b *llm.Backend) { b.MaxRetries, b.RetryBudget = 40, time.Second })
+		srv.Fail(fakeengine.Fault{Status: 429, RetryAfter: "5"}, fakeengine.Fault{Status: 429, RetryAfter: "5"}, fakeengine.Fault{Status: 429, RetryAfter: "5"})
+		r, err := c.Chat(ctx, req)
+		if w := s.got(); err != nil || r.Usage.Requests != 4 || len(w) != 3 || w[0] != 5*time.Second || w[2] != 5*time.Second {
+			t.Fatalf("%+v %v, waits %v", r, err, w)
+		}
+	})
 	t.Run("retries exhausted", func(t *testing.T) {
 		srv, c, _ := setup(llm.VLLM, func(b *llm.Backend) { b.MaxRetries = 2 })
 		srv.Fail(fakeengine.Fault{Status: 500}, fakeengine.Fault{Status: 500}, fakeengine.Fault{Status: 500}, fakeengine.Fault{Status: 500})
@@ -291,7 +319,7 @@ func TestFaults(t *testing.T) {
 		}
 	})
 	t.Run("slow answer beyond timeout", func(t *testing.T) {
-		srv, c, _ := setup(llm.VLLM, func(b *llm.Backend) { b.Timeout = 50 * time.Millisecond })
+		srv, c, _ := setup(llm.VLLM, func(b *llm.Backend) { b.Timeout, b.MaxRetries = 50*time.Millisecond, 4 })
 		srv.Fail(fakeengine.Fault{Delay: 10 * time.Second})
 		r, err := c.Chat(ctx, req)
 		if err != nil || r.Usage.Requests != 2 {

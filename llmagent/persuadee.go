@@ -190,11 +190,24 @@ func (p *Persuadee) setup(ctx context.Context) error {
 var yesNoVariants = []string{"Yes", " Yes", "yes", " yes", "YES", " YES", "No", " No", "no", " no", "NO", " NO"}
 
 // yesNoIDs looks up the token id of every single-token Yes/No variant.
+// The variants are tokenized concurrently (independent requests: every
+// episode waits for this set-up, one engine round trip instead of one per
+// variant, which under engine faults also means one retry path instead of
+// twelve in a row) and read in yesNoVariants order, so the result does
+// not depend on their timing; the first variant's error, in that order,
+// is returned.
 func yesNoIDs(ctx context.Context, e engine) (map[int]string, []int, error) {
+	toks := make([][]int, len(yesNoVariants))
+	errs := make([]error, len(yesNoVariants))
+	var wg sync.WaitGroup
+	for i, v := range yesNoVariants {
+		wg.Go(func() { toks[i], errs[i] = e.Tokenize(ctx, v) })
+	}
+	wg.Wait()
 	ids := map[int]string{}
 	var lst []int
-	for _, v := range yesNoVariants {
-		toks, err := e.Tokenize(ctx, v)
+	for i, v := range yesNoVariants {
+		toks, err := toks[i], errs[i]
 		if err != nil {
 			return nil, nil, fmt.Errorf("tokenize %q: %w", v, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/persuarena/persuarena/llm"
 )
@@ -44,9 +45,22 @@ var (
 // turn only) fails the check: errSkeleton, and forks are rendered by the
 // engine each time instead. A render with no markup between the user and
 // assistant turns is errNoMarkup.
+//
+// The three renders are requested concurrently (every episode waits for
+// this set-up: one engine round trip instead of three in a row) and
+// checked in the order above, whose first error is returned.
 func learnSkeleton(ctx context.Context, e engine) (*skeleton, error) {
 	msg := func(role, c string) llm.Message { return llm.Message{Role: role, Content: c} }
-	m2, err := renderProbe(ctx, e, []llm.Message{msg("system", mkSys), msg("user", mkU1), msg("assistant", mkA1), msg("user", mkU2)})
+	short := []llm.Message{msg("system", mkSys), msg("user", mkU1)}
+	long := []llm.Message{msg("system", mkSys), msg("user", mkU1), msg("assistant", mkA1), msg("user", mkU2), msg("assistant", mkA2), msg("user", mkU3)}
+	var renders [3]string
+	var errs [3]error
+	var wg sync.WaitGroup
+	for i, msgs := range [][]llm.Message{long[:4], short, long} {
+		wg.Go(func() { renders[i], errs[i] = renderProbe(ctx, e, msgs) })
+	}
+	wg.Wait()
+	m2, err := renders[0], errs[0]
 	if err != nil {
 		return nil, err
 	}
@@ -70,15 +84,14 @@ func learnSkeleton(ctx context.Context, e engine) (*skeleton, error) {
 	if strings.TrimSpace(sk.userAsst) == "" || strings.TrimSpace(sk.asstUser) == "" {
 		return nil, errNoMarkup
 	}
-	m1, err := renderProbe(ctx, e, []llm.Message{msg("system", mkSys), msg("user", mkU1)})
+	m1, err := renders[1], errs[1]
 	if err != nil {
 		return nil, err
 	}
-	if got := sk.render([]llm.Message{msg("system", mkSys), msg("user", mkU1)}); got != m1 {
+	if got := sk.render(short); got != m1 {
 		return nil, errSkeleton
 	}
-	long := []llm.Message{msg("system", mkSys), msg("user", mkU1), msg("assistant", mkA1), msg("user", mkU2), msg("assistant", mkA2), msg("user", mkU3)}
-	m3, err := renderProbe(ctx, e, long)
+	m3, err := renders[2], errs[2]
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,26 @@ func TestRescueAfterDerived(t *testing.T) {
 	}
 }
 
+// The worker's start-up line names what applies: the defaults filled in,
+// the rescue time derived from the job timeout or given.
+func TestWorkerOptionsApplied(t *testing.T) {
+	for _, tc := range []struct {
+		o    WorkerOptions
+		want string
+	}{
+		{WorkerOptions{Workers: 4, Retries: 2},
+			"workers 4, retries 2, job timeout 30m0s, rescue after 33m0s (derived: the job timeout plus max(30s, a tenth)), job poll 1s, finish poll 10s"},
+		{WorkerOptions{Workers: 1, JobTimeout: 2 * time.Minute, PollInterval: 50 * time.Millisecond},
+			"workers 1, retries 0, job timeout 2m0s, rescue after 2m30s (derived: the job timeout plus max(30s, a tenth)), job poll 50ms, finish poll 10s"},
+		{WorkerOptions{Workers: 2, Retries: 1, JobTimeout: 5 * time.Second, RescueAfter: 6 * time.Second, FinishPoll: time.Second},
+			"workers 2, retries 1, job timeout 5s, rescue after 6s (--rescue-after), job poll 1s, finish poll 1s"},
+	} {
+		if got := tc.o.Applied(); got != tc.want {
+			t.Errorf("%+v:\n got %s\nwant %s", tc.o, got, tc.want)
+		}
+	}
+}
+
 // A run database whose store schema is newer than this binary is refused
 // before River's tables are created there.
 func TestOpenRefusesNewerSchemaBeforeRiver(t *testing.T) {

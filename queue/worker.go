@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
@@ -77,6 +78,21 @@ func (o WorkerOptions) check() error {
 	return nil
 }
 
+// Applied describes o as Work applies it, for worker's start-up line:
+// the defaults filled in and the rescue time derived when not given (see
+// rescueAfter), e.g. "workers 4, retries 2, job timeout 30m0s, rescue
+// after 33m0s (derived: the job timeout plus max(30s, a tenth)), job poll
+// 1s, finish poll 10s".
+func (o WorkerOptions) Applied() string {
+	rescue := "derived: the job timeout plus max(30s, a tenth)"
+	if o.RescueAfter > 0 {
+		rescue = "--rescue-after"
+	}
+	return fmt.Sprintf("workers %d, retries %d, job timeout %v, rescue after %v (%s), job poll %v, finish poll %v",
+		o.Workers, o.Retries, o.jobTimeout(), o.rescueAfter(), rescue,
+		cmp.Or(o.PollInterval, DefaultPollInterval), cmp.Or(o.FinishPoll, DefaultFinishPoll))
+}
+
 // Work is `persuarena worker`: it plays the episode jobs of every run in
 // the PostgreSQL run database at db, o.Workers at a time, until ctx is
 // cancelled (then episodes in play are abandoned, their jobs retried by
@@ -125,6 +141,7 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 		RescueStuckJobsAfter: o.rescueAfter(),
 		FetchPollInterval:    poll,
 		FetchCooldown:        min(poll, river.FetchCooldownDefault),
+		RetryPolicy:          retryPolicy{},
 	})
 	if err != nil {
 		return fmt.Errorf("queue: worker: %w", err)
@@ -140,6 +157,47 @@ func Work(ctx context.Context, db string, o WorkerOptions) error {
 		return fmt.Errorf("queue: worker stop: %w", err)
 	}
 	return nil
+}
+
+// Quick retries of a failed job (see retryPolicy): the first quickRetries
+// retries wait 1 s, 2 s, then quickRetryMax each.
+const (
+	quickRetries  = 5
+	quickRetryMax = 4 * time.Second
+)
+
+// retryPolicy schedules the next attempt of a job whose Work failed (a
+// store or plan error, the job timeout, a rescued job of a killed
+// worker): the first quickRetries retries after 1 s, 2 s, then
+// quickRetryMax each; later ones on River's default schedule (errors^4
+// seconds), counted from the quick ones on.
+//
+// Choice: River (v0.51.2, also github.com/riverqueue/river at fdf6cdf1)
+// makes a job whose retry is due within its scheduler interval
+// (internal/maintenance/job_scheduler.go: JobSchedulerIntervalDefault,
+// 5 s) "available" at once (internal/jobexecutor/job_executor.go,
+// reportError), and a worker's next fetch (FetchPollInterval) takes it
+// when it is due. A later retry is left "retryable" until the scheduler,
+// which only the elected leader runs, moves it; the default schedule puts
+// the second retry 16 s out, the third 81 s, and after a PostgreSQL
+// restart or a killed leader no leader exists until the old term's TTL
+// (internal/leadership/elector.go: elect interval 5 s + 10 s padding)
+// and the electors' backoff (1, 2, 4, ... 64 s after errors) have
+// passed, so such retries are picked up up to a minute late. The quick
+// retries cover the faults a worker meets (a store restart, a stuck
+// episode) without any leader; the default schedule after them keeps a
+// job that always fails from spending its 25 attempts in minutes.
+type retryPolicy struct{}
+
+// NextRetry implements river.ClientRetryPolicy.
+func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	n := len(job.Errors) // the errors before this one
+	if n < quickRetries {
+		return time.Now().Add(min(time.Second<<n, quickRetryMax))
+	}
+	later := *job
+	later.Errors = job.Errors[quickRetries:]
+	return (&river.DefaultClientRetryPolicy{}).NextRetry(&later)
 }
 
 // runPlan is a run's resolved plan, as a worker caches it.

@@ -102,7 +102,12 @@ func TestInterruptExitStatus(t *testing.T) {
 	})
 	t.Run("worker", func(t *testing.T) {
 		db := storetest.PostgresURL(t) // skips without PERSUARENA_PG_URL, fails so under CI
-		code, stderr := interrupt(t, bin, "worker: playing queued episodes", "worker", "--db", db, "--workers", "1")
+		code, stderr := interrupt(t, bin, "worker: workers 1,", "worker", "--db", db, "--workers", "1", "--job-timeout", "10m")
 		checkInterrupted(t, code, stderr, "(Ctrl-C stops)")
+		// The start-up lines name the timeouts that apply, the rescue
+		// time derived from --job-timeout.
+		if want := "worker: workers 1, retries 2, job timeout 10m0s, rescue after 11m0s (derived: the job timeout plus max(30s, a tenth)), job poll 1s, finish poll 10s"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	})
 }

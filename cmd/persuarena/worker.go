@@ -26,7 +26,7 @@ shows the progress from any machine. See docs/scale.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Log = cmd.ErrOrStderr()
 			o.Ready = func() {
-				fmt.Fprintf(cmd.ErrOrStderr(), "worker: playing queued episodes, %d at a time (Ctrl-C stops)\n", o.Workers)
+				fmt.Fprintf(cmd.ErrOrStderr(), "worker: playing queued episodes, %d at a time (Ctrl-C stops)\nworker: %s\n", o.Workers, o.Applied())
 			}
 			return queue.Work(cmd.Context(), dbPath, o)
 		},
