@@ -201,7 +201,7 @@ type ActJudge interface {
 
 // RewardComponent is one named entry of a reward vector, e.g. "r_model",
 // "e_judge", "judge.emotional_value" or "func.no_overpromise" (the REPO
-// paper's heterogeneous reward, package repo). Value's unit and range are
+// paper's heterogeneous reward, package reporeward). Value's unit and range are
 // those of the component (documented by whoever wrote it).
 type RewardComponent struct {
 	Name  string  `json:"name"`
@@ -239,7 +239,7 @@ func (v *RewardVector) Get(name string) (float64, bool) {
 }
 
 // Rewarder scores a finished, scored episode with a reward spec (the REPO
-// paper's heterogeneous reward; package repo): it sees the public
+// paper's heterogeneous reward; package reporeward): it sees the public
 // scenario, the episode so far (turns, terminal, R_goal, R_strategy) and
 // the visible transcript, and returns the reward vector and the engine
 // usage of its judge calls (also when it fails). Safe for concurrent use.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -22,7 +22,7 @@ func firstArena() *scenario.Scenario {
 // Run plays one whole episode: the built-in informer persuader against the
 // embedded simulator, probed at t = 0 and after every reply.
 func ExampleRun() {
-	per, err := persuader.New("informer")
+	per, err := baseline.New("informer")
 	if err != nil {
 		panic(err)
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -26,7 +26,7 @@ func ExampleExecute() {
 			held = append(held, sc)
 		}
 	}
-	per, err := persuader.New("script")
+	per, err := baseline.New("script")
 	if err != nil {
 		panic(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -64,8 +64,8 @@ func TestHiddenProfileNeverReachesPersuader(t *testing.T) {
 	}
 	var spies []*spy
 	var pers []episode.Persuader
-	for _, name := range persuader.Names() {
-		p, err := persuader.New(name)
+	for _, name := range baseline.Names() {
+		p, err := baseline.New(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +105,8 @@ func TestSimTranscriptsIndependentOfWorkers(t *testing.T) {
 	}
 	ss = scenario.Filter(ss, scenario.Heldout)[:40]
 	var pers []episode.Persuader
-	for _, name := range persuader.Names() {
-		p, _ := persuader.New(name)
+	for _, name := range baseline.Names() {
+		p, _ := baseline.New(name)
 		pers = append(pers, p)
 	}
 	jobs := eval.Plan(pers, []episode.Persuadee{sim.New(sim.DefaultConfig())}, []eval.Set{{Name: "p4g", Scenarios: ss}}, 2, nil)

@@ -361,7 +361,7 @@ func walkYAML(n ast.Node, path string, fn func(path, key string, line int, value
 // fields are errors) and returns the line of every field path in it
 // ("rules[2].kind" -> 14), for FieldError. file names the source in
 // errors; every error is a *ConfigError with file, line and field. Other
-// packages' YAML files (the REPO paper's reward specs, package repo) are
+// packages' YAML files (the REPO paper's reward specs, package reporeward) are
 // read this way so their errors look like persuarena.yaml's.
 func DecodeYAML(file string, data []byte, v any) (map[string]int, error) {
 	f, err := parser.ParseBytes(data, 0)

@@ -16,7 +16,7 @@ import (
 // and the request's seed is derived from the session seed and the
 // question's position in the transcript, not from the session's request
 // count, so asking never changes the session's later replies. Package
-// bayes asks the Strategic Persuasion paper's Likert rating this way.
+// bayespersuasion asks the Strategic Persuasion paper's Likert rating this way.
 // Errors: engine errors wrapped with scenario and turn (context-length
 // errors stay errors.Is(err, episode.ErrTruncated)).
 func (s *session) Ask(ctx context.Context, transcript []episode.Message, question string) (string, episode.Usage, error) {

@@ -64,7 +64,7 @@ const (
 // Framing is the task framing of a persuadee's session beyond the
 // scenario: which task it plays and the task facts only the persuadee may
 // know. The zero value is the persuasion frame. masp.Case.Framing builds it
-// from an imported case (package ppdpp).
+// from an imported case (package maspdata).
 type Framing struct {
 	Frame Frame
 	// Emotion and Problem are ESConv's emotion_type and problem_type

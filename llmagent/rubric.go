@@ -12,7 +12,7 @@ import (
 
 // Rate asks the judge for one rubric score in [lo, hi] (the REPO paper's
 // LLM-as-a-judge rewards: emotional value, SOP compliance, ...): system
-// states the rubric, user the material to rate (package repo writes
+// states the rubric, user the material to rate (package reporeward writes
 // both). The answer is a JSON object {"score": number, "reason": text}
 // (schema-constrained where the engine supports it); the result is the
 // mean of the readable samples' scores, each clamped to [lo, hi], with

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/sim"
 )
 
@@ -30,7 +30,7 @@ func (f *flakyEncoder) Encode(ctx context.Context, texts []string) ([][]float64,
 // fields only. Turn 2 is then measured from z_0 with s_1 never set: its
 // Delta s equals its progress.
 func TestPlayRecordsMindErrors(t *testing.T) {
-	per, _ := persuader.New("script")
+	per, _ := baseline.New("script")
 	cs := heldout(t, 1)[0]
 	enc := &flakyEncoder{Encoder: bdi.NewHashedTFIDF(bdi.DefaultHashDim), failAt: 3}
 	d, err := Play(context.Background(), Config{Success: SimSuccessJudge{}, Mind: &Mind{Encoder: enc}}, cs, per, sim.New(sim.Hard()), 11)

@@ -45,7 +45,7 @@ type Case struct {
 	BuyerPrice, SellerPrice float64
 	// Item is the CraigslistBargain item; SellerBottom the lowest price
 	// the seller takes (US$, 0 = none), given only to an LLM seller's own
-	// prompt (the data set has none; package ppdpp sets a Choice).
+	// prompt (the data set has none; package maspdata sets a Choice).
 	Item         string
 	SellerBottom float64
 	// Emotion and Problem are ESConv's emotion_type and problem_type.

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/stats"
@@ -274,7 +274,7 @@ func heldout(t *testing.T, n int) []*Case {
 // at 0, the increments telescope to the final progress, and the rewards
 // follow Eq. 15-16 (no student: r_S = Delta s).
 func TestPlayMindWithSim(t *testing.T) {
-	per, _ := persuader.New("script")
+	per, _ := baseline.New("script")
 	c := heldout(t, 3)
 	for _, cs := range c {
 		d, err := Play(context.Background(), Config{Success: SimSuccessJudge{}, Rationality: SimRationalityJudge{}, Mind: &Mind{}}, cs, per, sim.New(sim.Soft()), 11)
@@ -306,7 +306,7 @@ func TestEvaluateDeterministic(t *testing.T) {
 	cases := heldout(t, 12)
 	var pers []episode.Persuader
 	for _, n := range []string{"script", "random"} {
-		p, _ := persuader.New(n)
+		p, _ := baseline.New(n)
 		pers = append(pers, p)
 	}
 	users := []User{
@@ -366,8 +366,8 @@ func TestEvaluateDeterministic(t *testing.T) {
 // (the mean predictor is a student with a huge penalty).
 func TestCacheRecordsAndStudent(t *testing.T) {
 	cases := heldout(t, 20)
-	per, _ := persuader.New("script")
-	rnd, _ := persuader.New("random")
+	per, _ := baseline.New("script")
+	rnd, _ := baseline.New("random")
 	users := []User{{Name: "sim", Persuadee: sim.New(sim.DefaultConfig()), Success: SimSuccessJudge{}}}
 	enc := bdi.NewMemo(bdi.NewHashedTFIDF(32))
 	res, err := Evaluate(context.Background(), EvalConfig{Seed: 2, Workers: 2, Mind: &Mind{Encoder: enc}}, cases, []episode.Persuader{per, rnd}, users, nil)

@@ -8,11 +8,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/perception"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/tagger"
@@ -93,7 +93,7 @@ func TestLLMReaderOnFakeEngine(t *testing.T) {
 	if pee.Name() != "sim+reader=llm:reader" {
 		t.Fatalf("name %q", pee.Name())
 	}
-	per, _ := persuader.New("script")
+	per, _ := baseline.New("script")
 	ep, err := episode.Run(ctx, episode.Config{Tmax: 3}, sc, per, pee, 1)
 	if err != nil || len(ep.Turns) == 0 || ep.Terminal == "failed" {
 		t.Fatalf("episode: %v, %d turns, %s %s", err, len(ep.Turns), ep.Terminal, ep.Error)
@@ -220,7 +220,7 @@ func TestLLMReaderUsageInEpisode(t *testing.T) {
 		return fakeengine.Reply{Text: answerFor(sc)}
 	})
 	pee := sim.New(sim.DefaultConfig()).WithReader(r)
-	per, _ := persuader.New("script")
+	per, _ := baseline.New("script")
 	ep, err := episode.Run(context.Background(), episode.Config{Tmax: 3}, sc, per, pee, 1)
 	if err != nil || ep.Terminal == "failed" {
 		t.Fatalf("episode: %v, %s %s", err, ep.Terminal, ep.Error)

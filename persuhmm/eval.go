@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/tagger"
@@ -82,7 +82,7 @@ type noSkillsSession struct {
 }
 
 func (s noSkillsSession) Say(_ context.Context, tr []episode.Message) (episode.Utterance, error) {
-	return persuader.Realise(s.pub, tagger.ActSet(0).With(tagger.Plan).With(tagger.Commitment), tr, s.seed)
+	return baseline.Realise(s.pub, tagger.ActSet(0).With(tagger.Plan).With(tagger.Commitment), tr, s.seed)
 }
 
 // Paired compares a with b on the same tasks: the exact McNemar p-value
@@ -206,8 +206,8 @@ func Ablate(ctx context.Context, c AblationConfig) (Ablation, error) {
 	if err := test(NewMemoryPersuader("full", fm, c.Encoder, RetrieveOptions{TopK: c.TopK, Hierarchy: true}, comp), fm.Learn.Tokens()+hu.PromptTokens+hu.CompletionTokens, fm.NumStrategies()); err != nil {
 		return a, err
 	}
-	for _, n := range persuader.Names() {
-		p, err := persuader.New(n)
+	for _, n := range baseline.Names() {
+		p, err := baseline.New(n)
 		if err != nil {
 			return a, err
 		}
@@ -275,7 +275,7 @@ func CrossDomain(ctx context.Context, c AblationConfig, strongest string) ([]Cro
 	slices.Sort(doms)
 	comp := NewEmbeddedComponents(0, 0)
 	ec, seed := c.Learning.Episode, c.Learning.Seed
-	best, err := persuader.New(strongest)
+	best, err := baseline.New(strongest)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@
 // Every LLM-shaped component has two implementations behind one interface
 // (Components): prompted LLM roles (NewLLMComponents) and an embedded path
 // with no language model (NewEmbeddedComponents), in which a strategy is an
-// act-level recipe the template realiser of package persuader can voice,
+// act-level recipe the template realiser of package baseline can voice,
 // a stage goal is a target movement of one probe (CA, PE or AC) read from
 // the persuadee's probe trajectory, and the analyst, generator and refiner
 // are the documented rules of rules.go. docs/persuhmm.md describes both.

@@ -6,15 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
 
 // embeddedGuide voices plans with the template realiser
-// (persuader.Realise).
+// (baseline.Realise).
 type embeddedGuide struct{}
 
 // Persuader returns a realiser-voiced persuader following plan: turn by
@@ -116,7 +116,7 @@ func (s *guidedSession) Say(_ context.Context, transcript []episode.Message) (ep
 		s.g.d.Acts = append(s.g.d.Acts, acts)
 		s.g.d.Strategy = append(s.g.d.Strategy, strat)
 	}
-	return persuader.Realise(s.pub, acts, transcript, s.seed)
+	return baseline.Realise(s.pub, acts, transcript, s.seed)
 }
 
 // pos maps the schedule counter onto the schedule: once played through,

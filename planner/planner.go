@@ -4,7 +4,7 @@
 // features of the visible transcript only (turn index, acts used so far, the
 // persuadee's last reaction, concerns voiced vs addressed), and a realiser
 // that writes the utterance for the chosen acts: the built-in template banks
-// by default (persuader.Realise), or an LLM that implements Realiser (planner
+// by default (baseline.Realise), or an LLM that implements Realiser (planner
 // + LLM, as in PPDPP). Package train fits it with Probe-RPO (Probe-RPO
 // paper). docs/training.md describes it.
 package planner
@@ -15,9 +15,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -31,18 +31,18 @@ type Realiser interface {
 	Realise(ctx context.Context, pub scenario.Public, acts tagger.ActSet, transcript []episode.Message, seed uint64) (episode.Utterance, error)
 }
 
-// TemplateRealiser is the default Realiser: persuader.Realise, the
+// TemplateRealiser is the default Realiser: baseline.Realise, the
 // built-in template banks with echoes of what the persuadee voiced; the
 // tagger reads back exactly the chosen acts.
 type TemplateRealiser struct{}
 
-// Realise calls persuader.Realise; it errs when ctx is done or acts is not
+// Realise calls baseline.Realise; it errs when ctx is done or acts is not
 // a non-empty set of the five acts.
 func (TemplateRealiser) Realise(ctx context.Context, pub scenario.Public, acts tagger.ActSet, transcript []episode.Message, seed uint64) (episode.Utterance, error) {
 	if err := ctx.Err(); err != nil {
 		return episode.Utterance{}, err
 	}
-	return persuader.Realise(pub, acts, transcript, seed)
+	return baseline.Realise(pub, acts, transcript, seed)
 }
 
 // Planner is a persuader driven by a Policy (it implements

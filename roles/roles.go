@@ -11,7 +11,7 @@
 //	                        docs/simulator.md), perceiving messages with the
 //	                        embedded reader or, with +reader=llm:ROLE, an
 //	                        LLM role (package perception). Persuadees only.
-//	NAME                    a built-in persuader of package persuader
+//	NAME                    a built-in persuader of package baseline
 //	                        (pushy, informer, script, random). Persuaders only.
 //	planner:CHECKPOINT      a planner checkpoint written by persuarena train or
 //	                        selfplay; its arm is named "planner:NAME@HASH"
@@ -37,12 +37,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/perception"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/persuhmm"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/sim"
@@ -62,7 +62,7 @@ var ErrUnknown = errors.New("unknown role")
 // PersuaderKinds and PersuadeeKinds describe the accepted names, for help
 // texts and errors.
 var (
-	PersuaderKinds = "built-in persuaders (" + strings.Join(persuader.Listed(), ", ") + "), planner:CHECKPOINT, hmm:MEMORY (a PersuHMM memory file), llm:ROLE (a role of --config)"
+	PersuaderKinds = "built-in persuaders (" + strings.Join(baseline.Listed(), ", ") + "), planner:CHECKPOINT, hmm:MEMORY (a PersuHMM memory file), llm:ROLE (a role of --config)"
 	PersuadeeKinds = "sim, sim-soft, sim-hard, sim-hand, sim:FILE (a simulator config file), each optionally +reader=llm:ROLE (an LLM reads the persuader's messages for the simulator), llm:ROLE (a role of --config)"
 )
 
@@ -171,8 +171,8 @@ func (r *Registry) Persuader(name string) (episode.Persuader, error) {
 	if path, ok := strings.CutPrefix(name, persuhmm.PersuaderPrefix); ok {
 		return persuhmm.LoadPersuader(path)
 	}
-	if slices.Contains(persuader.Names(), name) {
-		return persuader.New(name)
+	if slices.Contains(baseline.Names(), name) {
+		return baseline.New(name)
 	}
 	return nil, unknownError(fmt.Sprintf("unknown persuader %q (known kinds: %s)", name, PersuaderKinds))
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/eval"
-	"github.com/persuarena/persuarena/repo"
+	"github.com/persuarena/persuarena/reporeward"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -62,11 +62,11 @@ func (p Plan) Total() int {
 }
 
 // ResolveSet returns every scenario of one set reference: a REPO scenario
-// pack (repo:PACK, package repo), a built-in set name or a JSONL file
+// pack (repo:PACK, package reporeward), a built-in set name or a JSONL file
 // (scenario.Resolve).
 func ResolveSet(ref string) ([]scenario.Scenario, error) {
-	if name, ok := strings.CutPrefix(ref, repo.PackPrefix); ok {
-		p, err := repo.LoadPack(name)
+	if name, ok := strings.CutPrefix(ref, reporeward.PackPrefix); ok {
+		p, err := reporeward.LoadPack(name)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 	}
 	var sets []eval.Set
 	for _, ref := range refs {
-		if strings.HasPrefix(ref, repo.PackPrefix) {
+		if strings.HasPrefix(ref, reporeward.PackPrefix) {
 			all, err := ResolveSet(ref)
 			if err != nil {
 				return nil, err

@@ -11,7 +11,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
-	"github.com/persuarena/persuarena/repo"
+	"github.com/persuarena/persuarena/reporeward"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
@@ -215,7 +215,7 @@ type EvalResult struct {
 	// MASP holds the MASP paper's metrics per set (Spec.Metrics "masp").
 	MASP []SetMASP
 	// Reward summarises the episodes' reward vectors per arm (--reward).
-	Reward []repo.Summary
+	Reward []reporeward.Summary
 	// FirstError is the failure of the first episode of this invocation
 	// that failed ("" when none did).
 	FirstError string
@@ -423,7 +423,7 @@ func (s *Service) summarise(ctx context.Context, plan *EvalPlan, res *EvalResult
 		return err
 	}
 	res.Summaries = summarize(res.Episodes, plan)
-	res.Reward = repo.Summarize(res.Episodes)
+	res.Reward = reporeward.Summarize(res.Episodes)
 	if spec.Metrics == "masp" {
 		res.MASP, err = maspOfEpisodes(ctx, res.Episodes, plan)
 	}
@@ -515,14 +515,14 @@ func setIndex(sets []eval.Set) map[string]string {
 	return setOf
 }
 
-// rewarder resolves a --reward reference (repo.Resolve; "" is none); the
-// spec's rubrics ask the --judge role's judge. Errors: repo.Resolve's,
+// rewarder resolves a --reward reference (reporeward.Resolve; "" is none); the
+// spec's rubrics ask the --judge role's judge. Errors: reporeward.Resolve's,
 // the registry's.
 func rewarder(reg *roles.Registry, ref, judge string, samples int) (episode.Rewarder, error) {
 	if ref == "" {
 		return nil, nil
 	}
-	var rater repo.Rater
+	var rater reporeward.Rater
 	if judge != "" {
 		j, err := reg.Judge(judge, samples)
 		if err != nil {
@@ -530,5 +530,5 @@ func rewarder(reg *roles.Registry, ref, judge string, samples int) (episode.Rewa
 		}
 		rater = j
 	}
-	return repo.Resolve(ref, rater)
+	return reporeward.Resolve(ref, rater)
 }

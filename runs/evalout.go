@@ -12,7 +12,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/repo"
+	"github.com/persuarena/persuarena/reporeward"
 )
 
 // checkFormat accepts eval's output formats: table ("" too), json, csv.
@@ -27,10 +27,10 @@ func checkFormat(format string) error {
 // evalJSON is eval's JSON output: the run id, the outcome rows and, with
 // --metrics masp, the MASP reports per set.
 type evalJSON struct {
-	RunID    string         `json:"run_id"`
-	Outcomes []eval.Summary `json:"outcomes"`
-	MASP     []SetMASP      `json:"masp,omitempty"`
-	Reward   []repo.Summary `json:"reward,omitempty"`
+	RunID    string               `json:"run_id"`
+	Outcomes []eval.Summary       `json:"outcomes"`
+	MASP     []SetMASP            `json:"masp,omitempty"`
+	Reward   []reporeward.Summary `json:"reward,omitempty"`
 }
 
 // Write prints res in format: "json" an object {run_id, outcomes, masp};
@@ -74,7 +74,7 @@ func (res *EvalResult) Write(out io.Writer, format string) error {
 			return err
 		}
 	}
-	if err := repo.WriteSummaries(out, res.Reward); err != nil {
+	if err := reporeward.WriteSummaries(out, res.Reward); err != nil {
 		return err
 	}
 	return res.writeLLMTables(out)

@@ -15,7 +15,7 @@ import (
 	"github.com/persuarena/persuarena/internal/atomicfile"
 	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/ppdpp"
+	"github.com/persuarena/persuarena/maspdata"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
@@ -267,7 +267,7 @@ func MASPCache(ctx context.Context, spec MASPCacheSpec) (*bdi.Cache, error) {
 // MASPImport converts a PPDPP ESConv or CraigslistBargain file (task
 // esconv or cb) into validated PersuArena scenarios written to out
 // (scenario.WriteFile) and returns their number. Errors: an unknown task,
-// a missing path, ppdpp.LoadCases' and the writer's.
+// a missing path, maspdata.LoadCases' and the writer's.
 func MASPImport(task, from, out string) (int, error) {
 	tk, err := bdi.ParseTask(task)
 	if err != nil {
@@ -276,7 +276,7 @@ func MASPImport(task, from, out string) (int, error) {
 	if from == "" || out == "" {
 		return 0, fmt.Errorf("masp import needs --from and --out")
 	}
-	cases, err := ppdpp.LoadCases(tk, from)
+	cases, err := maspdata.LoadCases(tk, from)
 	if err != nil {
 		return 0, err
 	}
@@ -315,7 +315,7 @@ func MASPCases(t bdi.Task, from, split string) ([]*masp.Case, error) {
 		if from == "" {
 			return nil, fmt.Errorf("--task %s needs --from PATH (a PPDPP %s file)", t, map[bdi.Task]string{bdi.ESConv: "esc-*.txt", bdi.CB: "cb-*.txt"}[t])
 		}
-		return ppdpp.LoadCases(t, from)
+		return maspdata.LoadCases(t, from)
 	}
 	return nil, fmt.Errorf("masp eval has no protocol for task %q", t)
 }

@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/persuarena/persuarena/repo"
+	"github.com/persuarena/persuarena/reporeward"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runplan"
 )
 
-// REPOBadCases plays the built-in bad-case suite (repo.BadCases) with the
+// REPOBadCases plays the built-in bad-case suite (reporeward.BadCases) with the
 // persuader named persuader (package roles; config resolves llm:ROLE)
 // and prints its fix and clean-fix rates under the rule functions of the
-// reward spec ref (REPO paper). Errors: the registry's, repo's.
+// reward spec ref (REPO paper). Errors: the registry's, reporeward's.
 func REPOBadCases(ctx context.Context, ref, persuader, config string, seed uint64, w io.Writer) error {
-	r, err := repo.RulesOnly(ref)
+	r, err := reporeward.RulesOnly(ref)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func REPOBadCases(ctx context.Context, ref, persuader, config string, seed uint6
 	if err != nil {
 		return err
 	}
-	cases, err := repo.BadCases()
+	cases, err := reporeward.BadCases()
 	if err != nil {
 		return err
 	}
@@ -35,11 +35,11 @@ func REPOBadCases(ctx context.Context, ref, persuader, config string, seed uint6
 	if err != nil {
 		return err
 	}
-	return repo.WriteFixReport(w, rep)
+	return reporeward.WriteFixReport(w, rep)
 }
 
 // REPOAB compares two stored runs (A, then B) on response rate and task
-// success with two-proportion tests (repo.AB). Errors: the store's.
+// success with two-proportion tests (reporeward.AB). Errors: the store's.
 func (s *Service) REPOAB(ctx context.Context, a, b string, w io.Writer) error {
 	if err := s.ensure(ctx, true); err != nil {
 		return err
@@ -52,11 +52,11 @@ func (s *Service) REPOAB(ctx context.Context, a, b string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return repo.WriteAB(w, a, b, repo.AB(ea, eb))
+	return reporeward.WriteAB(w, a, b, reporeward.AB(ea, eb))
 }
 
 // REPORate rates every scored episode of run id with the LLM judge role
-// judge (repo.Ratings) on the scenario sets refs and prints the mean
+// judge (reporeward.Ratings) on the scenario sets refs and prints the mean
 // dialogue rating and the share of conversations with an excellent
 // response. Errors: the registry's, the store's, the judge's.
 func (s *Service) REPORate(ctx context.Context, id, judge, config string, samples int, refs []string, w io.Writer) error {
@@ -79,7 +79,7 @@ func (s *Service) REPORate(ctx context.Context, id, judge, config string, sample
 	if err != nil {
 		return err
 	}
-	rep, err := repo.Ratings(ctx, j, runplan.Scenarios(sets), eps)
+	rep, err := reporeward.Ratings(ctx, j, runplan.Scenarios(sets), eps)
 	if err != nil {
 		return err
 	}

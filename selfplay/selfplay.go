@@ -23,13 +23,13 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -354,7 +354,7 @@ func (r *Runner) loadBase(ctx context.Context) error {
 func (r *Runner) realCache(ctx context.Context) (*bdi.Cache, error) {
 	var pers []episode.Persuader
 	for _, n := range []string{"script", "random"} {
-		p, err := persuader.New(n)
+		p, err := baseline.New(n)
 		if err != nil {
 			return nil, err
 		}
@@ -420,7 +420,7 @@ func (r *Runner) warmUser(ctx context.Context) error {
 	}
 	pers := []episode.Persuader{pl}
 	for _, n := range []string{"script", "random"} {
-		p, err := persuader.New(n)
+		p, err := baseline.New(n)
 		if err != nil {
 			return err
 		}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
@@ -46,7 +46,7 @@ func TestRepliesNeverRepeat(t *testing.T) {
 	for _, a := range []Reaction{VoiceConcern, PushBack, WarmUp, Deflect} {
 		nets[a.String()] = biasedNet(t, a)
 	}
-	per, err := persuader.New("random")
+	per, err := baseline.New("random")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestUserLatentAndProbe(t *testing.T) {
 	}
 	// masp.Play reads the user's latent state for its judges and teacher.
 	u2, _ := NewUser(biasedNet(t, WarmUp), sim.DefaultConfig())
-	per, _ := persuader.New("script")
+	per, _ := baseline.New("script")
 	dl, err := masp.Play(context.Background(), masp.Config{Success: masp.SimSuccessJudge{Rule: masp.DefaultSuccessRule},
 		Rationality: masp.SimRationalityJudge{}, Mind: &masp.Mind{}}, masp.ScenarioCases(scs)[0], per, u2, 3)
 	if err != nil {

@@ -101,7 +101,7 @@ type EnvConfig struct {
 	// 0 and is reported in Metadata.StrategyError.
 	Judge episode.Judge
 	// Rewarder, when set, scores each finished episode that did not fail
-	// with a reward spec (REPO paper; package repo): its reward vector is
+	// with a reward spec (REPO paper; package reporeward): its reward vector is
 	// sent in the last step's Metadata.RewardVector and stored with the
 	// episode, and its composed R replaces R_out as the outcome reward.
 	Rewarder episode.Rewarder

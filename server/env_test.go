@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/store"
@@ -63,7 +63,7 @@ func (s *replaySession) Say(context.Context, []episode.Message) (episode.Utteran
 func TestEnvMatchesEpisodeRun(t *testing.T) {
 	ctx := context.Background()
 	all := sets(t)
-	script, err := persuader.New("script")
+	script, err := baseline.New("script")
 	if err != nil {
 		t.Fatal(err)
 	}

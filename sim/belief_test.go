@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -131,7 +131,7 @@ func heldOut(t testing.TB, set, name string, cfg sim.Config, rollouts int) []*ep
 	if len(held) < 100 {
 		t.Skipf("%s has %d held-out scenarios; not generated yet", set, len(held))
 	}
-	per, err := persuader.New(name)
+	per, err := baseline.New(name)
 	if err != nil {
 		t.Fatal(err)
 	}

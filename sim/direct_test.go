@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -69,8 +69,8 @@ func TestDirectPathMatchesParsed(t *testing.T) {
 	}
 	pees := []*sim.Persuadee{sim.New(sim.DefaultConfig()), sim.New(sim.HandConfig())}
 	n, readings := 0, 0
-	for _, name := range persuader.Names() {
-		per, err := persuader.New(name)
+	for _, name := range baseline.Names() {
+		per, err := baseline.New(name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -17,7 +17,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	per, err := persuader.New("script")
+	per, err := baseline.New("script")
 	if err != nil {
 		panic(err)
 	}

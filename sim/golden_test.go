@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/golden"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -48,8 +48,8 @@ func goldenEpisodes(t *testing.T, cfg sim.Config, set string) []byte {
 	}
 	scs = scs[:min(60, len(scs))]
 	var f golden.File
-	for _, name := range persuader.Names() {
-		per, err := persuader.New(name)
+	for _, name := range baseline.Names() {
+		per, err := baseline.New(name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,7 @@ var bank [numReactions][5][]tmpl
 // resistance type or any trait score, and every word outside the slots is
 // one the script persuader never echoes (persuader's stop words), so a
 // listener's echo picks up only the persuadee's own concern wording
-// (TestScriptEchoesNoStockWords in package persuader).
+// (TestScriptEchoesNoStockWords in package baseline).
 var bankText = map[reaction][5][]string{
 	rVoiceAsked: {{
 		"Since you ask, here is what bothers me. {concern}",

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -52,7 +52,7 @@ func outcomes(t *testing.T, set string, rollouts int, cfg sim.Config) []*row {
 	pee := sim.New(cfg)
 	var rows []*row
 	for _, name := range []string{"script", "pushy", "informer", "random"} {
-		per, err := persuader.New(name)
+		per, err := baseline.New(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func BenchmarkSimEpisodeInformer(b *testing.B) {
 	if len(held) == 0 {
 		b.Skip("no arena held-out scenarios")
 	}
-	per, err := persuader.New("informer")
+	per, err := baseline.New("informer")
 	if err != nil {
 		b.Fatal(err)
 	}

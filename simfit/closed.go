@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/parallel"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -227,7 +227,7 @@ func (cl *ClosedLoop) Evaluate(ctx context.Context, cfg sim.Config) (*Moments, e
 	pee := sim.New(cfg)
 	var pers []episode.Persuader
 	for _, name := range Persuaders {
-		p, err := persuader.New(name)
+		p, err := baseline.New(name)
 		if err != nil {
 			return nil, err
 		}

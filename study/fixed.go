@@ -16,11 +16,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/internal/parallel"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -48,7 +48,7 @@ func (s Seq) String() string {
 }
 
 // FixedPersuader is a reply-blind persuader: at turn t it plays Seq[t]
-// (the last set again past the end), worded by persuader.Realise, the
+// (the last set again past the end), worded by baseline.Realise, the
 // built-in template phrasing the planner uses, from the public scenario
 // and a transcript whose persuadee messages are blanked, so that no word
 // of any reply can reach its utterance.
@@ -90,7 +90,7 @@ func (s *fixedSession) Say(ctx context.Context, transcript []episode.Message) (e
 			s.blind = append(s.blind, episode.Message{Speaker: m.Speaker})
 		}
 	}
-	return persuader.Realise(s.pub, s.seq[min(t, len(s.seq)-1)], s.blind, s.seed)
+	return baseline.Realise(s.pub, s.seq[min(t, len(s.seq)-1)], s.blind, s.seed)
 }
 
 // TypeScore is one persuader's outcome on one group of scenarios.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/tagger"
@@ -49,7 +49,7 @@ func TestConcernSetMatchesMentions(t *testing.T) {
 				}
 			}
 			for _, name := range []string{"script", "pushy", "informer", "random"} {
-				per, err := persuader.New(name)
+				per, err := baseline.New(name)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -118,7 +118,7 @@ func TestTagMentionsCache(t *testing.T) {
 	var concerns [][]scenario.Concern
 	for i := range held[:min(30, len(held))] {
 		for _, name := range []string{"script", "informer"} {
-			per, err := persuader.New(name)
+			per, err := baseline.New(name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -51,8 +51,8 @@ func TestChecks(t *testing.T) {
 func lintSet(t testing.TB, scs []scenario.Scenario, turns int) *Report {
 	t.Helper()
 	var pers []episode.Persuader
-	for _, n := range persuader.Names() {
-		p, err := persuader.New(n)
+	for _, n := range baseline.Names() {
+		p, err := baseline.New(n)
 		if err != nil {
 			t.Fatal(err)
 		}

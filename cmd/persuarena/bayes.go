@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/persuarena/persuarena/bayes"
+	"github.com/persuarena/persuarena/bayespersuasion"
 )
 
 var bayesCmd = &cobra.Command{
@@ -13,28 +13,30 @@ var bayesCmd = &cobra.Command{
 }
 
 // claimsFlags declares --claims and --limit into s.
-func claimsFlags(f *pflag.FlagSet, s *bayes.ClaimSpec) {
+func claimsFlags(f *pflag.FlagSet, s *bayespersuasion.ClaimSpec) {
 	f.StringVar(&s.File, "claims", "", "claim set JSON file (default: the built-in set)")
 	f.IntVar(&s.Limit, "limit", 0, "use only the first N claims (0: all)")
 }
 
 func init() {
 	const seedUse = "worlds, sampling and bootstrap"
-	var opt bayes.ClaimSpec
+	var opt bayespersuasion.ClaimSpec
 	optimum := &cobra.Command{
 		Use:   "optimum",
 		Short: "Print each claim's exact benchmarks: no disclosure, full disclosure, optimal signal, evidence pool",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return bayes.RunOptimum(opt, cmd.OutOrStdout()) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return bayespersuasion.RunOptimum(opt, cmd.OutOrStdout()) },
 	}
 	claimsFlags(optimum.Flags(), &opt)
 
-	var ev bayes.EvalSpec
+	var ev bayespersuasion.EvalSpec
 	eval := &cobra.Command{
 		Use:   "eval",
 		Short: "Play the claims between senders and a receiver; print gain, share of the optimal gain and paired tests",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return bayes.RunEval(cmd.Context(), ev, cmd.OutOrStdout()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bayespersuasion.RunEval(cmd.Context(), ev, cmd.OutOrStdout())
+		},
 	}
 	f := eval.Flags()
 	claimsFlags(f, &ev.ClaimSpec)
@@ -46,13 +48,13 @@ func init() {
 	f.StringSliceVar(&ev.Settings, "setting", nil, "settings to play: static, dynamic (default both)")
 	f.IntVar(&ev.Rollouts, "rollouts", 20, "worlds per claim")
 
-	var tr bayes.TrainSpec
+	var tr bayespersuasion.TrainSpec
 	train := &cobra.Command{
 		Use:   "train",
 		Short: "Train a disclosure planner by policy gradient, reward = posterior value - prior value",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return bayes.RunTrain(cmd.Context(), tr, cmd.OutOrStdout())
+			return bayespersuasion.RunTrain(cmd.Context(), tr, cmd.OutOrStdout())
 		},
 	}
 	f = train.Flags()
@@ -67,7 +69,9 @@ func init() {
 		Use:   "import",
 		Short: "Read persuasion-rating data (claim, argument, rating_initial, rating_final) and report the human persuasion gain",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return bayes.RunImport(from, seed, cmd.OutOrStdout()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bayespersuasion.RunImport(from, seed, cmd.OutOrStdout())
+		},
 	}
 	seedFlag(imp.Flags(), &seed, seedUse)
 	imp.Flags().StringVar(&from, "from", "", "rating data, .jsonl or .csv")

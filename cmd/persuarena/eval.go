@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/progress"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/queue"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runs"
@@ -57,7 +57,7 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&spec.Persuaders, "persuader", persuader.Listed(), "persuaders to evaluate: "+roles.PersuaderKinds)
+	f.StringSliceVar(&spec.Persuaders, "persuader", baseline.Listed(), "persuaders to evaluate: "+roles.PersuaderKinds)
 	f.StringSliceVar(&spec.Persuadees, "persuadee", []string{"sim"}, "persuadees: "+roles.PersuadeeKinds+"; several give the Table 7 grid")
 	scenariosFlag(f, &spec.Scenarios, "scenario sets")
 	f.StringVar(&spec.Split, "split", "heldout", "split to use: train, val, heldout or all")

@@ -5,10 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/internal/progress"
 	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/runs"
 )
 
@@ -60,7 +60,7 @@ See docs/masp.md.`,
 	f.StringVar(&spec.From, "from", "", "cases: p4g: scenario set name or JSONL file (default p4g); esconv, cb: PPDPP file (esc-*.txt, cb-*.txt)")
 	f.StringVar(&spec.Split, "split", "heldout", "p4g split: train, val, heldout or all (PPDPP files are one split each)")
 	f.StringSliceVar(&spec.Users, "users", []string{"sim-soft", "sim-hard", "sim"}, "users (the ensemble): sim, sim-soft, sim-hard, llm:NAME roles of --config")
-	f.StringSliceVar(&spec.Persuaders, "persuader", persuader.BaselineFirst(), "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
+	f.StringSliceVar(&spec.Persuaders, "persuader", baseline.BaselineFirst(), "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
 	tmaxFlag(f, &spec.T, masp.DefaultT, "MASP paper: 8")
 	seedFlag(f, &spec.Seed, "episode seeds and bootstrap")
 	f.IntVar(&spec.Resamples, "resamples", 10000, "bootstrap resamples")

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/persuarena/persuarena/repo"
+	"github.com/persuarena/persuarena/reporeward"
 	"github.com/persuarena/persuarena/runs"
 )
 
@@ -36,7 +36,7 @@ func init() {
 	rate.Flags().StringSliceVar(&sets, "scenarios", []string{"repo:negotiation"}, "scenario sets of the run")
 	bt := &cobra.Command{Use: "bt-train PAIRS.jsonl", Short: "Train the embedded Bradley–Terry reward model on preference pairs", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return repo.TrainBTFile(args[0], out, repo.BTConfig{Seed: seed}, cmd.OutOrStdout())
+			return reporeward.TrainBTFile(args[0], out, reporeward.BTConfig{Seed: seed}, cmd.OutOrStdout())
 		}}
 	bt.Flags().StringVar(&out, "out", "bt.json", "model file to write")
 	for _, c := range []*cobra.Command{bad, rate, bt} {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/study"
@@ -49,7 +49,7 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 				return err
 			}
 			for _, name := range baselines {
-				p, err := persuader.New(name)
+				p, err := baseline.New(name)
 				if err != nil {
 					return fmt.Errorf("--baseline: %w", err)
 				}

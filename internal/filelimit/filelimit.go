@@ -16,7 +16,7 @@ const (
 	Config = 1 << 20
 	// Probes bounds a probe basis file (probe.LoadBasis).
 	Probes = 1 << 20
-	// Spec bounds a reward spec or scenario pack (package repo) and a
+	// Spec bounds a reward spec or scenario pack (package reporeward) and a
 	// simulator file (sim.LoadFile).
 	Spec = 8 << 20
 	// Memory bounds a strategy memory file (persuhmm.Load).

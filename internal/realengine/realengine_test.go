@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llmagent"
-	"github.com/persuarena/persuarena/persuader"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
@@ -332,7 +332,7 @@ roles:
 // runEpisodes plays the script persuader against pee on scs in order.
 func runEpisodes(t *testing.T, pee episode.Persuadee, scs []scenario.Scenario, tmax int) []*episode.Episode {
 	t.Helper()
-	per, err := persuader.New("script")
+	per, err := baseline.New("script")
 	if err != nil {
 		t.Fatal(err)
 	}
