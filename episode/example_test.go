@@ -35,7 +35,7 @@ func ExampleRun() {
 	fmt.Printf("%s: %d turns, %s, R_goal %+.0f, B_0 %.4f, B_T %.4f\n", ep.ScenarioID, len(ep.Turns), ep.Terminal, ep.RGoal, *ep.B0, bT)
 	fmt.Printf("turn 1 acts %v, reply %.40q...\n", ep.Turns[0].Acts, ep.Turns[0].Persuadee)
 	// Output:
-	// arena-train-0001: 10 turns, pending, R_goal -1, B_0 0.0030, B_T 0.0242
+	// arena-train-0001: 10 turns, pending, R_goal -1, B_0 0.0030, B_T 0.0243
 	// turn 1 acts [evidence], reply "And what would you do if you were me?"...
 }
 

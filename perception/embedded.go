@@ -61,6 +61,7 @@ type scene struct {
 	topic   map[int32]bool
 	topicW  map[string]bool
 	pubStem map[string]bool // stems (stem) of the public text's content words
+	kwStem  map[string]bool // stems of the concerns' own keyword words
 	// quoted are the proposal's words that are also one-word manipulation
 	// or dismissal phrases ("stupid" in "Social media are making people
 	// stupid"): quoting the proposition is its topic, not contempt, so
@@ -174,7 +175,7 @@ func newScene(sc *scenario.Scenario) *scene {
 	l := theLexicon()
 	s := &scene{
 		n: min(len(sc.Hidden.Concerns), 64), vocab: map[int32]uint64{}, seeds: map[int32]uint64{}, exact: map[string]uint64{},
-		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, dict: map[string]int32{},
+		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, kwStem: map[string]bool{}, dict: map[string]int32{},
 		public: strings.ToLower(strings.Join([]string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")),
 	}
 	if f := strings.Fields(sc.Persuadee.Name); len(f) > 0 {
@@ -207,6 +208,11 @@ func newScene(sc *scenario.Scenario) *scene {
 		var seeds []int32
 		for _, kw := range c.Keywords {
 			ws := tokenize(kw).toks
+			for _, t := range ws {
+				if content(t) {
+					s.kwStem[stem(t.w)] = true
+				}
+			}
 			switch {
 			case len(ws) == 1:
 				w := ws[0].w
@@ -654,6 +660,12 @@ type textInfo struct {
 	sentFlags []uint8     // per sentence: sfDismiss, sfAck, sfLink, sfCue
 	cues      CueSet
 	claims    int
+	// onTopic reports whether the message names the proposal or a
+	// concern: a content word of the public proposal text or of a
+	// concern's keywords (by stem). Only then can it answer a concern
+	// (engage): an argument about something else answers no worry about
+	// this proposal, however generic the worry's words.
+	onTopic   bool
 	set       []uint64 // content-word hashes, sorted
 	words     []string // the tokens' words and their base forms
 	wordSet   []uint64 // hashes of words, sorted, unique
@@ -737,6 +749,12 @@ func (sc *scene) analyse(text string) *textInfo {
 		ti.sentFlags[si] = f
 	}
 	ti.cues = cuesOf(cd, ti.sentFlags)
+	for _, t := range d.toks {
+		if content(t) && (sc.pubStem[stem(t.w)] || sc.kwStem[stem(t.w)]) {
+			ti.onTopic = true
+			break
+		}
+	}
 	ti.claims = sc.claims(d)
 	ti.set = contentSet(d)
 	for _, w := range ti.words {
@@ -941,7 +959,7 @@ func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagemen
 		return Mentioned
 	case st.question:
 		return Acknowledged
-	case newC >= minContent && 2*echoC < contentN:
+	case newC >= minContent && 2*echoC < contentN && ti.onTopic:
 		return Answered
 	}
 	return Acknowledged

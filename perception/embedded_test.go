@@ -173,3 +173,23 @@ func TestQuotedPropositionIsNoCue(t *testing.T) {
 		t.Errorf("the same words under another proposition: cues %v, want contempt", p.Cues.Strings())
 	}
 }
+
+// A message that names neither the proposal nor a concern's own keywords
+// answers no concern, however its words relate to a concern's wording: an
+// argument about something else ("a cat is inexpensive to keep") is no
+// reason on this proposal's cost. Naming the keyword, or the proposal,
+// lets the same reason answer.
+func TestOffTopicAnswersNothing(t *testing.T) {
+	off := "A cat is inexpensive to keep and quiet, and you will save a lot over the years."
+	if got := read(t, off).Concerns[0]; got == Answered {
+		t.Errorf("%q: cost concern %v, want not answered", off, got)
+	}
+	for _, on := range []string{
+		"The price is low: the first of the six sessions is free and the rest are covered by insurance.",
+		"Couples therapy is inexpensive here: the sessions are covered by insurance.",
+	} {
+		if got := read(t, on).Concerns[0]; got != Answered {
+			t.Errorf("%q: cost concern %v, want answered", on, got)
+		}
+	}
+}

@@ -101,10 +101,10 @@ func Concerns(proposition string) []scenario.Concern {
 	return []scenario.Concern{
 		{ID: "evidence", Description: "Wants real evidence before changing their mind on the statement.",
 			Voiced:   "I would need to see real evidence before I change my mind.",
-			Keywords: []string{"evidence", "study", "research", "data", "statistics", "percent", "proof", "expert"}},
+			Keywords: topic},
 		{ID: "downsides", Description: "Worries about what taking that side would cost or risk.",
 			Voiced:   "I worry about the costs and risks of that.",
-			Keywords: []string{"cost", "risk", "harm", "downside", "consequence", "price", "danger", "problem"}},
+			Keywords: topic},
 		{ID: "own-reasons", Description: "Has their own reasons for their current view on the statement.",
 			Voiced:   "I have my own reasons for what I think about this.",
 			Keywords: topic},
