@@ -64,11 +64,17 @@ type TypeParams struct {
 	// conflict an avoider defers on (Janis & Mann 1977; Tversky & Shafir
 	// 1992, choice under conflict), and being told there is no hurry is
 	// leave to put the decision off (decision avoidance, Anderson 2003).
+	// Choice: one turn each, so that a plan turn that also carries
+	// evidence or "take your time" makes no progress; the cap only bounds
+	// the need in long episodes.
 	Conflict, MaxConflict int
 	// RehearseCost is the openness lost on a diagnostic turn that finds
 	// no hidden concern left to voice, >= 0 (EB: 0.05): asked yet again
 	// why, the persuadee restates its own reasons, and thinking them over
 	// polarises the view it holds (Tesser 1978; attitude rehearsal).
+	// Choice: 0.05, the size of a small misstep (EB.BadMove is 0.08), and
+	// only once nothing is left to voice, since PersuasionTrace's people
+	// moved under GPT-5's question in nearly every message.
 	RehearseCost float64
 }
 
@@ -222,6 +228,11 @@ type Config struct {
 	// first report); PersonSD >= 0 is the standard deviation of the log
 	// of each person's gain and reactance factors, drawn independently
 	// (log-normal, mean-one on the log scale).
+	//
+	// Choice: 0.4 firm people with FirmGain 0.25 and PersonSD 0.3, set on
+	// the closed-loop figures (docs/simulator.md, "Heterogeneity"), not
+	// fitted: fewer than the paper's 52 % because the persuadee's own
+	// missteps already leave some movable people unmoved.
 	FirmShare, FirmGain, PersonSD float64
 
 	// EB, IT, AR, AA are the per-type parameters.
