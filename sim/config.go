@@ -74,7 +74,8 @@ type TypeParams struct {
 	// polarises the view it holds (Tesser 1978; attitude rehearsal).
 	// Choice: 0.05, the size of a small misstep (EB.BadMove is 0.08), and
 	// only once nothing is left to voice, since PersuasionTrace's people
-	// moved under GPT-5's question in nearly every message.
+	// moved under GPT-5's questions (40 % of its messages read as
+	// diagnostic).
 	RehearseCost float64
 }
 
