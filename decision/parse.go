@@ -163,7 +163,13 @@ func StripDecision(text string) string {
 	for _, hr := range []string{"---", "***", "___"} {
 		s = strings.TrimSpace(strings.TrimSuffix(s, hr))
 	}
-	if _, rest, ok := leadingKeyword(s); ok {
+	// Every leading keyword goes: "CONDITIONAL!CONDITIONAL" would leave a
+	// second one that Parse still reads.
+	for {
+		_, rest, ok := leadingKeyword(s)
+		if !ok {
+			break
+		}
 		s = strings.TrimSpace(rest)
 	}
 	return s
