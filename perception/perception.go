@@ -27,7 +27,9 @@ const (
 	// brings no reason, fact or plan beyond the persuadee's own words.
 	Acknowledged
 	// Answered: the message answers the concern with a reason, fact or
-	// plan that bears on it and goes beyond the persuadee's own words.
+	// plan that bears on it and goes beyond the persuadee's own words; a
+	// message about something else (naming neither the proposal nor any
+	// concern's keywords) answers none.
 	Answered
 	// Dismissed: the message waves the concern away or mocks it.
 	Dismissed
