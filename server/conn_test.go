@@ -117,7 +117,7 @@ func TestConnFloodHealthStaysAnswerable(t *testing.T) {
 		t.Fatalf("flood: %d of 200 health checks answered", ok)
 	}
 	silent, _ := flood(t, addr, 100, false, 30*time.Second)
-	if n := s.lim.open(); n > 44 {
+	if n := openConns(s); n > 44 {
 		t.Fatalf("server holds %d connections, want <= 44", n)
 	}
 	c := freshClient()
@@ -159,7 +159,7 @@ func TestReservedConnHealthOnly(t *testing.T) {
 		io.WriteString(c, "POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{")
 		busy = append(busy, c)
 	}
-	waitFor(t, func() bool { return s.lim.open() == 2 })
+	waitFor(t, func() bool { return openConns(s) == 2 })
 	time.Sleep(50 * time.Millisecond) // let both reach StateActive
 	c := freshClient()
 	resp, err := c.Post("http://"+addr+"/reset", "application/json", strings.NewReader(`{}`))
@@ -175,6 +175,18 @@ func TestReservedConnHealthOnly(t *testing.T) {
 		t.Fatalf("health on a reserved connection: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// openConns is the number of connections s's limiter holds, or -1 before
+// Serve (started in another goroutine) has made the limiter.
+func openConns(s *Server) int {
+	s.mu.Lock()
+	l := s.lim
+	s.mu.Unlock()
+	if l == nil {
+		return -1
+	}
+	return l.open()
 }
 
 // waitFor polls cond for up to 5 s.
