@@ -43,7 +43,7 @@ func fitCommand(use, short, long string, trace bool) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if trace && spec.Trace == "" {
-				return fmt.Errorf("--trace DIR is required (the PersuasionTrace copy, e.g. ../shared/data/persuasiontrace)")
+				return fmt.Errorf("--trace DIR is required (a directory of PersuasionTrace exporter files)")
 			}
 			file, err := simfit.FitP4G(cmd.Context(), spec, cmd.ErrOrStderr())
 			if err != nil {
