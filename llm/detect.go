@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Capabilities is what a backend was found to support (Detect).
@@ -121,16 +122,17 @@ func (c *Client) Require(ctx context.Context, xs ...Capability) error {
 
 var maxAllowedRE = regexp.MustCompile(`(?i)max(?:imum)? allowed:?\s*(\d+)|<=\s*(\d+)|between 0 and (\d+)`)
 
-// Detect finds the backend's capabilities at start-up: the model list (the
-// configured model must be served), then engine probes: llama-server
-// /health; vLLM and SGLang a /tokenize call and one 1-token completion
-// with logprobs = the cap (retried with the cap a 400 names, so vLLM's
+// Detect finds the backend's capabilities at start-up. First, sent
+// concurrently: llama-server's /health, the model list (the configured
+// model must be served) and, where the engine has one, a /tokenize call.
+// Then engine probes: vLLM and SGLang one 1-token completion with
+// logprobs = the cap (retried with the cap a 400 names, so vLLM's
 // --max-logprobs is found) to see token-id keys and cached-token usage;
-// llama-server /tokenize, /apply-template and a 1-token /completion;
-// Ollama GET /api/version (reported only) and one 1-token chat request
-// with log-probs, since the version says nothing for builds from source
-// (they report 0.0.0). Probe requests are
-// not counted in any Usage. The result is cached after the first success.
+// llama-server /apply-template and a 1-token /completion; Ollama GET
+// /api/version (reported only) and one 1-token chat request with
+// log-probs, since the version says nothing for builds from source (they
+// report 0.0.0). Probe requests are not counted in any Usage. The result
+// is cached after the first success.
 func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 	c.cmu.Lock()
 	if c.caps != nil {
@@ -149,12 +151,26 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 	if c.b.MaxTopLogprobs > 0 {
 		caps.MaxTopLogprobs = c.b.MaxTopLogprobs
 	}
-	if err := c.Health(ctx); err != nil {
-		return caps, fmt.Errorf("llm: backend %q not ready: %w", c.b.Name, err)
+	// The health check, the model list and the tokenizer probe are
+	// independent requests, sent at once: every episode waits for
+	// detection, and under engine faults one retry path is far shorter
+	// than three in a row. Their results are read in this order, so the
+	// error returned does not depend on their timing.
+	var healthErr, modelsErr, tokErr error
+	var models []string
+	var ids []int
+	var wg sync.WaitGroup
+	wg.Go(func() { healthErr = c.Health(ctx) })
+	wg.Go(func() { models, modelsErr = c.Models(ctx) })
+	if p.Tokenize {
+		wg.Go(func() { ids, tokErr = c.Tokenize(ctx, "Yes") })
 	}
-	models, err := c.Models(ctx)
-	if err != nil {
-		return caps, fmt.Errorf("llm: backend %q: listing models: %w", c.b.Name, err)
+	wg.Wait()
+	if healthErr != nil {
+		return caps, fmt.Errorf("llm: backend %q not ready: %w", c.b.Name, healthErr)
+	}
+	if modelsErr != nil {
+		return caps, fmt.Errorf("llm: backend %q: listing models: %w", c.b.Name, modelsErr)
 	}
 	caps.Models = models
 	if len(models) > 0 && !slices.Contains(models, c.b.Model) {
@@ -163,7 +179,7 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 
 	var probeID = -1
 	if p.Tokenize {
-		ids, err := c.Tokenize(ctx, "Yes")
+		err := tokErr
 		if err == nil && len(ids) > 0 {
 			caps.Tokenize = true
 			probeID = ids[0]

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -602,6 +605,43 @@ func TestReasoningSplit(t *testing.T) {
 	r, err = c.Chat(ctx, llm.ChatRequest{Messages: msgs, Thinking: &off})
 	if err != nil || r.Reasoning != "" || r.Content != "Maybe." {
 		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// Detect sends the model list and the tokenizer probe at once: a proxy
+// that holds /v1/models until /tokenize arrives (answering 500 after two
+// seconds, with no retries) fails a detection that sends them one after
+// the other.
+func TestDetectFirstRequestsAtOnce(t *testing.T) {
+	srv := fakeengine.New(llm.VLLM)
+	defer srv.Close()
+	target, err := url.Parse(strings.TrimSuffix(srv.URL, "/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	tok := make(chan struct{})
+	var once sync.Once
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/tokenize":
+			once.Do(func() { close(tok) })
+		case "/v1/models":
+			select {
+			case <-tok:
+			case <-time.After(2 * time.Second):
+				http.Error(w, "no /tokenize during /v1/models", http.StatusInternalServerError)
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	b := srv.Backend("b")
+	b.BaseURL, b.MaxRetries = front.URL+"/v1", -1
+	caps, err := newClient(t, b, &sleeper{}).Detect(ctx)
+	if err != nil || !caps.Tokenize || len(caps.Models) != 1 {
+		t.Fatalf("%+v %v", caps, err)
 	}
 }
 

@@ -161,7 +161,16 @@ func (p *Persuadee) setup(ctx context.Context) error {
 		if !caps.ApplyTemplate {
 			return fmt.Errorf("%w: probes on /v1/completions need the engine's chat template (apply-template endpoint); use the chat probe path", llm.ErrUnsupported)
 		}
+		// The skeleton and the Yes/No ids are independent look-ups, made
+		// at once (every episode waits for this set-up); the ids go unused
+		// when the probes fall back to the chat path.
+		var idErr error
+		var wg sync.WaitGroup
+		if caps.TokenIDLogprobs && caps.Tokenize {
+			wg.Go(func() { ids, idLst, idErr = yesNoIDs(ctx, p.eng) })
+		}
 		skel, err = learnSkeleton(ctx, p.eng)
+		wg.Wait()
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -169,16 +178,13 @@ func (p *Persuadee) setup(ctx context.Context) error {
 			// The rendered "template" adds no chat markup (e.g. special
 			// tokens lost in a detokenize round trip): raw prompts would not
 			// be the persuadee's context, so probe through chat instead.
-			path, skel = ProbeChat, nil
+			path, skel, ids, idLst = ProbeChat, nil, nil, nil
 		case err != nil && !errors.Is(err, errSkeleton):
 			return fmt.Errorf("chat template: %w", err)
 		}
 		// A template the skeleton cannot reproduce is rendered per fork.
-		if path == ProbeCompletions && caps.TokenIDLogprobs && caps.Tokenize {
-			ids, idLst, err = yesNoIDs(ctx, p.eng)
-			if err != nil {
-				return err
-			}
+		if path == ProbeCompletions && idErr != nil {
+			return idErr
 		}
 	}
 	p.caps, p.path, p.skel, p.ids, p.idLst, p.ready = caps, path, skel, ids, idLst, true

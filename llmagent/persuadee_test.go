@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -418,5 +420,42 @@ func TestNoMarkupTemplateUsesChat(t *testing.T) {
 	start(t, p)
 	if p.Path() != ProbeChat {
 		t.Errorf("path %q, want chat", p.Path())
+	}
+}
+
+// rendezvous is a stub whose template renders wait for the first Yes/No
+// variant to be tokenized (failing after two seconds): a set-up that
+// looks the skeleton and the token ids up one after the other fails.
+type rendezvous struct {
+	*stub
+	once sync.Once
+	tok  chan struct{}
+}
+
+func (r *rendezvous) Tokenize(ctx context.Context, text string) ([]int, error) {
+	r.once.Do(func() { close(r.tok) })
+	return r.stub.Tokenize(ctx, text)
+}
+
+func (r *rendezvous) RenderChat(ctx context.Context, q llm.TemplateRequest) (string, error) {
+	select {
+	case <-r.tok:
+		return r.stub.RenderChat(ctx, q)
+	case <-time.After(2 * time.Second):
+		return "", errors.New("no Yes/No tokenization during the template render")
+	}
+}
+
+// The persuadee's set-up renders the template skeleton and tokenizes the
+// Yes/No variants at once (every episode waits for it; under engine faults
+// one retry path instead of two in a row).
+func TestSetupLooksUpAtOnce(t *testing.T) {
+	r := &rendezvous{stub: vllmStub(), tok: make(chan struct{})}
+	p := newPersuadee("llm:x", r, llm.Role{}, PersuadeeOptions{})
+	if _, err := p.Start(context.Background(), testScenario(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if !p.skelOK() || p.Path() != ProbeCompletions || len(p.idLst) == 0 {
+		t.Fatalf("path %v, skeleton %v, %d ids", p.Path(), p.skelOK(), len(p.idLst))
 	}
 }
