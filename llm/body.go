@@ -72,7 +72,7 @@ func completionRequestBody(prompts []string, p *openai.CompletionNewParams) ([]b
 			w.b = appendJSONString(w.b, prompts[0])
 		} else {
 			w.b = append(w.b, '[')
-			esc := appendJSONStringBody(nil, pre) // the shared prefix, escaped once
+			esc := appendJSONStringBody(make([]byte, 0, len(pre)+len(pre)/8+16), pre) // the shared prefix, escaped once
 			for i, s := range prompts {
 				if i > 0 {
 					w.b = append(w.b, ',')

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -768,13 +769,19 @@ func (s *Server) topLimit(k int, completions bool) error {
 
 func (s *Server) chat(raw []byte, body map[string]any, f *Fault) (any, error) {
 	var req struct {
-		Messages             []llm.Message `json:"messages"`
-		Logprobs             bool          `json:"logprobs"`
-		ContinueFinalMessage bool          `json:"continue_final_message"`
-		AddGenerationPrompt  *bool         `json:"add_generation_prompt"`
+		Messages             []llm.Message
+		Logprobs             bool
+		ContinueFinalMessage bool
+		AddGenerationPrompt  *bool
 	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return nil, badRequest("%v", err)
+	var err error
+	if req.Messages, err = messagesOf(body); err != nil {
+		return nil, err
+	}
+	req.Logprobs, _ = body["logprobs"].(bool)
+	req.ContinueFinalMessage, _ = body["continue_final_message"].(bool)
+	if v, ok := body["add_generation_prompt"].(bool); ok {
+		req.AddGenerationPrompt = &v
 	}
 	if err := s.checkModel(body); err != nil {
 		return nil, err
@@ -901,20 +908,105 @@ func atLeast(v, want string) bool {
 	return true
 }
 
-// prompts reads a string or a list of strings.
-func prompts(raw json.RawMessage, allowList bool) ([]string, error) {
-	var one string
-	if err := json.Unmarshal(raw, &one); err == nil {
-		return []string{one}, nil
+// messagesOf reads the decoded messages field: objects with a string
+// role and a string (or null) content.
+func messagesOf(body map[string]any) ([]llm.Message, error) {
+	v, ok := body["messages"]
+	if !ok || v == nil {
+		return nil, nil
 	}
-	if !allowList {
-		return nil, badRequest("json: cannot unmarshal array into Go struct field CompletionRequest.prompt of type string")
+	list, ok := v.([]any)
+	if !ok {
+		return nil, badRequest("messages must be a list of objects")
 	}
-	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
-		return nil, badRequest("prompt must be a string or a non-empty list of strings")
+	ms := make([]llm.Message, len(list))
+	for i, x := range list {
+		m, ok := x.(map[string]any)
+		if !ok {
+			return nil, badRequest("messages[%d] must be an object", i)
+		}
+		role, okRole := m["role"].(string)
+		content, okContent := m["content"].(string)
+		if !okRole && m["role"] != nil || !okContent && m["content"] != nil {
+			return nil, badRequest("messages[%d]: role and content must be strings", i)
+		}
+		ms[i] = llm.Message{Role: role, Content: content}
 	}
-	return list, nil
+	return ms, nil
+}
+
+// prompts reads the decoded prompt field: a string or, with allowList, a
+// non-empty list of strings. The request body is decoded once (in serve);
+// a second decode of its prompts would cost the benchmarks' shared cores
+// more than the client under test spends.
+func prompts(v any, allowList bool) ([]string, error) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, nil
+	case []any:
+		if !allowList {
+			return nil, badRequest("json: cannot unmarshal array into Go struct field CompletionRequest.prompt of type string")
+		}
+		list := make([]string, len(v))
+		for i, x := range v {
+			p, ok := x.(string)
+			if !ok {
+				return nil, badRequest("prompt must be a string or a non-empty list of strings")
+			}
+			list[i] = p
+		}
+		if len(list) > 0 {
+			return list, nil
+		}
+	}
+	return nil, badRequest("prompt must be a string or a non-empty list of strings")
+}
+
+// tokenIDs reads an optional list of integer token ids.
+func tokenIDs(body map[string]any, key string) ([]int, error) {
+	v, ok := body[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, badRequest("%s must be a list of integers", key)
+	}
+	ids := make([]int, len(list))
+	for i, x := range list {
+		f, ok := x.(float64)
+		if !ok || f != math.Trunc(f) {
+			return nil, badRequest("%s must be a list of integers", key)
+		}
+		ids[i] = int(f)
+	}
+	return ids, nil
+}
+
+// tokenizeAll tokenizes prompts that share a prefix (a probe request's
+// forks) once up to the prefix's last newline, a piece boundary: the
+// result is Tokenize of each prompt.
+func tokenizeAll(ps []string) [][]int {
+	out := make([][]int, len(ps))
+	cut := 0
+	if len(ps) > 1 {
+		n := len(ps[0])
+		for _, p := range ps[1:] {
+			n = min(n, len(p))
+			for i := range n {
+				if p[i] != ps[0][i] {
+					n = i
+					break
+				}
+			}
+		}
+		cut = strings.LastIndexByte(ps[0][:n], '\n') + 1
+	}
+	head := Tokenize(ps[0][:cut])
+	for i, p := range ps {
+		out[i] = append(head[:len(head):len(head)], Tokenize(p[cut:])...)
+	}
+	return out
 }
 
 // pyDict is a JSON object with Python dict semantics: a repeated key keeps
@@ -935,38 +1027,42 @@ func (d *pyDict) set(k string, v float64) {
 }
 
 func (d pyDict) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
+	b := make([]byte, 0, 24*len(d.keys)+2)
+	b = append(b, '{')
 	for i, k := range d.keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		kb, _ := json.Marshal(k)
-		vb, _ := json.Marshal(d.vals[k])
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
+		b = append(append(b, kb...), ':')
+		// encoding/json writes a float64 in this range as strconv's
+		// shortest 'f' form; others (and non-finite values) go through it.
+		if v := d.vals[k]; v == 0 || math.Abs(v) >= 1e-6 && math.Abs(v) < 1e21 {
+			b = strconv.AppendFloat(b, v, 'f', -1, 64)
+		} else {
+			vb, _ := json.Marshal(v)
+			b = append(b, vb...)
+		}
 	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
+	return append(b, '}'), nil
 }
 
 func (s *Server) completions(raw []byte, body map[string]any, f *Fault) (any, error) {
-	var req struct {
-		Prompt                 json.RawMessage `json:"prompt"`
-		LogprobTokenIDs        []int           `json:"logprob_token_ids"`
-		ReturnTokensAsTokenIDs bool            `json:"return_tokens_as_token_ids"`
-	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return nil, badRequest("%v", err)
-	}
 	if err := s.checkModel(body); err != nil {
 		return nil, err
 	}
-	ps, err := prompts(req.Prompt, s.Engine != llm.Ollama)
+	ps, err := prompts(body["prompt"], s.Engine != llm.Ollama)
 	if err != nil {
 		return nil, err
 	}
+	var req struct {
+		LogprobTokenIDs        []int
+		ReturnTokensAsTokenIDs bool
+	}
+	if req.LogprobTokenIDs, err = tokenIDs(body, "logprob_token_ids"); err != nil {
+		return nil, err
+	}
+	req.ReturnTokensAsTokenIDs, _ = body["return_tokens_as_token_ids"].(bool)
 	maxTok, hasMax, err := intField(body, "max_tokens")
 	if err != nil {
 		return nil, err
@@ -1000,8 +1096,9 @@ func (s *Server) completions(raw []byte, body map[string]any, f *Fault) (any, er
 	}
 	var choices []any
 	totPrompt, totCached, totComp := 0, 0, 0
+	toks := tokenizeAll(ps)
 	for i, p := range ps {
-		ids := Tokenize(p)
+		ids := toks[i]
 		if len(ids) >= s.window || len(ids)+maxTok > s.window {
 			return nil, &ctxErr{len(ids)}
 		}
@@ -1091,15 +1188,14 @@ func orEmptyA(v []any) []any {
 
 func (s *Server) llamaCompletion(raw []byte, body map[string]any, f *Fault) (any, error) {
 	var req struct {
-		Prompt            json.RawMessage `json:"prompt"`
-		NProbs            int             `json:"n_probs"`
-		PostSamplingProbs bool            `json:"post_sampling_probs"`
-		CachePrompt       *bool           `json:"cache_prompt"`
+		NProbs            int   `json:"n_probs"`
+		PostSamplingProbs bool  `json:"post_sampling_probs"`
+		CachePrompt       *bool `json:"cache_prompt"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, badRequest("%v", err)
 	}
-	ps, err := prompts(req.Prompt, true)
+	ps, err := prompts(body["prompt"], true)
 	if err != nil {
 		return nil, err
 	}
@@ -1113,8 +1209,9 @@ func (s *Server) llamaCompletion(raw []byte, body map[string]any, f *Fault) (any
 	useCache := req.CachePrompt == nil || *req.CachePrompt
 	wantLP := req.NProbs > 0 && !(f != nil && f.DropLogprobs)
 	var items []any
+	toks := tokenizeAll(ps)
 	for i, p := range ps {
-		ids := Tokenize(p)
+		ids := toks[i]
 		if len(ids) >= s.window {
 			return nil, &ctxErr{len(ids)}
 		}
@@ -1209,7 +1306,9 @@ func (s *Server) tokenize(raw []byte) (any, error) {
 		ids := orEmpty(Tokenize(text))
 		return map[string]any{"count": len(ids), "max_model_len": s.window, "tokens": ids, "token_strs": nil}, nil
 	default: // SGLang /v1/tokenize
-		ps, err := prompts(req.Prompt, true)
+		var pv any
+		_ = json.Unmarshal(req.Prompt, &pv) // not JSON: refused by prompts
+		ps, err := prompts(pv, true)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,9 @@
 package fakeengine
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -115,5 +118,55 @@ func TestFaultsAreConsumedInOrder(t *testing.T) {
 	st, _ = post(t, s.Root+"/tokenize", map[string]any{"model": "fake-model", "prompt": "x"})
 	if st != 500 || s.Pending() != 0 || s.Stats().Faults != 2 {
 		t.Fatalf("status %d stats %+v", st, s.Stats())
+	}
+}
+
+// tokenizeAll gives each prompt's own tokenization, wherever the shared
+// prefix ends: mid-word, after a space, at a special token, or nowhere.
+func TestTokenizeAllSharedPrefix(t *testing.T) {
+	for _, ps := range [][]string{
+		{"<|im_start|>user\nHi there\nYes", "<|im_start|>user\nHi there\nYesterday", "<|im_start|>user\nHi there \nNo"},
+		{"a b\n <|im_end|>\n x", "a b\n <|im_end|>\n y", "a b\n <|im_end|>\n"},
+		{"one\n\ntwo words", "one\n\ntwo"},
+		{"Hi", "Ho"},
+		{"same\n", "same\n"},
+		{"single prompt\nonly"},
+		{"\nx", "\ny"},
+	} {
+		got := tokenizeAll(ps)
+		for i, p := range ps {
+			if want := Tokenize(p); !slices.Equal(got[i], want) {
+				t.Errorf("%q in %q: %v, want %v", p, ps, got[i], want)
+			}
+		}
+	}
+}
+
+// pyDict writes its values as encoding/json writes float64s, in every
+// range, and keeps the first position of a repeated key.
+func TestPyDictEncoding(t *testing.T) {
+	var d pyDict
+	vals := []float64{0, math.Copysign(0, -1), -0.5108256237659907, -20.72326583694641, 1e-7, -3e21, 123456789, -1e-6, 5e-324}
+	for i, v := range vals {
+		d.set(fmt.Sprintf("k%d", i), v)
+	}
+	d.set("k0", -1.5) // repeated key: first position, last value
+	got, err := d.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{"
+	for i, v := range vals {
+		if i == 0 {
+			v = -1.5
+		} else {
+			want += ","
+		}
+		vb, _ := json.Marshal(v)
+		want += fmt.Sprintf("%q:%s", fmt.Sprintf("k%d", i), vb)
+	}
+	want += "}"
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
