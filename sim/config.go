@@ -286,7 +286,7 @@ func HandConfig() Config {
 
 		RapportDismiss: 0.15, ReactDismiss: 0.45, DismissCost: 0.08,
 		ReactManip: 0.35, ManipCost: 0.06,
-		TrustClaim: 0.5, ClaimCost: 0.06,
+		TrustClaim: 0.25, ClaimCost: 0.03,
 		RapportIgnore: 0.03, EchoHigh: 0.5, EchoCost: 0.06,
 		RepeatCost: 0.04, AnswerGain: 0.01,
 
