@@ -609,7 +609,7 @@ func TestReasoningSplit(t *testing.T) {
 }
 
 // Detect sends the model list and the tokenizer probe at once: a proxy
-// that holds /v1/models until /tokenize arrives (answering 500 after two
+// that holds /v1/models until /tokenize arrives (answering 500 after ten
 // seconds, with no retries) fails a detection that sends them one after
 // the other.
 func TestDetectFirstRequestsAtOnce(t *testing.T) {
@@ -629,7 +629,7 @@ func TestDetectFirstRequestsAtOnce(t *testing.T) {
 		case "/v1/models":
 			select {
 			case <-tok:
-			case <-time.After(2 * time.Second):
+			case <-time.After(10 * time.Second):
 				http.Error(w, "no /tokenize during /v1/models", http.StatusInternalServerError)
 				return
 			}

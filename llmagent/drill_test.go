@@ -139,17 +139,17 @@ const drillLatency = 50 * time.Millisecond
 // drillBenchEpisodes is the benchmark's drill size: four episodes per
 // worker, so that the set-up every episode waits for and the last
 // episodes' tail, a fixed cost, weigh about as in an evaluation of a few
-// hundred episodes (the drill that found the lock-out played 240); with
+// hundred episodes, such as the 240 of the lock-out drill (docs/engines.md); with
 // one episode per worker (the test's 24) they are a third of the wall time.
 const drillBenchEpisodes = 4 * drillWorkers
 
 // BenchmarkFaultDrill measures the fault drill's wall time against the
 // fault-free run (target: at most 3x under the lock-out mix, with no
 // episode failed; docs/engines.md). It plays drillBenchEpisodes episodes
-// and reports issue-x (the lock-out mix) and outage-x (with resets and
+// and reports lockout-x (the lock-out mix) and outage-x (with resets and
 // two 1.5 s outages, whose 3 s of outage and a cooldown each are a fixed
 // cost), failed (episodes failed, both mixes), and the wall times in
-// seconds (clean-s, issue-s, outage-s). One iteration plays the drill
+// seconds (clean-s, lockout-s, outage-s). One iteration plays the drill
 // three times (about 80 s); run it with -benchtime 1x. A timing target,
 // so a benchmark, not a test.
 func BenchmarkFaultDrill(b *testing.B) {
@@ -173,10 +173,10 @@ func BenchmarkFaultDrill(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(issue/float64(b.N), "issue-x")
+	b.ReportMetric(issue/float64(b.N), "lockout-x")
 	b.ReportMetric(outage/float64(b.N), "outage-x")
 	b.ReportMetric(clean/float64(b.N), "clean-s")
-	b.ReportMetric(issueS/float64(b.N), "issue-s")
+	b.ReportMetric(issueS/float64(b.N), "lockout-s")
 	b.ReportMetric(outageS/float64(b.N), "outage-s")
 	b.ReportMetric(failed/float64(b.N), "failed")
 	b.ReportMetric(0, "ns/op")

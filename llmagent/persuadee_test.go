@@ -424,7 +424,7 @@ func TestNoMarkupTemplateUsesChat(t *testing.T) {
 }
 
 // rendezvous is a stub whose template renders wait for the first Yes/No
-// variant to be tokenized (failing after two seconds): a set-up that
+// variant to be tokenized (failing after ten seconds): a set-up that
 // looks the skeleton and the token ids up one after the other fails.
 type rendezvous struct {
 	*stub
@@ -441,7 +441,7 @@ func (r *rendezvous) RenderChat(ctx context.Context, q llm.TemplateRequest) (str
 	select {
 	case <-r.tok:
 		return r.stub.RenderChat(ctx, q)
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		return "", errors.New("no Yes/No tokenization during the template render")
 	}
 }

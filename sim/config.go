@@ -286,6 +286,11 @@ func HandConfig() Config {
 
 		RapportDismiss: 0.15, ReactDismiss: 0.45, DismissCost: 0.08,
 		ReactManip: 0.35, ManipCost: 0.06,
+		// Choice: a quarter of trust and 0.03 openness per unsupported
+		// figure (half the first values): the reader counts every figure
+		// the public scenario does not state, mostly true ones in LLM
+		// text, which people do not discount (docs/simulator.md,
+		// "Fitting to people").
 		TrustClaim: 0.25, ClaimCost: 0.03,
 		RapportIgnore: 0.03, EchoHigh: 0.5, EchoCost: 0.06,
 		RepeatCost: 0.04, AnswerGain: 0.01,

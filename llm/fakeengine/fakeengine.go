@@ -543,6 +543,20 @@ func (s *Server) thinkingOf(body map[string]any) *bool {
 	return nil
 }
 
+// boolField reads an optional boolean field; a value of another type is
+// refused, as the engines' typed request models refuse it.
+func boolField(body map[string]any, key string) (v, ok bool, err error) {
+	x, has := body[key]
+	if !has || x == nil {
+		return false, false, nil
+	}
+	b, isBool := x.(bool)
+	if !isBool {
+		return false, false, badRequest("%s must be a boolean", key)
+	}
+	return b, true, nil
+}
+
 // intField reads an optional integer field.
 func intField(body map[string]any, key string) (int, bool, error) {
 	v, ok := body[key]
@@ -778,9 +792,15 @@ func (s *Server) chat(raw []byte, body map[string]any, f *Fault) (any, error) {
 	if req.Messages, err = messagesOf(body); err != nil {
 		return nil, err
 	}
-	req.Logprobs, _ = body["logprobs"].(bool)
-	req.ContinueFinalMessage, _ = body["continue_final_message"].(bool)
-	if v, ok := body["add_generation_prompt"].(bool); ok {
+	if req.Logprobs, _, err = boolField(body, "logprobs"); err != nil {
+		return nil, err
+	}
+	if req.ContinueFinalMessage, _, err = boolField(body, "continue_final_message"); err != nil {
+		return nil, err
+	}
+	if v, ok, err := boolField(body, "add_generation_prompt"); err != nil {
+		return nil, err
+	} else if ok {
 		req.AddGenerationPrompt = &v
 	}
 	if err := s.checkModel(body); err != nil {
@@ -908,8 +928,8 @@ func atLeast(v, want string) bool {
 	return true
 }
 
-// messagesOf reads the decoded messages field: objects with a string
-// role and a string (or null) content.
+// messagesOf reads the decoded messages field: objects whose role and
+// content are strings (a missing or null one reads as "").
 func messagesOf(body map[string]any) ([]llm.Message, error) {
 	v, ok := body["messages"]
 	if !ok || v == nil {
@@ -975,7 +995,7 @@ func tokenIDs(body map[string]any, key string) ([]int, error) {
 	ids := make([]int, len(list))
 	for i, x := range list {
 		f, ok := x.(float64)
-		if !ok || f != math.Trunc(f) {
+		if !ok || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
 			return nil, badRequest("%s must be a list of integers", key)
 		}
 		ids[i] = int(f)
@@ -1048,6 +1068,19 @@ func (d pyDict) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Server) completions(raw []byte, body map[string]any, f *Fault) (any, error) {
+	// Field types first, then the model, then the prompt: an engine
+	// parses its request model before it looks the model name up.
+	var req struct {
+		LogprobTokenIDs        []int
+		ReturnTokensAsTokenIDs bool
+	}
+	var err error
+	if req.LogprobTokenIDs, err = tokenIDs(body, "logprob_token_ids"); err != nil {
+		return nil, err
+	}
+	if req.ReturnTokensAsTokenIDs, _, err = boolField(body, "return_tokens_as_token_ids"); err != nil {
+		return nil, err
+	}
 	if err := s.checkModel(body); err != nil {
 		return nil, err
 	}
@@ -1055,14 +1088,6 @@ func (s *Server) completions(raw []byte, body map[string]any, f *Fault) (any, er
 	if err != nil {
 		return nil, err
 	}
-	var req struct {
-		LogprobTokenIDs        []int
-		ReturnTokensAsTokenIDs bool
-	}
-	if req.LogprobTokenIDs, err = tokenIDs(body, "logprob_token_ids"); err != nil {
-		return nil, err
-	}
-	req.ReturnTokensAsTokenIDs, _ = body["return_tokens_as_token_ids"].(bool)
 	maxTok, hasMax, err := intField(body, "max_tokens")
 	if err != nil {
 		return nil, err

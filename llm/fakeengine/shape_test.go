@@ -190,3 +190,28 @@ func TestShapesMatchFixtures(t *testing.T) {
 		}
 	}
 }
+
+// A request field of the wrong JSON type is refused with a 400 naming it,
+// before the model is looked up, as an engine's typed request model
+// refuses it.
+func TestWrongTypedFieldsRefused(t *testing.T) {
+	msgs := []map[string]any{{"role": "user", "content": "Hi"}}
+	for _, tc := range []struct {
+		path, field string
+		body        map[string]any
+	}{
+		{"/v1/chat/completions", "logprobs", map[string]any{"model": "fake-model", "messages": msgs, "logprobs": "yes"}},
+		{"/v1/chat/completions", "add_generation_prompt", map[string]any{"model": "fake-model", "messages": msgs, "add_generation_prompt": "no"}},
+		{"/v1/chat/completions", "continue_final_message", map[string]any{"model": "other", "messages": msgs, "continue_final_message": 1}},
+		{"/v1/completions", "return_tokens_as_token_ids", map[string]any{"model": "fake-model", "prompt": "q?", "return_tokens_as_token_ids": 1}},
+		{"/v1/completions", "logprob_token_ids", map[string]any{"model": "other", "prompt": "q?", "logprob_token_ids": []any{1.5}}},
+		{"/v1/completions", "logprob_token_ids", map[string]any{"model": "fake-model", "prompt": "q?", "logprob_token_ids": []any{1e12}}},
+	} {
+		s := New(llm.VLLM)
+		status, raw := post(t, s.Root+tc.path, tc.body)
+		s.Close()
+		if status != 400 || !strings.Contains(string(raw), tc.field) {
+			t.Errorf("%s %v: status %d, %s", tc.path, tc.body, status, raw)
+		}
+	}
+}
