@@ -158,8 +158,8 @@ func TestRunAblate(t *testing.T) {
 	}
 	s := out.String()
 	if !strings.HasPrefix(s, "learn 4 tasks, test 640 tasks, persuadee sim, seed 1\n\n") ||
-		!strings.Contains(s, "| 4 | full | 0.061 (39/640) | 0 | 0 | 1 | +24 / -97 | 1.34e-11 |\n") ||
-		!strings.Contains(s, "| script | 0.175 (112/640) |\n") || strings.Contains(s, "learned on") {
+		!strings.Contains(s, "| 4 | full | 0.058 (37/640) | 0 | 0 | 1 | +22 / -93 | 1.41e-11 |\n") ||
+		!strings.Contains(s, "| script | 0.169 (108/640) |\n") || strings.Contains(s, "learned on") {
 		t.Errorf("ablation:\n%s", s)
 	}
 	spec.Roles = nil

@@ -235,6 +235,16 @@ type Config struct {
 	// fitted: fewer than the paper's 52 % because the persuadee's own
 	// missteps already leave some movable people unmoved.
 	FirmShare, FirmGain, PersonSD float64
+	// FirmCap >= 0 is the most a firm person's openness rises above its
+	// start over a whole dialogue (0: no cap): strong attitudes persist
+	// and resist change however long the persuasion (Krosnick & Petty
+	// 1995), which gains scaled per turn do not give.
+	//
+	// Choice: 0.3 (a belief rise of at most 0.15), chosen from {0.3, 0.4}
+	// on the default-trained planner's held-out moved share
+	// (docs/simulator.md, "Heterogeneity"); it barely binds in
+	// PersuasionTrace's four-turn rounds.
+	FirmCap float64
 
 	// EB, IT, AR, AA are the per-type parameters.
 	EB, IT, AR, AA TypeParams
@@ -303,7 +313,7 @@ func HandConfig() Config {
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,
 		TraitNeuroticNoise: 0.50, TraitNeuroticAccept: 0.05,
 
-		FirmShare: 0.4, FirmGain: 0.25, PersonSD: 0.3,
+		FirmShare: 0.4, FirmGain: 0.25, PersonSD: 0.3, FirmCap: 0.3,
 
 		EB: TypeParams{
 			AddressActs: ev, Reactance: 0.4, Calm: 0.3, Surface: true,
@@ -492,6 +502,7 @@ func (c *Config) Validate() error {
 	in("Accept", c.Accept, -1, 1)
 	in("FirmShare", c.FirmShare, 0, 1)
 	in("FirmGain", c.FirmGain, 0, 1)
+	in("FirmCap", c.FirmCap, 0, 2)
 	in("PersonSD", c.PersonSD, 0, 2)
 	in("Conditional", c.Conditional, -1, c.Accept)
 	if c.MaxVoice < 1 {

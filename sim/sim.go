@@ -151,8 +151,10 @@ type session struct {
 	recv, evW, rapW, planW, reactW, noiseSD, accept float64
 
 	// person scales this person's positive openness gains (FirmShare,
-	// FirmGain, PersonSD; drawn at the start).
+	// FirmGain, PersonSD; drawn at the start); firm marks a firm person,
+	// whose openness never rises more than FirmCap above o0.
 	person float64
+	firm   bool
 
 	o0, o, u, rho, q float64
 	state            []concernState
@@ -291,6 +293,7 @@ func (s *session) drawPerson(seed uint64) {
 	firm := r.Float64() < c.FirmShare
 	zg, zr := r.NormFloat64(), r.NormFloat64()
 	s.person = math.Exp(c.PersonSD * zg)
+	s.firm = firm
 	if firm {
 		s.person *= c.FirmGain
 	}

@@ -666,3 +666,24 @@ func TestPersonDraw(t *testing.T) {
 		t.Errorf("firm share %.3f, want about FirmShare %.2f", share, c.FirmShare)
 	}
 }
+
+// FirmCap: a firm person's openness never rises more than FirmCap above
+// its start, however many gains it meets; a person who is not firm is not
+// capped.
+func TestFirmCap(t *testing.T) {
+	c := quiet()
+	c.FirmShare, c.PersonSD, c.FirmGain, c.FirmCap = 1, 0, 1, 0.3
+	s := start(t, c, fixture(scenario.AutonomyResistance, -0.4))
+	for range 12 {
+		s.observe(pcOf(acts(tagger.Plan, tagger.Autonomy), touch(3)))
+	}
+	near(t, "capped openness", s.o, -0.4+0.3)
+	c.FirmShare = 0
+	s = start(t, c, fixture(scenario.AutonomyResistance, -0.4))
+	for range 12 {
+		s.observe(pcOf(acts(tagger.Plan, tagger.Autonomy), touch(3)))
+	}
+	if s.o <= -0.4+0.3 {
+		t.Errorf("openness %.3f of a person who is not firm, want above the cap %.2f", s.o, -0.4+0.3)
+	}
+}

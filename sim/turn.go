@@ -282,6 +282,9 @@ func (s *session) openness(t *turnIn) {
 	pos *= s.recv / (1 + s.rho) * s.trust * t.novelty * s.person
 	e.gain = pos - neg
 	s.o = clamp(s.o+pos-neg+noise, -1, 1)
+	if s.firm && c.FirmCap > 0 {
+		s.o = min(s.o, s.o0+c.FirmCap)
+	}
 }
 
 // misstep reports whether the turn is the type's characteristic misstep

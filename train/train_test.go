@@ -218,19 +218,21 @@ func acceptances(t *testing.T, p *planner.Policy, scs []scenario.Scenario, rollo
 }
 
 // TestLearningRaisesHeldOutAccept is the learning test: a CI-sized run
-// (40 steps of 8 arena training scenarios x G = 4, 1,280 episodes,
+// (80 steps of 8 arena training scenarios x G = 4, 2,560 episodes,
 // outcome-only advantages λ = 0) against the simulator must raise the
 // planner's full-acceptance rate on the 120 held-out arena scenarios (2
 // rollouts each, the same episode seeds before and after) over its
 // initial, uniform policy, by an exact McNemar p < 0.01 with more wins
-// than losses. No figure is asserted beyond that.
+// than losses. No figure is asserted beyond that. Choice: 80 steps, since
+// firm people's capped change (sim.Config.FirmCap) leaves fewer episodes
+// to win: at 40 steps the gain was 17 -> 29 of 240 (p = 0.058).
 func TestLearningRaisesHeldOutAccept(t *testing.T) {
 	train, held := arena(t, scenario.Train), arena(t, scenario.Heldout)
 	cfg := DefaultConfig()
 	cfg.GRPO.Lambda = 0
 	cfg.GRPO.ScenariosPerStep = 8
 	cfg.GRPO.Seed = 1
-	cfg.MaxSteps = 40
+	cfg.MaxSteps = 80
 	tr, err := New(cfg, Options{Scenarios: train, Persuadee: sim.New(sim.DefaultConfig()), Workers: 2})
 	if err != nil {
 		t.Fatal(err)
