@@ -482,11 +482,11 @@ func (s *Server) dispatch(method, path string, raw []byte, body map[string]any, 
 	case path == "/v1/models" && method == http.MethodGet:
 		return s.models(), nil
 	case path == "/v1/chat/completions" && method == http.MethodPost:
-		return s.chat(raw, body, f)
+		return s.chat(body, f)
 	case path == "/v1/embeddings" && method == http.MethodPost:
 		return s.embeddings(body)
 	case path == "/v1/completions" && method == http.MethodPost && e != llm.LlamaCpp:
-		return s.completions(raw, body, f)
+		return s.completions(body, f)
 	case path == "/completion" && method == http.MethodPost && e == llm.LlamaCpp:
 		return s.llamaCompletion(raw, body, f)
 	case path == "/tokenize" && (e == llm.VLLM || e == llm.LlamaCpp), path == "/v1/tokenize" && e == llm.SGLang:
@@ -781,7 +781,7 @@ func (s *Server) topLimit(k int, completions bool) error {
 	return nil
 }
 
-func (s *Server) chat(raw []byte, body map[string]any, f *Fault) (any, error) {
+func (s *Server) chat(body map[string]any, f *Fault) (any, error) {
 	var req struct {
 		Messages             []llm.Message
 		Logprobs             bool
@@ -1067,7 +1067,7 @@ func (d pyDict) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func (s *Server) completions(raw []byte, body map[string]any, f *Fault) (any, error) {
+func (s *Server) completions(body map[string]any, f *Fault) (any, error) {
 	// Field types first, then the model, then the prompt: an engine
 	// parses its request model before it looks the model name up.
 	var req struct {
