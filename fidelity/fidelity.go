@@ -386,10 +386,12 @@ type Agreement struct {
 
 // Report is the result of a fidelity run.
 type Report struct {
-	Persuadee string  `json:"persuadee"`
-	Seed      uint64  `json:"seed"`
-	Resamples int     `json:"resamples"`
-	Level     float64 `json:"level"`
+	Persuadee string `json:"persuadee"`
+	// Basis holds the ids of the probes read, in basis order.
+	Basis     []string `json:"basis"`
+	Seed      uint64   `json:"seed"`
+	Resamples int      `json:"resamples"`
+	Level     float64  `json:"level"`
 	// Scenarios replayed (from Users distinct users), and Failed
 	// scenarios whose replay errored (FirstError says why).
 	Scenarios  int    `json:"scenarios"`
@@ -451,9 +453,13 @@ type Sources struct {
 	WithinB0   AUCStat  `json:"within_b0"`
 	WithinBT   AUCStat  `json:"within_bt"`
 	WithinDiff DiffStat `json:"within_diff"`
+	// Their N, Users, BaseRate, MeanPos and MeanNeg are the pooled
+	// figures' (the same dialogues); a resistance outside
+	// scenario.Resistances is a stratum of its own.
+	//
 	// Types are the AUCs of B_0 and B_T on each type's dialogues alone
-	// (points), in scenario.Resistances order; a type with one class has
-	// nil AUCs.
+	// (points), in scenario.Resistances order, types without a dialogue
+	// left out; a type with one class has nil AUCs.
 	Types []TypeAUC `json:"types"`
 	// Probes are, for a basis of more than one probe, the AUCs of each
 	// probe's P(Yes) at t = 0 (point) and at B_T's position (with its
@@ -486,6 +492,10 @@ type ProbeAUC struct {
 // Same inputs and Seed give the same Report, whatever opt.Workers.
 func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt Options) (*Report, error) {
 	opt.fill()
+	if opt.Basis == nil {
+		// set once, so the replays and the per-probe rows read one basis
+		opt.Basis = probe.Default
+	}
 	var todo []*scenario.Scenario
 	for i := range ss {
 		if ss[i].Outcome != nil && len(ss[i].Outcome.PersuaderUtterances) > 0 {
@@ -549,8 +559,8 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 		return func(idx []int) float64 { return withinAUCOn(ok, idx, both(a, b)) - withinAUCOn(ok, idx, both(b, a)) }
 	}
 	basis := opt.Basis
-	if basis == nil {
-		basis = probe.Default
+	for _, p := range basis {
+		rep.Basis = append(rep.Basis, p.ID)
 	}
 	var probeT []func(*Trace) *float64
 	if len(basis) > 1 {
@@ -830,7 +840,7 @@ func (r *Report) Table() string {
 		}
 		return fmt.Sprintf("%6.3f", *p)
 	}
-	fmt.Fprintf(&b, "Open-loop fidelity on PersuasionForGood: persuadee %s, seed %d\n", r.Persuadee, r.Seed)
+	fmt.Fprintf(&b, "Open-loop fidelity on PersuasionForGood: persuadee %s, probes %s, seed %d\n", r.Persuadee, strings.Join(r.Basis, ","), r.Seed)
 	fmt.Fprintf(&b, "  replayed %d dialogues of %d users", r.Scenarios, r.Users)
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, " (%d failed; first: %s)", r.Failed, r.FirstError)

@@ -314,7 +314,7 @@ func TestSources(t *testing.T) {
 		t.Fatalf("types %+v, want EB then AA", src.Types)
 	}
 	eb, aa := src.Types[0], src.Types[1]
-	if eb.N != 3 || eb.Positives != 1 || !near(eb.B0, 1) || !near(eb.BT, 0.5) || aa.Positives != 2 || !near(aa.B0, 0.5) || !near(aa.BT, 0.5) {
+	if eb.N != 3 || aa.N != 3 || eb.Positives != 1 || !near(eb.B0, 1) || !near(eb.BT, 0.5) || aa.Positives != 2 || !near(aa.B0, 0.5) || !near(aa.BT, 0.5) {
 		t.Errorf("EB %+v, AA %+v; want EB 1 donor, B_0 1, B_T 0.5; AA 2 donors, 0.5, 0.5", eb, aa)
 	}
 	// pe answers 1 - b: its AUCs are 1 - b's; ca and ac are b's.
@@ -328,7 +328,10 @@ func TestSources(t *testing.T) {
 			t.Errorf("probe %d %+v, want %s at t=0 %v, final %v", i, p, id, want[id][0], want[id][1])
 		}
 	}
-	if tab := rep.Table(); !strings.Contains(tab, "(a2) where B_T gains or loses") || !strings.Contains(tab, "probe pe P(Yes) at B_T") {
+	if strings.Join(rep.Basis, ",") != "ca,pe,ac" {
+		t.Errorf("basis %v, want ca, pe, ac", rep.Basis)
+	}
+	if tab := rep.Table(); !strings.Contains(tab, "probes ca,pe,ac, seed 1") || !strings.Contains(tab, "(a2) where B_T gains or loses") || !strings.Contains(tab, "probe pe P(Yes) at B_T") {
 		t.Errorf("table lacks the (a2) rows:\n%s", tab)
 	}
 	// A one-probe basis has no per-probe rows.

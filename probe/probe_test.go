@@ -157,7 +157,9 @@ func TestResolve(t *testing.T) {
 		}
 	}
 	f := filepath.Join(t.TempDir(), "b.json")
-	os.WriteFile(f, []byte(`[{"id":"x","question":"Do I trust them?"}]`), 0o644)
+	if err := os.WriteFile(f, []byte(`[{"id":"x","question":"Do I trust them?"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if b, err := Resolve(f); err != nil || len(b) != 1 || b[0].ID != "x" {
 		t.Errorf("Resolve(file) = %v, %v", b, err)
 	}

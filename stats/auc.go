@@ -18,7 +18,8 @@ import (
 )
 
 // ErrEmptyClass is returned (wrapped) by AUC and AUCCI when one of the two
-// classes has no member, so the AUC is undefined.
+// classes has no member, and by StratifiedAUC when no stratum has both, so
+// the AUC is undefined.
 var ErrEmptyClass = errors.New("stats: AUC needs at least one positive and one negative")
 
 // AUC returns the area under the ROC curve of scores against labels (true =
@@ -144,7 +145,7 @@ func StratifiedAUC(scores []float64, labels []bool, strata []string) (float64, e
 		pairs += n
 	}
 	if pairs == 0 {
-		return 0, fmt.Errorf("stats: StratifiedAUC: %w in any stratum", ErrEmptyClass)
+		return 0, fmt.Errorf("stats: StratifiedAUC: no stratum has both classes: %w", ErrEmptyClass)
 	}
 	return u / pairs, nil
 }

@@ -189,9 +189,14 @@ func TestStratifiedAUC(t *testing.T) {
 	if got, _ := StratifiedAUC(scores, labels, one); !near(got, 8.5/12, 1e-12) {
 		t.Errorf("one stratum = %v, want %v", got, 8.5/12)
 	}
-	// A score that only ranks the strata scores 1/2.
-	if got, _ := StratifiedAUC([]float64{0, 0, 1, 1}, []bool{true, false, true, false}, []string{"a", "a", "b", "b"}); got != 0.5 {
+	// A score that only ranks the strata scores 1/2, where the plain AUC
+	// credits it: a = {0+, 0-, 0-}, b = {1+, 1+, 1-} pool to 6/9.
+	so, sl, ss := []float64{0, 0, 0, 1, 1, 1}, []bool{true, false, false, true, true, false}, []string{"a", "a", "a", "b", "b", "b"}
+	if got, _ := StratifiedAUC(so, sl, ss); got != 0.5 {
 		t.Errorf("strata-only score = %v, want 0.5", got)
+	}
+	if plain, _ := AUC(so, sl); !near(plain, 6.0/9, 1e-12) {
+		t.Errorf("strata-only score, plain AUC = %v, want 6/9", plain)
 	}
 	if _, err := StratifiedAUC([]float64{1, 2}, []bool{true, false}, []string{"a", "b"}); !errors.Is(err, ErrEmptyClass) {
 		t.Errorf("no within-stratum pair: err = %v", err)
