@@ -157,6 +157,10 @@ type Trace struct {
 	// (B0 if no turn had one); nil when unreadable.
 	B0 *float64 `json:"b0"`
 	BT *float64 `json:"bt"`
+	// Probes0 and ProbesT are the per-probe readings behind B0 and BT, in
+	// basis order (nil when unread).
+	Probes0 []probe.Reading `json:"probes_0,omitempty"`
+	ProbesT []probe.Reading `json:"probes_t,omitempty"`
 	// Decision is the persuadee's first terminal decision ("continue" if
 	// none) and DecisionTurn its real turn index (-1 if none).
 	Decision     decision.Decision `json:"decision"`
@@ -232,6 +236,8 @@ func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, b
 	}
 	tr.B0 = r0.Turn.Belief
 	tr.BT = tr.B0
+	tr.Probes0 = r0.Turn.Probes
+	tr.ProbesT = tr.Probes0
 	re, _ := env.Session().(Reactor)
 	for t, u := range utts {
 		if ctx.Err() != nil {
@@ -266,7 +272,7 @@ func Replay(ctx context.Context, sc *scenario.Scenario, pee episode.Persuadee, b
 		d := res.Turn.Decision
 		tt := TurnTrace{Turn: t, Reply: res.Turn.Persuadee, Decision: d, Belief: res.Turn.Belief, Dense: res.Turn.Dense}
 		if tt.Belief != nil {
-			tr.BT = tt.Belief
+			tr.BT, tr.ProbesT = tt.Belief, res.Turn.Probes
 		}
 		if d.Terminal() && tr.DecisionTurn < 0 {
 			tr.Decision, tr.DecisionTurn = d, t
@@ -380,10 +386,12 @@ type Agreement struct {
 
 // Report is the result of a fidelity run.
 type Report struct {
-	Persuadee string  `json:"persuadee"`
-	Seed      uint64  `json:"seed"`
-	Resamples int     `json:"resamples"`
-	Level     float64 `json:"level"`
+	Persuadee string `json:"persuadee"`
+	// Basis holds the ids of the probes read, in basis order.
+	Basis     []string `json:"basis"`
+	Seed      uint64   `json:"seed"`
+	Resamples int      `json:"resamples"`
+	Level     float64  `json:"level"`
 	// Scenarios replayed (from Users distinct users), and Failed
 	// scenarios whose replay errored (FirstError says why).
 	Scenarios  int    `json:"scenarios"`
@@ -421,10 +429,60 @@ type Report struct {
 	// CalibrationTraits.
 	Types  TypeCalibration    `json:"types"`
 	Traits []TraitCalibration `json:"traits"`
+	// Sources says where B_T gains or loses the outcome signal: within
+	// and between resistance types, and per probe (Sources).
+	Sources Sources `json:"sources"`
 	// Checks is Targets(), for the JSON form.
 	Checks []Target `json:"targets"`
 	// Traces holds every replay, in scenario order.
 	Traces []*Trace `json:"-"`
+}
+
+// Sources splits the discrimination of the final belief by where it comes
+// from (docs/fidelity.md, "(a2)"): an AUC of B_T below B_0's can be lost
+// between the resistance types (the dialogue moves the types in an order
+// the real donor rates do not share), within them (the dialogue's
+// movement is unrelated to who donated), or in the pooling of the probes
+// (one probe's read-out, flat at its floor, hides another's).
+type Sources struct {
+	// WithinB0 and WithinBT are the type-stratified AUCs of B_0 and B_T
+	// (stats.StratifiedAUC, strata the resistance types): donor/non-donor
+	// pairs are compared only within one type, so what separates the
+	// types is set aside. WithinDiff is WithinBT - WithinB0. Intervals on
+	// the report's user-grouped resamples, paired with its other figures.
+	WithinB0   AUCStat  `json:"within_b0"`
+	WithinBT   AUCStat  `json:"within_bt"`
+	WithinDiff DiffStat `json:"within_diff"`
+	// Their N, Users, BaseRate, MeanPos and MeanNeg are the pooled
+	// figures' (the same dialogues); a resistance outside
+	// scenario.Resistances is a stratum of its own.
+	//
+	// Types are the AUCs of B_0 and B_T on each type's dialogues alone
+	// (points), in scenario.Resistances order, types without a dialogue
+	// left out; a type with one class has nil AUCs.
+	Types []TypeAUC `json:"types"`
+	// Probes are, for a basis of more than one probe, the AUCs of each
+	// probe's P(Yes) at t = 0 (point) and at B_T's position (with its
+	// interval), in basis order.
+	Probes []ProbeAUC `json:"probes,omitempty"`
+}
+
+// TypeAUC is one resistance type's AUCs of B_0 and B_T against donated >
+// $0, on its N dialogues (Positives donors).
+type TypeAUC struct {
+	Type      scenario.Resistance `json:"type"`
+	N         int                 `json:"n"`
+	Positives int                 `json:"positives"`
+	B0        *float64            `json:"b0"`
+	BT        *float64            `json:"bt"`
+}
+
+// ProbeAUC is the AUC of one probe's P(Yes) against donated > $0: Initial
+// at t = 0 (nil when undefined), Final where B_T was read.
+type ProbeAUC struct {
+	Probe   string   `json:"probe"`
+	Initial *float64 `json:"initial"`
+	Final   AUCStat  `json:"final"`
 }
 
 // Run replays every scenario of ss that carries persuader utterances (see
@@ -434,6 +492,10 @@ type Report struct {
 // Same inputs and Seed give the same Report, whatever opt.Workers.
 func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt Options) (*Report, error) {
 	opt.fill()
+	if opt.Basis == nil {
+		// set once, so the replays and the per-probe rows read one basis
+		opt.Basis = probe.Default
+	}
 	var todo []*scenario.Scenario
 	for i := range ss {
 		if ss[i].Outcome != nil && len(ss[i].Outcome.PersuaderUtterances) > 0 {
@@ -490,19 +552,53 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 	diff := func(a, b func(*Trace) *float64) func([]int) float64 {
 		return func(idx []int) float64 { return aucOn(ok, idx, both(a, b)) - aucOn(ok, idx, both(b, a)) }
 	}
+	within := func(score func(*Trace) *float64) func([]int) float64 {
+		return func(idx []int) float64 { return withinAUCOn(ok, idx, score) }
+	}
+	withinDiff := func(a, b func(*Trace) *float64) func([]int) float64 {
+		return func(idx []int) float64 { return withinAUCOn(ok, idx, both(a, b)) - withinAUCOn(ok, idx, both(b, a)) }
+	}
+	basis := opt.Basis
+	for _, p := range basis {
+		rep.Basis = append(rep.Basis, p.ID)
+	}
+	var probeT []func(*Trace) *float64
+	if len(basis) > 1 {
+		for _, p := range basis {
+			probeT = append(probeT, probeScore(p.ID, func(tr *Trace) []probe.Reading { return tr.ProbesT }))
+		}
+	}
+	fns := []func([]int) float64{auc(bt), auc(b0), auc(base), auc(stance), diff(bt, b0), diff(bt, base),
+		within(bt), within(b0), withinDiff(bt, b0)}
+	for _, sc := range probeT {
+		fns = append(fns, auc(sc))
+	}
 	g := groupByUser(ok)
 	rep.Users = len(g.users)
 	// Choice: one set of user-grouped resamples for every figure on all
 	// dialogues (seeded from the run seed), so the differences are paired.
-	reps := groupedReplicates(g, opt.Resamples, episode.Mix(opt.Seed^0xf1),
-		auc(bt), auc(b0), auc(base), auc(stance), diff(bt, b0), diff(bt, base))
+	reps := groupedReplicates(g, opt.Resamples, episode.Mix(opt.Seed^0xf1), fns...)
 	rep.Final = aucStat(ok, bt, reps[0], opt.Level)
 	rep.Initial = aucStat(ok, b0, reps[1], opt.Level)
 	rep.Baseline = aucStat(ok, base, reps[2], opt.Level)
 	rep.Stance = aucStat(ok, stance, reps[3], opt.Level)
 	rep.Diffs = []DiffStat{
-		diffStat(ok, "B_T", "B_0", bt, b0, reps[4], opt.Level),
-		diffStat(ok, "B_T", "baseline", bt, base, reps[5], opt.Level),
+		diffStat(ok, "B_T", "B_0", bt, b0, reps[4], opt.Level, aucOn),
+		diffStat(ok, "B_T", "baseline", bt, base, reps[5], opt.Level, aucOn),
+	}
+	rep.Sources = Sources{
+		WithinBT:   withinStat(ok, bt, reps[6], opt.Level),
+		WithinB0:   withinStat(ok, b0, reps[7], opt.Level),
+		WithinDiff: diffStat(ok, "B_T", "B_0", bt, b0, reps[8], opt.Level, withinAUCOn),
+		Types:      typeAUCs(ok, b0, bt),
+	}
+	for k, sc := range probeT {
+		p0 := probeScore(basis[k].ID, func(tr *Trace) []probe.Reading { return tr.Probes0 })
+		pa := ProbeAUC{Probe: basis[k].ID, Final: aucStat(ok, sc, reps[9+k], opt.Level)}
+		if a := aucOn(ok, allIdx(len(ok)), p0); !math.IsNaN(a) {
+			pa.Initial = ptr(a)
+		}
+		rep.Sources.Probes = append(rep.Sources.Probes, pa)
 	}
 	var held []*Trace
 	for _, tr := range ok {
@@ -610,9 +706,10 @@ func aucStat(trs []*Trace, score func(*Trace) *float64, reps []float64, level fl
 	return st
 }
 
-// diffStat is AUC(a) - AUC(b) on the traces where both are readable, with
-// the interval of its paired replicates reps.
-func diffStat(trs []*Trace, an, bn string, a, b func(*Trace) *float64, reps []float64, level float64) DiffStat {
+// diffStat is AUC(a) - AUC(b) on the traces where both are readable, the
+// AUCs computed by on (aucOn, or withinAUCOn for the type-stratified
+// one), with the interval of its paired replicates reps.
+func diffStat(trs []*Trace, an, bn string, a, b func(*Trace) *float64, reps []float64, level float64, on func([]*Trace, []int, func(*Trace) *float64) float64) DiffStat {
 	d := DiffStat{A: an, B: bn}
 	var both []int
 	users := map[string]bool{}
@@ -623,7 +720,7 @@ func diffStat(trs []*Trace, an, bn string, a, b func(*Trace) *float64, reps []fl
 		}
 	}
 	d.N, d.Users = len(both), len(users)
-	x, y := aucOn(trs, both, a), aucOn(trs, both, b)
+	x, y := on(trs, both, a), on(trs, both, b)
 	if math.IsNaN(x) || math.IsNaN(y) {
 		return d
 	}
@@ -743,7 +840,7 @@ func (r *Report) Table() string {
 		}
 		return fmt.Sprintf("%6.3f", *p)
 	}
-	fmt.Fprintf(&b, "Open-loop fidelity on PersuasionForGood: persuadee %s, seed %d\n", r.Persuadee, r.Seed)
+	fmt.Fprintf(&b, "Open-loop fidelity on PersuasionForGood: persuadee %s, probes %s, seed %d\n", r.Persuadee, strings.Join(r.Basis, ","), r.Seed)
 	fmt.Fprintf(&b, "  replayed %d dialogues of %d users", r.Scenarios, r.Users)
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, " (%d failed; first: %s)", r.Failed, r.FirstError)
@@ -764,6 +861,18 @@ func (r *Report) Table() string {
 	b.WriteString("      paired differences (same resamples):\n")
 	for _, d := range r.Diffs {
 		fmt.Fprintf(&b, "      %-34s %5d %5d        %s  [%s, %s]\n", "AUC "+d.A+" - AUC "+d.B, d.N, d.Users, f(d.Diff), f(d.Lo), f(d.Hi))
+	}
+	src := r.Sources
+	b.WriteString("\n  (a2) where B_T gains or loses the signal: within resistance types (donor/non-donor pairs of one type only), per type, per probe\n")
+	row("initial belief B_0, within types", src.WithinB0)
+	row("final belief B_T, within types", src.WithinBT)
+	d := src.WithinDiff
+	fmt.Fprintf(&b, "      %-34s %5d %5d        %s  [%s, %s]\n", "AUC B_T - AUC B_0, within types", d.N, d.Users, f(d.Diff), f(d.Lo), f(d.Hi))
+	for _, t := range src.Types {
+		fmt.Fprintf(&b, "      %-34s %5d       %5.1f%% B_0 %s -> B_T %s\n", "type "+string(t.Type), t.N, 100*float64(t.Positives)/float64(max(1, t.N)), f(t.B0), f(t.BT))
+	}
+	for _, p := range src.Probes {
+		fmt.Fprintf(&b, "      %-34s %5d %5d        %s  [%s, %s]  at t=0 %s\n", "probe "+p.Probe+" P(Yes) at B_T", p.Final.N, p.Final.Users, f(p.Final.AUC), f(p.Final.Lo), f(p.Final.Hi), f(p.Initial))
 	}
 	b.WriteString("\n")
 	ds := []decision.Decision{decision.Accept, decision.Conditional, decision.Reject, decision.Continue}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/decision"
@@ -18,6 +19,8 @@ import (
 type fake struct {
 	beliefs   map[string][]float64
 	decisions map[string][]decision.Decision
+	// flip names probes answered with 1 - belief instead.
+	flip map[string]bool
 }
 
 func (f *fake) Name() string { return "fake" }
@@ -54,6 +57,9 @@ func (s *fakeSession) Probe(_ context.Context, _ []episode.Message, basis probe.
 	out := make([]probe.Answer, len(basis))
 	for k := range out {
 		out[k] = probe.FromProbability(b)
+		if s.f.flip[basis[k].ID] {
+			out[k] = probe.FromProbability(1 - b)
+		}
 	}
 	return out, nil
 }
@@ -263,5 +269,74 @@ func TestStatedPolarityComesFirst(t *testing.T) {
 	}
 	if rep.Agreement.Agree != 2 || rep.AgreementDense.Agree != 3 || rep.AgreementDense.Both != 3 {
 		t.Errorf("agree %d, dense agree %d of %d", rep.Agreement.Agree, rep.AgreementDense.Agree, rep.AgreementDense.Both)
+	}
+}
+
+func TestSources(t *testing.T) {
+	two := []string{"hello", "please give"}
+	typed := func(id string, r scenario.Resistance, donation float64) scenario.Scenario {
+		s := sc(id, scenario.Train, donation, two, nil)
+		s.Hidden.Resistance = r
+		return s
+	}
+	ss := []scenario.Scenario{
+		typed("e1", scenario.EntrenchedBelief, 1), typed("e2", scenario.EntrenchedBelief, 0), typed("e3", scenario.EntrenchedBelief, 0),
+		typed("a1", scenario.AmbivalentAvoidance, 1), typed("a2", scenario.AmbivalentAvoidance, 0), typed("a3", scenario.AmbivalentAvoidance, 2),
+	}
+	// B_0 / B_T: e1 .6/.2 (donor), e2 .4/.1, e3 .5/.3; a1 .3/.9 (donor),
+	// a2 .2/.8, a3 .1/.7 (donor).
+	// Within types, B_T: EB e1 beats e2, loses to e3 (1 of 2); AA a1 beats
+	// a2, a3 loses to it (1 of 2): 2/4 = 0.5. B_0: EB 2 of 2, AA 1 of 2:
+	// 3/4 = 0.75. Pooled, B_T: donors .2, .9, .7 against .1, .3, .8 win
+	// 1 + 3 + 2 of 9; B_0: .6, .3, .1 against .4, .5, .2 win 3 + 1 + 0 of 9.
+	f := &fake{beliefs: map[string][]float64{
+		"e1": {0.6, 0.4, 0.2}, "e2": {0.4, 0.3, 0.1}, "e3": {0.5, 0.4, 0.3},
+		"a1": {0.3, 0.5, 0.9}, "a2": {0.2, 0.5, 0.8}, "a3": {0.1, 0.5, 0.7},
+	}, flip: map[string]bool{"pe": true}}
+	rep, err := Run(context.Background(), ss, f, Options{Seed: 1, Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(p *float64, want float64) bool { return p != nil && math.Abs(*p-want) < 1e-12 }
+	// B = mean(b, 1-b, b) = (1+b)/3 is monotone in b: the pooled figures
+	// are b's.
+	if !near(rep.Final.AUC, 6.0/9) || !near(rep.Initial.AUC, 4.0/9) {
+		t.Errorf("pooled AUC B_T %v, B_0 %v; want 6/9, 4/9", rep.Final.AUC, rep.Initial.AUC)
+	}
+	src := rep.Sources
+	if !near(src.WithinBT.AUC, 0.5) || !near(src.WithinB0.AUC, 0.75) || !near(src.WithinDiff.Diff, -0.25) {
+		t.Errorf("within B_T %v, B_0 %v, diff %v; want 0.5, 0.75, -0.25", src.WithinBT.AUC, src.WithinB0.AUC, src.WithinDiff.Diff)
+	}
+	if src.WithinBT.N != 6 || src.WithinBT.Lo == nil || src.WithinDiff.Lo == nil {
+		t.Errorf("within: n %d, intervals %v %v", src.WithinBT.N, src.WithinBT.Lo, src.WithinDiff.Lo)
+	}
+	if len(src.Types) != 2 || src.Types[0].Type != scenario.EntrenchedBelief || src.Types[1].Type != scenario.AmbivalentAvoidance {
+		t.Fatalf("types %+v, want EB then AA", src.Types)
+	}
+	eb, aa := src.Types[0], src.Types[1]
+	if eb.N != 3 || aa.N != 3 || eb.Positives != 1 || !near(eb.B0, 1) || !near(eb.BT, 0.5) || aa.Positives != 2 || !near(aa.B0, 0.5) || !near(aa.BT, 0.5) {
+		t.Errorf("EB %+v, AA %+v; want EB 1 donor, B_0 1, B_T 0.5; AA 2 donors, 0.5, 0.5", eb, aa)
+	}
+	// pe answers 1 - b: its AUCs are 1 - b's; ca and ac are b's.
+	want := map[string][2]float64{"ca": {4.0 / 9, 6.0 / 9}, "pe": {5.0 / 9, 3.0 / 9}, "ac": {4.0 / 9, 6.0 / 9}}
+	if len(src.Probes) != 3 {
+		t.Fatalf("probes %+v, want ca, pe, ac", src.Probes)
+	}
+	for i, id := range []string{"ca", "pe", "ac"} {
+		p := src.Probes[i]
+		if p.Probe != id || !near(p.Initial, want[id][0]) || !near(p.Final.AUC, want[id][1]) {
+			t.Errorf("probe %d %+v, want %s at t=0 %v, final %v", i, p, id, want[id][0], want[id][1])
+		}
+	}
+	if strings.Join(rep.Basis, ",") != "ca,pe,ac" {
+		t.Errorf("basis %v, want ca, pe, ac", rep.Basis)
+	}
+	if tab := rep.Table(); !strings.Contains(tab, "probes ca,pe,ac, seed 1") || !strings.Contains(tab, "(a2) where B_T gains or loses") || !strings.Contains(tab, "probe pe P(Yes) at B_T") {
+		t.Errorf("table lacks the (a2) rows:\n%s", tab)
+	}
+	// A one-probe basis has no per-probe rows.
+	rep, err = Run(context.Background(), ss, f, Options{Basis: probe.AgreementBasis, Seed: 1, Resamples: 10})
+	if err != nil || len(rep.Sources.Probes) != 0 || !near(rep.Sources.WithinBT.AUC, 0.5) {
+		t.Errorf("agreement basis: err %v, probes %+v, within %v", err, rep.Sources.Probes, rep.Sources.WithinBT.AUC)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/persuarena/persuarena/p4g"
+	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 	"gonum.org/v1/gonum/optimize"
@@ -119,6 +120,90 @@ func aucOn(trs []*Trace, idx []int, score func(*Trace) *float64) float64 {
 		return math.NaN()
 	}
 	return a
+}
+
+// withinAUCOn is aucOn's type-stratified AUC (stats.StratifiedAUC, strata
+// the traces' resistance types): NaN when no type has both classes.
+func withinAUCOn(trs []*Trace, idx []int, score func(*Trace) *float64) float64 {
+	scores := make([]float64, 0, len(idx))
+	labels := make([]bool, 0, len(idx))
+	strata := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if b := score(trs[i]); b != nil {
+			scores, labels = append(scores, *b), append(labels, trs[i].Donated)
+			strata = append(strata, string(trs[i].Resistance))
+		}
+	}
+	a, err := stats.StratifiedAUC(scores, labels, strata)
+	if err != nil {
+		return math.NaN()
+	}
+	return a
+}
+
+// withinStat is aucStat with the type-stratified AUC as the point.
+func withinStat(trs []*Trace, score func(*Trace) *float64, reps []float64, level float64) AUCStat {
+	st := aucStat(trs, score, reps, level)
+	st.AUC = nil
+	if a := withinAUCOn(trs, allIdx(len(trs)), score); !math.IsNaN(a) {
+		st.AUC = ptr(a)
+	} else {
+		st.Lo, st.Hi = nil, nil
+	}
+	return st
+}
+
+// typeAUCs returns each resistance type's AUCs of b0 and bt on its own
+// traces, in scenario.Resistances order (types without a trace left out).
+func typeAUCs(trs []*Trace, b0, bt func(*Trace) *float64) []TypeAUC {
+	var out []TypeAUC
+	for _, r := range scenario.Resistances {
+		var in []*Trace
+		ta := TypeAUC{Type: r}
+		for _, tr := range trs {
+			if tr.Resistance == r {
+				in = append(in, tr)
+				if tr.Donated {
+					ta.Positives++
+				}
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		ta.N = len(in)
+		all := allIdx(len(in))
+		if a := aucOn(in, all, b0); !math.IsNaN(a) {
+			ta.B0 = ptr(a)
+		}
+		if a := aucOn(in, all, bt); !math.IsNaN(a) {
+			ta.BT = ptr(a)
+		}
+		out = append(out, ta)
+	}
+	return out
+}
+
+// probeScore returns the score "probe id's P(Yes) in the readings of
+// at(tr)" (nil when absent or unreadable).
+func probeScore(id string, at func(*Trace) []probe.Reading) func(*Trace) *float64 {
+	return func(tr *Trace) *float64 {
+		for _, r := range at(tr) {
+			if r.Probe == id && r.OK {
+				return ptr(r.P)
+			}
+		}
+		return nil
+	}
+}
+
+// allIdx returns 0, 1, …, n-1.
+func allIdx(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // DiffStat is a paired difference of two AUCs on the same dialogues, with

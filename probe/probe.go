@@ -51,6 +51,20 @@ var Agreement = Probe{ID: "agree", Dimension: "agreement with the proposal", Que
 // agreement itself.
 var AgreementBasis = Basis{Agreement}
 
+// Resolve returns the basis a --probes value names: "" or "default" is
+// Default (CA/PE/AC, Probe-RPO paper Table 1), "agreement" is
+// AgreementBasis, anything else a JSON file read by LoadBasis (write
+// ./default to read a file of that name). Errors: LoadBasis's.
+func Resolve(ref string) (Basis, error) {
+	switch ref {
+	case "", "default":
+		return Default, nil
+	case "agreement":
+		return AgreementBasis, nil
+	}
+	return LoadBasis(ref)
+}
+
 // LoadBasis reads a basis from a JSON file holding an array of
 // {"id", "dimension", "question"} objects. It fails, naming the file and the
 // entry, on an empty basis, a missing id or question, or a duplicate id.

@@ -149,6 +149,25 @@ func TestLoadBasis(t *testing.T) {
 	}
 }
 
+func TestResolve(t *testing.T) {
+	for ref, want := range map[string]Basis{"": Default, "default": Default, "agreement": AgreementBasis} {
+		b, err := Resolve(ref)
+		if err != nil || len(b) != len(want) || b[0].ID != want[0].ID {
+			t.Errorf("Resolve(%q) = %v, %v; want %v", ref, b, err, want)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "b.json")
+	if err := os.WriteFile(f, []byte(`[{"id":"x","question":"Do I trust them?"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := Resolve(f); err != nil || len(b) != 1 || b[0].ID != "x" {
+		t.Errorf("Resolve(file) = %v, %v", b, err)
+	}
+	if _, err := Resolve(filepath.Join(t.TempDir(), "agreement")); err == nil || !strings.Contains(err.Error(), "probe basis") {
+		t.Errorf("Resolve(missing file) error = %v", err)
+	}
+}
+
 // ReadProbability must give Read(id, FromProbability(p)) bit for bit: the
 // simulator's transcripts and beliefs depend on it.
 func TestReadProbabilityMatchesRead(t *testing.T) {

@@ -187,8 +187,8 @@ type EvalOptions struct {
 	// so a resume enqueues the rest). A run with nothing left to play is
 	// summarised and finished as without Enqueue.
 	Enqueue func(ctx context.Context, runID string, jobs []eval.Job) error
-	// Probes is a probe basis JSON file (probe.LoadBasis) replacing the
-	// default basis (probe.Default) of a new run; a resumed run keeps its
+	// Probes names the probe basis of a new run (probe.Resolve: "" or
+	// "default" for probe.Default, "agreement", or a JSON file); a resumed run keeps its
 	// stored basis. Format is the output format Write will be asked for
 	// (table, json or csv; "" is table), checked before anything runs.
 	Probes, Format string
@@ -361,7 +361,7 @@ func (s *Service) finishSummarised(ctx context.Context, res *EvalResult) error {
 // input and unreachable backends fail before the database is touched),
 // plays it (Eval) and on Ctrl-C tells o.Log how to continue. Errors:
 // an unknown o.Format, --retry-failed without a run, LoadEval's,
-// probe.LoadBasis's, PrepareEval's and Eval's (the result comes with
+// probe.Resolve's, PrepareEval's and Eval's (the result comes with
 // Eval's errors as Eval documents).
 func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*EvalResult, error) {
 	if err := checkFormat(o.Format); err != nil {
@@ -380,14 +380,12 @@ func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*E
 		}
 		stored.Metrics, stored.MASPT, stored.Retries, stored.Workers = spec.Metrics, spec.MASPT, spec.Retries, spec.Workers
 		spec = stored
-	} else if o.Probes != "" {
-		b, err := probe.LoadBasis(o.Probes)
+	} else {
+		b, err := probe.Resolve(o.Probes)
 		if err != nil {
 			return nil, err
 		}
 		spec.Basis = b
-	} else {
-		spec.Basis = probe.Default
 	}
 	plan, err := PrepareEval(ctx, spec)
 	if err != nil {

@@ -44,7 +44,7 @@ type ServeSpec struct {
 	LLM    []roles.LLMInfo `json:"llm,omitempty"`
 	// Idle closes sessions idle this long; StepBudget is the step latency
 	// budget /metadata advertises (server.Config.StepBudget; 0: the
-	// default); Probes is a probe basis file (default probe.Default);
+	// default); Probes names the probe basis (probe.Resolve: "" is probe.Default);
 	// Verbose logs every session event.
 	Idle       time.Duration `json:"-"`
 	StepBudget time.Duration `json:"-"`
@@ -108,7 +108,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 // Store set) every finished episode is stored in a run of kind serve,
 // marked done at the end. errOut gets the listening line, a warning for a
 // non-loopback address, and the server's log (warnings; every session
-// event with spec.Verbose). Errors: Tmax < 1, probe.LoadBasis's,
+// event with spec.Verbose). Errors: Tmax < 1, probe.Resolve's,
 // NewServer's, net.Listen's, the store's and the server's.
 func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) error {
 	if err := AtLeast(1, "tmax", spec.Tmax); err != nil {
@@ -118,14 +118,11 @@ func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) e
 		return err
 	}
 	spec.IdleTimeout = spec.Idle.String()
-	spec.Basis = probe.Default
-	if spec.Probes != "" {
-		b, err := probe.LoadBasis(spec.Probes)
-		if err != nil {
-			return err
-		}
-		spec.Basis = b
+	b, err := probe.Resolve(spec.Probes)
+	if err != nil {
+		return err
 	}
+	spec.Basis = b
 	level := slog.LevelWarn
 	if spec.Verbose {
 		level = slog.LevelInfo

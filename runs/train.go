@@ -43,8 +43,8 @@ type TrainOptions struct {
 	// MaxSteps >= 0 then replaces its step cap, -1 keeps it.
 	Resume   bool
 	MaxSteps int
-	// Probes is a probe basis JSON file for a new run (default
-	// probe.Default). Workers is the number of concurrent rollouts (>= 1).
+	// Probes names the probe basis of a new run (probe.Resolve: "" is
+	// probe.Default, "agreement", or a JSON file). Workers is the number of concurrent rollouts (>= 1).
 	Probes  string
 	Workers int
 	// Log receives a line per phase and per step (may be nil).
@@ -99,14 +99,11 @@ func (s *Service) Train(ctx context.Context, spec TrainSpec, o TrainOptions) (*T
 			return nil, err
 		}
 		spec.Train.Features.Tmax = spec.Train.Tmax
-		spec.Basis = probe.Default
-		if o.Probes != "" {
-			b, err := probe.LoadBasis(o.Probes)
-			if err != nil {
-				return nil, err
-			}
-			spec.Basis = b
+		b, err := probe.Resolve(o.Probes)
+		if err != nil {
+			return nil, err
 		}
+		spec.Basis = b
 	}
 	reg, err := roles.New(spec.Config)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package stats holds the small statistics the project reports: ROC AUC
-// (Mann-Whitney), bootstrap confidence intervals (percentile, basic, BCa;
+// (Mann-Whitney; pooled within strata), bootstrap confidence intervals (percentile, basic, BCa;
 // paired differences), Wilson score intervals for proportions, Cohen's
 // kappa (unweighted and weighted), and the paired tests used to compare
 // two persuaders on the same scenarios: McNemar's test on a binary outcome
@@ -18,7 +18,8 @@ import (
 )
 
 // ErrEmptyClass is returned (wrapped) by AUC and AUCCI when one of the two
-// classes has no member, so the AUC is undefined.
+// classes has no member, and by StratifiedAUC when no stratum has both, so
+// the AUC is undefined.
 var ErrEmptyClass = errors.New("stats: AUC needs at least one positive and one negative")
 
 // AUC returns the area under the ROC curve of scores against labels (true =
@@ -92,4 +93,59 @@ func aucIdx(scores []float64, labels []bool, idx []int) (float64, error) {
 		i = j
 	}
 	return (rpos - np*(np+1)/2) / (np * nn), nil
+}
+
+// StratifiedAUC returns the AUC of scores against labels counting only the
+// positive/negative pairs within one stratum (strata[i] names scores[i]'s):
+// the concordant pairs of every stratum, ties 1/2, summed and divided by
+// the number of within-stratum pairs, Σ_s U_s / Σ_s P_s·N_s, in [0, 1]. It
+// is what discrimination is left once whatever separates the strata is
+// set aside: a score that only ranks the strata scores 1/2. Pairs are
+// pooled across strata as the concordance index is with strata (Harrell,
+// Lee & Mark 1996; R survival's concordance(), "comparisons are only made
+// within strata"); a stratum with one class adds no pair.
+//
+// Errors: lengths differ; a NaN score; ErrEmptyClass when no stratum has
+// both a positive and a negative.
+func StratifiedAUC(scores []float64, labels []bool, strata []string) (float64, error) {
+	if len(scores) != len(labels) || len(scores) != len(strata) {
+		return 0, fmt.Errorf("stats: StratifiedAUC: %d scores, %d labels, %d strata", len(scores), len(labels), len(strata))
+	}
+	for i, s := range scores {
+		if math.IsNaN(s) {
+			return 0, fmt.Errorf("stats: StratifiedAUC: score %d is NaN", i)
+		}
+	}
+	members := map[string][]int{}
+	var names []string
+	for i, s := range strata {
+		if _, ok := members[s]; !ok {
+			names = append(names, s)
+		}
+		members[s] = append(members[s], i)
+	}
+	var u, pairs float64
+	for _, s := range names { // first-seen order: the sum does not depend on map order
+		idx := members[s]
+		var pos int
+		for _, i := range idx {
+			if labels[i] {
+				pos++
+			}
+		}
+		n := float64(pos) * float64(len(idx)-pos)
+		if n == 0 {
+			continue
+		}
+		a, err := aucIdx(scores, labels, idx)
+		if err != nil {
+			return 0, err
+		}
+		u += a * n
+		pairs += n
+	}
+	if pairs == 0 {
+		return 0, fmt.Errorf("stats: StratifiedAUC: no stratum has both classes: %w", ErrEmptyClass)
+	}
+	return u / pairs, nil
 }

@@ -166,3 +166,45 @@ func TestKappa(t *testing.T) {
 		t.Error("empty: no error")
 	}
 }
+
+func TestStratifiedAUC(t *testing.T) {
+	// Stratum a: scores 1 (neg), 2 (pos), 3 (neg): pairs 2>1 (1), 2<3 (0)
+	// -> U 1 of 2. Stratum b: 10 (pos), 10 (neg), 5 (neg): 10=10 (1/2),
+	// 10>5 (1) -> U 1.5 of 2. Stratum c has positives only: no pair.
+	// Pooled: (1 + 1.5) / 4 = 0.625. The plain AUC ranks b's scores above
+	// a's and counts cross pairs too: positives 2, 10, 99 against
+	// negatives 1, 3, 10, 5 give (1+0+0+0) + (1+1+0.5+1) + 4 = 8.5 of 12.
+	scores := []float64{1, 2, 3, 10, 10, 5, 99}
+	labels := []bool{false, true, false, true, false, false, true}
+	strata := []string{"a", "a", "a", "b", "b", "b", "c"}
+	got, err := StratifiedAUC(scores, labels, strata)
+	if err != nil || !near(got, 0.625, 1e-12) {
+		t.Errorf("StratifiedAUC = %v, %v; want 0.625", got, err)
+	}
+	if plain, _ := AUC(scores, labels); !near(plain, 8.5/12, 1e-12) {
+		t.Errorf("AUC = %v, want %v", plain, 8.5/12)
+	}
+	// One stratum is the plain AUC.
+	one := []string{"x", "x", "x", "x", "x", "x", "x"}
+	if got, _ := StratifiedAUC(scores, labels, one); !near(got, 8.5/12, 1e-12) {
+		t.Errorf("one stratum = %v, want %v", got, 8.5/12)
+	}
+	// A score that only ranks the strata scores 1/2, where the plain AUC
+	// credits it: a = {0+, 0-, 0-}, b = {1+, 1+, 1-} pool to 6/9.
+	so, sl, ss := []float64{0, 0, 0, 1, 1, 1}, []bool{true, false, false, true, true, false}, []string{"a", "a", "a", "b", "b", "b"}
+	if got, _ := StratifiedAUC(so, sl, ss); got != 0.5 {
+		t.Errorf("strata-only score = %v, want 0.5", got)
+	}
+	if plain, _ := AUC(so, sl); !near(plain, 6.0/9, 1e-12) {
+		t.Errorf("strata-only score, plain AUC = %v, want 6/9", plain)
+	}
+	if _, err := StratifiedAUC([]float64{1, 2}, []bool{true, false}, []string{"a", "b"}); !errors.Is(err, ErrEmptyClass) {
+		t.Errorf("no within-stratum pair: err = %v", err)
+	}
+	if _, err := StratifiedAUC([]float64{1}, []bool{true}, nil); err == nil {
+		t.Error("length mismatch: no error")
+	}
+	if _, err := StratifiedAUC([]float64{math.NaN(), 1}, []bool{true, false}, []string{"a", "a"}); err == nil {
+		t.Error("NaN: no error")
+	}
+}

@@ -65,7 +65,7 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.IntVar(&spec.Rollouts, "rollouts", 1, "rollouts per scenario")
 	f.BoolVar(&spec.SequentialProbes, "sequential-probes", false, "read each turn's probes before asking the persuader for its next utterance (slower; for engines whose concurrent requests change each other's numerics)")
 	seedFlag(f, &spec.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
-	f.StringVar(&o.Probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of the Probe-RPO paper, Table 1)")
+	probesFlag(f, &o.Probes, "default")
 	workersFlag(f, &spec.Workers)
 	dbFlag(f, &dbPath)
 	f.StringVar(&o.Format, "format", "table", "output format: table, json or csv")

@@ -51,6 +51,7 @@ against the real outcomes. See docs/fidelity.md.`,
 	f.IntVar(&spec.Resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")
 	workersFlag(f, &spec.Workers)
 	f.StringVar(&format, "format", "table", "output format: table or json")
+	probesFlag(f, &spec.Probes, "default")
 	var (
 		ptSpec   runs.FidelitySpec
 		ptFormat string
@@ -96,6 +97,7 @@ with person-grouped bootstrap intervals. See docs/fidelity.md.`,
 	pf.IntVar(&ptSpec.Resamples, "resamples", 10000, "person-grouped bootstrap resamples for the intervals")
 	workersFlag(pf, &ptSpec.Workers)
 	pf.StringVar(&ptFormat, "format", "table", "output format: table or json")
+	probesFlag(pf, &ptSpec.Probes, "agreement")
 	fidelityCmd := &cobra.Command{Use: "fidelity", Short: "Check a persuadee against real people (open-loop replay of real dialogues)"}
 	fidelityCmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
 	fidelityCmd.AddCommand(p4gCmd, ptCmd)

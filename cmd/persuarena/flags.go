@@ -42,3 +42,9 @@ func scenariosFlag(f *pflag.FlagSet, p *[]string, what string) {
 func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
 	f.IntVar(p, "tmax", def, fmt.Sprintf("maximum persuader turns per episode (>= 1; %s)", paper))
 }
+
+// probesFlag declares --probes (the probe basis, probe.Resolve), with
+// def the basis "" stands for.
+func probesFlag(f *pflag.FlagSet, p *string, def string) {
+	f.StringVar(p, "probes", "", "probe basis: default (the CA/PE/AC basis of the Probe-RPO paper, Table 1), agreement (one probe of agreement with the proposal), or a JSON file; empty: "+def)
+}

@@ -42,7 +42,7 @@ utterance per step and gets the persuadee's reply and reward. See docs/server.md
 	f.DurationVar(&spec.StepBudget, "step-budget", server.DefaultStepBudget, "the longest a reset or step may take, advertised in /metadata as limits.step_budget_s (set client timeouts, e.g. OpenEnv's message_timeout_s, at least this high)")
 	f.IntVar(&spec.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "maximum bytes of one persuader message")
 	seedFlag(f, &spec.Seed, "base seed for resets that carry none (resets with a seed are reproducible regardless)")
-	f.StringVar(&spec.Probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of the Probe-RPO paper, Table 1)")
+	probesFlag(f, &spec.Probes, "default")
 	f.StringVar(&dbPath, "db", "", "store finished episodes in this run database (SQLite file or postgres:// URL), in a run of kind \"serve\"")
 	f.BoolVar(&spec.Verbose, "verbose", false, "log every reset, finished episode, close and idle timeout")
 	f.DurationVar(&spec.Guard.FirstStepWindow, "first-step-window", server.DefaultFirstStepWindow, "when the server is full, a new session takes the slot of an HTTP episode that has not stepped this long after its reset")

@@ -68,7 +68,7 @@ func init() {
 	tmaxFlag(f, &cfg.Tmax, cfg.Tmax, "Probe-RPO paper: 10")
 	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "write the checkpoint every N steps (0: only at the end)")
 	seedFlag(f, &cfg.GRPO.Seed, "initial weights, scenario order, every episode")
-	f.StringVar(&o.Probes, "probes", "", "probe basis JSON file (default: the CA/PE/AC basis of the Probe-RPO paper, Table 1)")
+	probesFlag(f, &o.Probes, "default")
 	workersFlag(f, &o.Workers)
 	dbFlag(f, &dbPath)
 	rootCmd.AddCommand(cmd)
