@@ -125,6 +125,11 @@ type FixedOptions struct {
 	// Beam is the number of prefixes kept per objective and length
 	// (default 3).
 	Beam int
+	// Refine is the number of polishing passes after the beam (0: the
+	// default 2; negative: none): each objective's best sequence has each
+	// turn in turn replaced by every other candidate or dropped, the best
+	// kept (FixedStudy).
+	Refine int
 	// Candidates are the act sets a turn may hold (default all 31
 	// non-empty subsets of the five acts).
 	Candidates []tagger.ActSet
@@ -209,7 +214,17 @@ func prefixValue(s *Score, o int) float64 {
 // highest prefixValue are extended by every candidate act set, and the
 // union of extensions is played. The best sequence of any length is kept
 // per objective. With Beam × len(Objectives) prefixes of 31 extensions,
-// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. Search is
+// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. Then each
+// objective's best is polished by coordinate ascent (Refine passes, or
+// until a pass changes nothing): turn by turn, every other candidate act
+// set in that turn, and the turn dropped, are played, and the best of
+// them replaces the sequence when it ranks above it (better); at most
+// Refine·Tmax·31 more sequences per objective.
+//
+// Choice: the beam ranks prefixes by what they have built so far
+// (prefixValue), so it prunes sequences whose early turns pay off only
+// later; the polish reaches those one turn away from a sequence it kept.
+// It is still a local search: a best sequence is the best found. Search is
 // deterministic: episodes are seeded per scenario and ranked with total
 // ties (better). Errors: no scenarios, no persuadee, a scenario of an
 // unknown type, ctx's error, or a failed episode's error.
@@ -222,6 +237,9 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	}
 	if o.Beam <= 0 {
 		o.Beam = 3
+	}
+	if o.Refine == 0 {
+		o.Refine = 2
 	}
 	if o.Rollouts <= 0 {
 		o.Rollouts = 1
@@ -244,21 +262,24 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	play := func(per episode.Persuader, tmax int) (Score, error) {
 		return scoreOf(ctx, o, kinds, per, tmax)
 	}
-	seen := map[string]bool{}
+	seen := map[string]*Scored{}
 	best := make([]*Scored, len(Objectives))
+	// evalAll plays the sequences not played before and returns every
+	// one's score (a repeat's from seen).
 	evalAll := func(seqs []Seq) ([]*Scored, error) {
 		var out []*Scored
 		for _, s := range seqs {
 			name := s.String()
-			if seen[name] {
+			if x, ok := seen[name]; ok {
+				out = append(out, x)
 				continue
 			}
-			seen[name] = true
 			sc, err := play(FixedPersuader{Seq: s}, len(s))
 			if err != nil {
 				return nil, err
 			}
 			x := &Scored{Seq: s, Name: name, Score: sc}
+			seen[name] = x
 			out = append(out, x)
 			for ob := range best {
 				if best[ob] == nil || better(x, best[ob], ob) {
@@ -301,6 +322,31 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		for _, n := range names {
 			for _, a := range o.Candidates {
 				level = append(level, append(slices.Clone(keep[n].Seq), a))
+			}
+		}
+	}
+	for ob := range Objectives {
+		for range max(o.Refine, 0) {
+			cur := best[ob]
+			for i := 0; i < len(best[ob].Seq); i++ {
+				base := best[ob].Seq
+				var alts []Seq
+				for _, a := range o.Candidates {
+					if a != base[i] {
+						alts = append(alts, append(slices.Clone(base[:i]), append(Seq{a}, base[i+1:]...)...))
+					}
+				}
+				if len(base) > 1 {
+					alts = append(alts, append(slices.Clone(base[:i]), base[i+1:]...))
+				}
+				// evalAll raises best[ob] to the best of alts when one
+				// ranks above it; the next turn polishes that one
+				if _, err := evalAll(alts); err != nil {
+					return nil, err
+				}
+			}
+			if best[ob] == cur {
+				break
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func TestFixedStudyKeyed(t *testing.T) {
 	ctx := context.Background()
 	cands := []tagger.ActSet{keys[scenario.EntrenchedBelief], keys[scenario.IdentityThreat],
 		keys[scenario.AutonomyResistance], keys[scenario.AmbivalentAvoidance], set(tagger.Evidence)}
-	res, err := FixedStudy(ctx, FixedOptions{Scenarios: keyedScenarios(), Persuadee: keyed{}, Tmax: 2, Beam: 1,
+	res, err := FixedStudy(ctx, FixedOptions{Scenarios: keyedScenarios(), Persuadee: keyed{}, Tmax: 2, Beam: 1, Refine: -1,
 		Candidates: cands, Seed: 3, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +116,85 @@ func TestFixedStudyKeyed(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "| AA | p+c | 20.0 | 20.0 | 0.34 | 0.0 | 0.0 | 0.0 | 100.0 |") {
 		t.Errorf("markdown:\n%s", b.String())
+	}
+}
+
+// late is a persuadee that accepts at turn 2 an ask after a diagnostic
+// first turn (every type) or after an evidence first turn (EB only), and
+// whose belief after turn 1 is 0.5 after evidence, 0.2 otherwise: the
+// beam keeps the evidence prefix and misses the better diagnostic one.
+type late struct{}
+
+func (late) Name() string { return "late" }
+
+func (late) Start(_ context.Context, sc *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+	return &lateSession{eb: sc.Hidden.Resistance == scenario.EntrenchedBelief}, nil
+}
+
+type lateSession struct {
+	eb       bool
+	first    tagger.ActSet
+	turns    int
+	accepted bool
+}
+
+func (s *lateSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
+	acts := tagger.Tag(tr[len(tr)-1].Text).Acts
+	s.turns++
+	if s.turns == 1 {
+		s.first = acts
+	} else if acts == set(tagger.Commitment) && (s.first == set(tagger.Diagnostic) || s.eb && s.first == set(tagger.Evidence)) {
+		s.accepted = true
+		return episode.Reply{Text: "Yes.", Decision: decision.Accept}, nil
+	}
+	return episode.Reply{Text: "Not sure.", Decision: decision.Continue}, nil
+}
+
+func (s *lateSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	p := 0.2
+	switch {
+	case s.accepted:
+		p = 0.9
+	case s.turns >= 1 && s.first == set(tagger.Evidence):
+		p = 0.5
+	}
+	out := make([]probe.Answer, len(basis))
+	for i := range out {
+		out[i] = probe.FromProbability(p)
+	}
+	return out, nil
+}
+
+// TestFixedStudyRefine: with one prefix kept, the beam finds only
+// "e > c" (the two EB scenarios of five); the polish replaces the first
+// turn and finds "d > c", which wins all five.
+func TestFixedStudyRefine(t *testing.T) {
+	ctx := context.Background()
+	cands := []tagger.ActSet{set(tagger.Diagnostic), set(tagger.Evidence), set(tagger.Commitment)}
+	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: late{}, Tmax: 2, Beam: 1, Refine: -1, Candidates: cands, Seed: 3, Workers: 2}
+	beam, err := FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := beam.Best[0]; got.Name != "e > c" || got.Score.All.Accept != 0.4 {
+		t.Fatalf("beam only: best %q accepts %v, want e > c, 0.4", got.Name, got.Score.All.Accept)
+	}
+	o.Refine = 0 // the default: two passes
+	res, err := FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range res.Best {
+		if b.Name != "d > c" || b.Score.All.Accept != 1 {
+			t.Errorf("polished best for %s = %q accepting %v, want d > c, 1", Objectives[i], b.Name, b.Score.All.Accept)
+		}
+	}
+	// the beam's 3 + 3 sequences, then the polish of "e > c": d > c and
+	// c > c in turn 1 (dropping it gives "c", played), then from d > c
+	// d > d and d > e in turn 2 ("d" played); a second pass finds nothing
+	// new
+	if res.Evaluated != beam.Evaluated+4 {
+		t.Errorf("evaluated %d, want the beam's %d + 4", res.Evaluated, beam.Evaluated)
 	}
 }
 

@@ -1,0 +1,74 @@
+package perception_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/persuarena/persuarena/baseline"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/perception"
+	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/tagger"
+)
+
+// TestGateBlindTemplates measures how often the built-in templates, worded
+// from the public scenario alone, touch or answer one of the hidden
+// concerns: each single act (diagnostic, evidence, plan, autonomy) at six
+// turns with the replies blanked, on the 240 held-out scenarios. A reader
+// that matched concerns by meaning would answer few. It is a known
+// defect (docs/simulator.md, "Heterogeneity": one WordNet relative of any
+// sense names a concern, and a reply-blind sequence wins 61.3 % of the
+// held-out persuadees); the limits are today's readings, 26.6 % touched
+// and 13.2 % answered, so that the matching gets no more permissive. Lower
+// them when it gets more precise.
+func TestGateBlindTemplates(t *testing.T) {
+	ctx := context.Background()
+	all, err := scenario.ResolveOrBuiltins([]string{"p4g", "arena"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := scenario.Filter(all, scenario.Heldout)
+	if len(ss) != 240 {
+		t.Fatalf("%d held-out scenarios, want 240", len(ss))
+	}
+	var msgs, touched, answered int
+	for i := range ss {
+		sc := &ss[i]
+		rs, err := perception.Embedded{}.Start(ctx, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []tagger.Act{tagger.Diagnostic, tagger.Evidence, tagger.Plan, tagger.Autonomy} {
+			var tr []episode.Message
+			for turn := range 6 {
+				u, err := baseline.Realise(sc.Public(), tagger.ActSet(0).With(a), tr, uint64(turn))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr = append(tr, episode.Message{Speaker: episode.PersuaderSpeaker, Text: u.Text})
+				pc, err := rs.Read(ctx, perception.Input{Transcript: tr})
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs++
+				var touch, answer bool
+				for _, g := range pc.Concerns {
+					touch = touch || g.Touches()
+					answer = answer || g == perception.Answered
+				}
+				if touch {
+					touched++
+				}
+				if answer {
+					answered++
+				}
+				tr = append(tr, episode.Message{Speaker: episode.PersuadeeSpeaker})
+			}
+		}
+	}
+	tshare, ashare := float64(touched)/float64(msgs), float64(answered)/float64(msgs)
+	t.Logf("%d template messages: %.1f%% touch a hidden concern, %.1f%% answer one", msgs, 100*tshare, 100*ashare)
+	if tshare > 0.266+0.0005 || ashare > 0.132+0.0005 {
+		t.Errorf("templates touch %.1f%% and answer %.1f%% of hidden concerns, want at most 26.6%% and 13.2%%", 100*tshare, 100*ashare)
+	}
+}
