@@ -18,9 +18,10 @@ import (
 // that matched concerns by meaning would answer few. It is a known
 // defect (docs/simulator.md, "Heterogeneity": one WordNet relative of any
 // sense names a concern, and a reply-blind sequence wins 61.3 % of the
-// held-out persuadees); the limits are today's readings, 26.6 % touched
-// and 13.2 % answered, so that the matching gets no more permissive. Lower
-// them when it gets more precise.
+// held-out persuadees); the limits are the counts it was set at, 1,531 of
+// the 5,760 messages touching (26.6 %) and 762 answering (13.2 %), so that
+// the matching gets no more permissive. Lower them when it gets more
+// precise.
 func TestGateBlindTemplates(t *testing.T) {
 	ctx := context.Background()
 	all, err := scenario.ResolveOrBuiltins([]string{"p4g", "arena"})
@@ -67,8 +68,8 @@ func TestGateBlindTemplates(t *testing.T) {
 		}
 	}
 	tshare, ashare := float64(touched)/float64(msgs), float64(answered)/float64(msgs)
-	t.Logf("%d template messages: %.1f%% touch a hidden concern, %.1f%% answer one", msgs, 100*tshare, 100*ashare)
-	if tshare > 0.266+0.0005 || ashare > 0.132+0.0005 {
-		t.Errorf("templates touch %.1f%% and answer %.1f%% of hidden concerns, want at most 26.6%% and 13.2%%", 100*tshare, 100*ashare)
+	t.Logf("%d template messages: %d (%.1f%%) touch a hidden concern, %d (%.1f%%) answer one", msgs, touched, 100*tshare, answered, 100*ashare)
+	if touched > 1531 || answered > 762 {
+		t.Errorf("templates touch %d and answer %d of the %d messages' hidden concerns, want at most 1,531 and 762", touched, answered, msgs)
 	}
 }

@@ -214,12 +214,14 @@ func prefixValue(s *Score, o int) float64 {
 // highest prefixValue are extended by every candidate act set, and the
 // union of extensions is played. The best sequence of any length is kept
 // per objective. With Beam × len(Objectives) prefixes of 31 extensions,
-// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. Then each
-// objective's best is polished by coordinate ascent (Refine passes, or
-// until a pass changes nothing): turn by turn, every other candidate act
-// set in that turn, and the turn dropped, are played, and the best of
-// them replaces the sequence when it ranks above it (better); at most
-// Refine·Tmax·31 more sequences per objective.
+// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. Then, objective
+// by objective, the best found so far is polished by coordinate ascent
+// (Refine passes, or until a pass changes nothing): turn by turn, every
+// other candidate act set in that turn, and the turn dropped, are played,
+// and the best of them replaces the sequence when it ranks above it
+// (better); at most Refine·Tmax·len(Candidates) more sequences per
+// objective. A sequence played while polishing one objective may become
+// the best of another already polished; it is kept as found.
 //
 // Choice: the beam ranks prefixes by what they have built so far
 // (prefixValue), so it prunes sequences whose early turns pay off only
@@ -343,6 +345,9 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 				// ranks above it; the next turn polishes that one
 				if _, err := evalAll(alts); err != nil {
 					return nil, err
+				}
+				if len(best[ob].Seq) < len(base) {
+					i-- // turn i was dropped: the next turn is now at i
 				}
 			}
 			if best[ob] == cur {

@@ -179,6 +179,17 @@ func TestFixedStudyRefine(t *testing.T) {
 	if got := beam.Best[0]; got.Name != "e > c" || got.Score.All.Accept != 0.4 {
 		t.Fatalf("beam only: best %q accepts %v, want e > c, 0.4", got.Name, got.Score.All.Accept)
 	}
+	o.Refine = 1
+	one, err := FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// one pass: turn 1 finds d > c, and turn 2 is polished from d > c (a
+	// polish that kept the sequence it started the pass with would play
+	// e > d and e > e, seen, and add only 2)
+	if one.Best[0].Name != "d > c" || one.Evaluated != beam.Evaluated+4 {
+		t.Errorf("one pass: best %q, evaluated %d; want d > c, the beam's %d + 4", one.Best[0].Name, one.Evaluated, beam.Evaluated)
+	}
 	o.Refine = 0 // the default: two passes
 	res, err := FixedStudy(ctx, o)
 	if err != nil {
