@@ -328,31 +328,8 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		}
 	}
 	for ob := range Objectives {
-		for range max(o.Refine, 0) {
-			cur := best[ob]
-			for i := 0; i < len(best[ob].Seq); i++ {
-				base := best[ob].Seq
-				var alts []Seq
-				for _, a := range o.Candidates {
-					if a != base[i] {
-						alts = append(alts, append(slices.Clone(base[:i]), append(Seq{a}, base[i+1:]...)...))
-					}
-				}
-				if len(base) > 1 {
-					alts = append(alts, append(slices.Clone(base[:i]), base[i+1:]...))
-				}
-				// evalAll raises best[ob] to the best of alts when one
-				// ranks above it; the next turn polishes that one
-				if _, err := evalAll(alts); err != nil {
-					return nil, err
-				}
-				if len(best[ob].Seq) < len(base) {
-					i-- // turn i was dropped: the next turn is now at i
-				}
-			}
-			if best[ob] == cur {
-				break
-			}
+		if err := polish(best, ob, o.Candidates, o.Refine, evalAll); err != nil {
+			return nil, err
 		}
 	}
 	res.Evaluated = len(seen)
@@ -367,6 +344,40 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		res.Baselines = append(res.Baselines, Scored{Name: per.Name(), Score: sc})
 	}
 	return res, nil
+}
+
+// polish runs up to passes passes of coordinate ascent on best[ob] (see
+// FixedStudy): for each turn in order, every other candidate in it and
+// the turn dropped are played through evalAll, which raises best[ob] when
+// one ranks above it; a kept drop moves the next turn to the same index,
+// which is then polished too. It stops early after a pass that changed
+// nothing. Errors: evalAll's.
+func polish(best []*Scored, ob int, cands []tagger.ActSet, passes int, evalAll func([]Seq) ([]*Scored, error)) error {
+	for range max(passes, 0) {
+		cur := best[ob]
+		for i := 0; i < len(best[ob].Seq); i++ {
+			base := best[ob].Seq
+			var alts []Seq
+			for _, a := range cands {
+				if a != base[i] {
+					alts = append(alts, append(slices.Clone(base[:i]), append(Seq{a}, base[i+1:]...)...))
+				}
+			}
+			if len(base) > 1 {
+				alts = append(alts, append(slices.Clone(base[:i]), base[i+1:]...))
+			}
+			if _, err := evalAll(alts); err != nil {
+				return err
+			}
+			if len(best[ob].Seq) < len(base) {
+				i-- // turn i was dropped: the next turn is now at i
+			}
+		}
+		if best[ob] == cur {
+			break
+		}
+	}
+	return nil
 }
 
 // scoreOf plays per on every scenario and rollout of o with at most tmax

@@ -209,6 +209,46 @@ func TestFixedStudyRefine(t *testing.T) {
 	}
 }
 
+// TestPolishRevisitsAfterDrop: from "e > e > c", one pass drops the first
+// turn ("e > c" ranks above it, shorter at the same score) and must then
+// polish the turn that moved into its place: "d > c" is the only better
+// sequence, and it is one turn away from "e > c" only.
+func TestPolishRevisitsAfterDrop(t *testing.T) {
+	d, e, c := set(tagger.Diagnostic), set(tagger.Evidence), set(tagger.Commitment)
+	score := func(s Seq) float64 { // 1 for "d > c", else 0.5 for any sequence ending in c
+		switch {
+		case len(s) == 2 && s[0] == d && s[1] == c:
+			return 1
+		case len(s) > 0 && s[len(s)-1] == c:
+			return 0.5
+		}
+		return 0
+	}
+	start := Seq{e, e, c}
+	mk := func(s Seq) *Scored {
+		x := score(s)
+		return &Scored{Seq: s, Name: s.String(), Score: Score{All: TypeScore{Accept: x}}}
+	}
+	best := []*Scored{mk(start)}
+	var played []string
+	evalAll := func(seqs []Seq) ([]*Scored, error) {
+		for _, s := range seqs {
+			x := mk(s)
+			played = append(played, x.Name)
+			if better(x, best[0], 0) {
+				best[0] = x
+			}
+		}
+		return nil, nil
+	}
+	if err := polish(best, 0, []tagger.ActSet{d, e, c}, 1, evalAll); err != nil {
+		t.Fatal(err)
+	}
+	if best[0].Name != "d > c" {
+		t.Errorf("one pass from e > e > c: best %q, want d > c (played %v)", best[0].Name, played)
+	}
+}
+
 // TestFixedPersuaderBlind: the utterance depends on the turn count only,
 // never on what the persuadee said, and carries exactly that turn's acts.
 func TestFixedPersuaderBlind(t *testing.T) {
