@@ -136,6 +136,10 @@ type FixedOptions struct {
 	// Baselines are reply-reading persuaders scored on the same episodes
 	// (Tmax turns), for comparison (random's AA row, for example).
 	Baselines []episode.Persuader
+	// Test are scenarios the best sequences and the baselines are scored
+	// on after the search, never searched on (an out-of-sample check);
+	// none when empty.
+	Test []scenario.Scenario
 	// Seed is the run seed; episode seeds are episode.Seed(Seed, id, r).
 	Seed uint64
 	// Rollouts per scenario (default 1).
@@ -168,6 +172,12 @@ type FixedResult struct {
 	Evaluated int `json:"evaluated"`
 	// Types counts the scenarios of each type (EB, IT, AR, AA).
 	Types [4]int `json:"types"`
+	// Test holds, with FixedOptions.Test, each objective's best sequence
+	// (Best, same order) scored on the test scenarios, TestBaselines the
+	// baselines there and TestTypes their count per type; empty without.
+	Test          []Scored `json:"test,omitempty"`
+	TestBaselines []Scored `json:"test_baselines,omitempty"`
+	TestTypes     [4]int   `json:"test_types"`
 }
 
 // objValue returns s's acceptance and mean B_T on objective o (index
@@ -252,14 +262,13 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		}
 	}
 	res := &FixedResult{}
-	kinds := make([]int, len(o.Scenarios))
-	for i := range o.Scenarios {
-		k := slices.Index(scenario.Resistances, o.Scenarios[i].Hidden.Resistance)
-		if k < 0 {
-			return nil, fmt.Errorf("study fixed: scenario %s: unknown resistance %q", o.Scenarios[i].ID, o.Scenarios[i].Hidden.Resistance)
-		}
-		kinds[i] = k
-		res.Types[k]++
+	kinds, err := kindsOf(o.Scenarios, &res.Types)
+	if err != nil {
+		return nil, err
+	}
+	testKinds, err := kindsOf(o.Test, &res.TestTypes)
+	if err != nil {
+		return nil, err
 	}
 	play := func(per episode.Persuader, tmax int) (Score, error) {
 		return scoreOf(ctx, o, kinds, per, tmax)
@@ -343,7 +352,40 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		}
 		res.Baselines = append(res.Baselines, Scored{Name: per.Name(), Score: sc})
 	}
+	if len(o.Test) > 0 {
+		to := o
+		to.Scenarios = o.Test
+		for _, b := range res.Best {
+			sc, err := scoreOf(ctx, to, testKinds, FixedPersuader{Seq: b.Seq}, len(b.Seq))
+			if err != nil {
+				return nil, err
+			}
+			res.Test = append(res.Test, Scored{Seq: b.Seq, Name: b.Name, Score: sc})
+		}
+		for _, per := range o.Baselines {
+			sc, err := scoreOf(ctx, to, testKinds, per, o.Tmax)
+			if err != nil {
+				return nil, err
+			}
+			res.TestBaselines = append(res.TestBaselines, Scored{Name: per.Name(), Score: sc})
+		}
+	}
 	return res, nil
+}
+
+// kindsOf returns each scenario's index in scenario.Resistances and adds
+// one to count per type. Errors: a scenario of an unknown type.
+func kindsOf(ss []scenario.Scenario, count *[4]int) ([]int, error) {
+	kinds := make([]int, len(ss))
+	for i := range ss {
+		k := slices.Index(scenario.Resistances, ss[i].Hidden.Resistance)
+		if k < 0 {
+			return nil, fmt.Errorf("study fixed: scenario %s: unknown resistance %q", ss[i].ID, ss[i].Hidden.Resistance)
+		}
+		kinds[i] = k
+		count[k]++
+	}
+	return kinds, nil
 }
 
 // polish runs up to passes passes of coordinate ascent on best[ob] (see
@@ -455,8 +497,9 @@ func (r *FixedResult) Losses(margin float64) [4]int {
 
 // WriteMarkdown writes r as Markdown tables: each objective's best
 // sequence with its acceptance per type, moved share and mean B_T; the
-// baselines the same way; and per type the number of other types that
-// lose at least 10 pp with its best sequence.
+// baselines the same way; per type the number of other types that lose at
+// least 10 pp with its best sequence; and, with test scenarios, the same
+// sequences and baselines scored there.
 func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 	pct := func(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
 	var b strings.Builder
@@ -476,6 +519,16 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 	if len(r.Best) == len(Objectives) {
 		l := r.Losses(0.10)
 		fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
+	}
+	if len(r.Test) > 0 {
+		fmt.Fprintf(&b, "\nThe same sequences on the test scenarios (EB %d, IT %d, AR %d, AA %d), never searched on:\n\n", r.TestTypes[0], r.TestTypes[1], r.TestTypes[2], r.TestTypes[3])
+		b.WriteString("| best for | sequence | acc% all | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|\n")
+		for i := range r.Test {
+			row(Objectives[i], &r.Test[i])
+		}
+		for i := range r.TestBaselines {
+			row("(baseline)", &r.TestBaselines[i])
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

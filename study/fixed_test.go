@@ -114,8 +114,28 @@ func TestFixedStudyKeyed(t *testing.T) {
 	if err := res.WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| AA | p+c | 20.0 | 20.0 | 0.34 | 0.0 | 0.0 | 0.0 | 100.0 |") {
+	if !strings.Contains(b.String(), "| AA | p+c | 20.0 | 20.0 | 0.34 | 0.0 | 0.0 | 0.0 | 100.0 |") || strings.Contains(b.String(), "test scenarios") {
 		t.Errorf("markdown:\n%s", b.String())
+	}
+
+	// Scored on test scenarios (here the AR and AA ones alone): the same
+	// bests, never searched there; the AA best p+c wins its AA scenario.
+	test := keyedScenarios()[3:]
+	res, err = FixedStudy(ctx, FixedOptions{Scenarios: keyedScenarios(), Test: test, Persuadee: keyed{}, Tmax: 2, Beam: 1, Refine: -1,
+		Candidates: cands, Seed: 3, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Test) != 5 || res.TestTypes != [4]int{0, 0, 1, 1} || res.Test[4].Name != "p+c" || res.Test[4].Score.All.Accept != 0.5 ||
+		res.Test[4].Score.By[3].Accept != 1 || res.Test[1].Score.All.Accept != 0 || res.Test[0].Score.All.Accept != 0.5 {
+		t.Errorf("test scores %+v, types %v", res.Test, res.TestTypes)
+	}
+	b.Reset()
+	if err := res.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "test scenarios (EB 0, IT 0, AR 1, AA 1)") || !strings.Contains(b.String(), "| AA | p+c | 50.0 | 50.0 | 0.55 | 0.0 | 0.0 | 0.0 | 100.0 |") {
+		t.Errorf("markdown with test scenarios:\n%s", b.String())
 	}
 }
 

@@ -23,6 +23,7 @@ func init() {
 		format     string
 		configPath string
 		refine     int
+		testSplit  string
 	)
 	cmd := &cobra.Command{
 		Use:   "fixed",
@@ -54,6 +55,16 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 				return err
 			}
 			o.Scenarios = scenario.Filter(all, sp)
+			if testSplit != "" {
+				tp, err := scenario.ParseSplit(testSplit)
+				if err != nil {
+					return fmt.Errorf("--test-split: %w", err)
+				}
+				if tp == "" || sp == "" || tp == sp {
+					return fmt.Errorf("--test-split %s: overlaps --split %s, the scenarios searched on", testSplit, split)
+				}
+				o.Test = scenario.Filter(all, tp)
+			}
 			if o.Persuadee, err = roles.ResolvePersuadee(ctx, configPath, persuadee); err != nil {
 				return err
 			}
@@ -79,6 +90,7 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 	f := cmd.Flags()
 	scenariosFlag(f, &sets, "scenario sets")
 	f.StringVar(&split, "split", "heldout", "split to use: train, val, heldout or all")
+	f.StringVar(&testSplit, "test-split", "", "also score the best sequences and the baselines on this split, never searched on (train, val or heldout; default none)")
 	f.StringVar(&persuadee, "persuadee", "sim", "persuadee (sim, sim-soft, sim-hard, sim:FILE, or llm:NAME with --config)")
 	f.StringVar(&configPath, "config", "", "persuarena.yaml for llm:NAME persuadees")
 	f.StringSliceVar(&baselines, "baseline", []string{"random", "script"}, "built-in persuaders scored on the same episodes")
