@@ -450,13 +450,12 @@ type Sources struct {
 	// pairs are compared only within one type, so what separates the
 	// types is set aside. WithinDiff is WithinBT - WithinB0. Intervals on
 	// the report's user-grouped resamples, paired with its other figures.
-	WithinB0   AUCStat  `json:"within_b0"`
-	WithinBT   AUCStat  `json:"within_bt"`
-	WithinDiff DiffStat `json:"within_diff"`
 	// Their N, Users, BaseRate, MeanPos and MeanNeg are the pooled
 	// figures' (the same dialogues); a resistance outside
 	// scenario.Resistances is a stratum of its own.
-	//
+	WithinB0   AUCStat  `json:"within_b0"`
+	WithinBT   AUCStat  `json:"within_bt"`
+	WithinDiff DiffStat `json:"within_diff"`
 	// Types are the AUCs of B_0 and B_T on each type's dialogues alone
 	// (points), in scenario.Resistances order, types without a dialogue
 	// left out; a type with one class has nil AUCs.
@@ -546,18 +545,16 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 			return a(tr)
 		}
 	}
-	auc := func(score func(*Trace) *float64) func([]int) float64 {
-		return func(idx []int) float64 { return aucOn(ok, idx, score) }
+	// statistics of a resample, by AUC (aucOn, or withinAUCOn for the
+	// type-stratified one)
+	type aucFn = func([]*Trace, []int, func(*Trace) *float64) float64
+	aucBy := func(on aucFn, score func(*Trace) *float64) func([]int) float64 {
+		return func(idx []int) float64 { return on(ok, idx, score) }
 	}
-	diff := func(a, b func(*Trace) *float64) func([]int) float64 {
-		return func(idx []int) float64 { return aucOn(ok, idx, both(a, b)) - aucOn(ok, idx, both(b, a)) }
+	diffBy := func(on aucFn, a, b func(*Trace) *float64) func([]int) float64 {
+		return func(idx []int) float64 { return on(ok, idx, both(a, b)) - on(ok, idx, both(b, a)) }
 	}
-	within := func(score func(*Trace) *float64) func([]int) float64 {
-		return func(idx []int) float64 { return withinAUCOn(ok, idx, score) }
-	}
-	withinDiff := func(a, b func(*Trace) *float64) func([]int) float64 {
-		return func(idx []int) float64 { return withinAUCOn(ok, idx, both(a, b)) - withinAUCOn(ok, idx, both(b, a)) }
-	}
+	auc := func(score func(*Trace) *float64) func([]int) float64 { return aucBy(aucOn, score) }
 	basis := opt.Basis
 	for _, p := range basis {
 		rep.Basis = append(rep.Basis, p.ID)
@@ -568,8 +565,8 @@ func Run(ctx context.Context, ss []scenario.Scenario, pee episode.Persuadee, opt
 			probeT = append(probeT, probeScore(p.ID, func(tr *Trace) []probe.Reading { return tr.ProbesT }))
 		}
 	}
-	fns := []func([]int) float64{auc(bt), auc(b0), auc(base), auc(stance), diff(bt, b0), diff(bt, base),
-		within(bt), within(b0), withinDiff(bt, b0)}
+	fns := []func([]int) float64{auc(bt), auc(b0), auc(base), auc(stance), diffBy(aucOn, bt, b0), diffBy(aucOn, bt, base),
+		aucBy(withinAUCOn, bt), aucBy(withinAUCOn, b0), diffBy(withinAUCOn, bt, b0)}
 	for _, sc := range probeT {
 		fns = append(fns, auc(sc))
 	}

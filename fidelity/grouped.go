@@ -157,21 +157,13 @@ func withinStat(trs []*Trace, score func(*Trace) *float64, reps []float64, level
 // traces, in scenario.Resistances order (types without a trace left out).
 func typeAUCs(trs []*Trace, b0, bt func(*Trace) *float64) []TypeAUC {
 	var out []TypeAUC
-	for _, r := range scenario.Resistances {
-		var in []*Trace
-		ta := TypeAUC{Type: r}
-		for _, tr := range trs {
-			if tr.Resistance == r {
-				in = append(in, tr)
-				if tr.Donated {
-					ta.Positives++
-				}
+	byType(trs, func(r scenario.Resistance, in []*Trace) {
+		ta := TypeAUC{Type: r, N: len(in)}
+		for _, tr := range in {
+			if tr.Donated {
+				ta.Positives++
 			}
 		}
-		if len(in) == 0 {
-			continue
-		}
-		ta.N = len(in)
 		all := allIdx(len(in))
 		if a := aucOn(in, all, b0); !math.IsNaN(a) {
 			ta.B0 = ptr(a)
@@ -180,8 +172,24 @@ func typeAUCs(trs []*Trace, b0, bt func(*Trace) *float64) []TypeAUC {
 			ta.BT = ptr(a)
 		}
 		out = append(out, ta)
-	}
+	})
 	return out
+}
+
+// byType calls f with each resistance type's traces, in
+// scenario.Resistances order, skipping types without a trace.
+func byType(trs []*Trace, f func(scenario.Resistance, []*Trace)) {
+	for _, r := range scenario.Resistances {
+		var in []*Trace
+		for _, tr := range trs {
+			if tr.Resistance == r {
+				in = append(in, tr)
+			}
+		}
+		if len(in) > 0 {
+			f(r, in)
+		}
+	}
 }
 
 // probeScore returns the score "probe id's P(Yes) in the readings of
@@ -508,17 +516,9 @@ func calRow(name string, trs []*Trace) CalRow {
 
 func typeCalibration(trs []*Trace) TypeCalibration {
 	var tc TypeCalibration
-	for _, r := range scenario.Resistances {
-		var in []*Trace
-		for _, tr := range trs {
-			if tr.Resistance == r {
-				in = append(in, tr)
-			}
-		}
-		if len(in) > 0 {
-			tc.Rows = append(tc.Rows, calRow(string(r), in))
-		}
-	}
+	byType(trs, func(r scenario.Resistance, in []*Trace) {
+		tc.Rows = append(tc.Rows, calRow(string(r), in))
+	})
 	order := func(key func(CalRow) float64) []scenario.Resistance {
 		rows := slices.Clone(tc.Rows)
 		slices.SortStableFunc(rows, func(a, b CalRow) int { return cmp.Compare(key(a), key(b)) })
