@@ -87,6 +87,10 @@ func TestEmbeddedReadings(t *testing.T) {
 		"It's up to you. But here is one more thing to weigh.": CueSet(0).With(AutonomyBut),
 		"Nobody else needs to know that we go.":                0,
 		"Nobody else hesitates this long.":                     CueSet(0).With(SocialProof),
+		"I will leave my phone out of the bedroom too.":        0,
+		"I'll stop by on Monday with the forms.":               0,
+		"Say yes, or I'll leave you to it for good.":           CueSet(0).With(Threat),
+		"Keep refusing and I'll stop helping you.":             CueSet(0).With(Threat),
 	} {
 		if got := read(t, msg).Cues; got != want {
 			t.Errorf("%q: cues %v, want %v", msg, got.Strings(), want.Strings())
