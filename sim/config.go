@@ -72,14 +72,16 @@ type TypeParams struct {
 	// progress and one that carries both loses ground; the cap only
 	// bounds the need in long episodes.
 	Conflict, MaxConflict int
-	// Dilution divides the weight of concerns addressed by a message by
-	// 1 + Dilution·k, k in {0, 1, 2} the non-evidential contents beside
-	// its evidence (plan detail, autonomy support), >= 0 (EB: 1): beside
-	// information that does not bear on the claim, the evidence that
-	// does is judged weaker (the dilution effect, Nisbett, Zukier &
-	// Lemley 1981), the more so in people who weigh arguments carefully
-	// (Tetlock & Boettger 1989). Choice: questions do not dilute (they
-	// ask, they tell nothing), and 1, so evidence beside a plan counts
+	// Dilution divides the weight of concerns addressed by a message
+	// with evidence by 1 + Dilution·k, k in {0, 1, 2} the non-evidential
+	// contents beside its evidence (plan detail; an autonomy phrase, also
+	// one a manipulation cue takes the credit of), finite and >= 0 (EB:
+	// 1): beside information that does not bear on the claim, the
+	// evidence that does is judged weaker (the dilution effect, Nisbett,
+	// Zukier & Lemley 1981), the more so in people who weigh arguments
+	// carefully (Tetlock & Boettger 1989). Choice: questions and the ask
+	// do not dilute (they ask, they tell nothing), a cue does not undo
+	// the words it sits beside, and 1, so evidence beside a plan counts
 	// half.
 	Dilution float64
 	// RehearseCost is the openness lost on a diagnostic turn that finds
@@ -531,6 +533,8 @@ func (c *Config) Validate() error {
 		in(string(r)+".Reactance", tp.Reactance, 0, math.Inf(1))
 		in(string(r)+".BadMove", tp.BadMove, 0, math.Inf(1))
 		in(string(r)+".RehearseCost", tp.RehearseCost, 0, math.Inf(1))
+		// finite, unlike the other >= 0 fields: an infinite weight divisor
+		// would zero every answer silently
 		if tp.Dilution < 0 || math.IsNaN(tp.Dilution) || math.IsInf(tp.Dilution, 0) {
 			errs = append(errs, fmt.Errorf("sim config: %s.Dilution = %v, want a finite value >= 0", r, tp.Dilution))
 		}

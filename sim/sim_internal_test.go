@@ -279,9 +279,9 @@ func TestAmbivalentNeedsPlan(t *testing.T) {
 	near(t, "o after two plans and the yes", s.o, math.Min(o+c.CommitGain, 1))
 }
 
-// AA: plan detail resolves the most salient voiced concern it touches,
-// even without answering it; not one it does not touch, and none when
-// it comes with a manipulation cue.
+// AA: plan detail resolves the most salient voiced concern it touches
+// (acknowledges or answers), even without answering it; not one it does
+// not touch or dismisses, and none when it comes with a manipulation cue.
 func TestAmbivalentPlanResolves(t *testing.T) {
 	s := start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
 	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
@@ -310,6 +310,30 @@ func TestAmbivalentPlanResolves(t *testing.T) {
 	s.observe(ack(perception.CueSet(0).With(perception.Urgency)))
 	if s.state[0] != voiced {
 		t.Fatalf("a plan with a manipulation cue resolved the open concern: %v", s.state)
+	}
+
+	// a dismissed worry is not settled by the plan beside the dismissal
+	s = start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	pc := pcOf(acts(tagger.Plan), touch(3))
+	pc.Concerns[0] = perception.Dismissed
+	s.observe(pc)
+	if s.state[0] != voiced {
+		t.Fatalf("a plan that dismisses the open concern resolved it: %v", s.state)
+	}
+
+	// two voiced worries touched: the plan settles the more salient one
+	s = start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	if s.state[0] != voiced || s.state[1] != voiced {
+		t.Fatalf("two questions voiced %v, want concerns 0 and 1", s.state)
+	}
+	pc = pcOf(acts(tagger.Plan), touch(3))
+	pc.Concerns[0], pc.Concerns[1] = perception.Acknowledged, perception.Acknowledged
+	s.observe(pc)
+	if s.state[0] != addressed || s.state[1] != voiced {
+		t.Fatalf("a plan touching both voiced concerns left %v, want only concern 0 settled", s.state)
 	}
 }
 
@@ -568,6 +592,13 @@ func TestConfigValidate(t *testing.T) {
 	c.QRate = 0
 	if _, err := New(c).Start(context.Background(), fixture(scenario.EntrenchedBelief, 0), 1); err == nil || !strings.Contains(err.Error(), "QRate") {
 		t.Fatalf("invalid config: err %v, want one naming QRate", err)
+	}
+	for _, d := range []float64{-1, math.NaN(), math.Inf(1)} {
+		c := DefaultConfig()
+		c.IT.Dilution = d
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "IT.Dilution") {
+			t.Errorf("IT.Dilution %v: err %v, want one naming IT.Dilution", d, err)
+		}
 	}
 	sc := fixture("XX", 0)
 	if _, err := New(Config{}).Start(context.Background(), sc, 1); err == nil || !strings.Contains(err.Error(), "hidden.resistance") {

@@ -141,7 +141,7 @@ func (s *session) engage(t *turnIn) {
 		// cue's own words, "it's your choice, but…", must not touch a
 		// worry for it)
 		for i, g := range t.pc.Concerns {
-			if i < len(s.state) && s.state[i] == voiced && g.Touches() {
+			if i < len(s.state) && s.state[i] == voiced && (g == perception.Acknowledged || g == perception.Answered) {
 				s.state[i] = addressed
 				e.nAddr++
 				break

@@ -436,7 +436,10 @@ func kindsOf(ss []scenario.Scenario, count *[4]int) ([]int, error) {
 // same index, which is then polished too. Then every swap of two turns
 // is played the same way: an ask played early and one missing at the
 // end are two turns, which a replacement changes only one at a time. It
-// stops early after a pass that changed nothing. Errors: evalAll's.
+// stops early after a pass that changed nothing. FixedStudy keeps each
+// objective's best through evalAll, which sees every sequence played
+// (a polish for one objective can find another's best); the returned
+// best is the ascent's own. Errors: evalAll's.
 func polish(start *Scored, ob int, cands []tagger.ActSet, passes int, evalAll func([]Seq) ([]*Scored, error)) (*Scored, error) {
 	cur := start
 	climb := func(alts []Seq) error {

@@ -41,8 +41,8 @@ func parseSeq(t testing.TB, s string) Seq {
 // evidence or autonomy support to weigh) wins none of the EB and AR
 // persuadees, and what those need (evidence and autonomy support beside
 // the plans) wins no AA persuadee; the all-types compromise of simulator
-// version 4 (61.3 % there, 78.9 % of AA) wins no AA persuadee now; and
-// the best compromise known still wins 47.5 % (docs/simulator.md,
+// version 4 (61.3 % there, 78.9 % of AA) wins no AA persuadee on this
+// one; and the best compromise known wins 47.5 % (docs/simulator.md,
 // "Heterogeneity"). Exact shares, in percent of each
 // type's scenarios (EB 65, IT 77, AR 41, AA 57): the dynamics are seeded.
 func TestTypeOptimaConflict(t *testing.T) {
