@@ -87,6 +87,15 @@ func TestEmbeddedReadings(t *testing.T) {
 		"It's up to you. But here is one more thing to weigh.": CueSet(0).With(AutonomyBut),
 		"Nobody else needs to know that we go.":                0,
 		"Nobody else hesitates this long.":                     CueSet(0).With(SocialProof),
+		"I will leave my phone out of the bedroom too.":        0,
+		"I'll stop by on Monday with the forms.":               0,
+		"I'll leave you the leaflet to read later.":            0,
+		"I'll leave you to think it over; it's your decision.": 0,
+		"I'll walk out with you to the clinic.":                0,
+		"I'll stop helping with the rota so you have time.":    0,
+		"If you say no, I'll leave you for good.":              CueSet(0).With(Threat),
+		"Keep refusing and I'll stop helping you.":             CueSet(0).With(Threat),
+		"Refuse again and I'll walk out on you.":               CueSet(0).With(Threat),
 	} {
 		if got := read(t, msg).Cues; got != want {
 			t.Errorf("%q: cues %v, want %v", msg, got.Strings(), want.Strings())

@@ -79,8 +79,9 @@ var (
 	}
 	threatPhrases = []string{
 		"or else", "you'll regret", "you will regret", "you'd regret", "you'll be sorry", "you will be sorry",
-		"face the consequences", "there will be consequences", "i'll tell", "i will tell", "i'll make sure", "i'll stop", "i will stop", "i'll leave",
-		"i will leave", "we're done", "we are done", "don't come crying", "or i'll", "or i will", "or we're",
+		"face the consequences", "there will be consequences", "i'll tell", "i will tell", "i'll make sure", "i'll stop helping you", "i will stop helping you",
+		"i'll stop talking to you", "i'll leave you for good", "i will leave you for good", "i'm leaving you", "i'll walk out on you",
+		"i will walk out on you", "we're done", "we are done", "don't come crying", "or i'll", "or i will", "or we're",
 		"i won't help you", "i'll never", "you'll lose", "you will lose", "you'll pay", "i'll report",
 	}
 	autonomyPhrases = []string{

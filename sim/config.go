@@ -39,8 +39,11 @@ type TypeParams struct {
 	// before it gives any answer to an ask (0: none needed; AA: 2).
 	Plans int
 	// PlanResolves reports whether plan detail resolves the most salient
-	// open concern even without naming it (AA: a concrete plan answers
-	// doubts about doing it, whatever they are).
+	// voiced concern it touches, even without answering it (AA: a
+	// concrete plan that bears on a doubt about doing it settles it).
+	// Choice: only a concern the message touches, so a plan about
+	// something else settles nothing, and none in a message with a
+	// manipulation cue.
 	PlanResolves bool
 	// MoveDiag, MoveEvidence, MovePlan, MoveAutonomy, MoveAddress are the
 	// move scores (in [-1, 1]) of each act and of addressing a concern;
@@ -57,17 +60,30 @@ type TypeParams struct {
 	// 1985): it is the type's misstep and builds ReactAsk reactance, as an
 	// ask without autonomy support does.
 	DirectivePlan bool
-	// Conflict is the number of extra turns of plan detail each turn of
-	// evidence or of autonomy support adds to what the persuadee needs
+	// Conflict is the number of extra turns of plan detail that evidence
+	// and that autonomy support, each, add to what the persuadee needs
 	// before it answers an ask, at most MaxConflict in all, >= 0 (AA: 1,
 	// at most 10): more reasons for and against raise the decisional
 	// conflict an avoider defers on (Janis & Mann 1977; Tversky & Shafir
 	// 1992, choice under conflict), and being told there is no hurry is
 	// leave to put the decision off (decision avoidance, Anderson 2003).
-	// Choice: one turn each, so that a plan turn that also carries
-	// evidence or "take your time" makes no progress; the cap only bounds
-	// the need in long episodes.
+	// Choice: one turn for each of the two in a message, so that a plan
+	// turn that also carries evidence or "take your time" makes no
+	// progress and one that carries both loses ground; the cap only
+	// bounds the need in long episodes.
 	Conflict, MaxConflict int
+	// Dilution divides the weight of concerns addressed by a message
+	// with evidence by 1 + Dilution·k, k in {0, 1, 2} the non-evidential
+	// contents beside its evidence (plan detail; an autonomy phrase, also
+	// one a manipulation cue takes the credit of), finite and >= 0 (EB:
+	// 1): beside information that does not bear on the claim, the
+	// evidence that does is judged weaker (the dilution effect, Nisbett,
+	// Zukier & Lemley 1981), the more so in people who weigh arguments
+	// carefully (Tetlock & Boettger 1989). Choice: questions and the ask
+	// do not dilute (they ask, they tell nothing), a cue does not undo
+	// the words it sits beside, and 1, so evidence beside a plan counts
+	// half.
+	Dilution float64
 	// RehearseCost is the openness lost on a diagnostic turn that finds
 	// no hidden concern left to voice, >= 0 (EB: 0.05): asked yet again
 	// why, the persuadee restates its own reasons, and thinking them over
@@ -319,7 +335,7 @@ func HandConfig() Config {
 			AddressActs: ev, Reactance: 0.4, Calm: 0.3, Surface: true,
 			GainDiag: 0.01, GainEvidence: 0, GainPlan: 0.03, GainAutonomy: 0.01, BadMove: 0.08,
 			MoveDiag: 0.5, MoveEvidence: 0.3, MovePlan: 0.2, MoveAutonomy: 0.2, MoveAddress: 1, MoveBad: -1,
-			RehearseCost: 0.05,
+			RehearseCost: 0.05, Dilution: 1,
 		},
 		IT: TypeParams{
 			AddressActs: ev | pl, Reactance: 0.6, Calm: 0.3, Surface: true,
@@ -517,6 +533,11 @@ func (c *Config) Validate() error {
 		in(string(r)+".Reactance", tp.Reactance, 0, math.Inf(1))
 		in(string(r)+".BadMove", tp.BadMove, 0, math.Inf(1))
 		in(string(r)+".RehearseCost", tp.RehearseCost, 0, math.Inf(1))
+		// finite, unlike the other >= 0 fields: an infinite weight divisor
+		// would zero every answer silently
+		if tp.Dilution < 0 || math.IsNaN(tp.Dilution) || math.IsInf(tp.Dilution, 0) {
+			errs = append(errs, fmt.Errorf("sim config: %s.Dilution = %v, want a finite value >= 0", r, tp.Dilution))
+		}
 		if tp.Plans < 0 || tp.Conflict < 0 || tp.MaxConflict < 0 {
 			errs = append(errs, fmt.Errorf("sim config: %s.Plans, Conflict, MaxConflict = %d, %d, %d, want >= 0", r, tp.Plans, tp.Conflict, tp.MaxConflict))
 		}

@@ -79,8 +79,10 @@ func (p *Persuadee) Config() Config { return p.cfg }
 // Version 3: reactions to the P4G persuader strategies, and the default
 // is the shipped P4G fit (DefaultConfig). Version 4: the dynamics read a
 // perception of each message (package perception), not tags and
-// keyword mentions.
-const Version = 4
+// keyword mentions. Version 5: evidence diluted for EB, decisional
+// conflict per consideration and plans settling only worries they touch
+// for AA (docs/simulator.md, "Heterogeneity").
+const Version = 5
 
 // Fingerprint identifies the persuadee's behaviour for caching: the
 // dynamics Version and an FNV-64a hash of every configuration field, as

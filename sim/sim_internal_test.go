@@ -131,6 +131,51 @@ func TestEntrenchedBeliefEvidence(t *testing.T) {
 	near(t, "q", b.q, -0.625)
 }
 
+// EB (Dilution): evidence that addresses a voiced concern beside plan
+// detail weighs half, beside plan detail and autonomy support a third; a
+// question beside it takes nothing, and an autonomy phrase taken back by
+// a manipulation cue still dilutes. Each gain is the turn's openness
+// with the concern answered less the same turn's without, undamped by
+// reactance (BadMove 0, so the unanswered turn's misstep costs nothing).
+func TestDilution(t *testing.T) {
+	c := quiet()
+	c.EB.BadMove = 0
+	gain := func(tg tagger.Tags, cues perception.CueSet) float64 {
+		o := [2]float64{}
+		var s *session
+		for k, answered := range []bool{true, false} {
+			s = start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
+			s.observe(pcOf(acts(tagger.Diagnostic), touch(3))) // voices concern 0
+			pc := pcOf(tg, touch(3))
+			if answered {
+				pc = pcOf(tg, touch(3, 0))
+			}
+			pc.Cues = cues
+			s.observe(pc)
+			if answered && s.state[0] != addressed {
+				t.Fatalf("%v: concern 0 not addressed", tg.Acts.Strings())
+			}
+			o[k] = s.o
+		}
+		return (o[0] - o[1]) * (1 + s.rho) / s.trust
+	}
+	whole := gain(acts(tagger.Evidence), 0)
+	near(t, "evidence alone", whole, 1.0/3) // AddressTotal/n
+	for _, x := range []struct {
+		name  string
+		tags  tagger.Tags
+		cues  perception.CueSet
+		share float64
+	}{
+		{"evidence + question", acts(tagger.Diagnostic, tagger.Evidence), 0, 1},
+		{"evidence + plan", acts(tagger.Evidence, tagger.Plan), 0, 1.0 / 2},
+		{"evidence + plan + autonomy", acts(tagger.Evidence, tagger.Plan, tagger.Autonomy), 0, 1.0 / 3},
+		{"evidence + autonomy, with a cue", acts(tagger.Evidence, tagger.Autonomy), perception.CueSet(0).With(perception.Urgency), 1.0 / 2},
+	} {
+		near(t, x.name, gain(x.tags, x.cues), x.share*whole)
+	}
+}
+
 // Touching a concern in the same turn it is voiced does not address it: the
 // persuader must answer what it has heard.
 func TestTouchVoicesButDoesNotAddress(t *testing.T) {
@@ -234,8 +279,9 @@ func TestAmbivalentNeedsPlan(t *testing.T) {
 	near(t, "o after two plans and the yes", s.o, math.Min(o+c.CommitGain, 1))
 }
 
-// AA: plan detail resolves the most salient open concern even without
-// naming it.
+// AA: plan detail resolves the most salient voiced concern it touches
+// (acknowledges or answers), even without answering it; not one it does
+// not touch or dismisses, and none when it comes with a manipulation cue.
 func TestAmbivalentPlanResolves(t *testing.T) {
 	s := start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
 	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
@@ -243,12 +289,52 @@ func TestAmbivalentPlanResolves(t *testing.T) {
 	if s.state[0] != voiced {
 		t.Fatalf("evidence addressed an AA concern: %v", s.state)
 	}
-	o := s.o
 	s.observe(pcOf(acts(tagger.Plan), touch(3)))
+	if s.state[0] != voiced {
+		t.Fatalf("a plan that does not touch the open concern resolved it: %v", s.state)
+	}
+	ack := func(cues perception.CueSet) *perception.Perception {
+		pc := pcOf(acts(tagger.Plan), touch(3))
+		pc.Concerns[0], pc.Cues = perception.Acknowledged, cues
+		return pc
+	}
+	o := s.o
+	s.observe(ack(0))
 	if s.state[0] != addressed {
-		t.Fatalf("plan did not resolve the open concern: %v", s.state)
+		t.Fatalf("a plan that touches the open concern did not resolve it: %v", s.state)
 	}
 	near(t, "o gain", s.o-o, 1.0/3+0.12)
+
+	s = start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s.observe(ack(perception.CueSet(0).With(perception.Urgency)))
+	if s.state[0] != voiced {
+		t.Fatalf("a plan with a manipulation cue resolved the open concern: %v", s.state)
+	}
+
+	// a dismissed worry is not settled by the plan beside the dismissal
+	s = start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	pc := pcOf(acts(tagger.Plan), touch(3))
+	pc.Concerns[0] = perception.Dismissed
+	s.observe(pc)
+	if s.state[0] != voiced {
+		t.Fatalf("a plan that dismisses the open concern resolved it: %v", s.state)
+	}
+
+	// two voiced worries touched: the plan settles the more salient one
+	s = start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
+	if s.state[0] != voiced || s.state[1] != voiced {
+		t.Fatalf("two questions voiced %v, want concerns 0 and 1", s.state)
+	}
+	pc = pcOf(acts(tagger.Plan), touch(3))
+	pc.Concerns[0], pc.Concerns[1] = perception.Acknowledged, perception.Acknowledged
+	s.observe(pc)
+	if s.state[0] != addressed || s.state[1] != voiced {
+		t.Fatalf("a plan touching both voiced concerns left %v, want only concern 0 settled", s.state)
+	}
 }
 
 // Decisions on an ask: conditional names the open concern; accept needs
@@ -507,6 +593,13 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(c).Start(context.Background(), fixture(scenario.EntrenchedBelief, 0), 1); err == nil || !strings.Contains(err.Error(), "QRate") {
 		t.Fatalf("invalid config: err %v, want one naming QRate", err)
 	}
+	for _, d := range []float64{-1, math.NaN(), math.Inf(1)} {
+		c := DefaultConfig()
+		c.IT.Dilution = d
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "IT.Dilution") {
+			t.Errorf("IT.Dilution %v: err %v, want one naming IT.Dilution", d, err)
+		}
+	}
 	sc := fixture("XX", 0)
 	if _, err := New(Config{}).Start(context.Background(), sc, 1); err == nil || !strings.Contains(err.Error(), "hidden.resistance") {
 		t.Fatalf("bad type: err %v", err)
@@ -518,7 +611,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	d := New(DefaultConfig()).Fingerprint()
-	if !strings.HasPrefix(d, "sim/v4/") || len(d) != len("sim/v4/")+16 {
+	if !strings.HasPrefix(d, "sim/v5/") || len(d) != len("sim/v5/")+16 {
 		t.Fatalf("fingerprint %q", d)
 	}
 	if New(DefaultConfig()).Fingerprint() != d {
@@ -570,7 +663,7 @@ func TestDirectivePlan(t *testing.T) {
 	near(t, "EB rho", e.rho, 0)
 }
 
-// AA (Conflict): each turn of evidence or autonomy support adds one turn of
+// AA (Conflict): evidence and autonomy support each add one turn of
 // plan detail needed before an ask gets an answer, so the two plan turns
 // that are enough alone (TestAmbivalentNeedsPlan) are not enough after
 // them; MaxConflict caps the extra need.
@@ -601,6 +694,12 @@ func TestConflict(t *testing.T) {
 	}
 	if m.need != 3 {
 		t.Errorf("need %d with MaxConflict 1, want 3", m.need)
+	}
+	// evidence and autonomy support in one turn add one each
+	b := start(t, quiet(), fixture(scenario.AmbivalentAvoidance, 0.6))
+	b.observe(pcOf(acts(tagger.Evidence, tagger.Plan, tagger.Autonomy), touch(3)))
+	if b.need != 4 || b.plans != 1 {
+		t.Errorf("need %d, plans %d after one e+p+a turn, want 4 and 1", b.need, b.plans)
 	}
 	// the other types take evidence as evidence
 	e := start(t, c, fixture(scenario.EntrenchedBelief, 0.6))

@@ -136,10 +136,16 @@ func (s *session) engage(t *turnIn) {
 			t.touchVoiced = true
 		}
 	}
-	if t.plan && tp.PlanResolves && t.novelty > 0 {
-		if i := s.firstOpen(len(s.state)); i >= 0 {
-			s.state[i] = addressed
-			e.nAddr++
+	if t.plan && tp.PlanResolves && t.novelty > 0 && t.pc.Cues == 0 {
+		// a plan pushed with a manipulation cue reassures no one (and the
+		// cue's own words, "it's your choice, but…", must not touch a
+		// worry for it)
+		for i, g := range t.pc.Concerns {
+			if i < len(s.state) && s.state[i] == voiced && (g == perception.Acknowledged || g == perception.Answered) {
+				s.state[i] = addressed
+				e.nAddr++
+				break
+			}
 		}
 	}
 	t.ignored = s.turn > 1 && t.pc.Relevance < 0.5 && s.lastVoiced
@@ -208,6 +214,16 @@ func (s *session) openness(t *turnIn) {
 		case kAA:
 			w = s.planW
 		}
+		if tp.Dilution > 0 && t.evid {
+			k := 0.0
+			if t.plan {
+				k++
+			}
+			if t.a.Has(tagger.Autonomy) { // the phrase, credited or not: a cue takes no weight back
+				k++
+			}
+			w /= 1 + tp.Dilution*k
+		}
 		pos += c.AddressTotal / float64(len(s.state)) * float64(e.nAddr) * w
 	}
 	if t.diag {
@@ -232,10 +248,14 @@ func (s *session) openness(t *turnIn) {
 	if t.plan && t.novelty > 0 {
 		s.plans++
 	}
-	if (t.evid || t.aut) && t.novelty > 0 && tp.Conflict > 0 {
-		// more to weigh, or leave to wait: an avoider needs more of a
+	if t.novelty > 0 && tp.Conflict > 0 {
+		// more to weigh, and leave to wait: an avoider needs more of a
 		// plan before it decides
-		s.need = min(s.need+tp.Conflict, tp.Plans+tp.MaxConflict)
+		for _, more := range [...]bool{t.evid, t.aut} {
+			if more {
+				s.need = min(s.need+tp.Conflict, tp.Plans+tp.MaxConflict)
+			}
+		}
 	}
 	if t.diag && s.firstHidden(len(s.state)) < 0 {
 		// asked again for reasons it has all given: rehearses its own view

@@ -73,7 +73,11 @@ type SetMoments struct {
 	ScriptBT map[string]float64 `json:"script_bt"`
 	// BestPerType is the number of distinct persuaders that are best on
 	// acceptance for at least one resistance type (ties: the first in
-	// Persuaders order).
+	// Persuaders order). Reported, not a limit: of the four baselines only
+	// script answers concerns, so the count says which baselines are any
+	// good, not whether the types need different strategies (the
+	// fixed-sequence study measures that; docs/simulator.md,
+	// "Heterogeneity").
 	BestPerType int `json:"best_per_type"`
 }
 
@@ -105,7 +109,7 @@ type Moments struct {
 // Choice: a linear (exact) penalty, large against the objective's scale
 // (J moves by a few hundredths between configurations), so that the fit
 // treats the limits as constraints rather than trading them against
-// likelihood; a violated count-valued limit (BestPerType) costs 0.1.
+// likelihood.
 const Weight = 10
 
 // Limits are the closed-loop limits of the fit, each a margin inside the
@@ -422,9 +426,6 @@ func (m *Moments) penalise() {
 		hinge(p("script B_T conditional - pending gap"), L.BTGap-(cond-pend))
 		hinge(p("script B_T accept above limit"), acc-L.BTAcceptMax)
 		hinge(p("script B_T pending above limit"), pend-L.BTPend)
-		if s.BestPerType < 2 {
-			hinge(p("one persuader best on every type"), 0.1/Weight)
-		}
 	}
 }
 

@@ -126,9 +126,10 @@ type FixedOptions struct {
 	// (default 3).
 	Beam int
 	// Refine is the number of polishing passes after the beam (0: the
-	// default 2; negative: none): each objective's best sequence has each
-	// turn in turn replaced by every other candidate or dropped, the best
-	// kept (FixedStudy).
+	// default 4; negative: none): each objective's best sequence, and its
+	// best uniform one, has each turn in turn replaced by every other
+	// candidate or dropped, then two turns swapped, the best kept
+	// (FixedStudy).
 	Refine int
 	// Candidates are the act sets a turn may hold (default all 31
 	// non-empty subsets of the five acts).
@@ -224,19 +225,23 @@ func prefixValue(s *Score, o int) float64 {
 // highest prefixValue are extended by every candidate act set, and the
 // union of extensions is played. The best sequence of any length is kept
 // per objective. With Beam × len(Objectives) prefixes of 31 extensions,
-// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. Then, objective
-// by objective, the best found so far is polished by coordinate ascent
-// (Refine passes, or until a pass changes nothing): turn by turn, every
-// other candidate act set in that turn, and the turn dropped, are played,
-// and the best of them replaces the sequence when it ranks above it
-// (better); at most Refine·Tmax·len(Candidates) more sequences per
-// objective. A sequence played while polishing one objective may become
-// the best of another already polished; it is kept as found.
+// Tmax 10 plays at most 31 + 9·15·31 = 4,216 sequences. With Refine > 0
+// the uniform sequences (one ask-free candidate every turn, the ask added
+// to it in the last) are played too. Then, objective by objective, the
+// best found so far, and the best uniform sequence, are each polished by
+// coordinate ascent (Refine passes, or until a pass changes nothing):
+// turn by turn, every other candidate act set in that turn, and the turn
+// dropped, are played, then every swap of two turns, and the best of
+// them replaces the sequence when it ranks above it (better); at most
+// Refine·(Tmax·len(Candidates) + Tmax·(Tmax−1)/2) more sequences per
+// start. A sequence played while polishing one objective may become the
+// best of another already polished; it is kept as found.
 //
 // Choice: the beam ranks prefixes by what they have built so far
 // (prefixValue), so it prunes sequences whose early turns pay off only
-// later; the polish reaches those one turn away from a sequence it kept.
-// It is still a local search: a best sequence is the best found. Search is
+// later (plan turns an avoider needs before any ask); the uniform starts
+// and the polish reach some of those. It is still a local search: a best
+// sequence is the best found, a lower bound on the best there is. Search is
 // deterministic: episodes are seeded per scenario and ranked with total
 // ties (better). Errors: no scenarios, no persuadee, a scenario of an
 // unknown type, ctx's error, or a failed episode's error.
@@ -251,7 +256,7 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		o.Beam = 3
 	}
 	if o.Refine == 0 {
-		o.Refine = 2
+		o.Refine = 4
 	}
 	if o.Rollouts <= 0 {
 		o.Rollouts = 1
@@ -336,9 +341,44 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 			}
 		}
 	}
+	// Second starts: one act set every turn and the ask added to it at
+	// the end. The beam ranks prefixes by what they have built so far and
+	// misses sequences that build slowly (the plan turns an avoider needs
+	// before any ask); a polish from the best such uniform sequence finds
+	// them.
+	var uniform []Seq
+	if o.Tmax > 1 && o.Refine > 0 {
+		for _, a := range o.Candidates {
+			if a.Has(tagger.Commitment) || !slices.Contains(o.Candidates, a.With(tagger.Commitment)) {
+				continue
+			}
+			u := make(Seq, o.Tmax)
+			for i := range u {
+				u[i] = a
+			}
+			u[o.Tmax-1] = a.With(tagger.Commitment)
+			uniform = append(uniform, u)
+		}
+	}
+	us, err := evalAll(uniform)
+	if err != nil {
+		return nil, err
+	}
 	for ob := range Objectives {
-		if err := polish(best, ob, o.Candidates, o.Refine, evalAll); err != nil {
-			return nil, err
+		starts := []*Scored{best[ob]}
+		var ub *Scored
+		for _, u := range us {
+			if ub == nil || better(u, ub, ob) {
+				ub = u
+			}
+		}
+		if ub != nil && ub != best[ob] {
+			starts = append(starts, ub)
+		}
+		for _, st := range starts {
+			if _, err := polish(st, ob, o.Candidates, o.Refine, evalAll); err != nil {
+				return nil, err
+			}
 		}
 	}
 	res.Evaluated = len(seen)
@@ -388,17 +428,33 @@ func kindsOf(ss []scenario.Scenario, count *[4]int) ([]int, error) {
 	return kinds, nil
 }
 
-// polish runs up to passes passes of coordinate ascent on best[ob] (see
-// FixedStudy): for each turn in order, every other candidate in it and
-// the turn dropped are played through evalAll, which raises best[ob] when
-// one ranks above it; a kept drop moves the next turn to the same index,
-// which is then polished too. It stops early after a pass that changed
-// nothing. Errors: evalAll's.
-func polish(best []*Scored, ob int, cands []tagger.ActSet, passes int, evalAll func([]Seq) ([]*Scored, error)) error {
+// polish runs up to passes passes of coordinate ascent from start for
+// objective ob (see FixedStudy) and returns the best sequence it reached:
+// for each turn in order, every other candidate in it and the turn
+// dropped are played through evalAll, and the best that ranks above the
+// current sequence replaces it; a kept drop moves the next turn to the
+// same index, which is then polished too. Then every swap of two turns
+// is played the same way: an ask played early and one missing at the
+// end are two turns, which a replacement changes only one at a time. It
+// stops early after a pass that changed nothing. FixedStudy keeps each
+// objective's best through evalAll, which sees every sequence played
+// (a polish for one objective can find another's best); the returned
+// best is the ascent's own. Errors: evalAll's.
+func polish(start *Scored, ob int, cands []tagger.ActSet, passes int, evalAll func([]Seq) ([]*Scored, error)) (*Scored, error) {
+	cur := start
+	climb := func(alts []Seq) error {
+		xs, err := evalAll(alts)
+		for _, x := range xs {
+			if better(x, cur, ob) {
+				cur = x
+			}
+		}
+		return err
+	}
 	for range max(passes, 0) {
-		cur := best[ob]
-		for i := 0; i < len(best[ob].Seq); i++ {
-			base := best[ob].Seq
+		from := cur
+		for i := 0; i < len(cur.Seq); i++ {
+			base := cur.Seq
 			var alts []Seq
 			for _, a := range cands {
 				if a != base[i] {
@@ -408,18 +464,32 @@ func polish(best []*Scored, ob int, cands []tagger.ActSet, passes int, evalAll f
 			if len(base) > 1 {
 				alts = append(alts, append(slices.Clone(base[:i]), base[i+1:]...))
 			}
-			if _, err := evalAll(alts); err != nil {
-				return err
+			if err := climb(alts); err != nil {
+				return cur, err
 			}
-			if len(best[ob].Seq) < len(base) {
+			if len(cur.Seq) < len(base) {
 				i-- // turn i was dropped: the next turn is now at i
 			}
 		}
-		if best[ob] == cur {
+		base := cur.Seq
+		var swaps []Seq
+		for i := range base {
+			for j := i + 1; j < len(base); j++ {
+				if base[i] != base[j] {
+					x := slices.Clone(base)
+					x[i], x[j] = x[j], x[i]
+					swaps = append(swaps, x)
+				}
+			}
+		}
+		if err := climb(swaps); err != nil {
+			return cur, err
+		}
+		if cur == from {
 			break
 		}
 	}
-	return nil
+	return cur, nil
 }
 
 // scoreOf plays per on every scenario and rollout of o with at most tmax

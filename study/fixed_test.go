@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,11 +207,11 @@ func TestFixedStudyRefine(t *testing.T) {
 	}
 	// one pass: turn 1 finds d > c, and turn 2 is polished from d > c (a
 	// polish that kept the sequence it started the pass with would play
-	// e > d and e > e, seen, and add only 2)
-	if one.Best[0].Name != "d > c" || one.Evaluated != beam.Evaluated+4 {
-		t.Errorf("one pass: best %q, evaluated %d; want d > c, the beam's %d + 4", one.Best[0].Name, one.Evaluated, beam.Evaluated)
+	// e > d and e > e, seen, and add only 3 with the swap)
+	if one.Best[0].Name != "d > c" || one.Evaluated != beam.Evaluated+5 {
+		t.Errorf("one pass: best %q, evaluated %d; want d > c, the beam's %d + 5", one.Best[0].Name, one.Evaluated, beam.Evaluated)
 	}
-	o.Refine = 0 // the default: two passes
+	o.Refine = 0 // the default: four passes
 	res, err := FixedStudy(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -222,10 +223,11 @@ func TestFixedStudyRefine(t *testing.T) {
 	}
 	// the beam's 3 + 3 sequences, then the polish of "e > c": d > c and
 	// c > c in turn 1 (dropping it gives "c", played), then from d > c
-	// d > d and d > e in turn 2 ("d" played); a second pass finds nothing
-	// new
-	if res.Evaluated != beam.Evaluated+4 {
-		t.Errorf("evaluated %d, want the beam's %d + 4", res.Evaluated, beam.Evaluated)
+	// d > d and d > e in turn 2 ("d" played), and the swap c > d; a
+	// second pass, and the polish of every objective from the others'
+	// bests (all "e > c" after the beam), find nothing new
+	if res.Evaluated != beam.Evaluated+5 {
+		t.Errorf("evaluated %d, want the beam's %d + 5", res.Evaluated, beam.Evaluated)
 	}
 }
 
@@ -249,23 +251,22 @@ func TestPolishRevisitsAfterDrop(t *testing.T) {
 		x := score(s)
 		return &Scored{Seq: s, Name: s.String(), Score: Score{All: TypeScore{Accept: x}}}
 	}
-	best := []*Scored{mk(start)}
 	var played []string
 	evalAll := func(seqs []Seq) ([]*Scored, error) {
+		var out []*Scored
 		for _, s := range seqs {
 			x := mk(s)
 			played = append(played, x.Name)
-			if better(x, best[0], 0) {
-				best[0] = x
-			}
+			out = append(out, x)
 		}
-		return nil, nil
+		return out, nil
 	}
-	if err := polish(best, 0, []tagger.ActSet{d, e, c}, 1, evalAll); err != nil {
+	best, err := polish(mk(start), 0, []tagger.ActSet{d, e, c}, 1, evalAll)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if best[0].Name != "d > c" {
-		t.Errorf("one pass from e > e > c: best %q, want d > c (played %v)", best[0].Name, played)
+	if best.Name != "d > c" {
+		t.Errorf("one pass from e > e > c: best %q, want d > c (played %v)", best.Name, played)
 	}
 }
 
@@ -303,5 +304,104 @@ func TestFixedPersuaderBlind(t *testing.T) {
 	}
 	if _, err := (FixedPersuader{}).Start(ctx, sc.Public(), 1); err == nil {
 		t.Error("empty sequence started")
+	}
+}
+
+// TestPolishSwaps: from "c > d", no replacement of one turn and no drop
+// ranks higher; only swapping the two turns reaches "d > c".
+func TestPolishSwaps(t *testing.T) {
+	d, e, c := set(tagger.Diagnostic), set(tagger.Evidence), set(tagger.Commitment)
+	mk := func(s Seq) *Scored {
+		x := 0.0
+		switch s.String() {
+		case "d > c":
+			x = 1
+		case "c > d":
+			x = 0.5
+		}
+		return &Scored{Seq: s, Name: s.String(), Score: Score{All: TypeScore{Accept: x}}}
+	}
+	var played []string
+	evalAll := func(seqs []Seq) ([]*Scored, error) {
+		var out []*Scored
+		for _, s := range seqs {
+			played = append(played, s.String())
+			out = append(out, mk(s))
+		}
+		return out, nil
+	}
+	best, err := polish(mk(Seq{c, d}), 0, []tagger.ActSet{d, e, c}, 1, evalAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"d > d", "e > d", "d", "c > e", "c > c", "c", "d > c"}
+	if best.Name != "d > c" || !slices.Equal(played, want) {
+		t.Errorf("one pass from c > d: best %q, played %q; want d > c after %q", best.Name, played, want)
+	}
+}
+
+// slow is a persuadee that accepts only "p > p > p+c", with a belief of
+// 0.2 until it does: no prefix builds anything the beam can rank, and no
+// one turn changed from the beam's best wins anyone.
+type slow struct{}
+
+func (slow) Name() string { return "slow" }
+
+func (slow) Start(_ context.Context, _ *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+	return &slowSession{}, nil
+}
+
+type slowSession struct {
+	plans    int
+	accepted bool
+}
+
+func (s *slowSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
+	acts := tagger.Tag(tr[len(tr)-1].Text).Acts
+	switch {
+	case acts == set(tagger.Plan):
+		s.plans++
+	case acts == set(tagger.Plan, tagger.Commitment) && s.plans == 2:
+		s.accepted = true
+		return episode.Reply{Text: "Yes.", Decision: decision.Accept}, nil
+	default:
+		s.plans = -10
+	}
+	return episode.Reply{Text: "Not sure.", Decision: decision.Continue}, nil
+}
+
+func (s *slowSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	p := 0.2
+	if s.accepted {
+		p = 0.9
+	}
+	out := make([]probe.Answer, len(basis))
+	for i := range out {
+		out[i] = probe.FromProbability(p)
+	}
+	return out, nil
+}
+
+// TestFixedStudyUniformStart: the beam and a polish of its best miss
+// "p > p > p+c"; the uniform start plays it.
+func TestFixedStudyUniformStart(t *testing.T) {
+	ctx := context.Background()
+	cands := []tagger.ActSet{set(tagger.Diagnostic), set(tagger.Plan), set(tagger.Commitment), set(tagger.Plan, tagger.Commitment)}
+	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: slow{}, Tmax: 3, Beam: 1, Refine: 1, Candidates: cands, Seed: 3, Workers: 2}
+	res, err := FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range res.Best {
+		if b.Name != "p > p > p+c" || b.Score.All.Accept != 1 {
+			t.Errorf("best for %s = %q accepting %v, want p > p > p+c, 1", Objectives[i], b.Name, b.Score.All.Accept)
+		}
+	}
+	o.Refine = -1
+	if res, err = FixedStudy(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Best[0]; b.Score.All.Accept != 0 {
+		t.Errorf("beam only: best %q accepts %v, want none (the test would not show the uniform start)", b.Name, b.Score.All.Accept)
 	}
 }

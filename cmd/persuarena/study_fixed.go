@@ -30,8 +30,9 @@ func init() {
 		Short: "Search the best reply-blind fixed act sequence, overall and per resistance type",
 		Long: `Beam-searches fixed act sequences (one act set per turn, the planner's 31
 sets, worded by the built-in templates, never reading a reply) of length 1 to
---tmax on the scenarios of --split, polishes each best one turn at a time
-(--refine passes), and prints per objective (all types, EB,
+--tmax on the scenarios of --split, polishes each best and the best uniform
+sequence (one act set every turn, the ask added at the end) one turn at a time
+and by swapping two turns (--refine passes), and prints per objective (all types, EB,
 IT, AR, AA) the best sequence's full acceptance per type, its moved share
 (B_T > 0.5) and mean B_T, the --baseline persuaders on the same episodes, and
 how many other types lose at least 10 pp acceptance with each type's best
@@ -96,7 +97,7 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 	f.StringSliceVar(&baselines, "baseline", []string{"random", "script"}, "built-in persuaders scored on the same episodes")
 	tmaxFlag(f, &o.Tmax, episode.DefaultTmax, "the longest sequence searched")
 	f.IntVar(&o.Beam, "beam", 3, "prefixes kept per objective and length")
-	f.IntVar(&refine, "refine", 2, "polishing passes after the beam: each best sequence's turns replaced by every other act set, or dropped (0: none)")
+	f.IntVar(&refine, "refine", 4, "polishing passes after the beam: each best sequence's turns replaced by every other act set, or dropped, and swapped (0: none)")
 	f.IntVar(&o.Rollouts, "rollouts", 1, "rollouts per scenario")
 	seedFlag(f, &o.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	workersFlag(f, &o.Workers)
