@@ -47,6 +47,32 @@ func (s Seq) String() string {
 	return strings.Join(parts, " > ")
 }
 
+// ParseSeq reads a sequence as Seq.String spells it ("d > e+p > c+a"):
+// turns joined by ">", each turn act initials joined by "+", in any order,
+// spaces ignored. Errors: an empty sequence or turn, an unknown initial, or
+// an act given twice in one turn.
+func ParseSeq(text string) (Seq, error) {
+	var out Seq
+	for i, turn := range strings.Split(text, ">") {
+		var a tagger.ActSet
+		for _, c := range strings.Split(strings.TrimSpace(turn), "+") {
+			c = strings.TrimSpace(c)
+			k := slices.IndexFunc(tagger.Acts, func(act tagger.Act) bool { return act.String()[:1] == c })
+			switch {
+			case c == "":
+				return nil, fmt.Errorf("sequence %q: turn %d: an empty act", text, i+1)
+			case k < 0:
+				return nil, fmt.Errorf("sequence %q: turn %d: no act %q (d, e, p, c, a)", text, i+1, c)
+			case a.Has(tagger.Acts[k]):
+				return nil, fmt.Errorf("sequence %q: turn %d: act %q twice", text, i+1, c)
+			}
+			a = a.With(tagger.Acts[k])
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // FixedPersuader is a reply-blind persuader: at turn t it plays Seq[t]
 // (the last set again past the end), worded by baseline.Realise, the
 // built-in template phrasing the planner uses, from the public scenario
@@ -134,6 +160,11 @@ type FixedOptions struct {
 	// Candidates are the act sets a turn may hold (default all 31
 	// non-empty subsets of the five acts).
 	Candidates []tagger.ActSet
+	// Starts are sequences of the caller's (at most Tmax turns each)
+	// played, and with Refine > 0 polished for every objective, beside
+	// the search's own starts: a candidate a researcher wants checked, or
+	// the best found by another run.
+	Starts []Seq
 	// Baselines are reply-reading persuaders scored on the same episodes
 	// (Tmax turns), for comparison (random's AA row, for example).
 	Baselines []episode.Persuader
@@ -243,7 +274,9 @@ func prefixValue(s *Score, o int) float64 {
 // and the polish reach some of those. It is still a local search: a best
 // sequence is the best found, a lower bound on the best there is. Search is
 // deterministic: episodes are seeded per scenario and ranked with total
-// ties (better). Errors: no scenarios, no persuadee, a scenario of an
+// ties (better). The caller's Starts are played and polished beside the
+// search's own. Errors: no scenarios, no persuadee, a start of no turns
+// or more than Tmax or with an act set outside the five acts, a scenario of an
 // unknown type, ctx's error, or a failed episode's error.
 func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	if len(o.Scenarios) == 0 || o.Persuadee == nil {
@@ -264,6 +297,16 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	if len(o.Candidates) == 0 {
 		for a := tagger.ActSet(1); a < 1<<tagger.NumActs; a++ {
 			o.Candidates = append(o.Candidates, a)
+		}
+	}
+	for _, st := range o.Starts {
+		if len(st) == 0 || len(st) > o.Tmax {
+			return nil, fmt.Errorf("study fixed: start %q: %d turns, want 1 to Tmax %d", st.String(), len(st), o.Tmax)
+		}
+		for _, a := range st {
+			if a == 0 || a >= 1<<tagger.NumActs {
+				return nil, fmt.Errorf("study fixed: start %q: act set %#x is not a non-empty subset of the %d acts", st.String(), uint8(a), tagger.NumActs)
+			}
 		}
 	}
 	res := &FixedResult{}
@@ -364,8 +407,15 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	own, err := evalAll(o.Starts)
+	if err != nil {
+		return nil, err
+	}
 	for ob := range Objectives {
 		starts := []*Scored{best[ob]}
+		if o.Refine > 0 {
+			starts = append(starts, own...)
+		}
 		var ub *Scored
 		for _, u := range us {
 			if ub == nil || better(u, ub, ob) {

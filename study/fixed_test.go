@@ -405,3 +405,88 @@ func TestFixedStudyUniformStart(t *testing.T) {
 		t.Errorf("beam only: best %q accepts %v, want none (the test would not show the uniform start)", b.Name, b.Score.All.Accept)
 	}
 }
+
+func TestParseSeq(t *testing.T) {
+	d, e, p, c, a := tagger.Diagnostic, tagger.Evidence, tagger.Plan, tagger.Commitment, tagger.Autonomy
+	got, err := ParseSeq(" d >e+p> a+c ")
+	if want := (Seq{set(d), set(e, p), set(c, a)}); err != nil || !slices.Equal(got, want) {
+		t.Errorf("ParseSeq: %v, %v; want %v", got, err, want)
+	}
+	if got.String() != "d > e+p > c+a" {
+		t.Errorf("spelt %q", got.String())
+	}
+	for _, bad := range []string{"", "d >", "d > x", "d+d", "d > e+"} {
+		if _, err := ParseSeq(bad); err == nil {
+			t.Errorf("ParseSeq(%q): no error", bad)
+		}
+	}
+}
+
+// exact is a persuadee that accepts only the sequence "d > p > c", with a
+// belief of 0.2 until it does, except 0.5 after "d > p > d" (so that a
+// polish from there keeps its three turns).
+type exact struct{}
+
+func (exact) Name() string { return "exact" }
+
+func (exact) Start(_ context.Context, _ *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+	return &exactSession{}, nil
+}
+
+type exactSession struct {
+	played   Seq
+	accepted bool
+}
+
+func (s *exactSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
+	s.played = append(s.played, tagger.Tag(tr[len(tr)-1].Text).Acts)
+	if s.played.String() == "d > p > c" {
+		s.accepted = true
+		return episode.Reply{Text: "Yes.", Decision: decision.Accept}, nil
+	}
+	return episode.Reply{Text: "Not sure.", Decision: decision.Continue}, nil
+}
+
+func (s *exactSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
+	p := 0.2
+	switch {
+	case s.accepted:
+		p = 0.9
+	case s.played.String() == "d > p > d":
+		p = 0.5
+	}
+	out := make([]probe.Answer, len(basis))
+	for i := range out {
+		out[i] = probe.FromProbability(p)
+	}
+	return out, nil
+}
+
+// TestFixedStudyStarts: the search alone never reaches "d > p > c" (two
+// turns from anything it keeps, and not uniform); a caller's start one
+// turn away is polished into it, and a start too long is refused.
+func TestFixedStudyStarts(t *testing.T) {
+	ctx := context.Background()
+	cands := []tagger.ActSet{set(tagger.Diagnostic), set(tagger.Plan), set(tagger.Commitment)}
+	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: exact{}, Tmax: 3, Beam: 1, Refine: 2, Candidates: cands, Seed: 3, Workers: 2}
+	res, err := FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Best[0]; b.Score.All.Accept != 0 {
+		t.Fatalf("without starts: best %q accepts %v, want none (the test would not show the start)", b.Name, b.Score.All.Accept)
+	}
+	o.Starts = []Seq{parseSeq(t, "d > p > d")}
+	if res, err = FixedStudy(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range res.Best {
+		if b.Name != "d > p > c" || b.Score.All.Accept != 1 {
+			t.Errorf("best for %s = %q accepting %v, want d > p > c, 1", Objectives[i], b.Name, b.Score.All.Accept)
+		}
+	}
+	o.Starts = []Seq{parseSeq(t, "d > p > d > c")}
+	if _, err := FixedStudy(ctx, o); err == nil || !strings.Contains(err.Error(), "Tmax 3") {
+		t.Errorf("a start of 4 turns with Tmax 3: err %v", err)
+	}
+}

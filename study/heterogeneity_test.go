@@ -3,32 +3,19 @@ package study
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/tagger"
 )
 
-// parseSeq reads a sequence as Seq.String spells it ("d+p > e+c").
+// parseSeq is ParseSeq, failing t on an error or a sequence that does
+// not spell back as written.
 func parseSeq(t testing.TB, s string) Seq {
 	t.Helper()
-	var out Seq
-	for _, turn := range strings.Split(s, " > ") {
-		var a tagger.ActSet
-		for _, c := range strings.Split(turn, "+") {
-			found := false
-			for _, act := range tagger.Acts {
-				if act.String()[:1] == c {
-					a, found = a.With(act), true
-				}
-			}
-			if !found {
-				t.Fatalf("sequence %q: no act %q", s, c)
-			}
-		}
-		out = append(out, a)
+	out, err := ParseSeq(s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if out.String() != s {
 		t.Fatalf("sequence %q reads back as %q", s, out.String())

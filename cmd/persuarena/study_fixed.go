@@ -24,6 +24,7 @@ func init() {
 		configPath string
 		refine     int
 		testSplit  string
+		starts     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "fixed",
@@ -31,8 +32,8 @@ func init() {
 		Long: `Beam-searches fixed act sequences (one act set per turn, the planner's 31
 sets, worded by the built-in templates, never reading a reply) of length 1 to
 --tmax on the scenarios of --split, polishes each best and the best uniform
-sequence (one act set every turn, the ask added at the end) one turn at a time
-and by swapping two turns (--refine passes), and prints per objective (all types, EB,
+sequence (one act set every turn, the ask added at the end), and any --start
+sequences, one turn at a time and by swapping two turns (--refine passes), and prints per objective (all types, EB,
 IT, AR, AA) the best sequence's full acceptance per type, its moved share
 (B_T > 0.5) and mean B_T, the --baseline persuaders on the same episodes, and
 how many other types lose at least 10 pp acceptance with each type's best
@@ -44,6 +45,13 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 				return fmt.Errorf("--refine %d: want 0 or more", refine)
 			}
 			o.Refine = refine
+			for _, text := range starts {
+				sq, err := study.ParseSeq(text)
+				if err != nil {
+					return fmt.Errorf("--start: %w", err)
+				}
+				o.Starts = append(o.Starts, sq)
+			}
 			if refine == 0 {
 				o.Refine = -1 // study.FixedOptions: negative is none
 			}
@@ -98,6 +106,7 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 	tmaxFlag(f, &o.Tmax, episode.DefaultTmax, "the longest sequence searched")
 	f.IntVar(&o.Beam, "beam", 3, "prefixes kept per objective and length")
 	f.IntVar(&refine, "refine", 4, "polishing passes after the beam: each best sequence's turns replaced by every other act set, or dropped, and swapped (0: none)")
+	f.StringArrayVar(&starts, "start", nil, `a sequence of your own to play and polish beside the search's ("d+p > e+p > p+c+a"; repeatable)`)
 	f.IntVar(&o.Rollouts, "rollouts", 1, "rollouts per scenario")
 	seedFlag(f, &o.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	workersFlag(f, &o.Workers)
