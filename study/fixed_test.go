@@ -59,11 +59,7 @@ func (s *keyedSession) Probe(_ context.Context, _ []episode.Message, basis probe
 	if s.yes {
 		p = 0.9
 	}
-	out := make([]probe.Answer, len(basis))
-	for i := range out {
-		out[i] = probe.FromProbability(p)
-	}
-	return out, nil
+	return flat(basis, p), nil
 }
 
 // keyedScenarios holds two EB scenarios and one of each other type.
@@ -179,11 +175,7 @@ func (s *lateSession) Probe(_ context.Context, _ []episode.Message, basis probe.
 	case s.turns >= 1 && s.first == set(tagger.Evidence):
 		p = 0.5
 	}
-	out := make([]probe.Answer, len(basis))
-	for i := range out {
-		out[i] = probe.FromProbability(p)
-	}
-	return out, nil
+	return flat(basis, p), nil
 }
 
 // TestFixedStudyRefine: with one prefix kept, the beam finds only
@@ -251,22 +243,13 @@ func TestPolishRevisitsAfterDrop(t *testing.T) {
 		x := score(s)
 		return &Scored{Seq: s, Name: s.String(), Score: Score{All: TypeScore{Accept: x}}}
 	}
-	var played []string
-	evalAll := func(seqs []Seq) ([]*Scored, error) {
-		var out []*Scored
-		for _, s := range seqs {
-			x := mk(s)
-			played = append(played, x.Name)
-			out = append(out, x)
-		}
-		return out, nil
-	}
+	played, evalAll := scoredBy(mk)
 	best, err := polish(mk(start), 0, []tagger.ActSet{d, e, c}, 1, evalAll)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if best.Name != "d > c" {
-		t.Errorf("one pass from e > e > c: best %q, want d > c (played %v)", best.Name, played)
+		t.Errorf("one pass from e > e > c: best %q, want d > c (played %v)", best.Name, *played)
 	}
 }
 
@@ -321,65 +304,15 @@ func TestPolishSwaps(t *testing.T) {
 		}
 		return &Scored{Seq: s, Name: s.String(), Score: Score{All: TypeScore{Accept: x}}}
 	}
-	var played []string
-	evalAll := func(seqs []Seq) ([]*Scored, error) {
-		var out []*Scored
-		for _, s := range seqs {
-			played = append(played, s.String())
-			out = append(out, mk(s))
-		}
-		return out, nil
-	}
+	played, evalAll := scoredBy(mk)
 	best, err := polish(mk(Seq{c, d}), 0, []tagger.ActSet{d, e, c}, 1, evalAll)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"d > d", "e > d", "d", "c > e", "c > c", "c", "d > c"}
-	if best.Name != "d > c" || !slices.Equal(played, want) {
-		t.Errorf("one pass from c > d: best %q, played %q; want d > c after %q", best.Name, played, want)
+	if best.Name != "d > c" || !slices.Equal(*played, want) {
+		t.Errorf("one pass from c > d: best %q, played %q; want d > c after %q", best.Name, *played, want)
 	}
-}
-
-// slow is a persuadee that accepts only "p > p > p+c", with a belief of
-// 0.2 until it does: no prefix builds anything the beam can rank, and no
-// one turn changed from the beam's best wins anyone.
-type slow struct{}
-
-func (slow) Name() string { return "slow" }
-
-func (slow) Start(_ context.Context, _ *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
-	return &slowSession{}, nil
-}
-
-type slowSession struct {
-	plans    int
-	accepted bool
-}
-
-func (s *slowSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
-	acts := tagger.Tag(tr[len(tr)-1].Text).Acts
-	switch {
-	case acts == set(tagger.Plan):
-		s.plans++
-	case acts == set(tagger.Plan, tagger.Commitment) && s.plans == 2:
-		s.accepted = true
-		return episode.Reply{Text: "Yes.", Decision: decision.Accept}, nil
-	default:
-		s.plans = -10
-	}
-	return episode.Reply{Text: "Not sure.", Decision: decision.Continue}, nil
-}
-
-func (s *slowSession) Probe(_ context.Context, _ []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
-	p := 0.2
-	if s.accepted {
-		p = 0.9
-	}
-	out := make([]probe.Answer, len(basis))
-	for i := range out {
-		out[i] = probe.FromProbability(p)
-	}
-	return out, nil
 }
 
 // TestFixedStudyUniformStart: the beam and a polish of its best miss
@@ -387,7 +320,7 @@ func (s *slowSession) Probe(_ context.Context, _ []episode.Message, basis probe.
 func TestFixedStudyUniformStart(t *testing.T) {
 	ctx := context.Background()
 	cands := []tagger.ActSet{set(tagger.Diagnostic), set(tagger.Plan), set(tagger.Commitment), set(tagger.Plan, tagger.Commitment)}
-	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: slow{}, Tmax: 3, Beam: 1, Refine: 1, Candidates: cands, Seed: 3, Workers: 2}
+	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: exact{want: "p > p > p+c"}, Tmax: 3, Beam: 1, Refine: 1, Candidates: cands, Seed: 3, Workers: 2}
 	res, err := FixedStudy(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -422,25 +355,29 @@ func TestParseSeq(t *testing.T) {
 	}
 }
 
-// exact is a persuadee that accepts only the sequence "d > p > c", with a
-// belief of 0.2 until it does, except 0.5 after "d > p > d" (so that a
-// polish from there keeps its three turns).
-type exact struct{}
+// exact is a persuadee that accepts only the sequence want, with a
+// belief of 0.2 until it does, except 0.5 after the sequence warm (when
+// set). With want "p > p > p+c" no prefix builds anything the beam can
+// rank and no one turn changed from the beam's best wins anyone; with
+// want "d > p > c" and warm "d > p > d", a polish from warm keeps its
+// three turns and reaches want.
+type exact struct{ want, warm string }
 
 func (exact) Name() string { return "exact" }
 
-func (exact) Start(_ context.Context, _ *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
-	return &exactSession{}, nil
+func (x exact) Start(_ context.Context, _ *scenario.Scenario, _ uint64) (episode.PersuadeeSession, error) {
+	return &exactSession{x: x}, nil
 }
 
 type exactSession struct {
+	x        exact
 	played   Seq
 	accepted bool
 }
 
 func (s *exactSession) Reply(_ context.Context, tr []episode.Message) (episode.Reply, error) {
 	s.played = append(s.played, tagger.Tag(tr[len(tr)-1].Text).Acts)
-	if s.played.String() == "d > p > c" {
+	if s.played.String() == s.x.want {
 		s.accepted = true
 		return episode.Reply{Text: "Yes.", Decision: decision.Accept}, nil
 	}
@@ -452,14 +389,19 @@ func (s *exactSession) Probe(_ context.Context, _ []episode.Message, basis probe
 	switch {
 	case s.accepted:
 		p = 0.9
-	case s.played.String() == "d > p > d":
+	case s.x.warm != "" && s.played.String() == s.x.warm:
 		p = 0.5
 	}
+	return flat(basis, p), nil
+}
+
+// flat answers every probe of basis with P(Yes) = p.
+func flat(basis probe.Basis, p float64) []probe.Answer {
 	out := make([]probe.Answer, len(basis))
 	for i := range out {
 		out[i] = probe.FromProbability(p)
 	}
-	return out, nil
+	return out
 }
 
 // TestFixedStudyStarts: the search alone never reaches "d > p > c" (two
@@ -468,7 +410,7 @@ func (s *exactSession) Probe(_ context.Context, _ []episode.Message, basis probe
 func TestFixedStudyStarts(t *testing.T) {
 	ctx := context.Background()
 	cands := []tagger.ActSet{set(tagger.Diagnostic), set(tagger.Plan), set(tagger.Commitment)}
-	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: exact{}, Tmax: 3, Beam: 1, Refine: 2, Candidates: cands, Seed: 3, Workers: 2}
+	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: exact{want: "d > p > c", warm: "d > p > d"}, Tmax: 3, Beam: 1, Refine: 2, Candidates: cands, Seed: 3, Workers: 2}
 	res, err := FixedStudy(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -488,5 +430,19 @@ func TestFixedStudyStarts(t *testing.T) {
 	o.Starts = []Seq{parseSeq(t, "d > p > d > c")}
 	if _, err := FixedStudy(ctx, o); err == nil || !strings.Contains(err.Error(), "Tmax 3") {
 		t.Errorf("a start of 4 turns with Tmax 3: err %v", err)
+	}
+}
+
+// scoredBy is an evalAll for polish that scores each sequence by mk and
+// records the names played, in order.
+func scoredBy(mk func(Seq) *Scored) (*[]string, func([]Seq) ([]*Scored, error)) {
+	played := new([]string)
+	return played, func(seqs []Seq) ([]*Scored, error) {
+		var out []*Scored
+		for _, s := range seqs {
+			*played = append(*played, s.String())
+			out = append(out, mk(s))
+		}
+		return out, nil
 	}
 }
