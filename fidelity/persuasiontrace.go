@@ -48,6 +48,10 @@ type TraceRound struct {
 	MAEConst float64  `json:"mae_const"`
 	MAEShift float64  `json:"mae_shift"`
 	MAESim   *float64 `json:"mae_sim"`
+	// MAEOthers is the mean absolute error over the round's reports of
+	// other people's changes (fitOthers): the expected error of a persuadee
+	// that moves as real people do but blind to who this person is.
+	MAEOthers float64 `json:"mae_others"`
 	// Cluster and SimCluster are TrajectoryCluster of the person's and the
 	// persuadee's serial-report trajectories (ClusterNone when unreadable).
 	Cluster    int `json:"cluster"`
@@ -103,9 +107,13 @@ type Arm struct {
 	// persuadee's minus each predictor's on the rounds where it is
 	// readable, the predictor's taken over the same reports (those where
 	// the persuadee's belief is readable), paired on the same resamples.
-	MAESim       Estimate `json:"mae_sim"`
-	MAEConst     Estimate `json:"mae_const"`
-	MAEShift     Estimate `json:"mae_shift"`
+	MAESim   Estimate `json:"mae_sim"`
+	MAEConst Estimate `json:"mae_const"`
+	MAEShift Estimate `json:"mae_shift"`
+	// MAEOthers is the per-report MAE of other people's changes
+	// (TraceRound.MAEOthers): what a persuadee with the people's own
+	// spread of changes, and nothing that ties them to the round, scores.
+	MAEOthers    Estimate `json:"mae_others"`
 	MAEDiffConst Estimate `json:"mae_diff_const"`
 	MAEDiffShift Estimate `json:"mae_diff_shift"`
 	// FittedShift is the mean-shift predictor's shift per fold (fitted on
@@ -361,6 +369,54 @@ func fitShift(rs []*TraceRound) []float64 {
 	return delta
 }
 
+// fitOthers sets each round's MAEOthers: the mean, over the rounds of
+// other folds' people, of the per-report error of predicting this round's
+// reports by its start plus that round's changes, clipped to [0, 1]. It
+// prices the people's own variability: a persuadee that moves as people
+// do, but with nothing that says which round moves, cannot score better
+// in expectation (docs/fidelity.md, "What the replay can and cannot
+// predict").
+//
+// Choice: a serial report k takes the other round's change at its serial
+// report k (its last serial report when it has fewer; its final change
+// when it has none) and the final report the other's final change, so
+// dialogues of different lengths are matched from the first message and
+// at the end; rounds weigh equally, as in the per-report MAE. A round
+// with no other-fold round gets the constant-belief error.
+func fitOthers(rs []*TraceRound) {
+	changes := make([][]float64, len(rs)) // serial changes, then the final one
+	for i, rt := range rs {
+		for _, rp := range rt.Reports {
+			changes[i] = append(changes[i], rp.Belief-rt.Start)
+		}
+	}
+	for _, rt := range rs {
+		var sum stats.Sum
+		n := 0
+		for j, other := range rs {
+			if other.Fold == rt.Fold {
+				continue
+			}
+			d := changes[j]
+			serial := len(d) - 1
+			var e float64
+			for k, rp := range rt.Reports {
+				c := d[serial] // the final change
+				if !rp.Final && serial > 0 {
+					c = d[min(k, serial-1)]
+				}
+				e += math.Abs(rp.Belief - math.Max(0, math.Min(1, rt.Start+c)))
+			}
+			sum.Add(e / float64(len(rt.Reports)))
+			n++
+		}
+		rt.MAEOthers = rt.MAEConst
+		if n > 0 {
+			rt.MAEOthers = sum.Value() / float64(n)
+		}
+	}
+}
+
 // arm computes the figures of one arm's rounds.
 func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 	a := Arm{Name: name, Rounds: len(rs), Decisions: map[decision.Decision]int{}}
@@ -368,6 +424,7 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 		return a
 	}
 	a.FittedShift = fitShift(rs)
+	fitOthers(rs)
 	keys := make([]string, len(rs))
 	for i, rt := range rs {
 		keys[i] = rt.Person
@@ -427,6 +484,7 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 	maeSim := func(rt *TraceRound) (float64, bool) { return some(rt.MAESim) }
 	maeConst := func(rt *TraceRound) (float64, bool) { return rt.MAEConst, true }
 	maeShift := func(rt *TraceRound) (float64, bool) { return rt.MAEShift, true }
+	maeOthers := func(rt *TraceRound) (float64, bool) { return rt.MAEOthers, true }
 	// The persuadee minus a predictor, both over the reports where the
 	// persuadee's belief is readable.
 	diff := func(pred func(*TraceRound) float64) val {
@@ -475,6 +533,7 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 		{&a.MAESim, mean(maeSim), maeSim},
 		{&a.MAEConst, mean(maeConst), maeConst},
 		{&a.MAEShift, mean(maeShift), maeShift},
+		{&a.MAEOthers, mean(maeOthers), maeOthers},
 		{&a.MAEDiffConst, mean(diff(constPred)), maeSim},
 		{&a.MAEDiffShift, mean(diff(shiftPred)), maeSim},
 		{&a.Moved, mean(moved), moved},
@@ -642,6 +701,7 @@ func (r *TraceReport) Table() string {
 		row("per-report MAE, persuadee", a.MAESim)
 		row("per-report MAE, constant belief", a.MAEConst)
 		row("per-report MAE, mean shift (out of fold)", a.MAEShift)
+		row("per-report MAE, other people's changes", a.MAEOthers)
 		row("  persuadee - constant (paired)", a.MAEDiffConst)
 		row("  persuadee - mean shift (paired)", a.MAEDiffShift)
 		row("moved > 0.1, people", a.Moved)

@@ -70,6 +70,12 @@ func TestRunTrace(t *testing.T) {
 	eq("MAE sim", p.MAESim, (0.2125+0.05+0.1)/3)
 	eq("MAE const", p.MAEConst, (0.475+0.025+0.1)/3)
 	eq("MAE shift", p.MAEShift, (0.45+0.1625+0.125)/3)
+	// Other people's changes (out of fold): a and c take b's (0 at its
+	// serial report, +0.05 at the end): a 0.2 0.2 0.2 0.25, errors
+	// 0.5 0.5 0.5 0.35, 0.4625; c 0.5 0.55, 0.125. b takes a's (+0.5,
+	// +0.4: both clipped to 1, errors 0.4 and 0.35) and c's (-0.1, -0.1:
+	// 0.5 0.5, errors 0.1 and 0.15): (0.375 + 0.125)/2 = 0.25.
+	eq("MAE others", p.MAEOthers, (0.4625+0.25+0.125)/3)
 	eq("MAE sim - const", p.MAEDiffConst, (0.2125+0.05+0.1-0.6)/3)
 	eq("moved", p.Moved, 1.0/3)
 	eq("sim moved", p.SimMoved, 1.0/3)
@@ -100,6 +106,7 @@ func TestRunTrace(t *testing.T) {
 	// Control d: only the final report (0.55) counts, at position 2.
 	eq("control MAE sim", c.MAESim, 0.03)
 	eq("control MAE const", c.MAEConst, 0.05)
+	eq("control MAE others", c.MAEOthers, 0.05) // no other-fold control round
 	eq("control sim shift", c.SimShift, 0.02)
 	if len(rep.Rounds) != 4 || rep.Rounds[3].ID != "d" || len(rep.Rounds[3].Reports) != 1 || rep.Rounds[3].Cluster != ClusterNone {
 		t.Errorf("control round %+v", rep.Rounds[3])
