@@ -210,6 +210,32 @@ type FixedResult struct {
 	Test          []Scored `json:"test,omitempty"`
 	TestBaselines []Scored `json:"test_baselines,omitempty"`
 	TestTypes     [4]int   `json:"test_types"`
+	// TypeOracle is the full acceptance, in [0, 1], of a persuader told
+	// each persuadee's resistance type that plays that type's best
+	// sequence (Best[1:]) on it, over the searched scenarios; TestTypeOracle
+	// the same on the test scenarios (0 without). Against Best[0] it
+	// prices what identifying the type from the replies can pay a
+	// reply-blind plan.
+	TypeOracle     float64 `json:"type_oracle"`
+	TestTypeOracle float64 `json:"test_type_oracle"`
+}
+
+// typeOracle is the acceptance, over all scenarios, of each type's best
+// sequence (best[1:], Objectives order) played on its own type, whose
+// scenarios number types (FixedResult.TypeOracle); 0 without scenarios.
+func typeOracle(best []Scored, types [4]int) float64 {
+	if len(best) != len(Objectives) {
+		return 0
+	}
+	var won, n float64
+	for k, m := range types {
+		won += best[k+1].Score.By[k].Accept * float64(m)
+		n += float64(m)
+	}
+	if n == 0 {
+		return 0
+	}
+	return won / n
 }
 
 // objValue returns s's acceptance and mean B_T on objective o (index
@@ -460,6 +486,8 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 			res.TestBaselines = append(res.TestBaselines, Scored{Name: per.Name(), Score: sc})
 		}
 	}
+	res.TypeOracle = typeOracle(res.Best, res.Types)
+	res.TestTypeOracle = typeOracle(res.Test, res.TestTypes)
 	return res, nil
 }
 
@@ -639,6 +667,8 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 	if len(r.Best) == len(Objectives) {
 		l := r.Losses(0.10)
 		fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
+		fmt.Fprintf(&b, "Told each persuadee's type, playing that type's best sequence: %s %% full acceptance, against %s %% for the best single sequence.\n",
+			pct(r.TypeOracle), pct(r.Best[0].Score.All.Accept))
 	}
 	if len(r.Test) > 0 {
 		fmt.Fprintf(&b, "\nThe same sequences on the test scenarios (EB %d, IT %d, AR %d, AA %d), never searched on:\n\n", r.TestTypes[0], r.TestTypes[1], r.TestTypes[2], r.TestTypes[3])
@@ -648,6 +678,10 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 		}
 		for i := range r.TestBaselines {
 			row("(baseline)", &r.TestBaselines[i])
+		}
+		if len(r.Test) == len(Objectives) {
+			fmt.Fprintf(&b, "\nTold each persuadee's type, playing that type's best sequence: %s %% full acceptance, against %s %% for the best single sequence.\n",
+				pct(r.TestTypeOracle), pct(r.Test[0].Score.All.Accept))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -107,6 +108,10 @@ func TestFixedStudyKeyed(t *testing.T) {
 	if l := res.Losses(0.10); l != [4]int{3, 3, 3, 3} {
 		t.Errorf("losses %v, want 3 each", l)
 	}
+	// each type's best wins every scenario of its type: 5 of 5 told the type
+	if res.TypeOracle != 1 {
+		t.Errorf("type oracle %v, want 1", res.TypeOracle)
+	}
 	var b bytes.Buffer
 	if err := res.WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
@@ -126,6 +131,10 @@ func TestFixedStudyKeyed(t *testing.T) {
 	if len(res.Test) != 5 || res.TestTypes != [4]int{0, 0, 1, 1} || res.Test[4].Name != "p+c" || res.Test[4].Score.All.Accept != 0.5 ||
 		res.Test[4].Score.By[3].Accept != 1 || res.Test[1].Score.All.Accept != 0 || res.Test[0].Score.All.Accept != 0.5 {
 		t.Errorf("test scores %+v, types %v", res.Test, res.TestTypes)
+	}
+	// AR's best c+a and AA's p+c each win their one test scenario
+	if res.TestTypeOracle != 1 {
+		t.Errorf("test type oracle %v, want 1", res.TestTypeOracle)
 	}
 	b.Reset()
 	if err := res.WriteMarkdown(&b); err != nil {
@@ -444,5 +453,25 @@ func scoredBy(mk func(Seq) *Scored) (*[]string, func([]Seq) ([]*Scored, error)) 
 			out = append(out, mk(s))
 		}
 		return out, nil
+	}
+}
+
+func TestTypeOracle(t *testing.T) {
+	best := make([]Scored, len(Objectives))
+	// each type's best on its own type: EB 0.5, IT 1, AR 0.25, AA (no
+	// scenarios) 1; what the bests win elsewhere does not count
+	for k, acc := range []float64{0.5, 1, 0.25, 1} {
+		best[k+1].Score.By[k].Accept = acc
+		best[k+1].Score.By[(k+1)%4].Accept = 0.9
+	}
+	// (4·0.5 + 2·1 + 4·0.25) / 10
+	if got := typeOracle(best, [4]int{4, 2, 4, 0}); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("type oracle %v, want 0.5", got)
+	}
+	if got := typeOracle(best[:3], [4]int{4, 2, 4, 0}); got != 0 {
+		t.Errorf("without every type's best: %v, want 0", got)
+	}
+	if got := typeOracle(best, [4]int{}); got != 0 {
+		t.Errorf("without scenarios: %v, want 0", got)
 	}
 }
