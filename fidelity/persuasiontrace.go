@@ -56,6 +56,12 @@ type TraceRound struct {
 	// persuadee's serial-report trajectories (ClusterNone when unreadable).
 	Cluster    int `json:"cluster"`
 	SimCluster int `json:"sim_cluster"`
+	// Mixed reports whether the person's beliefs (Start, then each report)
+	// both rise and fall by more than MixedBy from one to the next;
+	// SimMixed the same of the persuadee's (B0, then its readable beliefs
+	// at the reports' positions), nil when B0 is unreadable.
+	Mixed    bool  `json:"mixed"`
+	SimMixed *bool `json:"sim_mixed"`
 	// Decision is the persuadee's first terminal decision ("continue" if
 	// none); Closed reports it stopped replying after it.
 	Decision decision.Decision `json:"decision"`
@@ -137,6 +143,13 @@ type Arm struct {
 	Moving      Estimate `json:"moving"`
 	SimMoving   Estimate `json:"sim_moving"`
 	PaperMoving Estimate `json:"paper_moving"`
+	// Mixed and SimMixed are the shares of rounds whose beliefs both rise
+	// and fall by more than MixedBy between reports (TraceRound.Mixed), of
+	// the people and of the persuadee: whether a dialogue's per-turn
+	// changes, and so its dense rewards, take both signs. Control rounds
+	// (one report) have none.
+	Mixed    Estimate `json:"mixed"`
+	SimMixed Estimate `json:"sim_mixed"`
 	// Decisions counts the persuadee's first terminal decisions, Closed the
 	// sessions that stopped after one.
 	Decisions map[decision.Decision]int `json:"decisions"`
@@ -302,6 +315,21 @@ func traceRound(r *persuasiontrace.Round, tr *Trace) *TraceRound {
 		}
 	}
 	rt.MAEConst = ec / float64(len(rt.Reports))
+	people := []float64{rt.Start}
+	for _, rp := range rt.Reports {
+		people = append(people, rp.Belief)
+	}
+	rt.Mixed = mixed(people)
+	if tr.B0 != nil {
+		sim := []float64{*tr.B0}
+		for _, b := range rt.Sim {
+			if b != nil {
+				sim = append(sim, *b)
+			}
+		}
+		m := mixed(sim)
+		rt.SimMixed = &m
+	}
 	if n > 0 {
 		rt.MAESim = ptr(es / float64(n))
 	}
@@ -327,6 +355,24 @@ func traceRound(r *persuasiontrace.Round, tr *Trace) *TraceRound {
 		rt.SimCluster = TrajectoryCluster(up)
 	}
 	return rt
+}
+
+// MixedBy is the change, in belief, that counts as a rise or a fall
+// between two reports for TraceRound.Mixed.
+//
+// Choice: 0.02, the step the simulator's TestSanity counts with (more than a
+// slider's resolution, about 0.0025 in the data).
+const MixedBy = 0.02
+
+// mixed reports whether bs both rises and falls by more than MixedBy from
+// one value to the next.
+func mixed(bs []float64) bool {
+	up, down := false, false
+	for k := 1; k < len(bs); k++ {
+		up = up || bs[k]-bs[k-1] > MixedBy
+		down = down || bs[k-1]-bs[k] > MixedBy
+	}
+	return up && down
 }
 
 // fitShift sets each round's MAEShift from the mean-shift predictor and
@@ -514,6 +560,14 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 			return b(k == ClusterMoving), k != ClusterNone && only(rt)
 		}
 	}
+	// a control round has one report, on another statement: no trajectory
+	mixedP := func(rt *TraceRound) (float64, bool) { return b(rt.Mixed), !rt.Control }
+	mixedS := func(rt *TraceRound) (float64, bool) {
+		if rt.SimMixed == nil || rt.Control {
+			return 0, false
+		}
+		return b(*rt.SimMixed), true
+	}
 	human := func(rt *TraceRound) int { return rt.Cluster }
 	simc := func(rt *TraceRound) int { return rt.SimCluster }
 	all := func(*TraceRound) bool { return true }
@@ -545,6 +599,8 @@ func arm(name string, rs []*TraceRound, opt Options, seed uint64) Arm {
 		{&a.Moving, mean(cluster(human, all)), cluster(human, all)},
 		{&a.SimMoving, mean(cluster(simc, all)), cluster(simc, all)},
 		{&a.PaperMoving, mean(cluster(human, paper)), cluster(human, paper)},
+		{&a.Mixed, mean(mixedP), mixedP},
+		{&a.SimMixed, mean(mixedS), mixedS},
 	}
 	fns := make([]func([]int) float64, len(figs))
 	for i, f := range figs {
@@ -714,6 +770,10 @@ func (r *TraceReport) Table() string {
 		row("moving cluster share, persuadee", a.SimMoving)
 		if a.PaperMoving.N > 0 {
 			row("moving cluster share, people, paper's sample", a.PaperMoving)
+		}
+		if a.Mixed.N > 0 {
+			row("rising and falling > 0.02, people", a.Mixed)
+			row("rising and falling > 0.02, persuadee", a.SimMixed)
 		}
 		fs := make([]string, len(a.FittedShift))
 		for i, d := range a.FittedShift {

@@ -88,6 +88,10 @@ func TestRunTrace(t *testing.T) {
 	eq("B0 Spearman", p.B0Spearman, 1)
 	// People: a [0.5, 0, 0] moves, b [0] and c [-0.1] do not; the
 	// persuadee's a [0.2, 0, 0] does not either.
+	// Rising and falling by more than 0.02: a's people (0.2 0.7 0.7 0.7
+	// 0.6) alone; the persuadee's a (0.25 0.45 0.45 0.45 0.7) only rises.
+	eq("mixed", p.Mixed, 1.0/3)
+	eq("sim mixed", p.SimMixed, 0)
 	eq("moving", p.Moving, 1.0/3)
 	eq("sim moving", p.SimMoving, 0)
 	if p.PaperMoving.N != 0 || p.PaperMoving.Value != nil {
@@ -108,6 +112,9 @@ func TestRunTrace(t *testing.T) {
 	eq("control MAE const", c.MAEConst, 0.05)
 	eq("control MAE others", c.MAEOthers, 0.05) // no other-fold control round
 	eq("control sim shift", c.SimShift, 0.02)
+	if c.Mixed.N != 0 || c.SimMixed.N != 0 {
+		t.Errorf("control rounds with a trajectory: %+v, %+v", c.Mixed, c.SimMixed)
+	}
 	if len(rep.Rounds) != 4 || rep.Rounds[3].ID != "d" || len(rep.Rounds[3].Reports) != 1 || rep.Rounds[3].Cluster != ClusterNone {
 		t.Errorf("control round %+v", rep.Rounds[3])
 	}
@@ -205,6 +212,23 @@ func TestBeliefAt(t *testing.T) {
 		got := beliefAt(tr, c.pos)
 		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 			t.Errorf("beliefAt(%d) = %v, want %v", c.pos, valueOf(Estimate{Value: got}), valueOf(Estimate{Value: c.want}))
+		}
+	}
+}
+
+func TestMixed(t *testing.T) {
+	for _, c := range []struct {
+		bs   []float64
+		want bool
+	}{
+		{[]float64{0.5, 0.55, 0.52}, true},
+		{[]float64{0.2, 0.7, 0.7, 0.7, 0.6}, true},
+		{[]float64{0.5, 0.51, 0.5}, false}, // within MixedBy both ways
+		{[]float64{0.2, 0.5, 0.9}, false},  // rises only
+		{[]float64{0.5}, false},
+	} {
+		if got := mixed(c.bs); got != c.want {
+			t.Errorf("mixed(%v) = %v, want %v", c.bs, got, c.want)
 		}
 	}
 }

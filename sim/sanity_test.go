@@ -188,7 +188,9 @@ func TestSanity(t *testing.T) {
 			}
 			// The belief sits near 0 while acceptance is far off (it is
 			// calibrated on asks), so random's mostly low trajectories seldom
-			// move by 0.02 both ways; script's, which climb, do.
+			// move by 0.02 both ways; script's, which climb, do. (People's
+			// reported beliefs under GPT-5 do in 75 % of PersuasionTrace
+			// rounds: fidelity.MixedBy, docs/fidelity.md.)
 			if nm := 100 * float64(script.nonMono) / float64(script.n); nm < 10 {
 				t.Errorf("script: %.1f%% non-monotonic belief trajectories, want >= 10", nm)
 			}
