@@ -421,3 +421,40 @@ func (e *Episode) FinalBelief() (float64, bool) {
 	}
 	return 0, false
 }
+
+// RiseFallStep is the change in belief, 0.02 on [0, 1], that counts as a
+// rise or a fall between two consecutive beliefs for RisesAndFalls.
+//
+// Choice: 0.02, well above a slider's resolution in PersuasionTrace's
+// reports (about 0.0025) and the simulator's rounding, and small enough
+// that one argument's effect counts.
+const RiseFallStep = 0.02
+
+// RisesAndFalls reports whether the beliefs bs (in order) both rise and
+// fall by more than eps from one value to the next: whether per-turn
+// changes, and so dense rewards, take both signs. Fewer than two values
+// neither rise nor fall.
+func RisesAndFalls(bs []float64, eps float64) bool {
+	up, down := false, false
+	for k := 1; k < len(bs); k++ {
+		up = up || bs[k]-bs[k-1] > eps
+		down = down || bs[k-1]-bs[k] > eps
+	}
+	return up && down
+}
+
+// Beliefs returns the episode's readable beliefs in order: B0, then each
+// turn's (turns without a readable belief skipped); nil when B0 is
+// unreadable.
+func (e *Episode) Beliefs() []float64 {
+	if e.B0 == nil {
+		return nil
+	}
+	bs := []float64{*e.B0}
+	for _, t := range e.Turns {
+		if t.Belief != nil {
+			bs = append(bs, *t.Belief)
+		}
+	}
+	return bs
+}

@@ -57,7 +57,8 @@ type TraceRound struct {
 	Cluster    int `json:"cluster"`
 	SimCluster int `json:"sim_cluster"`
 	// Mixed reports whether the person's beliefs (Start, then each report)
-	// both rise and fall by more than MixedBy from one to the next;
+	// both rise and fall by more than episode.RiseFallStep from one to the next
+	// (episode.RisesAndFalls);
 	// SimMixed the same of the persuadee's (B0, then its readable beliefs
 	// at the reports' positions), nil when B0 is unreadable.
 	Mixed    bool  `json:"mixed"`
@@ -144,7 +145,8 @@ type Arm struct {
 	SimMoving   Estimate `json:"sim_moving"`
 	PaperMoving Estimate `json:"paper_moving"`
 	// Mixed and SimMixed are the shares of rounds whose beliefs both rise
-	// and fall by more than MixedBy between reports (TraceRound.Mixed), of
+	// and fall by more than episode.RiseFallStep between reports
+	// (TraceRound.Mixed), of
 	// the people and of the persuadee: whether a dialogue's per-turn
 	// changes, and so its dense rewards, take both signs. Control rounds
 	// (one report) have none.
@@ -296,8 +298,8 @@ func beliefAt(tr *Trace, pos int) *float64 {
 	return last
 }
 
-// traceRound pairs one replay with its round (the mean-shift MAE is set by
-// arm, which fits it).
+// traceRound pairs one replay with its round (MAEShift and MAEOthers are
+// set by arm, which fits them on the arm's other folds).
 func traceRound(r *persuasiontrace.Round, tr *Trace) *TraceRound {
 	rt := &TraceRound{ID: r.ID, Person: r.Person, Fold: persuasiontrace.Fold(r.Person), Control: r.Control,
 		PaperSample: r.NodeSurvey && !r.Audio && r.TurnLimit == 4 && !r.Control && !r.Personal,
@@ -319,7 +321,7 @@ func traceRound(r *persuasiontrace.Round, tr *Trace) *TraceRound {
 	for _, rp := range rt.Reports {
 		people = append(people, rp.Belief)
 	}
-	rt.Mixed = mixed(people)
+	rt.Mixed = episode.RisesAndFalls(people, episode.RiseFallStep)
 	if tr.B0 != nil {
 		sim := []float64{*tr.B0}
 		for _, b := range rt.Sim {
@@ -327,7 +329,7 @@ func traceRound(r *persuasiontrace.Round, tr *Trace) *TraceRound {
 				sim = append(sim, *b)
 			}
 		}
-		m := mixed(sim)
+		m := episode.RisesAndFalls(sim, episode.RiseFallStep)
 		rt.SimMixed = &m
 	}
 	if n > 0 {
@@ -355,24 +357,6 @@ func traceRound(r *persuasiontrace.Round, tr *Trace) *TraceRound {
 		rt.SimCluster = TrajectoryCluster(up)
 	}
 	return rt
-}
-
-// MixedBy is the change, in belief, that counts as a rise or a fall
-// between two reports for TraceRound.Mixed.
-//
-// Choice: 0.02, the step the simulator's TestSanity counts with (more than a
-// slider's resolution, about 0.0025 in the data).
-const MixedBy = 0.02
-
-// mixed reports whether bs both rises and falls by more than MixedBy from
-// one value to the next.
-func mixed(bs []float64) bool {
-	up, down := false, false
-	for k := 1; k < len(bs); k++ {
-		up = up || bs[k]-bs[k-1] > MixedBy
-		down = down || bs[k-1]-bs[k] > MixedBy
-	}
-	return up && down
 }
 
 // fitShift sets each round's MAEShift from the mean-shift predictor and
@@ -772,8 +756,8 @@ func (r *TraceReport) Table() string {
 			row("moving cluster share, people, paper's sample", a.PaperMoving)
 		}
 		if a.Mixed.N > 0 {
-			row("rising and falling > 0.02, people", a.Mixed)
-			row("rising and falling > 0.02, persuadee", a.SimMixed)
+			row(fmt.Sprintf("rising and falling > %g, people", episode.RiseFallStep), a.Mixed)
+			row(fmt.Sprintf("rising and falling > %g, persuadee", episode.RiseFallStep), a.SimMixed)
 		}
 		fs := make([]string, len(a.FittedShift))
 		for i, d := range a.FittedShift {

@@ -191,6 +191,15 @@ func TestTraceDiffOnReadableReports(t *testing.T) {
 	if rt.Sim[0] != nil || rt.MAESim == nil || math.Abs(*rt.MAESim-0.2) > 1e-12 || math.Abs(rt.MAEConst-1.6/3) > 1e-12 {
 		t.Fatalf("round: sim %v, MAE sim %v, const %v", rt.Sim, rt.MAESim, rt.MAEConst)
 	}
+	// people 0.2 0.7 0.9 0.6 rise and fall; the persuadee's readable 0.2
+	// 0.5 0.6 only rise, and with 0.3 at the end it falls too
+	if !rt.Mixed || rt.SimMixed == nil || *rt.SimMixed {
+		t.Errorf("mixed %v, sim mixed %v; want true, false", rt.Mixed, rt.SimMixed)
+	}
+	tr.Turns[2].Belief = ptr(0.3)
+	if m := traceRound(&r, tr).SimMixed; m == nil || !*m {
+		t.Errorf("sim 0.2 0.5 0.3: mixed %v, want true", m)
+	}
 	a := arm("persuasion", []*TraceRound{rt}, Options{Resamples: 20, Level: 0.95}, 1)
 	for name, e := range map[string]Estimate{"const": a.MAEDiffConst, "shift": a.MAEDiffShift} {
 		if e.Value == nil || math.Abs(*e.Value+0.35) > 1e-12 {
@@ -212,23 +221,6 @@ func TestBeliefAt(t *testing.T) {
 		got := beliefAt(tr, c.pos)
 		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 			t.Errorf("beliefAt(%d) = %v, want %v", c.pos, valueOf(Estimate{Value: got}), valueOf(Estimate{Value: c.want}))
-		}
-	}
-}
-
-func TestMixed(t *testing.T) {
-	for _, c := range []struct {
-		bs   []float64
-		want bool
-	}{
-		{[]float64{0.5, 0.55, 0.52}, true},
-		{[]float64{0.2, 0.7, 0.7, 0.7, 0.6}, true},
-		{[]float64{0.5, 0.51, 0.5}, false}, // within MixedBy both ways
-		{[]float64{0.2, 0.5, 0.9}, false},  // rises only
-		{[]float64{0.5}, false},
-	} {
-		if got := mixed(c.bs); got != c.want {
-			t.Errorf("mixed(%v) = %v, want %v", c.bs, got, c.want)
 		}
 	}
 }

@@ -75,7 +75,7 @@ func outcomes(t *testing.T, set string, rollouts int, cfg sim.Config) []*row {
 					a[0]++
 				}
 				r.accType[sc.Hidden.Resistance] = a
-				if nonMonotonic(ep, 0.02) {
+				if episode.RisesAndFalls(ep.Beliefs(), episode.RiseFallStep) {
 					r.nonMono++
 				}
 				r.turns += len(ep.Turns)
@@ -111,26 +111,6 @@ func outcomes(t *testing.T, set string, rollouts int, cfg sim.Config) []*row {
 	}
 	t.Log("\n" + b.String())
 	return rows
-}
-
-// nonMonotonic reports whether B_t both rises and falls by more than eps
-// over the episode (B_0 .. B_T).
-func nonMonotonic(ep *episode.Episode, eps float64) bool {
-	if ep.B0 == nil {
-		return false
-	}
-	prev := *ep.B0
-	up, down := false, false
-	for _, t := range ep.Turns {
-		if t.Belief == nil {
-			continue
-		}
-		b := *t.Belief
-		up = up || b-prev > eps
-		down = down || prev-b > eps
-		prev = b
-	}
-	return up && down
 }
 
 // TestOutcomeTable prints the outcome tables (SIM_TABLE=1 go test -run
@@ -190,7 +170,7 @@ func TestSanity(t *testing.T) {
 			// calibrated on asks), so random's mostly low trajectories seldom
 			// move by 0.02 both ways; script's, which climb, do. (People's
 			// reported beliefs under GPT-5 do in 75 % of PersuasionTrace
-			// rounds: fidelity.MixedBy, docs/fidelity.md.)
+			// rounds: episode.RisesAndFalls, docs/fidelity.md.)
 			if nm := 100 * float64(script.nonMono) / float64(script.n); nm < 10 {
 				t.Errorf("script: %.1f%% non-monotonic belief trajectories, want >= 10", nm)
 			}

@@ -335,7 +335,7 @@ func (cl *ClosedLoop) moments(jobs []job, eps []*episode.Episode) (*Moments, err
 			t[0]++
 		}
 		a.byType[j.sc.Hidden.Resistance] = t
-		if nonMonotonic(ep, 0.02) {
+		if episode.RisesAndFalls(ep.Beliefs(), episode.RiseFallStep) {
 			a.nonmono++
 		}
 		b, _ := ep.FinalBelief()
@@ -446,26 +446,6 @@ func (m *Moments) String() string {
 		fmt.Fprintf(&b, "  violated: %s\n", v)
 	}
 	return b.String()
-}
-
-// nonMonotonic reports whether B_t both rises and falls by more than eps
-// over the episode (B_0 .. B_T).
-func nonMonotonic(ep *episode.Episode, eps float64) bool {
-	if ep.B0 == nil {
-		return false
-	}
-	prev := *ep.B0
-	up, down := false, false
-	for _, t := range ep.Turns {
-		if t.Belief == nil {
-			continue
-		}
-		b := *t.Belief
-		up = up || b-prev > eps
-		down = down || prev-b > eps
-		prev = b
-	}
-	return up && down
 }
 
 func movedShare(eps []*episode.Episode) float64 {
