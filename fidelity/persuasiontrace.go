@@ -57,10 +57,10 @@ type TraceRound struct {
 	Cluster    int `json:"cluster"`
 	SimCluster int `json:"sim_cluster"`
 	// Mixed reports whether the person's beliefs (Start, then each report)
-	// both rise and fall by more than episode.RiseFallStep from one to the next
-	// (episode.RisesAndFalls);
-	// SimMixed the same of the persuadee's (B0, then its readable beliefs
-	// at the reports' positions), nil when B0 is unreadable.
+	// both rise and fall by more than episode.RiseFallStep from one to the
+	// next (episode.RisesAndFalls); SimMixed the same of the persuadee's
+	// (B0, then its readable beliefs at the reports' positions), nil when
+	// B0 is unreadable.
 	Mixed    bool  `json:"mixed"`
 	SimMixed *bool `json:"sim_mixed"`
 	// Decision is the persuadee's first terminal decision ("continue" if
@@ -146,10 +146,9 @@ type Arm struct {
 	PaperMoving Estimate `json:"paper_moving"`
 	// Mixed and SimMixed are the shares of rounds whose beliefs both rise
 	// and fall by more than episode.RiseFallStep between reports
-	// (TraceRound.Mixed), of
-	// the people and of the persuadee: whether a dialogue's per-turn
-	// changes, and so its dense rewards, take both signs. Control rounds
-	// (one report) have none.
+	// (TraceRound.Mixed), of the people and of the persuadee: whether a
+	// dialogue's per-turn changes, and so its dense rewards, take both
+	// signs. Control rounds (one report) have none.
 	Mixed    Estimate `json:"mixed"`
 	SimMixed Estimate `json:"sim_mixed"`
 	// Decisions counts the persuadee's first terminal decisions, Closed the
@@ -403,8 +402,8 @@ func fitShift(rs []*TraceRound) []float64 {
 // other folds' people, of the per-report error of predicting this round's
 // reports by its start plus that round's changes, clipped to [0, 1]. It
 // prices the people's own variability: a persuadee that moves as people
-// do, but with nothing that says which round moves, cannot score better
-// in expectation (docs/fidelity.md, "What the replay can and cannot
+// do, but with nothing that says which round moves, scores this in
+// expectation (docs/fidelity.md, "What the replay can and cannot
 // predict").
 //
 // Choice: a serial report k takes the other round's change at its serial

@@ -215,7 +215,8 @@ type FixedResult struct {
 	// sequence (Best[1:]) on it, over the searched scenarios; TestTypeOracle
 	// the same on the test scenarios (0 without). Against Best[0] it
 	// prices what identifying the type from the replies can pay a
-	// reply-blind plan.
+	// reply-blind plan; on the searched scenarios it is an optimistic
+	// bound (each type's best was chosen on them), on the test ones not.
 	TypeOracle     float64 `json:"type_oracle"`
 	TestTypeOracle float64 `json:"test_type_oracle"`
 }
@@ -658,6 +659,10 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %s | %s | %s |\n", label, x.Name, pct(s.All.Accept), pct(s.All.Moved), s.All.BT,
 			pct(s.By[0].Accept), pct(s.By[1].Accept), pct(s.By[2].Accept), pct(s.By[3].Accept))
 	}
+	oracle := func(told, single float64) {
+		fmt.Fprintf(&b, "Told each persuadee's type, playing that type's best sequence: %s %% full acceptance, against %s %% for the best single sequence.\n",
+			pct(told), pct(single))
+	}
 	for i := range r.Best {
 		row(Objectives[i], &r.Best[i])
 	}
@@ -667,8 +672,7 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 	if len(r.Best) == len(Objectives) {
 		l := r.Losses(0.10)
 		fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
-		fmt.Fprintf(&b, "Told each persuadee's type, playing that type's best sequence: %s %% full acceptance, against %s %% for the best single sequence.\n",
-			pct(r.TypeOracle), pct(r.Best[0].Score.All.Accept))
+		oracle(r.TypeOracle, r.Best[0].Score.All.Accept)
 	}
 	if len(r.Test) > 0 {
 		fmt.Fprintf(&b, "\nThe same sequences on the test scenarios (EB %d, IT %d, AR %d, AA %d), never searched on:\n\n", r.TestTypes[0], r.TestTypes[1], r.TestTypes[2], r.TestTypes[3])
@@ -680,8 +684,8 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 			row("(baseline)", &r.TestBaselines[i])
 		}
 		if len(r.Test) == len(Objectives) {
-			fmt.Fprintf(&b, "\nTold each persuadee's type, playing that type's best sequence: %s %% full acceptance, against %s %% for the best single sequence.\n",
-				pct(r.TestTypeOracle), pct(r.Test[0].Score.All.Accept))
+			b.WriteString("\n")
+			oracle(r.TestTypeOracle, r.Test[0].Score.All.Accept)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
