@@ -224,3 +224,24 @@ func TestBeliefAt(t *testing.T) {
 		}
 	}
 }
+
+// fitOthers on rounds with a final report alone (control rounds): each
+// takes the other folds' final changes. u and w (fold 0) take v's -0.1:
+// u 0.5 - 0.1 = 0.4 against 0.6, error 0.2; w 0.8 against 0.95, 0.15.
+func TestFitOthersFinalOnly(t *testing.T) {
+	final := func(b float64) []persuasiontrace.Report {
+		return []persuasiontrace.Report{{Position: 2, Belief: b, Final: true}}
+	}
+	rs := []*TraceRound{
+		{ID: "u", Fold: 0, Control: true, Start: 0.5, Reports: final(0.6), MAEConst: 0.1},
+		{ID: "v", Fold: 1, Control: true, Start: 0.4, Reports: final(0.3), MAEConst: 0.1},
+		{ID: "w", Fold: 0, Control: true, Start: 0.9, Reports: final(0.95), MAEConst: 0.05},
+	}
+	fitOthers(rs)
+	// v takes u's +0.1 (0.5, error 0.2) and w's +0.05 (0.45, error 0.15)
+	for i, want := range []float64{0.2, 0.175, 0.15} {
+		if math.Abs(rs[i].MAEOthers-want) > 1e-12 {
+			t.Errorf("%s: MAE others %v, want %v", rs[i].ID, rs[i].MAEOthers, want)
+		}
+	}
+}
