@@ -148,7 +148,7 @@ func TestLoadTasks(t *testing.T) {
 }
 
 // The ablation's header and full-loop row on the first 4 train tasks,
-// seed 1, as "persuarena memory ablate --tasks 4" prints on the v5
+// seed 1, as "persuarena memory ablate --tasks 4" prints on the v6
 // simulator, default = the fit to people (sim/fits/people.json).
 func TestRunAblate(t *testing.T) {
 	spec := persuhmm.AblateSpec{Scenarios: []string{"p4g", "arena"}, Tasks: 4, Persuadee: "sim", Roles: registry(t), Seed: 1}
@@ -158,7 +158,7 @@ func TestRunAblate(t *testing.T) {
 	}
 	s := out.String()
 	if !strings.HasPrefix(s, "learn 4 tasks, test 640 tasks, persuadee sim, seed 1\n\n") ||
-		!strings.Contains(s, "| 4 | full | 0.062 (40/640) | 0 | 0 | 1 | +22 / -90 | 5.97e-11 |\n") ||
+		!strings.Contains(s, "| 4 | full | 0.061 (39/640) | 0 | 0 | 1 | +21 / -90 | 2.31e-11 |\n") ||
 		!strings.Contains(s, "| script | 0.169 (108/640) |\n") || strings.Contains(s, "learned on") {
 		t.Errorf("ablation:\n%s", s)
 	}

@@ -36,7 +36,8 @@ type TypeParams struct {
 	// confrontation and deflects instead).
 	Surface bool
 	// Plans is the number of turns with plan detail the persuadee needs
-	// before it gives any answer to an ask (0: none needed; AA: 2).
+	// before it gives any answer to an ask (0: none needed; AA: 2), the
+	// centre of each person's own need (PlanSpread).
 	Plans int
 	// PlanResolves reports whether plan detail resolves the most salient
 	// voiced concern it touches, even without answering it (AA: a
@@ -72,6 +73,22 @@ type TypeParams struct {
 	// progress and one that carries both loses ground; the cap only
 	// bounds the need in long episodes.
 	Conflict, MaxConflict int
+	// PlanSpread is the per-person spread of Plans, in [0, Plans - 1]
+	// (0 when Plans is 0; AA: 1), so everyone of a type that needs a plan
+	// needs at least one turn of it:
+	// each person needs Plans + k turns of plan detail before it answers
+	// an ask, k drawn uniformly from {-PlanSpread, ..., +PlanSpread} on
+	// the person stream of the seed ("Heterogeneity"), and its need rises
+	// with Conflict to at most its own Plans + MaxConflict. People differ
+	// in how much information they seek before a decision, indecisive
+	// ones most (decisional procrastination: Ferrari & Dovidio 2000;
+	// need for closure: Webster & Kruglanski 1994), so a plan with no
+	// turn to spare fails some avoiders, and the deflections that ask
+	// "What would the first step even look like?" are what a persuader
+	// can read it from.
+	// Choice: symmetric, so the mean need stays Plans, and 1, the
+	// smallest spread.
+	PlanSpread int
 	// Dilution divides the weight of concerns addressed by a message
 	// with evidence by 1 + Dilution·k, k in {0, 1, 2} the non-evidential
 	// contents beside its evidence (plan detail; an autonomy phrase, also
@@ -352,7 +369,7 @@ func HandConfig() Config {
 			AddressActs: pl, Reactance: 0.3, Calm: 0.3, Plans: 2, PlanResolves: true,
 			GainDiag: 0.02, GainEvidence: -0.02, GainPlan: 0.12, GainAutonomy: 0.02, BadMove: 0.03,
 			MoveDiag: 0.4, MoveEvidence: 0.1, MovePlan: 1, MoveAutonomy: 0.3, MoveAddress: 1, MoveBad: -0.6,
-			Conflict: 1, MaxConflict: 10,
+			Conflict: 1, MaxConflict: 10, PlanSpread: 1,
 		},
 		Strategy: DefaultStrategyParams(),
 	}
@@ -540,6 +557,9 @@ func (c *Config) Validate() error {
 		}
 		if tp.Plans < 0 || tp.Conflict < 0 || tp.MaxConflict < 0 {
 			errs = append(errs, fmt.Errorf("sim config: %s.Plans, Conflict, MaxConflict = %d, %d, %d, want >= 0", r, tp.Plans, tp.Conflict, tp.MaxConflict))
+		}
+		if tp.PlanSpread < 0 || tp.PlanSpread > max(tp.Plans-1, 0) {
+			errs = append(errs, fmt.Errorf("sim config: %s.PlanSpread = %d, want in [0, Plans - 1] (Plans = %d)", r, tp.PlanSpread, tp.Plans))
 		}
 	}
 	errs = append(errs, c.Strategy.check()...)

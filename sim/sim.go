@@ -81,8 +81,9 @@ func (p *Persuadee) Config() Config { return p.cfg }
 // perception of each message (package perception), not tags and
 // keyword mentions. Version 5: evidence diluted for EB, decisional
 // conflict per consideration and plans settling only worries they touch
-// for AA (docs/simulator.md, "Heterogeneity").
-const Version = 5
+// for AA (docs/simulator.md, "Heterogeneity"). Version 6: the plan turns
+// an avoider needs vary by person (TypeParams.PlanSpread).
+const Version = 6
 
 // Fingerprint identifies the persuadee's behaviour for caching: the
 // dynamics Version and an FNV-64a hash of every configuration field, as
@@ -162,9 +163,10 @@ type session struct {
 	state            []concernState
 	plans            int // turns with plan detail so far
 	// need is the number of turns of plan detail the persuadee needs
-	// before it answers an ask: the type's Plans, raised by Conflict per
-	// evidence turn up to Plans + MaxConflict.
-	need             int
+	// before it answers an ask: the person's plans0 (the type's Plans
+	// spread by PlanSpread), raised by Conflict for each of evidence and
+	// autonomy support in a new message, up to plans0 + MaxConflict.
+	need, plans0     int
 	argues           int // turns that answered a concern so far (ArgueGain)
 	asks, pressTurns int
 	turn             int
@@ -247,7 +249,7 @@ func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint6
 	s.dyn, s.txt, s.word = &s.rngs[0], &s.rngs[1], &s.rngs[2]
 	s.applyTraits(sc.Hidden.Traits)
 	s.drawPerson(seed)
-	s.need = s.tp.Plans
+	s.need = s.plans0
 
 	s.o0 = clamp(sc.Hidden.InitialStance, -1, 1)
 	s.o = s.o0
@@ -283,10 +285,11 @@ func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint6
 }
 
 // drawPerson draws this person's variation from its own stream of the
-// seed (Config.FirmShare, FirmGain, PersonSD): whether the person is firm,
-// then a log-normal factor on its positive gains and one on its
-// reactance. Choice: the draws are made whatever the parameters, so a
-// change of FirmShare or PersonSD never reorders another draw.
+// seed (Config.FirmShare, FirmGain, PersonSD, TypeParams.PlanSpread):
+// whether the person is firm, then a log-normal factor on its positive
+// gains, one on its reactance, and the turns of plan detail it needs.
+// Choice: the draws are made whatever the parameters, so a change of
+// FirmShare, PersonSD or PlanSpread never reorders another draw.
 func (s *session) drawPerson(seed uint64) {
 	c := s.cfg
 	var src rand.PCG
@@ -300,6 +303,9 @@ func (s *session) drawPerson(seed uint64) {
 		s.person *= c.FirmGain
 	}
 	s.reactW *= math.Exp(c.PersonSD * zr)
+	// uniform on {-PlanSpread, ..., +PlanSpread}; v < 1, so k <= PlanSpread
+	k := int(r.Float64() * float64(2*s.tp.PlanSpread+1))
+	s.plans0 = s.tp.Plans + k - s.tp.PlanSpread
 }
 
 // traitZ maps a survey score to z in [-1, 1] around its scale midpoint;
@@ -499,8 +505,8 @@ func (s *session) willing() float64 {
 // obstacles counts what the persuadee knows would stop an outright yes to
 // an ask now, besides its openness: each open (voiced, unaddressed)
 // concern among the first Blocking, each hidden one there when an ask
-// would make it raise it (Surface), and each turn of plan detail the type
-// still needs. Reactance is left out on purpose: it decays on its own, and
+// would make it raise it (Surface), and each turn of plan detail the
+// person still needs (need, from its type's Plans spread by PlanSpread). Reactance is left out on purpose: it decays on its own, and
 // a read-out that rose with time alone would pay for silence.
 func (s *session) obstacles() int {
 	n := max(0, s.need-s.plans)
@@ -517,8 +523,8 @@ func (s *session) obstacles() int {
 // plans), where hidden blocking are the still-hidden concerns among the
 // first Blocking (the ones an ask would raise: the persuadee knows its own
 // worries, voiced or not) and missing plans are the turns of plan detail
-// the type still needs before it answers an ask (AA: "how would I even do
-// it?"). 0 when the denominator is 0.
+// the person still needs before it answers an ask (AA: "how would I even
+// do it?"). 0 when the denominator is 0.
 func (s *session) addressedShare() float64 {
 	v, a, h := 0, 0, max(0, s.need-s.plans)
 	for i, x := range s.state {

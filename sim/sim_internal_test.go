@@ -45,10 +45,12 @@ func quiet() Config {
 	return c
 }
 
-// samePerson returns c without per-person variation (FirmShare and
-// PersonSD 0): every person's gain and reactance factors are 1.
+// samePerson returns c without per-person variation (FirmShare,
+// PersonSD and every PlanSpread 0): every person's gain and reactance
+// factors are 1 and each needs its type's Plans.
 func samePerson(c Config) Config {
 	c.FirmShare, c.PersonSD = 0, 0
+	c.EB.PlanSpread, c.IT.PlanSpread, c.AR.PlanSpread, c.AA.PlanSpread = 0, 0, 0, 0
 	return c
 }
 
@@ -600,6 +602,13 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("IT.Dilution %v: err %v, want one naming IT.Dilution", d, err)
 		}
 	}
+	for _, k := range []int{-1, 2} { // AA.Plans is 2, so at most 1
+		c := DefaultConfig()
+		c.AA.PlanSpread = k
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "AA.PlanSpread") {
+			t.Errorf("AA.PlanSpread %d: err %v, want one naming AA.PlanSpread", k, err)
+		}
+	}
 	sc := fixture("XX", 0)
 	if _, err := New(Config{}).Start(context.Background(), sc, 1); err == nil || !strings.Contains(err.Error(), "hidden.resistance") {
 		t.Fatalf("bad type: err %v", err)
@@ -611,7 +620,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	d := New(DefaultConfig()).Fingerprint()
-	if !strings.HasPrefix(d, "sim/v5/") || len(d) != len("sim/v5/")+16 {
+	if !strings.HasPrefix(d, "sim/v6/") || len(d) != len("sim/v6/")+16 {
 		t.Fatalf("fingerprint %q", d)
 	}
 	if New(DefaultConfig()).Fingerprint() != d {
@@ -764,6 +773,81 @@ func TestPersonDraw(t *testing.T) {
 	if share := float64(firm) / 2000; share < 0.35 || share > 0.5 {
 		t.Errorf("firm share %.3f, want about FirmShare %.2f", share, c.FirmShare)
 	}
+}
+
+// PlanSpread: an avoider needs Plans - 1, Plans or Plans + 1 turns of plan
+// detail (AA: 1, 2 or 3), about a third each, drawn from the seed alone
+// as the fourth draw of the person stream, after the firm draw and the two
+// Gaussian factors, which it leaves as they were; its conflict rises to
+// its own need + MaxConflict.
+func TestPlanSpread(t *testing.T) {
+	c := HandConfig()
+	if c.AA.Plans != 2 || c.AA.PlanSpread != 1 || c.AA.MaxConflict != 10 {
+		t.Fatalf("AA Plans, PlanSpread, MaxConflict = %d, %d, %d; this test is written for 2, 1, 10", c.AA.Plans, c.AA.PlanSpread, c.AA.MaxConflict)
+	}
+	draw := func(c Config, seed uint64) *session {
+		s, err := New(c).start(context.Background(), fixture(scenario.AmbivalentAvoidance, 0), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	var n [5]int
+	const seeds = 3000
+	for seed := range uint64(seeds) {
+		s := draw(c, seed)
+		if s.plans0 < 0 || s.plans0 > 4 || s.need != s.plans0 {
+			t.Fatalf("seed %d: plans0 %d, need %d; want need = plans0 in [1, 3]", seed, s.plans0, s.need)
+		}
+		n[s.plans0]++
+		// the person stream replayed by hand: firm, two factors, then the need
+		var src rand.PCG
+		src.Seed(seed, 0x73696d2d70736e) // "sim-psn"
+		r := rand.New(&src)
+		firm := r.Float64() < c.FirmShare
+		zg, zr := r.NormFloat64(), r.NormFloat64()
+		want := 1 + int(3*r.Float64())
+		gain := math.Exp(c.PersonSD * zg)
+		if firm {
+			gain *= c.FirmGain
+		}
+		if s.plans0 != want || s.firm != firm || s.person != gain || s.reactW != draw(samePersonGains(c), seed).reactW*math.Exp(c.PersonSD*zr) {
+			t.Fatalf("seed %d: (need, firm, gain) (%d, %v, %g), want (%d, %v, %g) from the stream's fourth, first and second draws",
+				seed, s.plans0, s.firm, s.person, want, firm, gain)
+		}
+	}
+	if n[0] != 0 || n[4] != 0 {
+		t.Errorf("needs drawn %v, want only 1, 2 or 3", n)
+	}
+	for k := 1; k <= 3; k++ {
+		// a third of 3000 is 1000, binomial s.d. about 26
+		if n[k] < 900 || n[k] > 1100 {
+			t.Errorf("%d of %d people need %d plan turns, want about a third", n[k], seeds, k)
+		}
+	}
+	// the cap is the person's own need + MaxConflict
+	for _, need := range []int{1, 3} {
+		var s *session
+		for seed := uint64(0); s == nil || s.plans0 != need; seed++ {
+			if seed == 100 {
+				t.Fatalf("no person needing %d plan turns in 100 seeds", need)
+			}
+			s = draw(samePersonGains(c), seed)
+		}
+		for range 15 {
+			s.observe(pcOf(acts(tagger.Evidence, tagger.Autonomy), touch(3)))
+		}
+		if s.need != need+10 {
+			t.Errorf("need %d after 15 evidence and autonomy turns of a person needing %d, want its cap %d + 10", s.need, need, need)
+		}
+	}
+}
+
+// samePersonGains returns c with no per-person gain or reactance factor
+// (FirmShare and PersonSD 0) but its plan spreads.
+func samePersonGains(c Config) Config {
+	c.FirmShare, c.PersonSD = 0, 0
+	return c
 }
 
 // FirmCap: a firm person's openness never rises more than FirmCap above

@@ -253,7 +253,7 @@ func (s *session) openness(t *turnIn) {
 		// plan before it decides
 		for _, more := range [...]bool{t.evid, t.aut} {
 			if more {
-				s.need = min(s.need+tp.Conflict, tp.Plans+tp.MaxConflict)
+				s.need = min(s.need+tp.Conflict, s.plans0+tp.MaxConflict)
 			}
 		}
 	}
