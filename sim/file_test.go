@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,29 @@ func TestParamNames(t *testing.T) {
 			t.Errorf("ParamNames has %s", no)
 		}
 	}
+	ints := IntParamNames()
+	for _, want := range []string{"FatigueFree", "MaxVoice", "Blocking", "AA.Plans", "AA.Conflict", "AA.MaxConflict", "AA.PlanSpread", "EB.PlanSpread"} {
+		if !slices.Contains(ints, want) {
+			t.Errorf("IntParamNames lacks %s", want)
+		}
+	}
+	for _, no := range []string{"Accept", "AR.GainAutonomy", "Rapport0", "AR.AddressActs", "AR.Surface", "Name"} {
+		if slices.Contains(ints, no) {
+			t.Errorf("IntParamNames has %s", no)
+		}
+	}
 	c := DefaultConfig()
+	if v, err := c.Param("AA.PlanSpread"); err != nil || v != 1 {
+		t.Errorf("Param(AA.PlanSpread) = %v, %v; want 1", v, err)
+	}
+	if err := c.SetParam("AA.PlanSpread", 0); err != nil || c.AA.PlanSpread != 0 {
+		t.Errorf("SetParam(AA.PlanSpread, 0): %v, value %d", err, c.AA.PlanSpread)
+	}
+	for _, v := range []float64{0.5, math.NaN(), math.Inf(1), 1e12} {
+		if err := c.SetParam("AA.Plans", v); err == nil || !strings.Contains(err.Error(), "integer") || c.AA.Plans != 2 {
+			t.Errorf("SetParam(AA.Plans, %v): %v, value %d; want an error naming an integer and Plans left at 2", v, err, c.AA.Plans)
+		}
+	}
 	if v, err := c.Param("AR.GainAutonomy"); err != nil || v != 0.06 {
 		t.Errorf("Param(AR.GainAutonomy) = %v, %v", v, err)
 	}
@@ -31,7 +54,7 @@ func TestParamNames(t *testing.T) {
 	if err := c.SetParam("Strategy.DonationInfo", 0.05); err != nil || c.Strategy.DonationInfo != 0.05 {
 		t.Errorf("SetParam(Strategy.DonationInfo): %v, value %v", err, c.Strategy.DonationInfo)
 	}
-	for _, bad := range []string{"Acept", "XX.BadMove", "AR.Plans", "Name", "AR", "Accept.X", "Strategy.Nope", "Rapport0.X"} {
+	for _, bad := range []string{"Acept", "XX.BadMove", "AR.AddressActs", "AR.Surface", "Name", "AR", "Accept.X", "Strategy.Nope", "Rapport0.X"} {
 		if _, err := c.Param(bad); err == nil {
 			t.Errorf("Param(%q): no error", bad)
 		}
@@ -65,6 +88,11 @@ func TestLoadFile(t *testing.T) {
 	if c.Accept != 0.5 || c.AR.BadMove != 0.01 || c.Name != "sim:"+good || c.NoiseSD != want.NoiseSD || Fingerprint(c) != Fingerprint(want) {
 		t.Errorf("loaded %+v", c)
 	}
+	// an int parameter from a file: one plan need for every avoider
+	flat := write("flat.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\"AA.PlanSpread\": 0}\n}\n")
+	if c, err := ByName("sim:" + flat); err != nil || c.AA.PlanSpread != 0 || c.AA.Plans != 2 {
+		t.Errorf("flat.json: AA.PlanSpread %d, Plans %d, err %v; want 0, 2, nil", c.AA.PlanSpread, c.AA.Plans, err)
+	}
 	cases := []struct{ name, body, want string }{
 		{"unknown.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"Accept\": 0.3,\n    \"Acept\": 0.2\n  }\n}\n",
 			"unknown.json:5: params.Acept: sim: unknown parameter"},
@@ -74,6 +102,8 @@ func TestLoadFile(t *testing.T) {
 		{"field.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n\n  \"parms\": {}\n}\n", "field.json:4: parms: unknown field"},
 		{"base.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"base\": \"sim-medium\"\n}\n", "base.json:3: base: unknown simulated persuadee"},
 		{"syntax.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\"Accept\": 0.3,}\n}\n", "syntax.json:3: invalid character"},
+		{"int.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"AA.PlanSpread\": 0.5\n  }\n}\n", "int.json:4: params.AA.PlanSpread: sim: parameter \"AA.PlanSpread\" is an integer, got 0.5"},
+		{"spread.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"AA.PlanSpread\": 2\n  }\n}\n", "spread.json:4: params.AA.PlanSpread: sim config: AA.PlanSpread = 2, want in [0, Plans - 1]"},
 	}
 	for _, tc := range cases {
 		p := write(tc.name, tc.body)

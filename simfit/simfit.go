@@ -601,6 +601,9 @@ func Fit(ctx context.Context, fit, val []*scenario.Scenario, opt Options) (*Resu
 		if _, err := base.Param(p.Name); err != nil {
 			return nil, err
 		}
+		if slices.Contains(sim.IntParamNames(), p.Name) {
+			return nil, fmt.Errorf("simfit: parameter %s is an integer; the fit takes float64 parameters only (sim.ParamNames)", p.Name)
+		}
 	}
 	say := func(format string, a ...any) {
 		if opt.Progress != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/persuarena/persuarena/fidelity"
@@ -152,5 +153,15 @@ func TestFitAtTheCapKeepsTheStart(t *testing.T) {
 	}
 	if r.Train.J != r.TrainDefault.J {
 		t.Errorf("train J %v, start %v", r.Train.J, r.TrainDefault.J)
+	}
+}
+
+// An integer parameter (sim.IntParamNames) is refused before any
+// evaluation: the optimiser moves continuously.
+func TestFitRefusesIntParams(t *testing.T) {
+	fit, _ := trainSubset(t, 20)
+	_, err := Fit(context.Background(), fit, nil, Options{Seed: 1, MaxEvals: 1, Params: []Param{{Name: "AA.PlanSpread", Lo: 0, Hi: 1}}})
+	if err == nil || !strings.Contains(err.Error(), "AA.PlanSpread is an integer") {
+		t.Errorf("err %v, want one naming AA.PlanSpread as an integer", err)
 	}
 }
