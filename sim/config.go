@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -538,12 +537,18 @@ func (c *Config) Validate() error {
 	in("FirmCap", c.FirmCap, 0, 2)
 	in("PersonSD", c.PersonSD, 0, 2)
 	in("Conditional", c.Conditional, -1, c.Accept)
-	if c.MaxVoice < 1 {
-		errs = append(errs, fmt.Errorf("sim config: MaxVoice = %d, want >= 1", c.MaxVoice))
+	// one message per field, "NAME = v, want ...", so a config file's
+	// error points at the line that set it (ParseFile)
+	atLeast := func(name string, v, lo int) {
+		if v < lo {
+			errs = append(errs, fmt.Errorf("sim config: %s = %d, want >= %d", name, v, lo))
+		}
 	}
-	if c.Blocking < 0 || c.FatigueFree < 0 || c.PressureTurns < 1 || c.FloorAsks < 1 {
-		errs = append(errs, errors.New("sim config: Blocking and FatigueFree must be >= 0, PressureTurns and FloorAsks >= 1"))
-	}
+	atLeast("MaxVoice", c.MaxVoice, 1)
+	atLeast("Blocking", c.Blocking, 0)
+	atLeast("FatigueFree", c.FatigueFree, 0)
+	atLeast("PressureTurns", c.PressureTurns, 1)
+	atLeast("FloorAsks", c.FloorAsks, 1)
 	for _, r := range scenario.Resistances {
 		tp, _ := c.Type(r)
 		in(string(r)+".Calm", tp.Calm, 0, 1)
@@ -555,9 +560,9 @@ func (c *Config) Validate() error {
 		if tp.Dilution < 0 || math.IsNaN(tp.Dilution) || math.IsInf(tp.Dilution, 0) {
 			errs = append(errs, fmt.Errorf("sim config: %s.Dilution = %v, want a finite value >= 0", r, tp.Dilution))
 		}
-		if tp.Plans < 0 || tp.Conflict < 0 || tp.MaxConflict < 0 {
-			errs = append(errs, fmt.Errorf("sim config: %s.Plans, Conflict, MaxConflict = %d, %d, %d, want >= 0", r, tp.Plans, tp.Conflict, tp.MaxConflict))
-		}
+		atLeast(string(r)+".Plans", tp.Plans, 0)
+		atLeast(string(r)+".Conflict", tp.Conflict, 0)
+		atLeast(string(r)+".MaxConflict", tp.MaxConflict, 0)
 		if tp.PlanSpread < 0 || tp.PlanSpread > max(tp.Plans-1, 0) {
 			errs = append(errs, fmt.Errorf("sim config: %s.PlanSpread = %d, want in [0, Plans - 1] (Plans = %d)", r, tp.PlanSpread, tp.Plans))
 		}

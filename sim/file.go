@@ -30,7 +30,7 @@ const FilePrefix = "sim:"
 //	}
 //
 // The configuration is Base's (one of Names) with each of Params set by
-// name (ParamNames); it must pass Validate. Provenance is optional and
+// name (ParamNames, IntParamNames); it must pass Validate. Provenance is optional and
 // not read by the simulator.
 type File struct {
 	// Schema must be FileSchema.
@@ -38,7 +38,8 @@ type File struct {
 	// Base is the named configuration the parameters start from ("sim",
 	// "sim-soft" or "sim-hard"; "" means "sim").
 	Base string `json:"base"`
-	// Params maps parameter names (ParamNames) to values.
+	// Params maps parameter names (ParamNames, IntParamNames) to values;
+	// an int parameter's value must be a whole number.
 	Params map[string]float64 `json:"params"`
 	// Provenance records how the values were made (a fit writes it).
 	Provenance *FitProvenance `json:"provenance,omitempty"`

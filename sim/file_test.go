@@ -40,9 +40,14 @@ func TestParamNames(t *testing.T) {
 	if err := c.SetParam("AA.PlanSpread", 0); err != nil || c.AA.PlanSpread != 0 {
 		t.Errorf("SetParam(AA.PlanSpread, 0): %v, value %d", err, c.AA.PlanSpread)
 	}
-	for _, v := range []float64{0.5, math.NaN(), math.Inf(1), 1e12} {
-		if err := c.SetParam("AA.Plans", v); err == nil || !strings.Contains(err.Error(), "integer") || c.AA.Plans != 2 {
-			t.Errorf("SetParam(AA.Plans, %v): %v, value %d; want an error naming an integer and Plans left at 2", v, err, c.AA.Plans)
+	for _, v := range []float64{0.5, math.NaN(), math.Inf(1), 1e12, 1 << 31, -(1 << 31) - 1} {
+		if err := c.SetParam("AA.Plans", v); err == nil || !strings.Contains(err.Error(), "wants a whole number") || c.AA.Plans != 2 {
+			t.Errorf("SetParam(AA.Plans, %v): %v, value %d; want an error asking for a whole number and Plans left at 2", v, err, c.AA.Plans)
+		}
+	}
+	for _, v := range []float64{1<<31 - 1, -(1 << 31), 3} {
+		if err := c.SetParam("FatigueFree", v); err != nil || float64(c.FatigueFree) != v {
+			t.Errorf("SetParam(FatigueFree, %v): %v, value %d", v, err, c.FatigueFree)
 		}
 	}
 	if v, err := c.Param("AR.GainAutonomy"); err != nil || v != 0.06 {
@@ -102,7 +107,9 @@ func TestLoadFile(t *testing.T) {
 		{"field.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n\n  \"parms\": {}\n}\n", "field.json:4: parms: unknown field"},
 		{"base.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"base\": \"sim-medium\"\n}\n", "base.json:3: base: unknown simulated persuadee"},
 		{"syntax.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\"Accept\": 0.3,}\n}\n", "syntax.json:3: invalid character"},
-		{"int.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"AA.PlanSpread\": 0.5\n  }\n}\n", "int.json:4: params.AA.PlanSpread: sim: parameter \"AA.PlanSpread\" is an integer, got 0.5"},
+		{"int.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"AA.PlanSpread\": 0.5\n  }\n}\n", "int.json:4: params.AA.PlanSpread: sim: parameter \"AA.PlanSpread\" wants a whole number in [-2147483648, 2147483647], got 0.5"},
+		{"fatigue.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"Accept\": 0.3,\n    \"FatigueFree\": -1\n  }\n}\n", "fatigue.json:5: params.FatigueFree: sim config: FatigueFree = -1, want >= 0"},
+		{"plans.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"AA.Conflict\": -2\n  }\n}\n", "plans.json:4: params.AA.Conflict: sim config: AA.Conflict = -2, want >= 0"},
 		{"spread.json", "{\n  \"schema\": \"persuarena.sim-config/v1\",\n  \"params\": {\n    \"AA.PlanSpread\": 2\n  }\n}\n", "spread.json:4: params.AA.PlanSpread: sim config: AA.PlanSpread = 2, want in [0, Plans - 1]"},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -96,7 +97,7 @@ func (c *Config) SetParam(name string, v float64) error {
 	}
 	if f.Kind() == reflect.Int {
 		if v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {
-			return fmt.Errorf("sim: parameter %q is an integer, got %v", name, v)
+			return fmt.Errorf("sim: parameter %q wants a whole number in [-2147483648, 2147483647], got %s", name, strconv.FormatFloat(v, 'f', -1, 64))
 		}
 		f.SetInt(int64(v))
 		return nil

@@ -272,7 +272,8 @@ func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint6
 		return nil, fmt.Errorf("sim: reader %s: %w", p.reader.Name(), err)
 	}
 	s.reader, s.trust = rs, 1
-	if n := p.cfg.MaxVoice + 1; n <= inlineVoiced {
+	// a reply voices at most every concern, whatever MaxVoice a config sets
+	if n := min(p.cfg.MaxVoice, len(s.state)) + 1; n <= inlineVoiced {
 		s.ev.voiced = s.voicedArr[:0]
 	} else {
 		s.ev.voiced = make([]voicing, 0, n)

@@ -161,7 +161,7 @@ func TestFitAtTheCapKeepsTheStart(t *testing.T) {
 func TestFitRefusesIntParams(t *testing.T) {
 	fit, _ := trainSubset(t, 20)
 	_, err := Fit(context.Background(), fit, nil, Options{Seed: 1, MaxEvals: 1, Params: []Param{{Name: "AA.PlanSpread", Lo: 0, Hi: 1}}})
-	if err == nil || !strings.Contains(err.Error(), "AA.PlanSpread is an integer") {
+	if err == nil || !strings.Contains(err.Error(), "simfit: parameter AA.PlanSpread is an integer") {
 		t.Errorf("err %v, want one naming AA.PlanSpread as an integer", err)
 	}
 }

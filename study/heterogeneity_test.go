@@ -62,7 +62,7 @@ func TestTypeOptimaConflict(t *testing.T) {
 		// from a start outside the search's: ten plan turns for an
 		// avoider's two and eight considerations, none to spare
 		{"d+p > d+p > d+p > d+p+a > d+p+a > e+p > e+p > d+e+p > d+p+a > d+e+p+c+a", "43.8 27.7 45.5 51.2 54.4"},
-		// the polish from that start: one consideration fewer
+		// a polish from that start, as many considerations (eight)
 		{"d+p > d+p > d+e+p > d+p+a > p+a > p > d+e+p > d+e+p > d+e+p+a > d+p+c+a", "45.0 30.8 46.8 48.8 56.1"},
 		// the best we know on this simulator, eight more passes from it
 		// (docs/simulator.md, "Heterogeneity"): ten plan turns for at
