@@ -73,12 +73,12 @@ type TypeParams struct {
 	// bounds the need in long episodes.
 	Conflict, MaxConflict int
 	// PlanSpread is the per-person spread of Plans, in [0, Plans - 1]
-	// (0 when Plans is 0; AA: 1), so everyone of a type that needs a plan
-	// needs at least one turn of it:
-	// each person needs Plans + k turns of plan detail before it answers
-	// an ask, k drawn uniformly from {-PlanSpread, ..., +PlanSpread} on
-	// the person stream of the seed ("Heterogeneity"), and its need rises
-	// with Conflict to at most its own Plans + MaxConflict. People differ
+	// (0 when Plans is 0; AA: 1), so that everyone of a type that needs a
+	// plan needs at least one turn of it. Each person needs Plans + k
+	// turns of plan detail before it answers an ask, k drawn uniformly
+	// from {-PlanSpread, ..., +PlanSpread} on the person stream of the
+	// seed ("Heterogeneity"), and its need rises with Conflict to at most
+	// its own Plans + k + MaxConflict. People differ
 	// in how much information they seek before a decision, indecisive
 	// ones most (decisional procrastination: Ferrari & Dovidio 2000;
 	// need for closure: Webster & Kruglanski 1994), so a plan with no
