@@ -9,30 +9,30 @@ import (
 	"testing"
 )
 
+// namesHave checks that the list called what holds every name of want and
+// none of no.
+func namesHave(t *testing.T, what string, names, want, no []string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			t.Errorf("%s lacks %s", what, w)
+		}
+	}
+	for _, n := range no {
+		if slices.Contains(names, n) {
+			t.Errorf("%s has %s", what, n)
+		}
+	}
+}
+
 func TestParamNames(t *testing.T) {
-	names := ParamNames()
-	for _, want := range []string{"Accept", "NoiseSD", "TraitAgree", "AR.GainAutonomy", "AA.BadMove", "EB.MoveBad", "Strategy.DonationInfo", "Strategy.MoveAskAmount"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("ParamNames lacks %s", want)
-		}
-	}
-	// Integer, array and set fields are not parameters.
-	for _, no := range []string{"Name", "Rapport0", "FatigueFree", "AR.Plans", "AR.AddressActs", "AR.Surface"} {
-		if slices.Contains(names, no) {
-			t.Errorf("ParamNames has %s", no)
-		}
-	}
-	ints := IntParamNames()
-	for _, want := range []string{"FatigueFree", "MaxVoice", "Blocking", "AA.Plans", "AA.Conflict", "AA.MaxConflict", "AA.PlanSpread", "EB.PlanSpread"} {
-		if !slices.Contains(ints, want) {
-			t.Errorf("IntParamNames lacks %s", want)
-		}
-	}
-	for _, no := range []string{"Accept", "AR.GainAutonomy", "Rapport0", "AR.AddressActs", "AR.Surface", "Name"} {
-		if slices.Contains(ints, no) {
-			t.Errorf("IntParamNames has %s", no)
-		}
-	}
+	// integer, array and set fields are not float64 parameters
+	namesHave(t, "ParamNames", ParamNames(),
+		[]string{"Accept", "NoiseSD", "TraitAgree", "AR.GainAutonomy", "AA.BadMove", "EB.MoveBad", "Strategy.DonationInfo", "Strategy.MoveAskAmount"},
+		[]string{"Name", "Rapport0", "FatigueFree", "AR.Plans", "AR.AddressActs", "AR.Surface"})
+	namesHave(t, "IntParamNames", IntParamNames(),
+		[]string{"FatigueFree", "MaxVoice", "Blocking", "AA.Plans", "AA.Conflict", "AA.MaxConflict", "AA.PlanSpread", "EB.PlanSpread"},
+		[]string{"Accept", "AR.GainAutonomy", "Rapport0", "AR.AddressActs", "AR.Surface", "Name"})
 	c := DefaultConfig()
 	if v, err := c.Param("AA.PlanSpread"); err != nil || v != 1 {
 		t.Errorf("Param(AA.PlanSpread) = %v, %v; want 1", v, err)
