@@ -22,6 +22,7 @@ import (
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/tagger"
 )
 
@@ -176,6 +177,19 @@ type FixedOptions struct {
 	Seed uint64
 	// Rollouts per scenario (default 1).
 	Rollouts int
+	// Fresh is the number of fresh rollouts per searched scenario
+	// (rollout indices Rollouts to Rollouts+Fresh−1: other persons of the
+	// same scenarios, and other reply noise, never searched on) on which
+	// each objective's best sequence, the baselines and the type oracle
+	// are scored again after the search; 0: none. A search over
+	// thousands of sequences on one draw of persons keeps the sequences
+	// that draw favours, so the best's searched acceptance is biased
+	// upward (the winner's curse; over n episodes a sequence's acceptance
+	// p has a binomial standard error of sqrt(p(1−p)/n), about 3 pp for
+	// the 240 held-out scenarios and one rollout);
+	// its fresh acceptance is an unbiased estimate of what it wins on
+	// these scenarios' persons.
+	Fresh int
 	// Workers bounds concurrent episodes (default 1); results do not
 	// depend on it.
 	Workers int
@@ -219,6 +233,25 @@ type FixedResult struct {
 	// bound (each type's best was chosen on them), on the test ones not.
 	TypeOracle     float64 `json:"type_oracle"`
 	TestTypeOracle float64 `json:"test_type_oracle"`
+	// Fresh holds, with FixedOptions.Fresh > 0, each objective's best
+	// sequence (Best, same order) scored on the fresh rollouts of the
+	// searched scenarios, FreshBaselines the baselines there, and
+	// FreshTypeOracle the type oracle there (0 without); FreshRollouts
+	// is FixedOptions.Fresh.
+	Fresh           []FreshScored `json:"fresh,omitempty"`
+	FreshBaselines  []FreshScored `json:"fresh_baselines,omitempty"`
+	FreshTypeOracle float64       `json:"fresh_type_oracle"`
+	FreshRollouts   int           `json:"fresh_rollouts"`
+}
+
+// FreshScored is a sequence's or a baseline's score on fresh rollouts
+// (FixedOptions.Fresh) with AcceptCI, the 95 % percentile-bootstrap
+// interval (10,000 resamples of the scenarios, each bringing all of its
+// rollouts; bootstrap seed 1) of its full acceptance over all types, a
+// share in [0, 1].
+type FreshScored struct {
+	Scored
+	AcceptCI [2]float64 `json:"accept_ci"`
 }
 
 // typeOracle is the acceptance, over all scenarios, of each type's best
@@ -302,7 +335,9 @@ func prefixValue(s *Score, o int) float64 {
 // sequence is the best found, a lower bound on the best there is. Search is
 // deterministic: episodes are seeded per scenario and ranked with total
 // ties (better). The caller's Starts are played and polished beside the
-// search's own. Errors: no scenarios, no persuadee, a start of no turns
+// search's own. After the search the bests and baselines are scored on
+// the Test scenarios and on Fresh rollouts of the searched ones.
+// Errors: no scenarios, no persuadee, Fresh < 0, a start of no turns
 // or more than Tmax or with an act set outside the five acts, a scenario of an
 // unknown type, ctx's error, or a failed episode's error.
 func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
@@ -320,6 +355,9 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	}
 	if o.Rollouts <= 0 {
 		o.Rollouts = 1
+	}
+	if o.Fresh < 0 {
+		return nil, fmt.Errorf("study fixed: Fresh %d, want 0 or more", o.Fresh)
 	}
 	if len(o.Candidates) == 0 {
 		for a := tagger.ActSet(1); a < 1<<tagger.NumActs; a++ {
@@ -489,7 +527,61 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	}
 	res.TypeOracle = typeOracle(res.Best, res.Types)
 	res.TestTypeOracle = typeOracle(res.Test, res.TestTypes)
+	if o.Fresh > 0 {
+		res.FreshRollouts = o.Fresh
+		fresh := func(per episode.Persuader, name string, seq Seq, tmax int) (FreshScored, error) {
+			eps, err := playOutcomes(ctx, o, per, tmax, o.Rollouts, o.Fresh)
+			if err != nil {
+				return FreshScored{}, err
+			}
+			ci, err := acceptCI(eps, o.Fresh)
+			if err != nil {
+				return FreshScored{}, fmt.Errorf("study fixed: %s on fresh rollouts: %w", name, err)
+			}
+			return FreshScored{Scored: Scored{Seq: seq, Name: name, Score: tally(eps, kinds, o.Fresh)}, AcceptCI: ci}, nil
+		}
+		var plain []Scored
+		for _, b := range res.Best {
+			x, err := fresh(FixedPersuader{Seq: b.Seq}, b.Name, b.Seq, len(b.Seq))
+			if err != nil {
+				return nil, err
+			}
+			res.Fresh = append(res.Fresh, x)
+			plain = append(plain, x.Scored)
+		}
+		for _, per := range o.Baselines {
+			x, err := fresh(per, per.Name(), nil, o.Tmax)
+			if err != nil {
+				return nil, err
+			}
+			res.FreshBaselines = append(res.FreshBaselines, x)
+		}
+		res.FreshTypeOracle = typeOracle(plain, res.Types)
+	}
 	return res, nil
+}
+
+// acceptCI is FreshScored.AcceptCI for eps, rollouts consecutive
+// episodes per scenario (playOutcomes order).
+func acceptCI(eps []outcome, rollouts int) ([2]float64, error) {
+	n := len(eps) / rollouts
+	share := make([]float64, n)
+	for i, e := range eps {
+		if e.acc {
+			share[i/rollouts] += 1 / float64(rollouts)
+		}
+	}
+	ci, err := stats.Bootstrap(n, func(idx []int) float64 {
+		var sum float64
+		for _, i := range idx {
+			sum += share[i]
+		}
+		return sum / float64(len(idx))
+	}, stats.BootstrapOptions{Seed: 1})
+	if err != nil {
+		return [2]float64{}, err
+	}
+	return [2]float64{ci.Lo, ci.Hi}, nil
 }
 
 // kindsOf returns each scenario's index in scenario.Resistances and adds
@@ -574,29 +666,45 @@ func polish(start *Scored, ob int, cands []tagger.ActSet, passes int, evalAll fu
 // scoreOf plays per on every scenario and rollout of o with at most tmax
 // turns and tallies the outcomes.
 func scoreOf(ctx context.Context, o FixedOptions, kinds []int, per episode.Persuader, tmax int) (Score, error) {
-	type out struct {
-		acc, moved bool
-		bt         float64
-	}
-	n := len(o.Scenarios) * o.Rollouts
-	cfg := episode.Config{Tmax: tmax}
-	eps, err := parallel.Map(ctx, n, max(o.Workers, 1), func(ctx context.Context, i int) (out, error) {
-		sc := &o.Scenarios[i/o.Rollouts]
-		ep, err := episode.Run(ctx, cfg, sc, per, o.Persuadee, episode.Seed(o.Seed, sc.ID, i%o.Rollouts))
-		if err != nil {
-			return out{}, err
-		}
-		if ep.Terminal == decision.TermFailed {
-			return out{}, fmt.Errorf("study fixed: %s on %s: %s", per.Name(), sc.ID, ep.Error)
-		}
-		b, _ := ep.FinalBelief()
-		return out{acc: ep.Terminal == decision.TermAccept, moved: b > eval.MovedThreshold, bt: b}, nil
-	})
+	eps, err := playOutcomes(ctx, o, per, tmax, 0, o.Rollouts)
 	if err != nil {
 		return Score{}, err
 	}
+	return tally(eps, kinds, o.Rollouts), nil
+}
+
+// outcome is one episode's result as FixedStudy counts it.
+type outcome struct {
+	acc, moved bool
+	bt         float64
+}
+
+// playOutcomes plays per on every scenario of o, rollouts episodes each
+// with rollout indices r0 to r0+rollouts−1 (episode.Seed(o.Seed, id, r)),
+// at most tmax turns, and returns the outcomes scenario by scenario, a
+// scenario's rollouts consecutive. Errors: ctx's, an episode's, or a
+// failed episode.
+func playOutcomes(ctx context.Context, o FixedOptions, per episode.Persuader, tmax, r0, rollouts int) ([]outcome, error) {
+	cfg := episode.Config{Tmax: tmax}
+	return parallel.Map(ctx, len(o.Scenarios)*rollouts, max(o.Workers, 1), func(ctx context.Context, i int) (outcome, error) {
+		sc := &o.Scenarios[i/rollouts]
+		ep, err := episode.Run(ctx, cfg, sc, per, o.Persuadee, episode.Seed(o.Seed, sc.ID, r0+i%rollouts))
+		if err != nil {
+			return outcome{}, err
+		}
+		if ep.Terminal == decision.TermFailed {
+			return outcome{}, fmt.Errorf("study fixed: %s on %s: %s", per.Name(), sc.ID, ep.Error)
+		}
+		b, _ := ep.FinalBelief()
+		return outcome{acc: ep.Terminal == decision.TermAccept, moved: b > eval.MovedThreshold, bt: b}, nil
+	})
+}
+
+// tally is the Score of eps (playOutcomes order, rollouts per scenario),
+// kinds giving each scenario's type index.
+func tally(eps []outcome, kinds []int, rollouts int) Score {
 	var s Score
-	add := func(t *TypeScore, e out) {
+	add := func(t *TypeScore, e outcome) {
 		t.N++
 		if e.acc {
 			t.Accept++
@@ -608,7 +716,7 @@ func scoreOf(ctx context.Context, o FixedOptions, kinds []int, per episode.Persu
 	}
 	for i, e := range eps {
 		add(&s.All, e)
-		add(&s.By[kinds[i/o.Rollouts]], e)
+		add(&s.By[kinds[i/rollouts]], e)
 	}
 	norm := func(t *TypeScore) {
 		if t.N > 0 {
@@ -620,23 +728,48 @@ func scoreOf(ctx context.Context, o FixedOptions, kinds []int, per episode.Persu
 	for k := range s.By {
 		norm(&s.By[k])
 	}
-	return s, nil
+	return s
 }
 
 // Losses returns, for each type k (EB, IT, AR, AA), how many other types
 // j lose at least margin acceptance (a share, 0.10 for 10 pp) when they
 // get type k's best sequence instead of their own:
 // acc_j(best_j) − acc_j(best_k) ≥ margin. Types without scenarios count
-// as no loss. r.Best must be in Objectives order.
+// as no loss. r.Best must be in Objectives order; all zero when it does
+// not hold one sequence per objective.
 func (r *FixedResult) Losses(margin float64) [4]int {
+	var sc []Score
+	for _, b := range r.Best {
+		sc = append(sc, b.Score)
+	}
+	return losses(sc, r.Types, margin)
+}
+
+// FreshLosses is Losses with every acceptance read on the fresh rollouts
+// (r.Fresh): the same bests, chosen on the searched persons, scored on
+// others; zero without fresh rollouts.
+func (r *FixedResult) FreshLosses(margin float64) [4]int {
+	var sc []Score
+	for _, b := range r.Fresh {
+		sc = append(sc, b.Score)
+	}
+	return losses(sc, r.Types, margin)
+}
+
+// losses is Losses for best, the bests' scores in Objectives order; zero
+// when best does not hold one per objective.
+func losses(best []Score, types [4]int, margin float64) [4]int {
 	var n [4]int
+	if len(best) != len(Objectives) {
+		return n
+	}
 	for k := range 4 {
 		for j := range 4 {
-			if j == k || r.Types[j] == 0 {
+			if j == k || types[j] == 0 {
 				continue
 			}
-			own := r.Best[j+1].Score.By[j].Accept
-			if own-r.Best[k+1].Score.By[j].Accept >= margin-1e-12 {
+			own := best[j+1].By[j].Accept
+			if own-best[k+1].By[j].Accept >= margin-1e-12 {
 				n[k]++
 			}
 		}
@@ -647,8 +780,9 @@ func (r *FixedResult) Losses(margin float64) [4]int {
 // WriteMarkdown writes r as Markdown tables: each objective's best
 // sequence with its acceptance per type, moved share and mean B_T; the
 // baselines the same way; per type the number of other types that lose at
-// least 10 pp with its best sequence; and, with test scenarios, the same
-// sequences and baselines scored there.
+// least 10 pp with its best sequence; with test scenarios, the same
+// sequences and baselines scored there; and with fresh rollouts, the
+// same on those, with an interval for the acceptance over all types.
 func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 	pct := func(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
 	var b strings.Builder
@@ -686,6 +820,26 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 		if len(r.Test) == len(Objectives) {
 			b.WriteString("\n")
 			oracle(r.TestTypeOracle, r.Test[0].Score.All.Accept)
+		}
+	}
+	if len(r.Fresh) > 0 {
+		fmt.Fprintf(&b, "\nThe same sequences on fresh persons of the searched scenarios (%d rollouts each, never searched on; 95 %% scenario-bootstrap interval of acc%% all):\n\n", r.FreshRollouts)
+		b.WriteString("| best for | sequence | acc% all | 95% CI | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		frow := func(label string, x *FreshScored) {
+			s := &x.Score
+			fmt.Fprintf(&b, "| %s | %s | %s | [%s, %s] | %s | %.2f | %s | %s | %s | %s |\n", label, x.Name, pct(s.All.Accept), pct(x.AcceptCI[0]), pct(x.AcceptCI[1]),
+				pct(s.All.Moved), s.All.BT, pct(s.By[0].Accept), pct(s.By[1].Accept), pct(s.By[2].Accept), pct(s.By[3].Accept))
+		}
+		for i := range r.Fresh {
+			frow(Objectives[i], &r.Fresh[i])
+		}
+		for i := range r.FreshBaselines {
+			frow("(baseline)", &r.FreshBaselines[i])
+		}
+		if len(r.Fresh) == len(Objectives) {
+			l := r.FreshLosses(0.10)
+			fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence, on the fresh persons: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
+			oracle(r.FreshTypeOracle, r.Fresh[0].Score.All.Accept)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

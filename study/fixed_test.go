@@ -3,6 +3,7 @@ package study
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -147,6 +148,111 @@ func TestFixedStudyKeyed(t *testing.T) {
 		strings.Count(b.String(), "Told each persuadee's type") != 2 ||
 		!strings.Contains(b.String(), "Told each persuadee's type, playing that type's best sequence: 100.0 % full acceptance, against 50.0 % for the best single sequence.") {
 		t.Errorf("markdown with test scenarios:\n%s", b.String())
+	}
+}
+
+// sameScore reports whether a and b hold the same counts and shares, and
+// the same mean beliefs to 1e-9 (sums of one value in another order may
+// differ in the last bits).
+func sameScore(a, b Score) bool {
+	same := func(x, y TypeScore) bool {
+		return x.N == y.N && x.Accept == y.Accept && x.Moved == y.Moved && math.Abs(x.BT-y.BT) < 1e-9
+	}
+	for k := range a.By {
+		if !same(a.By[k], b.By[k]) {
+			return false
+		}
+	}
+	return same(a.All, b.All)
+}
+
+// lucky is keyed for the persons of rollouts 0 and 1 of run seed 3, the
+// ones searched on with Rollouts 2, and accepts nothing from anyone else.
+type lucky struct{ keyed }
+
+func (lucky) Start(ctx context.Context, sc *scenario.Scenario, seed uint64) (episode.PersuadeeSession, error) {
+	if seed != episode.Mix(episode.Seed(3, sc.ID, 0)^2) && seed != episode.Mix(episode.Seed(3, sc.ID, 1)^2) { // what episode.Run passes
+		return &keyedSession{}, nil // key 0: no message carries no act
+	}
+	return keyed{}.Start(ctx, sc, seed)
+}
+
+func TestFixedStudyFresh(t *testing.T) {
+	ctx := context.Background()
+	cands := []tagger.ActSet{keys[scenario.EntrenchedBelief], keys[scenario.IdentityThreat],
+		keys[scenario.AutonomyResistance], keys[scenario.AmbivalentAvoidance], set(tagger.Evidence)}
+	o := FixedOptions{Scenarios: keyedScenarios(), Persuadee: keyed{}, Tmax: 2, Beam: 1, Refine: -1,
+		Candidates: cands, Seed: 3, Workers: 2, Fresh: 3}
+	// keyed reads no seed: the fresh persons react as the searched ones
+	res, err := FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Fresh) != 5 || res.FreshRollouts != 3 {
+		t.Fatalf("%d fresh rows, %d rollouts; want 5, 3", len(res.Fresh), res.FreshRollouts)
+	}
+	for i, f := range res.Fresh {
+		in := res.Best[i].Score
+		in.All.N, in.By[0].N, in.By[1].N, in.By[2].N, in.By[3].N = 15, 6, 3, 3, 3
+		if f.Name != res.Best[i].Name || !sameScore(f.Score, in) {
+			t.Errorf("fresh %s: %s %+v, want %s %+v", Objectives[i], f.Name, f.Score, res.Best[i].Name, in)
+		}
+	}
+	// c+a > e+c wins 3 of 5 scenarios; a resample of 5 ranges over 0..1
+	// resampled by scenario (its three rollouts together): the 2.5 and
+	// 97.5 % quantiles of five draws from {1, 1, 0, 1, 0}; by episode the
+	// interval would be narrower ([0.333, 0.867])
+	if ci := res.Fresh[0].AcceptCI; res.Fresh[0].Score.All.Accept != 0.6 || ci != [2]float64{0.2, 1} {
+		t.Errorf("fresh best: accept %v, CI %v", res.Fresh[0].Score.All.Accept, ci)
+	}
+	if res.FreshTypeOracle != 1 || res.FreshLosses(0.10) != [4]int{3, 3, 3, 3} {
+		t.Errorf("fresh type oracle %v, losses %v; want 1, 3 each", res.FreshTypeOracle, res.FreshLosses(0.10))
+	}
+
+	js, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"fresh":[{"seq":"c+a \u003e e+c"`) || !strings.Contains(string(js), `"accept_ci":[0.2,1]`) ||
+		!strings.Contains(string(js), `"fresh_type_oracle":1,"fresh_rollouts":3`) {
+		t.Errorf("json: %s", js)
+	}
+
+	// lucky accepts only the searched persons (rollouts 0 and 1): the same
+	// bests, no fresh win, so fresh rollouts start after the searched ones
+	o.Persuadee = lucky{}
+	o.Rollouts = 2
+	o.Baselines = []episode.Persuader{FixedPersuader{Seq: Seq{keys[scenario.AmbivalentAvoidance]}}}
+	res, err = FixedStudy(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Best[0].Name != "c+a > e+c" || res.Best[0].Score.All.Accept != 0.6 || res.Baselines[0].Score.All.Accept != 0.2 {
+		t.Fatalf("searched: best %s %v, baseline %v", res.Best[0].Name, res.Best[0].Score.All.Accept, res.Baselines[0].Score.All.Accept)
+	}
+	for _, f := range append(res.Fresh, res.FreshBaselines...) {
+		if f.Score.All.Accept != 0 || f.Score.All.N != 15 || f.AcceptCI != [2]float64{0, 0} || math.Abs(f.Score.All.BT-0.2) > 1e-9 {
+			t.Errorf("fresh %s: %+v, CI %v; want nothing won, B_T 0.2", f.Name, f.Score.All, f.AcceptCI)
+		}
+	}
+	// every best wins nothing fresh, so no type loses anything
+	if len(res.FreshBaselines) != 1 || res.FreshTypeOracle != 0 || res.FreshLosses(0.10) != [4]int{} {
+		t.Errorf("fresh baselines %d, type oracle %v", len(res.FreshBaselines), res.FreshTypeOracle)
+	}
+	var b bytes.Buffer
+	if err := res.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "fresh persons of the searched scenarios (3 rollouts each") ||
+		!strings.Contains(b.String(), "| all | c+a > e+c | 0.0 | [0.0, 0.0] | 0.0 | 0.20 | 0.0 | 0.0 | 0.0 | 0.0 |") ||
+		!strings.Contains(b.String(), "on the fresh persons: EB 0, IT 0, AR 0, AA 0.") ||
+		!strings.Contains(b.String(), "Told each persuadee's type, playing that type's best sequence: 0.0 % full acceptance, against 0.0 % for the best single sequence.") {
+		t.Errorf("markdown with fresh rollouts:\n%s", b.String())
+	}
+
+	o.Fresh = -1
+	if _, err := FixedStudy(ctx, o); err == nil || !strings.Contains(err.Error(), "Fresh -1") {
+		t.Errorf("Fresh -1: error %v", err)
 	}
 }
 

@@ -81,4 +81,16 @@ func TestTypeOptimaConflict(t *testing.T) {
 			t.Errorf("%s: accepted (all EB IT AR AA) %s %%, want %s", c.seq, got, c.want)
 		}
 	}
+	// The best known on ten fresh persons of each scenario (rollouts 1 to
+	// 10, never searched on; `study fixed --fresh 10`): the 45.8 % above
+	// is the draw of persons its polish was chosen on.
+	seq := parseSeq(t, "d+p+a > d+p > d+e+p > d+p > d+e+p+a > p > d+p > d+e+p+a > d+p > d+p+c+a")
+	eps, err := playOutcomes(ctx, o, FixedPersuader{Seq: seq}, len(seq), 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tally(eps, kinds, 10)
+	if got := fmt.Sprintf("%.1f %.1f %.1f %.1f %.1f", 100*s.All.Accept, 100*s.By[0].Accept, 100*s.By[1].Accept, 100*s.By[2].Accept, 100*s.By[3].Accept); got != "38.7 16.0 34.9 33.7 73.3" {
+		t.Errorf("best known on fresh persons: accepted (all EB IT AR AA) %s %%, want 38.7 16.0 34.9 33.7 73.3", got)
+	}
 }

@@ -37,7 +37,10 @@ sequences, one turn at a time and by swapping two turns (--refine passes), and p
 IT, AR, AA) the best sequence's full acceptance per type, its moved share
 (B_T > 0.5) and mean B_T, the --baseline persuaders on the same episodes, and
 how many other types lose at least 10 pp acceptance with each type's best
-sequence (docs/simulator.md, "Heterogeneity").`,
+sequence (docs/simulator.md, "Heterogeneity"), then the same sequences on
+--fresh rollouts of the same scenarios, other persons never searched on:
+a best found among thousands on one draw of persons is favoured by that
+draw, and its fresh acceptance is not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -45,6 +48,9 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 				return fmt.Errorf("--refine %d: want 0 or more", refine)
 			}
 			o.Refine = refine
+			if o.Fresh < 0 {
+				return fmt.Errorf("--fresh %d: want 0 or more", o.Fresh)
+			}
 			for _, text := range starts {
 				sq, err := study.ParseSeq(text)
 				if err != nil {
@@ -108,6 +114,7 @@ sequence (docs/simulator.md, "Heterogeneity").`,
 	f.IntVar(&refine, "refine", 4, "polishing passes after the beam: each best sequence's turns replaced by every other act set, or dropped, and swapped (0: none)")
 	f.StringArrayVar(&starts, "start", nil, `a sequence of your own to play and polish beside the search's ("d+p > e+p > p+c+a"; repeatable)`)
 	f.IntVar(&o.Rollouts, "rollouts", 1, "rollouts per scenario")
+	f.IntVar(&o.Fresh, "fresh", 10, "fresh rollouts per searched scenario (other persons, never searched on) on which the best sequences and the baselines are scored again (0: none)")
 	seedFlag(f, &o.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	workersFlag(f, &o.Workers)
 	f.StringVar(&format, "format", "table", "output format: table (Markdown) or json")
