@@ -787,60 +787,60 @@ func (r *FixedResult) WriteMarkdown(w io.Writer) error {
 	pct := func(v float64) string { return fmt.Sprintf("%.1f", 100*v) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "Scenarios: EB %d, IT %d, AR %d, AA %d; %d sequences played.\n\n", r.Types[0], r.Types[1], r.Types[2], r.Types[3], r.Evaluated)
-	b.WriteString("| best for | sequence | acc% all | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|\n")
-	row := func(label string, x *Scored) {
-		s := &x.Score
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f | %s | %s | %s | %s |\n", label, x.Name, pct(s.All.Accept), pct(s.All.Moved), s.All.BT,
-			pct(s.By[0].Accept), pct(s.By[1].Accept), pct(s.By[2].Accept), pct(s.By[3].Accept))
-	}
-	oracle := func(told, single float64) {
+	// table writes the bests (Objectives order) and the baselines, with
+	// each row's acceptance interval when cis is not nil (bests, then
+	// baselines), then, when there is a best per objective, the types'
+	// losses l (when not nil; where qualifies them) and the type oracle.
+	table := func(best, base []Scored, cis [][2]float64, l *[4]int, where string, told float64) {
+		if cis == nil {
+			b.WriteString("| best for | sequence | acc% all | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|\n")
+		} else {
+			b.WriteString("| best for | sequence | acc% all | 95% CI | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		}
+		row := func(i int, label string, x *Scored) {
+			s := &x.Score
+			ci := ""
+			if cis != nil {
+				ci = fmt.Sprintf(" [%s, %s] |", pct(cis[i][0]), pct(cis[i][1]))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |%s %s | %.2f | %s | %s | %s | %s |\n", label, x.Name, pct(s.All.Accept), ci, pct(s.All.Moved), s.All.BT,
+				pct(s.By[0].Accept), pct(s.By[1].Accept), pct(s.By[2].Accept), pct(s.By[3].Accept))
+		}
+		for i := range best {
+			row(i, Objectives[i], &best[i])
+		}
+		for i := range base {
+			row(len(best)+i, "(baseline)", &base[i])
+		}
+		if len(best) != len(Objectives) {
+			return
+		}
+		if l != nil {
+			fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence%s: EB %d, IT %d, AR %d, AA %d.\n", where, l[0], l[1], l[2], l[3])
+		} else {
+			b.WriteString("\n")
+		}
 		fmt.Fprintf(&b, "Told each persuadee's type, playing that type's best sequence: %s %% full acceptance, against %s %% for the best single sequence.\n",
-			pct(told), pct(single))
+			pct(told), pct(best[0].Score.All.Accept))
 	}
-	for i := range r.Best {
-		row(Objectives[i], &r.Best[i])
-	}
-	for i := range r.Baselines {
-		row("(baseline)", &r.Baselines[i])
-	}
-	if len(r.Best) == len(Objectives) {
-		l := r.Losses(0.10)
-		fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
-		oracle(r.TypeOracle, r.Best[0].Score.All.Accept)
-	}
+	l := r.Losses(0.10)
+	table(r.Best, r.Baselines, nil, &l, "", r.TypeOracle)
 	if len(r.Test) > 0 {
 		fmt.Fprintf(&b, "\nThe same sequences on the test scenarios (EB %d, IT %d, AR %d, AA %d), never searched on:\n\n", r.TestTypes[0], r.TestTypes[1], r.TestTypes[2], r.TestTypes[3])
-		b.WriteString("| best for | sequence | acc% all | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|\n")
-		for i := range r.Test {
-			row(Objectives[i], &r.Test[i])
-		}
-		for i := range r.TestBaselines {
-			row("(baseline)", &r.TestBaselines[i])
-		}
-		if len(r.Test) == len(Objectives) {
-			b.WriteString("\n")
-			oracle(r.TestTypeOracle, r.Test[0].Score.All.Accept)
-		}
+		table(r.Test, r.TestBaselines, nil, nil, "", r.TestTypeOracle)
 	}
 	if len(r.Fresh) > 0 {
 		fmt.Fprintf(&b, "\nThe same sequences on fresh persons of the searched scenarios (%d rollouts each, never searched on; 95 %% scenario-bootstrap interval of acc%% all):\n\n", r.FreshRollouts)
-		b.WriteString("| best for | sequence | acc% all | 95% CI | moved% all | B_T all | acc% EB | acc% IT | acc% AR | acc% AA |\n|---|---|---|---|---|---|---|---|---|---|\n")
-		frow := func(label string, x *FreshScored) {
-			s := &x.Score
-			fmt.Fprintf(&b, "| %s | %s | %s | [%s, %s] | %s | %.2f | %s | %s | %s | %s |\n", label, x.Name, pct(s.All.Accept), pct(x.AcceptCI[0]), pct(x.AcceptCI[1]),
-				pct(s.All.Moved), s.All.BT, pct(s.By[0].Accept), pct(s.By[1].Accept), pct(s.By[2].Accept), pct(s.By[3].Accept))
+		var best, base []Scored
+		var cis [][2]float64
+		for _, x := range r.Fresh {
+			best, cis = append(best, x.Scored), append(cis, x.AcceptCI)
 		}
-		for i := range r.Fresh {
-			frow(Objectives[i], &r.Fresh[i])
+		for _, x := range r.FreshBaselines {
+			base, cis = append(base, x.Scored), append(cis, x.AcceptCI)
 		}
-		for i := range r.FreshBaselines {
-			frow("(baseline)", &r.FreshBaselines[i])
-		}
-		if len(r.Fresh) == len(Objectives) {
-			l := r.FreshLosses(0.10)
-			fmt.Fprintf(&b, "\nOther types losing ≥ 10 pp acceptance with a type's best sequence, on the fresh persons: EB %d, IT %d, AR %d, AA %d.\n", l[0], l[1], l[2], l[3])
-			oracle(r.FreshTypeOracle, r.Fresh[0].Score.All.Accept)
-		}
+		fl := r.FreshLosses(0.10)
+		table(best, base, cis, &fl, ", on the fresh persons", r.FreshTypeOracle)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
