@@ -339,7 +339,13 @@ func HandConfig() Config {
 
 		CAWeight: 0.4, CAK: 10, CAC: 0.75,
 		PEK: 6, PEC: 0.3,
-		ACK: 6, ACC: 0.2, ACBlock: 0.45,
+		// Choice: ACK 2, the steepest AC read-out (of 6, 4, 3, 2, 1.5)
+		// whose final belief keeps the stance's order within types on
+		// the P4G train users' replays (paired AUC of B_T - B_0 within
+		// types >= 0): steeper, AC sits ~1e-5 above 0 at its floor and
+		// B is ranked by CA, which the persuader decides, not the
+		// person (docs/fidelity.md, "Where the P4G signal goes").
+		ACK: 2, ACC: 0.2, ACBlock: 0.45,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
 		TraitConscientious: 0.20, TraitSelfDirection: 0.30, TraitConform: 0.20,

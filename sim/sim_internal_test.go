@@ -387,7 +387,7 @@ func TestProbeValues(t *testing.T) {
 	// nothing addressed, three hidden blocking concerns (3 obstacles)
 	near(t, "ca0", ca, sigmoid(10*(0.4*0.15-0.75)))
 	near(t, "pe0", pe, sigmoid(6*(-0.5-0.3)))
-	near(t, "ac0", ac, sigmoid(6*(-0.4-0.3-0.45*3-0.2))) // ACC 0.2
+	near(t, "ac0", ac, sigmoid(2*(-0.4-0.3-0.45*3-0.2))) // ACK 2, ACC 0.2
 	if b := (ca + pe + ac) / 3; b > 0.1 {
 		t.Fatalf("B0 = %g, want low (< 0.1)", b)
 	}
@@ -413,7 +413,7 @@ func TestProbeValues(t *testing.T) {
 	s.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	ca, _, ac = s.probs()
 	near(t, "ca", ca, sigmoid(10*(0.4*s.u+0.6/3-0.75)))
-	near(t, "ac", ac, sigmoid(6*(s.o-0.3-0.45*2-0.2)))
+	near(t, "ac", ac, sigmoid(2*(s.o-0.3-0.45*2-0.2)))
 }
 
 // CA counts hidden blocking concerns as unaddressed; non-blocking hidden

@@ -61,15 +61,15 @@ func TestTypeOptimaConflict(t *testing.T) {
 		// the best reply-blind sequence known on version 5, a polish
 		// from a start outside the search's: ten plan turns for an
 		// avoider's two and eight considerations, none to spare
-		{"d+p > d+p > d+p > d+p+a > d+p+a > e+p > e+p > d+e+p > d+p+a > d+e+p+c+a", "43.8 27.7 45.5 51.2 54.4"},
+		{"d+p > d+p > d+p > d+p+a > d+p+a > e+p > e+p > d+e+p > d+p+a > d+e+p+c+a", "43.3 26.2 45.5 51.2 54.4"},
 		// a polish from that start, as many considerations (eight)
-		{"d+p > d+p > d+e+p > d+p+a > p+a > p > d+e+p > d+e+p > d+e+p+a > d+p+c+a", "45.0 30.8 46.8 48.8 56.1"},
+		{"d+p > d+p > d+e+p > d+p+a > p+a > p > d+e+p > d+e+p > d+e+p+a > d+p+c+a", "44.2 29.2 46.8 46.3 56.1"},
 		// the best we know on this simulator, eight more passes from it
 		// (docs/simulator.md, "Heterogeneity"): ten plan turns for at
 		// most three and seven considerations, a turn to spare; above the
 		// 45 % a persuadee that is not a soft user should hold any
 		// reply-blind plan to
-		{"d+p+a > d+p > d+e+p > d+p > d+e+p+a > p > d+p > d+e+p+a > d+p > d+p+c+a", "45.8 26.2 45.5 43.9 70.2"},
+		{"d+p+a > d+p > d+e+p > d+p > d+e+p+a > p > d+p > d+e+p+a > d+p > d+p+c+a", "45.4 24.6 45.5 43.9 70.2"},
 	} {
 		seq := parseSeq(t, c.seq)
 		s, err := scoreOf(ctx, o, kinds, FixedPersuader{Seq: seq}, len(seq))
@@ -82,15 +82,15 @@ func TestTypeOptimaConflict(t *testing.T) {
 		}
 	}
 	// The best known on ten fresh persons of each scenario (rollouts 1 to
-	// 10, never searched on; `study fixed --fresh 10`): the 45.8 % above
-	// is the draw of persons its polish was chosen on.
+	// 10, never searched on; `study fixed --fresh 10`): the
+	// 45.4 % above is the draw of persons its polish was chosen on.
 	seq := parseSeq(t, "d+p+a > d+p > d+e+p > d+p > d+e+p+a > p > d+p > d+e+p+a > d+p > d+p+c+a")
 	eps, err := playOutcomes(ctx, o, FixedPersuader{Seq: seq}, len(seq), 1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := tally(eps, kinds, 10)
-	if got := fmt.Sprintf("%.1f %.1f %.1f %.1f %.1f", 100*s.All.Accept, 100*s.By[0].Accept, 100*s.By[1].Accept, 100*s.By[2].Accept, 100*s.By[3].Accept); got != "38.7 16.0 34.9 33.7 73.3" {
-		t.Errorf("best known on fresh persons: accepted (all EB IT AR AA) %s %%, want 38.7 16.0 34.9 33.7 73.3", got)
+	if got := fmt.Sprintf("%.1f %.1f %.1f %.1f %.1f", 100*s.All.Accept, 100*s.By[0].Accept, 100*s.By[1].Accept, 100*s.By[2].Accept, 100*s.By[3].Accept); got != "38.7 16.0 34.9 33.4 73.3" {
+		t.Errorf("best known on fresh persons: accepted (all EB IT AR AA) %s %%, want 38.7 16.0 34.9 33.4 73.3", got)
 	}
 }
