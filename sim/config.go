@@ -341,10 +341,11 @@ func HandConfig() Config {
 		PEK: 6, PEC: 0.3,
 		// Choice: ACK 2, the steepest AC read-out (of 6, 4, 3, 2, 1.5)
 		// whose final belief keeps the stance's order within types on
-		// the P4G train users' replays (paired AUC of B_T - B_0 within
-		// types >= 0): steeper, AC sits ~1e-5 above 0 at its floor and
-		// B is ranked by CA, which the persuader decides, not the
-		// person (docs/fidelity.md, "Where the P4G signal goes").
+		// the P4G train users' replays (point estimate of the paired AUC
+		// of B_T - B_0 within types >= 0; 3, 2 and 1.5 are within each
+		// other's intervals): at 6, AC sits ~1e-5 above 0 at its floor
+		// and B is ranked by CA, which the persuader decides, not the
+		// person (docs/simulator.md, "Probes").
 		ACK: 2, ACC: 0.2, ACBlock: 0.45,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,

@@ -420,8 +420,9 @@ func (s *session) countState(st concernState) int {
 
 // Probe answers the basis from the latent state (episode.Prober): "ca"
 // from rapport and the share of voiced concerns addressed, "pe" from the
-// perceived-persuasiveness EMA, "ac" from openness relative to the initial
-// stance, each as p = sigmoid(K (score - C)) (docs/simulator.md, "Probes").
+// perceived-persuasiveness EMA, "ac" from the willingness (openness
+// relative to the accept threshold, less ACBlock per obstacle), each as
+// p = sigmoid(K (score - C)) (docs/simulator.md, "Probes").
 // The agreement probe (probe.Agreement, id "agree") reads openness:
 // p = (1 + o)/2 (Agreement). Choice: a probe id outside the default basis
 // and "agree" (a user basis) gets the mean of the three, the belief level
