@@ -70,8 +70,9 @@ type Stage struct {
 	Strategy string `json:"strategy,omitempty"`
 	// StrategyText is the strategy's text (or the step's own method).
 	StrategyText string `json:"strategy_text,omitempty"`
-	// Probe and Target (embedded path): the stage goal as a target rise
-	// of the probe's p_k in [0, 1] over the stage.
+	// Probe and Target (embedded path): the stage goal as a target
+	// Progress of the probe's p_k over the stage, a share of the way to
+	// even odds in log-odds (DefaultTarget: a quarter of it).
 	Probe  string  `json:"probe,omitempty"`
 	Target float64 `json:"target,omitempty"`
 	// Recipe (embedded path): the act set of each of the stage's turns.

@@ -19,9 +19,17 @@ import (
 // of the Probe-RPO paper's basis: "ca" (concern addressed), "pe"
 // (persuasive case), "ac" (acceptance).
 
-// DefaultTarget is the embedded stage goal: a rise of 0.1 in the stage
-// probe's p_k over the stage's turns.
-const DefaultTarget = 0.1
+// DefaultTarget is the embedded stage goal, as a share of the way to even
+// odds (Progress): a stage that takes its probe a quarter of the way from
+// where it found it to P(Yes) = 1/2, in log-odds, scores 5; an eighth of
+// the way scores 3. From P(Yes) 0.05 a quarter of the way is about 0.10.
+//
+// Choice: the share is measured to even odds because that is the one point
+// of a probe's scale that a steeper or shallower read-out (p = σ(k·x), any
+// k > 0) leaves in place, so scores do not depend on the read-out. A
+// quarter: the whole way and half the way leave the embedded learner with
+// no strategy on the first four train tasks (docs/persuhmm.md).
+const DefaultTarget = 0.25
 
 // Met is the lowest stage score that counts as a goal met (4 of 1..5).
 const Met = 4
@@ -172,6 +180,27 @@ func planBetter(a, b *Strategy) bool {
 	return a.Succ > b.Succ
 }
 
+// Progress is how far a probe's P(Yes) went from a to b toward even odds,
+// as a share of the way in log-odds: (logit b − logit a) / (0 − logit a),
+// for a < 1/2; ok is false when a ≥ 1/2 (already at even odds: no way
+// left to measure). Negative when the probe fell; above 1 past even odds.
+// a and b are clamped to [1e-12, 1 − 1e-12] so that logits stay finite.
+//
+// Choice: the PersuHMM paper's goal evaluator is a language model scoring
+// how far a stage met its goal; the embedded one reads the stage's probe.
+// A rise in p itself depends on how steep the read-out is (the same
+// change of the persuadee's state moves a σ(6x) probe far more than a
+// σ(2x) one near its floor), so the share is taken in log-odds relative
+// to even odds, which is the same for every read-out σ(k·(x − c)), k > 0.
+func Progress(a, b float64) (share float64, ok bool) {
+	a, b = min(max(a, 1e-12), 1-1e-12), min(max(b, 1e-12), 1-1e-12)
+	la := math.Log(a / (1 - a))
+	if la >= 0 {
+		return 0, false
+	}
+	return (math.Log(b/(1-b)) - la) / -la, true
+}
+
 // reading returns p of probe id after turn t (0: the initial read-out),
 // ok false when missing.
 func reading(ep *episode.Episode, t int, id string) (float64, bool) {
@@ -190,11 +219,16 @@ func reading(ep *episode.Episode, t int, id string) (float64, bool) {
 }
 
 // Score is the embedded goal evaluator: a stage's score is 1 + round(4 ·
-// clamp(Δ / Target, 0, 1)), where Δ is the rise of the stage probe's p_k
+// clamp(g / Target, 0, 1)), where g is Progress of the stage probe's p_k
 // from the read-out before the stage's first turn to the one after its
-// last; a stage on acceptance ("ac") whose turns include the persuadee's
-// accept scores 5; a stage never reached scores 1, or 3 when the
-// persuadee had already accepted.
+// last (the share of the way to even odds, in log-odds); a stage on
+// acceptance ("ac") whose turns include the persuadee's accept scores 5; a
+// stage never reached scores 1, or 3 when the persuadee had already
+// accepted.
+//
+// Choice: a stage that finds its probe at or above even odds scores 3
+// when it ends there too (the goal held; nothing says the stage met it)
+// and 1 when it ends below.
 func (r rules) Score(_ context.Context, _ Task, plan Plan, d Dialogue) ([]int, llm.Usage, error) {
 	ep := d.Episode
 	out := make([]int, len(plan.Stages))
@@ -225,7 +259,15 @@ func (r rules) Score(_ context.Context, _ Task, plan Plan, d Dialogue) ([]int, l
 			out[j] = 1
 			continue
 		}
-		out[j] = 1 + int(math.Round(4*math.Min(1, math.Max(0, (b-a)/r.target))))
+		g, ok := Progress(a, b)
+		if !ok {
+			out[j] = 1
+			if b >= 0.5 {
+				out[j] = 3
+			}
+			continue
+		}
+		out[j] = 1 + int(math.Round(4*math.Min(1, math.Max(0, g/r.target))))
 	}
 	return out, llm.Usage{}, nil
 }
@@ -233,7 +275,7 @@ func (r rules) Score(_ context.Context, _ Task, plan Plan, d Dialogue) ([]int, l
 // patternText writes a success pattern as the PersuHMM paper defines one:
 // domain, background, the persuader's action, the persuadee's response,
 // the follow-up and the goal reached.
-func patternText(task Task, d Dialogue, turn int, recipe []string, goal string, rise float64) string {
+func patternText(task Task, d Dialogue, turn int, recipe []string, goal string, share float64) string {
 	ep := d.Episode
 	bg := ""
 	if task.Scenario != nil {
@@ -246,8 +288,8 @@ func patternText(task Task, d Dialogue, turn int, recipe []string, goal string, 
 			follow = ActSetString(d.Acts[turn])
 		}
 	}
-	return fmt.Sprintf("domain: %s; background: %s; persuader: %s; persuadee: %s; follow-up: %s; goal: %s (+%.2f)",
-		strings.Join(task.Domains, ", "), bg, strings.Join(recipe, " then "), resp, follow, goalWords[goal], rise)
+	return fmt.Sprintf("domain: %s; background: %s; persuader: %s; persuadee: %s; follow-up: %s; goal: %s (%.2f of the way to even odds)",
+		strings.Join(task.Domains, ", "), bg, strings.Join(recipe, " then "), resp, follow, goalWords[goal], share)
 }
 
 func firstWords(s string, n int) string {
@@ -261,8 +303,8 @@ func firstWords(s string, n int) string {
 // Analyse is the embedded pattern analyst. L1: every stage scored >= Met
 // with a memory strategy gives (strategy, pattern). L2: every stage scored
 // >= Met without one (absent from the memory), and every off-plan turn
-// whose largest probe rise reaches half the target, gives a pattern with
-// its recipe and goal (the probe that rose most). Choice: the simulator's
+// whose largest Progress of a probe reaches half the target, gives a
+// pattern with its recipe and goal (the probe that went furthest). Choice: the simulator's
 // tasks have no reference dialogue, so the embedded analyst never reads
 // one; the LLM analyst does.
 func (r rules) Analyse(_ context.Context, task Task, plan Plan, scores []int, d Dialogue) (Analysis, llm.Usage, error) {
@@ -294,8 +336,11 @@ func (r rules) Analyse(_ context.Context, task Task, plan Plan, scores []int, d 
 		for _, g := range goalOrder {
 			x, ok1 := reading(d.Episode, i, g)
 			y, ok2 := reading(d.Episode, i+1, g)
-			if ok1 && ok2 && y-x > rise {
-				best, rise = g, y-x
+			if !ok1 || !ok2 {
+				continue
+			}
+			if p, ok := Progress(x, y); ok && p > rise {
+				best, rise = g, p
 			}
 		}
 		if best == "" || rise < r.target/2 {
