@@ -18,7 +18,8 @@ import (
 // "Decision" with the value on the next line, <decision>...</decision>, and
 // synonyms:
 //
-//	accept:      accept, agree, yes (and inflections)
+//	accept:      accept, agree, yes (and inflections); "accept, no
+//	             conditions", "accept (no conditions)"
 //	conditional: conditional, accept with conditions, accept/agree/yes if,
 //	             accept but ..., maybe if, provided, on condition
 //	reject:      reject, decline, refuse, no, unacceptable, unwilling,
@@ -253,9 +254,10 @@ func tagValue(line string) (value string, at int, strong, found bool) {
 		case sep == "" && (rest != "" || !strong):
 			// Without a separator only a bare header ("## Decision") is a tag.
 			continue
-		case !strong && (sep != ":" && sep != "=" || len(words(rest)) > maxWeakWords):
-			// In prose only "decision: <short value>" is a tag; "a big
-			// decision - no way" is not.
+		case !strong && (sep != ":" && sep != "=" || len(words(rest)) > maxWeakWords || !weakValue(rest)):
+			// In prose only "decision: <short value>" that opens with a
+			// decision word is a tag; "a big decision - no way" and "a big
+			// decision: no way I can rush it" are not.
 			continue
 		}
 		return rest, start, strong, true
@@ -265,6 +267,26 @@ func tagValue(line string) (value string, at int, strong, found bool) {
 // maxWeakWords bounds the value of a tag inside prose ("...my decision:
 // accept").
 const maxWeakWords = 8
+
+// weakOpeners are the words a tag inside prose may open its value with:
+// the protocol's values and their synonyms, never "yes", "no" or "maybe",
+// which open ordinary sentences ("a big decision: no way I can rush it").
+var weakOpeners = set("accept", "accepts", "accepted", "agree", "agreed", "conditional", "conditionally",
+	"reject", "rejected", "decline", "declined", "refuse", "refused", "continue", "undecided", "pending", "none")
+
+// weakValue reports whether v can be the value of a tag inside prose: it
+// opens with a decision word (weakOpeners), is one word alone ("my
+// decision: no."), or is "not yet" / "no decision" (see classify).
+func weakValue(v string) bool {
+	ws := words(v)
+	switch {
+	case len(ws) == 0:
+		return false
+	case len(ws) == 1, weakOpeners[ws[0]]:
+		return true
+	}
+	return ws[0] == "not" && ws[1] == "yet" || ws[0] == "no" && ws[1] == "decision"
+}
 
 // tagStart widens a tag at byte i back over "final "/"my " and markup.
 func tagStart(lo string, i int) int {
@@ -458,7 +480,7 @@ func classify(v string) (Decision, bool) {
 				}
 			}
 			for k := i + 1; k < len(ws) && k <= i+4; k++ {
-				if condAfter[ws[k]] && !(ws[k] == "as" && (k+1 >= len(ws) || ws[k+1] != "long")) {
+				if condAfter[ws[k]] && !(ws[k] == "as" && (k+1 >= len(ws) || ws[k+1] != "long")) && !noCondition(ws, k) {
 					return Conditional, true
 				}
 			}
@@ -470,6 +492,22 @@ func classify(v string) (Decision, bool) {
 		}
 	}
 	return Continue, false
+}
+
+// noCondition reports whether the condition word ws[k] is denied ("no
+// conditions", "without any conditions", "not conditional"): one of the
+// two words before it is "no", "without", "not" or "zero".
+func noCondition(ws []string, k int) bool {
+	if !condWords[ws[k]] {
+		return false
+	}
+	for j := k - 1; j >= 0 && j >= k-2; j-- {
+		switch ws[j] {
+		case "no", "without", "not", "zero":
+			return true
+		}
+	}
+	return false
 }
 
 // lowerASCII folds A-Z only, so byte offsets match the original string.

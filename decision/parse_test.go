@@ -84,6 +84,19 @@ var parseCases = []struct {
 	{"cannot agree", "DECISION: I cannot agree to this", Reject, true},
 	{"accepted", "DECISION: accepted", Accept, true},
 	{"as long as", "DECISION: agree as long as I can pause it", Conditional, true},
+	// Denied conditions are full acceptance (issue 47: both read as
+	// conditional on 3b48d04).
+	{"accept, no conditions", "DECISION: accept, no conditions", Accept, true},
+	{"accept (no conditions)", "DECISION: accept (no conditions)", Accept, true},
+	{"accept without any conditions", "DECISION: I accept without any conditions", Accept, true},
+	{"a condition is still one", "DECISION: accept, one condition: a trial month", Conditional, true},
+	// Prose with "decision:" is no tag unless its value opens with a
+	// decision word (issue 47: the first read as reject on 3b48d04).
+	{"prose colon is no tag", "This is a big decision: no way I can rush it.", Continue, false},
+	{"prose colon yes is no tag", "It's a decision: yes, it matters to me, so give me time.", Continue, false},
+	{"prose colon then real tag", "This is a big decision: no way I can rush it.\nDECISION: continue", Continue, true},
+	{"weak tag opening with a value", "Thanks, that helps. My decision: accept", Accept, true},
+	{"weak tag of one word", "Fair enough, so my decision: no.", Reject, true},
 }
 
 func TestParse(t *testing.T) {
