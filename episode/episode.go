@@ -83,6 +83,12 @@ type Usage struct {
 	// CachedTokens is the part of PromptTokens served from the engine's
 	// prefix cache, when the engine reports it.
 	CachedTokens int `json:"cached_tokens"`
+	// PromptOnceTokens is PromptTokens with the prompt prefix that the
+	// call's requests share counted once, as the Probe-RPO paper's Table 4
+	// counts a probe read-out's K forks "with cache": set where it is known
+	// (package llmagent's probe read-outs on the completions path, from
+	// the engine's own token counts), 0 when unknown.
+	PromptOnceTokens int `json:"prompt_once_tokens,omitempty"`
 	// Requests is the number of engine requests made.
 	Requests int `json:"requests"`
 }
@@ -90,7 +96,7 @@ type Usage struct {
 // Add returns u + v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens,
-		u.CachedTokens + v.CachedTokens, u.Requests + v.Requests}
+		u.CachedTokens + v.CachedTokens, u.PromptOnceTokens + v.PromptOnceTokens, u.Requests + v.Requests}
 }
 
 // Utterance is a persuader's turn.
@@ -108,6 +114,10 @@ type Reply struct {
 	Text     string
 	Decision decision.Decision
 	Usage    Usage
+	// Cut reports a reply the engine cut off at its length limit even
+	// after a repair: Text holds its complete sentences only and Decision
+	// is continue (Turn.ReplyCut records it).
+	Cut bool
 }
 
 // Persuader is a persuasion policy. Start begins one episode; it receives
@@ -254,14 +264,23 @@ type Turn struct {
 	Persuader string            `json:"persuader"`
 	Persuadee string            `json:"persuadee"`
 	Decision  decision.Decision `json:"decision"`
+	// ReplyCut reports that the persuadee's reply was cut off at the
+	// engine's length limit even after a repair (Reply.Cut): Persuadee
+	// holds its complete sentences and Decision is continue.
+	ReplyCut bool `json:"reply_cut,omitempty"`
 	// Acts are the tagged persuasion acts of the persuader utterance.
 	Acts []string `json:"acts"`
 	// Probes are read after the persuadee's reply.
 	Probes []probe.Reading `json:"probes,omitempty"`
 	// Belief is B_t in [0, 1]; nil when every probe was unreadable.
 	Belief *float64 `json:"belief"`
-	// Dense is r_t = B_t - B_{t-1}; nil when either belief is missing.
+	// Dense is r_t = B_t - B_{t-1} over the probes readable at both t-1
+	// and t (probe.Common); nil when there are none.
 	Dense *float64 `json:"dense"`
+	// DenseProbes is the number of probes Dense was computed over when that
+	// is fewer than the probes of the basis (some were unreadable at t-1 or
+	// t); 0 when it used every probe, or Dense is nil.
+	DenseProbes int `json:"dense_probes,omitempty"`
 	// Latencies in milliseconds (ProbeMS is 0 for a ProbabilityProber,
 	// read in well under a microsecond).
 	PersuaderMS float64 `json:"persuader_ms"`
@@ -408,16 +427,14 @@ func (o *Outcome) OutcomeReward(w float64) float64 {
 	return reward.Outcome(o.RGoal, *o.RStrategy, w)
 }
 
-// FinalBelief returns B_T, the last readable belief of the episode (B0 if
-// no turn had one); ok is false when there is none.
+// FinalBelief returns B_T, the belief read after the episode's last
+// recorded turn (Probe-RPO paper, Table 9); ok is false when that read-out
+// was unreadable, or the episode has no turn. A missing B_T stays missing:
+// it is never an earlier turn's belief nor B0, which would count an
+// episode whose probes failed as moved or not by its start.
 func (e *Episode) FinalBelief() (float64, bool) {
-	for i := len(e.Turns) - 1; i >= 0; i-- {
-		if b := e.Turns[i].Belief; b != nil {
-			return *b, true
-		}
-	}
-	if e.B0 != nil {
-		return *e.B0, true
+	if n := len(e.Turns); n > 0 && e.Turns[n-1].Belief != nil {
+		return *e.Turns[n-1].Belief, true
 	}
 	return 0, false
 }

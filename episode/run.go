@@ -43,6 +43,11 @@ type Config struct {
 	// (Episode.Reward); its failure never fails the episode: the error
 	// goes to Episode.JudgeError, prefixed "reward: ".
 	Rewarder Rewarder
+	// NoProbes skips every probe read-out, as EnvOptions.NoProbes does:
+	// outcome-only episodes (--probes none) for a persuadee that gives no
+	// log-probabilities, Initial, B0 and each turn's Probes, Belief and
+	// Dense left missing.
+	NoProbes bool
 	// SequentialProbes, when set, waits for each engine-backed probe
 	// read-out before the persuader's next utterance is asked for, as
 	// before the read-out overlapped it. Same transcripts and numbers on
@@ -149,7 +154,8 @@ func Mix(z uint64) uint64 {
 //
 // Errors: a cancelled ctx returns ctx.Err() and no episode (the caller
 // re-runs it on resume). A role error wrapping ErrTruncated ends the episode
-// as truncated; any other role error returns an episode with Terminal
+// as truncated (but a probe fork that outgrows the context window leaves its
+// turn and decision standing, with the turn's belief missing); any other role error returns an episode with Terminal
 // TermFailed and Error set (Transient when it wraps ErrTransient), and a
 // nil error, so the failure is recorded.
 func Run(ctx context.Context, cfg Config, sc *scenario.Scenario, per Persuader, pee Persuadee, seed uint64) (*Episode, error) {
@@ -407,8 +413,8 @@ type StepResult struct {
 	// Settle's result, and in Step's unless the read-out is in flight (an
 	// engine-backed Prober without Config.SequentialProbes on an episode
 	// that goes on). After Reset, Settle gives T = 0 with the initial
-	// read-out (Episode.Initial and B0). Dense is nil when either belief
-	// is missing.
+	// read-out (Episode.Initial and B0). Dense is nil when no probe is
+	// readable at both t-1 and t.
 	Turn Turn
 	// Tags is the tagger's reading of the utterance (zero for T = 0).
 	Tags tagger.Tags
@@ -426,7 +432,9 @@ type StepResult struct {
 // read-out and completes the turn (Probes, Belief, Dense). A terminal
 // decision (unless EnvOptions.PastTerminal) or turn Tmax ends the episode
 // (pending without a terminal decision), as does a role error: one
-// wrapping ErrTruncated ends it as truncated, any other as failed
+// wrapping ErrTruncated ends it as truncated, any other as failed (a probe
+// read-out whose fork outgrows the context window is no such error: its
+// readings are unreadable with that reason and the turn stands)
 // (Episode.Transient and RetryAfter as Run describes). An ended episode
 // that is not failed is then given to Config.Judge and Config.ActJudge.
 //
@@ -462,12 +470,12 @@ type Env struct {
 	prevRs []probe.Reading
 	batch  int // read-outs per episode, sizing the chunks
 
-	inflight chan readOut // the read-out in flight, or nil
-	early    *judging     // judges started before the last read-out settled, or nil
-	ready    readOut      // the settled read-out when inflight is nil
-	pending  bool         // the current turn's read-out is not yet recorded
-	cur      StepResult   // the current turn
-	prev     *float64     // B_{t-1}
+	inflight chan readOut    // the read-out in flight, or nil
+	early    *judging        // judges started before the last read-out settled, or nil
+	ready    readOut         // the settled read-out when inflight is nil
+	pending  bool            // the current turn's read-out is not yet recorded
+	cur      StepResult      // the current turn
+	prev     []probe.Reading // the read-out at t-1, for r_t
 	first    decision.Terminal
 
 	started, done, abandoned bool
@@ -540,7 +548,7 @@ func (e *Env) Reset(ctx context.Context) error {
 		return e.fail(ctx, &RoleError{Role: RolePersuadee, Err: err})
 	}
 	e.es = es
-	if !e.opt.NoProbes {
+	if !e.opt.NoProbes && !e.cfg.NoProbes {
 		e.prober, _ = es.(Prober)
 		e.direct, _ = es.(ProbabilityProber)
 		e.usageOf, _ = es.(ProbeUsageReporter)
@@ -603,7 +611,7 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error 
 	if !r.Decision.Valid() {
 		return e.fail(ctx, &RoleError{T: t, Role: RolePersuadee, Err: fmt.Errorf("%w %q", ErrInvalidDecision, r.Decision)})
 	}
-	e.cur.Turn.Persuadee, e.cur.Turn.Decision, e.cur.Turn.PersuadeeUsage = r.Text, r.Decision, r.Usage
+	e.cur.Turn.Persuadee, e.cur.Turn.Decision, e.cur.Turn.PersuadeeUsage, e.cur.Turn.ReplyCut = r.Text, r.Decision, r.Usage, r.Cut
 	e.transcript = append(e.transcript, Message{Speaker: PersuadeeSpeaker, Text: r.Text})
 
 	e.startProbes(ctx)
@@ -661,8 +669,9 @@ func (e *Env) startJudges(ctx context.Context) {
 // it returns the current result again.
 //
 // Errors: ErrNotReset; a *RoleError of a failed read-out, which ends the
-// episode (truncated when it wraps ErrTruncated, else failed); a
-// cancelled ctx returns ctx.Err() and abandons the episode.
+// episode as failed (a fork that outgrew the context window is not an
+// error: the turn is recorded with unreadable probes); a cancelled ctx
+// returns ctx.Err() and abandons the episode.
 func (e *Env) Settle(ctx context.Context) (StepResult, error) {
 	if !e.started {
 		return e.cur, ErrNotReset
@@ -795,6 +804,11 @@ func (e *Env) settle(ctx context.Context) error {
 	}
 	e.pending = false
 	o := e.ready
+	if errors.Is(o.err, ErrTruncated) {
+		// A fork that outgrows the context window costs the read-out, not
+		// the turn: the reply and its decision stand, the belief is missing.
+		o = readOut{rs: e.overflowed(), ms: o.ms, usage: o.usage}
+	}
 	turn := &e.cur.Turn
 	turn.Probes, turn.Belief, turn.ProbeMS, turn.ProbeUsage = o.rs, o.b, o.ms, o.usage
 	if turn.T == 0 {
@@ -803,21 +817,38 @@ func (e *Env) settle(ctx context.Context) error {
 			return e.fail(ctx, &RoleError{Role: RoleProbe, Err: o.err})
 		}
 		e.ep.Initial, e.ep.B0 = o.rs, o.b
-		e.prev = o.b
+		e.prev = o.rs
 		return nil
 	}
 	if o.err != nil {
 		return e.fail(ctx, &RoleError{T: turn.T, Role: RoleProbe, Err: o.err})
 	}
-	if turn.Belief != nil && e.prev != nil {
-		if d, ok := reward.Dense(*turn.Belief, *e.prev, true, true); ok {
+	if bPrev, bCur, n := probe.Common(e.prev, turn.Probes); n > 0 {
+		if d, ok := reward.Dense(bCur, bPrev, true, true); ok {
 			turn.Dense = &e.floats.take(1, 2*e.batch)[0]
 			*turn.Dense = d
+			if n < len(e.cfg.Basis) {
+				turn.DenseProbes = n
+			}
 		}
 	}
-	e.prev = turn.Belief
+	e.prev = turn.Probes
 	e.ep.Turns = append(e.ep.Turns, *turn)
 	return nil
+}
+
+// overflowedReason is the Reason of the readings of a read-out whose fork
+// outgrew the persuadee's context window.
+const overflowedReason = "probe fork exceeds the context window"
+
+// overflowed returns one unreadable Reading per probe of the basis, for a
+// read-out whose fork outgrew the context window (ErrTruncated).
+func (e *Env) overflowed() []probe.Reading {
+	rs := make([]probe.Reading, len(e.cfg.Basis))
+	for k, p := range e.cfg.Basis {
+		rs[k] = probe.Reading{Probe: p.ID, Reason: overflowedReason}
+	}
+	return rs
 }
 
 // fail ends the episode after a role error and returns err: truncated

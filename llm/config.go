@@ -150,7 +150,20 @@ type Role struct {
 	// reasonable requests) or "hard" (rationally resisting: yields only to
 	// concrete, honest reasons). Other roles ignore it.
 	Variant string `yaml:"variant"`
+	// Structured selects an LLM persuadee's decision protocol (package
+	// llmagent, docs/llm-roles.md): "" or "false", a tagged last line
+	// "DECISION: ..." on every engine (the default); "auto", a JSON object
+	// {"reply", "decision"} under a JSON schema where the engine honours
+	// structured output (Capabilities.StructuredOutput), else the tagged
+	// line; "true", the JSON object, and an error at start-up where the
+	// engine cannot constrain it. Probe forks never carry the JSON rule
+	// (whatever the protocol, they are rendered in the text protocol).
+	// Other roles ignore it.
+	Structured string `yaml:"structured"`
 }
+
+// StructuredModes are the valid Role.Structured values ("" means "false").
+var StructuredModes = []string{"auto", "true", "false"}
 
 // PersuadeeVariants are the valid Role.Variant values ("" means
 // "default").
@@ -486,6 +499,9 @@ func (c *Config) validate(file string, lines map[string]int) error {
 		}
 		if r.Variant != "" && !slices.Contains(PersuadeeVariants, r.Variant) {
 			return at(f+".variant", "%q: want one of %s", r.Variant, strings.Join(PersuadeeVariants, ", "))
+		}
+		if r.Structured != "" && !slices.Contains(StructuredModes, r.Structured) {
+			return at(f+".structured", "%q: want one of %s", r.Structured, strings.Join(StructuredModes, ", "))
 		}
 	}
 	return nil

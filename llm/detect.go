@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/persuarena/persuarena/probe"
 )
 
 // Capabilities is what a backend was found to support (Detect).
@@ -156,14 +158,15 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 	// detection, and under engine faults one retry path is far shorter
 	// than three in a row. Their results are read in this order, so the
 	// error returned does not depend on their timing.
-	var healthErr, modelsErr, tokErr error
+	var healthErr, modelsErr, tokErr, noErr error
 	var models []string
-	var ids []int
+	var ids, noIDs []int
 	var wg sync.WaitGroup
 	wg.Go(func() { healthErr = c.Health(ctx) })
 	wg.Go(func() { models, modelsErr = c.Models(ctx) })
 	if p.Tokenize {
 		wg.Go(func() { ids, tokErr = c.Tokenize(ctx, "Yes") })
+		wg.Go(func() { noIDs, noErr = c.Tokenize(ctx, "No") })
 	}
 	wg.Wait()
 	if healthErr != nil {
@@ -177,12 +180,12 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 		return caps, fmt.Errorf("llm: backend %q does not serve model %q (served: %s)", c.b.Name, c.b.Model, strings.Join(models, ", "))
 	}
 
-	var probeID = -1
+	var probeIDs []int // "Yes" and "No", asked for by id
 	if p.Tokenize {
-		err := tokErr
-		if err == nil && len(ids) > 0 {
+		err := errors.Join(tokErr, noErr)
+		if err == nil && len(ids) > 0 && len(noIDs) > 0 {
 			caps.Tokenize = true
-			probeID = ids[0]
+			probeIDs = []int{ids[0], noIDs[0]}
 		} else {
 			caps.Notes = append(caps.Notes, fmt.Sprintf("tokenize failed: %v", err))
 		}
@@ -190,7 +193,7 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 	switch p.Engine {
 	case VLLM, SGLang:
 		caps.ApplyTemplate = p.ApplyTemplate && caps.Tokenize
-		if err := c.probeCompletion(ctx, &caps, probeID); err != nil {
+		if err := c.probeCompletion(ctx, &caps, probeIDs); err != nil {
 			return caps, err
 		}
 	case LlamaCpp:
@@ -199,7 +202,7 @@ func (c *Client) Detect(ctx context.Context) (Capabilities, error) {
 		} else {
 			caps.Notes = append(caps.Notes, fmt.Sprintf("apply-template failed: %v", err))
 		}
-		if err := c.probeCompletion(ctx, &caps, probeID); err != nil {
+		if err := c.probeCompletion(ctx, &caps, probeIDs); err != nil {
 			return caps, err
 		}
 	case Ollama:
@@ -265,7 +268,14 @@ func (c *Client) askChatLogprobs(ctx context.Context) (bool, error) {
 // two-prompt list where the profile expects lists. A 400 naming a smaller
 // maximum lowers the cap; a list that is refused or answered with the
 // wrong number of choices marks prompt lists as absent.
-func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeID int) error {
+//
+// On vLLM it also asks for the log-probs of probeIDs (the "Yes" and "No"
+// token ids) by id, at temperature 0: an engine that honours
+// logprob_token_ids answers exactly those ids and the sampled token, one
+// that ignores it its top-k list, where "Yes" may well appear after
+// "Hello" by itself. Token-id log-probs count as honoured only when every
+// asked id is there and nothing else but the sampled token.
+func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeIDs []int) error {
 	k := caps.MaxTopLogprobs
 	prompts := []string{"Hello"}
 	if caps.PromptLists {
@@ -278,9 +288,11 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 	}
 	for try := 0; try < 5; try++ {
 		r := CompletionRequest{Prompts: prompts, Sampling: Sampling{MaxTokens: 1}, Logprobs: k}
-		if probeID >= 0 {
-			r.TokenIDs = []int{probeID}
-			r.TokenText = map[int]string{probeID: "Yes"}
+		if len(probeIDs) > 0 && c.prof.Engine == VLLM {
+			zero := 0.0
+			r.Sampling.Temperature = &zero
+			r.TokenIDs = probeIDs
+			r.TokenText = map[int]string{probeIDs[0]: "Yes", probeIDs[1]: "No"}
 		}
 		var u Usage
 		var resp *CompletionResponse
@@ -322,17 +334,35 @@ func (c *Client) probeCompletion(ctx context.Context, caps *Capabilities, probeI
 			caps.Notes = append(caps.Notes, resp.Choices[0].Artefact.Error())
 		}
 		if len(resp.Choices) > 0 && len(resp.Choices[0].Top) > 0 {
-			for _, cand := range resp.Choices[0].Top[0] {
-				// vLLM must honour logprob_token_ids; llama-server reports
-				// ids with its own top-k.
-				if (probeID >= 0 && cand.ID == probeID) || (c.prof.Engine == LlamaCpp && cand.ID >= 0) {
-					caps.TokenIDLogprobs = true
-				}
+			top := resp.Choices[0].Top[0]
+			switch c.prof.Engine {
+			case VLLM:
+				caps.TokenIDLogprobs = len(r.TokenIDs) > 0 && honoursIDs(top, r.TokenIDs)
+			case LlamaCpp:
+				// llama-server reports ids with its own top-k.
+				caps.TokenIDLogprobs = slices.ContainsFunc(top, func(cand probe.TokenLogprob) bool { return cand.ID >= 0 })
 			}
 		}
 		return nil
 	}
 	return fmt.Errorf("llm: backend %q: completion probe: no accepted logprobs value", c.b.Name)
+}
+
+// honoursIDs reports whether a position's candidates are an answer to
+// logprob_token_ids = ids: every id present, and at most one other
+// candidate (the sampled token). A top-k list that ignored the ids holds
+// k candidates, of which "Yes" and "No" are at most two.
+func honoursIDs(top []probe.TokenLogprob, ids []int) bool {
+	others := 0
+	seen := map[int]bool{}
+	for _, cand := range top {
+		if slices.Contains(ids, cand.ID) {
+			seen[cand.ID] = true
+		} else {
+			others++
+		}
+	}
+	return len(seen) == len(ids) && others <= 1
 }
 
 // smallerMax reads the maximum a 400 body names ("max allowed: 20",

@@ -807,3 +807,33 @@ func TestSecrets(t *testing.T) {
 }
 
 func fmtS(f string, v any) string { return fmt.Sprintf(f, v) }
+
+// An old vLLM that ignores logprob_token_ids answers its natural top-k,
+// and after "Hello" that list can hold "Yes" (and "No") by itself: that
+// is no evidence of exact token-id log-probs. Issue 47 item 9: on 3b48d04
+// Detect took "Yes" in the top-20 as honoured ids, and the probes then
+// asked for one top candidate, reading the answer from it alone.
+func TestDetectTokenIDsNotFooledByTopK(t *testing.T) {
+	natural := func(fakeengine.Request) fakeengine.Reply {
+		d := map[string]float64{"Yes": 0.2, "No": 0.1, "!": 0.3}
+		for i := range 20 {
+			d[fmt.Sprintf(" w%d", i)] = 0.02
+		}
+		return fakeengine.Reply{FirstToken: d}
+	}
+	for _, tc := range []struct {
+		name string
+		opts []fakeengine.Option
+		want bool
+	}{
+		{"ignores the ids", []fakeengine.Option{fakeengine.WithoutTokenIDLogprobs()}, false},
+		{"honours the ids", nil, true},
+	} {
+		srv := fakeengine.New(llm.VLLM, append(tc.opts, fakeengine.WithHandler(natural))...)
+		caps, err := newClient(t, srv.Backend("b"), &sleeper{}).Detect(ctx)
+		srv.Close()
+		if err != nil || caps.TokenIDLogprobs != tc.want {
+			t.Errorf("%s: TokenIDLogprobs %v, want %v (%v)", tc.name, caps.TokenIDLogprobs, tc.want, err)
+		}
+	}
+}

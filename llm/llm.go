@@ -181,6 +181,12 @@ type Usage struct {
 	// CachedTokens is the part of PromptTokens served from the engine's
 	// prefix cache, when the engine reports it.
 	CachedTokens int `json:"cached_tokens"`
+	// PromptOnceTokens is PromptTokens with the prompt prefix that the
+	// call's requests share counted once, as the Probe-RPO paper's Table 4
+	// counts a probe read-out's K forks "with cache": set where it is known
+	// (package llmagent's probe read-outs on the completions path, from
+	// the engine's own token counts), 0 when unknown.
+	PromptOnceTokens int `json:"prompt_once_tokens,omitempty"`
 	// Requests is the number of HTTP requests sent, retries included.
 	Requests int `json:"requests"`
 }
@@ -188,7 +194,7 @@ type Usage struct {
 // Add returns u + v, field by field.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens,
-		u.CachedTokens + v.CachedTokens, u.Requests + v.Requests}
+		u.CachedTokens + v.CachedTokens, u.PromptOnceTokens + v.PromptOnceTokens, u.Requests + v.Requests}
 }
 
 // ErrTransient marks (errors.Is) an engine error that may not recur: 5xx

@@ -118,13 +118,15 @@ func candidate(tok string, id *int, lp logprob, names map[int]string) probe.Toke
 }
 
 // withSampled appends the sampled token to a position's candidates unless
-// it is already there (same id when known, else same text).
+// it is already there (same id when known, else same text), marked Extra:
+// it stands outside the engine's top list (probe.Answer's floor).
 func withSampled(top []probe.TokenLogprob, s probe.TokenLogprob) []probe.TokenLogprob {
 	for _, c := range top {
 		if (s.ID >= 0 && c.ID == s.ID) || (s.ID < 0 && c.ID < 0 && c.Token == s.Token) {
 			return top
 		}
 	}
+	s.Extra = true
 	return append(top, s)
 }
 

@@ -51,16 +51,33 @@ var Agreement = Probe{ID: "agree", Dimension: "agreement with the proposal", Que
 // agreement itself.
 var AgreementBasis = Basis{Agreement}
 
+// None is the --probes value of outcome-only episodes: no read-out at all
+// (episode.Config.NoProbes), for a persuadee whose engine gives no
+// log-probabilities (hosted APIs; the Probe-RPO paper's Table 7 reports
+// only full acceptance for such persuadees). Commands that accept it check
+// IsNone before Resolve.
+const None = "none"
+
+// IsNone reports whether a --probes value is None.
+func IsNone(ref string) bool { return ref == None }
+
+// ErrNone is returned by Resolve for None: a command that needs a probe
+// basis cannot run outcome-only.
+var ErrNone = errors.New("--probes none (outcome-only, no belief read-outs) is accepted by eval only; this command needs probes")
+
 // Resolve returns the basis a --probes value names: "" or "default" is
 // Default (CA/PE/AC, Probe-RPO paper Table 1), "agreement" is
 // AgreementBasis, anything else a JSON file read by LoadBasis (write
-// ./default to read a file of that name). Errors: LoadBasis's.
+// ./default, ./agreement or ./none to read a file of that name). Errors:
+// ErrNone for None, LoadBasis's.
 func Resolve(ref string) (Basis, error) {
 	switch ref {
 	case "", "default":
 		return Default, nil
 	case "agreement":
 		return AgreementBasis, nil
+	case None:
+		return nil, ErrNone
 	}
 	return LoadBasis(ref)
 }
@@ -106,11 +123,25 @@ type TokenLogprob struct {
 	// Logprob is the natural-log probability. -Inf, NaN, values <= -1e30
 	// and the -9999 "below top-k" sentinel all mean ~0 probability.
 	Logprob float64 `json:"logprob"`
+	// Extra marks the sampled token, added by package llm after the
+	// engine's top list because it was not in it (llama-server's pinned
+	// "Yes"): its own log-prob is real, but its rank says nothing about the
+	// tokens below the list, so it never sets an Answer's floor.
+	Extra bool `json:"extra,omitempty"`
 }
 
 // Answer is the raw first-token distribution an engine returned for one probe.
 type Answer struct {
 	Top []TokenLogprob `json:"top"`
+	// TopK reports that Top is an engine's top-k list (and perhaps the
+	// sampled token, Extra): a token missing from it, or listed with a
+	// "below top-k" sentinel, may still carry any probability up to the
+	// smallest one listed, its floor. False when Top lists every Yes and No
+	// variant the engine was asked about (vLLM's exact token-id read-out)
+	// or comes from known probabilities (FromProbability): a variant
+	// missing there has no mass. Read bounds a TopK answer that shows only
+	// one side (OneSided).
+	TopK bool `json:"top_k,omitempty"`
 	// Reason, when not empty, says why the answer carries no
 	// distribution although the engine answered (e.g. post-sampling
 	// probabilities, package llm's ArtefactError); Read copies it to an
@@ -203,14 +234,66 @@ func Pool(a Answer) (pYes, pNo float64) {
 }
 
 // Read pools a probe's answer and returns its Reading; an answer without any
-// Yes or No mass gives a Reading with OK false and the answer's Reason.
+// Yes or No mass gives a Reading with OK false and the answer's Reason. A
+// top-k answer (Answer.TopK) with mass on one side only is read by
+// OneSided: never p = 1 or 0 from one visible side.
 func Read(id string, a Answer) Reading {
 	y, n := Pool(a)
+	if a.TopK && (y > 0) != (n > 0) {
+		return OneSided(id, a, y, n)
+	}
 	p, err := Share(y, n)
 	if err != nil {
 		return Reading{Probe: id, Reason: a.Reason}
 	}
 	return Reading{Probe: id, P: p, OK: true}
+}
+
+// OneSidedTolerance is the widest interval, on p in [0, 1], that a top-k
+// answer showing only one side may leave for OneSided to read it.
+//
+// Choice: 0.02, so the value read (the interval's midpoint) is within
+// 0.01 of the true p, a tenth of the smallest change the simulator's
+// rise-and-fall analysis counts (episode.RiseFallStep is 0.02 on B).
+const OneSidedTolerance = 0.02
+
+// OneSided reads a top-k answer (Answer.TopK) whose pooled mass is all on
+// one side: y > 0 = n or n > 0 = y. The missing side lies below the
+// answer's floor F, the smallest probability listed among the engine's
+// top candidates (Extra entries excluded), so with Yes visible p lies in
+// [y/(y+F), 1] (with No visible, in [0, F/(F+n)]). When that interval is
+// at most OneSidedTolerance wide, p is its midpoint; otherwise, or when no
+// listed candidate gives a floor, the probe is unreadable, with a Reason
+// giving the interval.
+//
+// Choice: the missing side is bounded by one floor, although several of
+// its spellings (" No", "no", ...) could each lie below it: the main
+// spelling carries nearly all of a side's mass on the models measured
+// (docs/engines.md), and the interval stays an honest statement of what
+// the list shows.
+func OneSided(id string, a Answer, y, n float64) Reading {
+	floor := 0.0
+	for _, c := range a.Top {
+		if p := prob(c.Logprob); !c.Extra && p > 0 && (floor == 0 || p < floor) {
+			floor = p
+		}
+	}
+	seen, missing, v := "Yes", "No", y
+	if n > 0 {
+		seen, missing, v = "No", "Yes", n
+	}
+	if floor == 0 {
+		return Reading{Probe: id, Reason: fmt.Sprintf("only %s among the returned candidates and no listed probability to bound %s", seen, missing)}
+	}
+	w := floor / (v + floor) // interval width
+	lo, hi := 1-w, 1.0
+	if seen == "No" {
+		lo, hi = 0, w
+	}
+	if w > OneSidedTolerance {
+		return Reading{Probe: id, Reason: fmt.Sprintf("only %s among the top candidates: %s is below the smallest listed probability %.3g, which leaves p in [%.3f, %.3f]", seen, missing, floor, lo, hi)}
+	}
+	return Reading{Probe: id, P: (lo + hi) / 2, OK: true}
 }
 
 // Belief returns B_t = mean_k p_k over the readable probes (Probe-RPO paper,
@@ -231,6 +314,36 @@ func Belief(rs []Reading) (b float64, ok bool) {
 		return 0, false
 	}
 	return b / float64(n), true
+}
+
+// Common returns the beliefs at t-1 and t over the probes readable in both
+// read-outs, prev and cur (matched by Probe id; the same basis gives the
+// same order), and how many they are: the beliefs a dense reward r_t =
+// B_t - B_{t-1} compares (Probe-RPO paper, §3.2), so that a probe that
+// becomes readable or unreadable between the two turns changes neither.
+// n is 0 when no probe is readable in both. When every readable probe is
+// readable in both, bPrev and bCur are exactly Belief(prev) and
+// Belief(cur), bit for bit (the same sums in the same order).
+func Common(prev, cur []Reading) (bPrev, bCur float64, n int) {
+	for _, c := range cur {
+		if !c.OK {
+			continue
+		}
+		for _, q := range prev {
+			if q.Probe == c.Probe {
+				if q.OK {
+					bPrev += q.P
+					bCur += c.P
+					n++
+				}
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return bPrev / float64(n), bCur / float64(n), n
 }
 
 // ReadProbability returns the Reading of probe id whose answer puts

@@ -19,8 +19,8 @@ const insertEpisodeSQL = `INSERT INTO episodes(run_id, persuader, persuadee, sce
 	r_strategy, acts_by, judge_error, judge_ms,
 	judge_prompt_tokens, judge_completion_tokens, judge_cached_tokens, judge_requests,
 	initial_probe_ms, initial_probe_prompt_tokens, initial_probe_completion_tokens,
-	initial_probe_cached_tokens, initial_probe_requests, reward)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	initial_probe_cached_tokens, initial_probe_requests, reward, initial_probe_prompt_once_tokens)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertTranscriptSQL stores the transcript of the episode inserted just
 // before in the same transaction; %s is the dialect's lastID.
@@ -170,7 +170,7 @@ func (db *DB) saveRows(ctx context.Context, runID string, eps []*episode.Episode
 // the values of insertEpisodeSQL's placeholders, in order, transcript
 // insertTranscriptSQL's.
 type episodeRow struct {
-	args       [30]any
+	args       [31]any
 	transcript [2]any
 }
 
@@ -224,7 +224,7 @@ func (r *episodeRow) encode(runID string, ep *episode.Episode, buf []byte) ([]by
 		ep.RGoal, nullable(ep.B0), bFinal, len(ep.Turns), ep.Error,
 		nullable(ep.RStrategy), ep.ActsBy, ep.JudgeError, ep.JudgeMS,
 		ju.PromptTokens, ju.CompletionTokens, ju.CachedTokens, ju.Requests,
-		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, reward}
+		ep.InitialProbeMS, iu.PromptTokens, iu.CompletionTokens, iu.CachedTokens, iu.Requests, reward, iu.PromptOnceTokens}
 	r.transcript = [2]any{all[:n], all[n:]}
 	return buf, nil
 }
@@ -476,7 +476,7 @@ const (
 		e.r_strategy, e.acts_by, e.judge_error, e.judge_ms,
 		e.judge_prompt_tokens, e.judge_completion_tokens, e.judge_cached_tokens, e.judge_requests,
 		e.initial_probe_ms, e.initial_probe_prompt_tokens, e.initial_probe_completion_tokens,
-		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward,
+		e.initial_probe_cached_tokens, e.initial_probe_requests, e.reward, e.initial_probe_prompt_once_tokens,
 		COALESCE(x.initial_json, '[]'), COALESCE(x.turns_json, '[]')`
 	// fromEpisodes joins each episode's transcript.
 	fromEpisodes = `episodes e LEFT JOIN transcripts x ON x.episode_id = e.id`
@@ -499,7 +499,7 @@ func scanEpisode(rows *sql.Rows, runID string) (*episode.Episode, error) {
 		&rStrategy, &ep.ActsBy, &ep.JudgeError, &ep.JudgeMS,
 		&ju.PromptTokens, &ju.CompletionTokens, &ju.CachedTokens, &ju.Requests,
 		&ep.InitialProbeMS, &iu.PromptTokens, &iu.CompletionTokens, &iu.CachedTokens, &iu.Requests,
-		&rewardJSON, &initial, &turns); err != nil {
+		&rewardJSON, &iu.PromptOnceTokens, &initial, &turns); err != nil {
 		return nil, err
 	}
 	if rewardJSON != "" {

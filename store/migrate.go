@@ -151,7 +151,19 @@ CREATE TABLE transcripts (
 	turns_json   TEXT NOT NULL  -- every turn with its read-out
 );
 `,
+	// 8: the t = 0 read-out's prompt tokens with the forks' shared context
+	// counted once (Table 4 "with cache"; 0: unknown, as for older rows);
+	// b_final re-derived as the belief after the last turn, NULL when that
+	// read-out was unreadable (it was the last readable belief, or b0).
+	migrateBFinal,
 }
+
+// migrateBFinal is migration 8 in both dialects (turns is a view of the
+// transcripts since migration 7).
+const migrateBFinal = `
+ALTER TABLE episodes ADD COLUMN initial_probe_prompt_once_tokens BIGINT NOT NULL DEFAULT 0;
+UPDATE episodes SET b_final = (SELECT u.belief FROM turns u WHERE u.episode_id = episodes.id ORDER BY u.t DESC LIMIT 1);
+`
 
 // sqlitePacked ends migration 7 once packTranscripts has run: the tables
 // turns and probe_readings give way to views with their names and

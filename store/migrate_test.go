@@ -59,12 +59,19 @@ func newLegacy(t *testing.T, db *sql.DB, pg bool, migrations []string) legacyDB 
 }
 
 // save writes ep with episode id id as schema version 6 stored it: an
-// episodes row, a turns row per turn, a probe_readings row per read-out.
+// episodes row, a turns row per turn, a probe_readings row per read-out,
+// and b_final as versions before 8 derived it: the last readable belief,
+// else b0.
 func (l legacyDB) save(t *testing.T, id int64, ep *episode.Episode) {
 	t.Helper()
 	var bFinal any
-	if b, ok := ep.FinalBelief(); ok {
-		bFinal = b
+	if ep.B0 != nil {
+		bFinal = *ep.B0
+	}
+	for _, tu := range ep.Turns {
+		if tu.Belief != nil {
+			bFinal = *tu.Belief
+		}
 	}
 	reward := ""
 	if ep.Reward != nil {
@@ -201,8 +208,8 @@ func testMigrate6(t *testing.T, l legacyDB, old, fresh string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, err := db.SchemaVersion(ctx); err != nil || v != 7 {
-		t.Fatalf("schema version %d, %v; want 7", v, err)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != store.SchemaLatest {
+		t.Fatalf("schema version %d, %v; want %d", v, err, store.SchemaLatest)
 	}
 	ref, err := store.OpenURL(ctx, fresh)
 	if err != nil {
@@ -284,5 +291,40 @@ func testMigrate6(t *testing.T, l legacyDB, old, fresh string) {
 	}
 	if k, err := db.DoneKeys(ctx, "r1"); err != nil || len(k) != 3 {
 		t.Fatalf("%d keys after a save, %v", len(k), err)
+	}
+}
+
+// Migration 8 re-derives b_final as the belief after the last turn: an
+// episode whose last read-out was unreadable had its last readable
+// belief (or b0) stored, and now has none, as Episode.FinalBelief says.
+func TestMigrateRederivesBFinal(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/v6.db"
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLegacy(t, raw, false, store.SQLiteMigrations())
+	carried := &episode.Episode{ScenarioID: "s", Persuader: "a", Persuadee: "b", Terminal: decision.TermAccept, RGoal: 3, B0: fptr(0.8),
+		Turns: []episode.Turn{{T: 1, Decision: decision.Continue, Acts: []string{}, Belief: fptr(0.6)},
+			{T: 2, Decision: decision.Accept, Acts: []string{}}}}
+	readable := &episode.Episode{ScenarioID: "s", Rollout: 1, Persuader: "a", Persuadee: "b", Terminal: decision.TermReject, RGoal: -3, B0: fptr(0.8),
+		Turns: []episode.Turn{{T: 1, Decision: decision.Reject, Acts: []string{}, Belief: fptr(0.25)}}}
+	none := &episode.Episode{ScenarioID: "s", Rollout: 2, Persuader: "a", Persuadee: "b", Terminal: decision.TermTruncated, RGoal: -1, B0: fptr(0.8)}
+	for i, ep := range []*episode.Episode{carried, readable, none} {
+		l.save(t, int64(20+i), ep)
+	}
+	l.Close()
+	db, err := store.OpenURL(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var got []*float64
+	if err := db.EachOutcome(ctx, "r1", func(o episode.Outcome) error { got = append(got, o.BFinal); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0] != nil || got[1] == nil || *got[1] != 0.25 || got[2] != nil {
+		t.Fatalf("b_final after migration: %v; want missing, 0.25, missing", got)
 	}
 }

@@ -221,6 +221,9 @@ CREATE TABLE transcripts (
 	turns_json   TEXT NOT NULL
 );
 `,
+	// 8: the t = 0 read-out's prefix-once tokens and b_final re-derived, as
+	// the SQLite migration 8.
+	migrateBFinal,
 }
 
 // pgPacked is sqlitePacked for PostgreSQL: the same view names, columns

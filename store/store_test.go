@@ -111,17 +111,17 @@ func TestOpenTwiceMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 7 || SchemaLatest != 7 {
-		t.Errorf("schema version %d, latest %d; want 7, 7", v, SchemaLatest)
+	if v != 8 || SchemaLatest != 8 {
+		t.Errorf("schema version %d, latest %d; want 8, 8", v, SchemaLatest)
 	}
-	if n := count(t, db, "schema_migrations"); n != 7 {
-		t.Errorf("schema_migrations rows = %d, want 7", n)
+	if n := count(t, db, "schema_migrations"); n != 8 {
+		t.Errorf("schema_migrations rows = %d, want 8", n)
 	}
 	if _, err := db.GetRun(ctx, "r1"); err != nil {
 		t.Errorf("run lost across reopen: %v", err)
 	}
 	// A database migrated by a newer binary is refused.
-	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (8, 'x')`); err != nil {
+	if _, err := db.sql.Exec(`INSERT INTO schema_migrations(version, applied_at) VALUES (?, 'x')`, SchemaLatest+1); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -391,8 +391,8 @@ func TestMigrateFromVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, err := db.SchemaVersion(ctx); err != nil || v != 7 {
-		t.Fatalf("schema version %d, %v; want 7", v, err)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("schema version %d, %v; want %d", v, err, len(migrations))
 	}
 	eps, err := db.Episodes(ctx, "r1")
 	if err != nil || len(eps) != 1 {

@@ -23,20 +23,25 @@ import (
 //	                persuader_ms, persuadee_ms, probe_ms,
 //	                persuader_{prompt,completion,cached}_tokens, persuader_requests,
 //	                persuadee_{prompt,completion,cached}_tokens, persuadee_requests,
-//	                probe_{prompt,completion,cached}_tokens, probe_requests], ...]
+//	                probe_{prompt,completion,cached}_tokens, probe_requests,
+//	                probe_prompt_once_tokens, dense_probes, reply_cut], ...]
 //
-// in t order. The latencies and token counts are written up to the last
-// one that is not zero (the simulator's turns have none), the rest read as
-// 0. ok is 1 or 0; an unreadable reading may carry a fourth element, the
+// in t order. The latencies, token counts and the last three (schema 8:
+// Usage.PromptOnceTokens of the read-out, Turn.DenseProbes, Turn.ReplyCut
+// as 0 or 1) are written up to the last one that is not zero (the
+// simulator's turns have none), the rest read as 0. ok is 1 or 0; an unreadable reading may carry a fourth element, the
 // reason the engine's answer was rejected (probe.Reading.Reason). Numbers
 // are written in Go's shortest round-trip form, so every float64 loads back bit for bit; strings are JSON strings (bytes
 // that are not UTF-8 are kept as they are). The views turns and
 // probe_readings expose the texts as the tables of schema versions 1-6
 // did, for plain SQL (docs/store.md).
 
-// costFields is the number of latencies and token counts that end a
-// turn's array.
-const costFields = 15
+// costFields is the number of latencies and token counts that follow a
+// turn's readings; turnFields adds the three fields after them.
+const (
+	costFields = 15
+	turnFields = costFields + 3
+)
 
 // appendReadings appends rs as [[probe, p, ok], ...], an unreadable
 // reading with a Reason as [probe, p, 0, reason].
@@ -99,12 +104,16 @@ func appendTurns(b []byte, ts []episode.Turn) []byte {
 		b = append(b, ',')
 		b = appendReadings(b, tu.Probes)
 		ms := [...]float64{tu.PersuaderMS, tu.PersuadeeMS, tu.ProbeMS}
-		var n [12]int
+		var n [turnFields - 3]int
 		for k, u := range [...]*episode.Usage{&tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage} {
 			n[4*k], n[4*k+1], n[4*k+2], n[4*k+3] = u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.Requests
 		}
-		last := -1 // index of the last cost that is not zero
-		for k := costFields - 1; k >= 0 && last < 0; k-- {
+		n[12], n[13] = tu.ProbeUsage.PromptOnceTokens, tu.DenseProbes
+		if tu.ReplyCut {
+			n[14] = 1
+		}
+		last := -1 // index of the last field that is not zero
+		for k := turnFields - 1; k >= 0 && last < 0; k-- {
 			if (k < 3 && ms[k] != 0) || (k >= 3 && n[k-3] != 0) {
 				last = k
 			}
@@ -476,17 +485,25 @@ func decodeTurns(s string, n int) ([]episode.Turn, error) {
 			}
 			r.want(',')
 			tu.Probes = r.readings()
-			costs := [costFields]*float64{&tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS}
-			ints := [costFields]*int{}
+			costs := [turnFields]*float64{&tu.PersuaderMS, &tu.PersuadeeMS, &tu.ProbeMS}
+			ints := [turnFields]*int{}
 			for k, u := range [...]*episode.Usage{&tu.PersuaderUsage, &tu.PersuadeeUsage, &tu.ProbeUsage} {
 				ints[3+4*k], ints[4+4*k], ints[5+4*k], ints[6+4*k] = &u.PromptTokens, &u.CompletionTokens, &u.CachedTokens, &u.Requests
 			}
-			for k := 0; k < costFields && r.err == nil && r.tok(','); k++ {
+			cut := 0
+			ints[15], ints[16], ints[17] = &tu.ProbeUsage.PromptOnceTokens, &tu.DenseProbes, &cut
+			for k := 0; k < turnFields && r.err == nil && r.tok(','); k++ {
 				if k < 3 {
 					*costs[k] = r.float()
 				} else {
 					*ints[k] = r.int()
 				}
+			}
+			switch cut {
+			case 0, 1:
+				tu.ReplyCut = cut == 1
+			default:
+				r.fail("reply_cut flag not 0 or 1")
 			}
 			r.want(']')
 			if !r.more() {

@@ -72,7 +72,7 @@ func TestTranscriptDecodesJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []string{``, `[`, `[[1,"a"]]`, `[]x`, `[[1,"a","b","c",[],null,null,[["ca",0.5,2]]]]`, `[[1,"a","b","c",[],null,null,[],1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]]`, `[["1"]]`} {
+	for _, bad := range []string{``, `[`, `[[1,"a"]]`, `[]x`, `[[1,"a","b","c",[],null,null,[["ca",0.5,2]]]]`, `[[1,"a","b","c",[],null,null,[],1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]]`, `[[1,"a","b","c",[],null,null,[],1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,2]]`, `[["1"]]`} {
 		if _, err := decodeTurns(bad, 0); !errors.Is(err, errTranscript) {
 			t.Errorf("decodeTurns(%q): %v, want errTranscript", bad, err)
 		}

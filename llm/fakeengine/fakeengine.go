@@ -26,6 +26,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,6 +150,7 @@ type Server struct {
 	apiKey        string
 	noTokenIDs    bool
 	cacheBlocks   int
+	zero          string
 
 	mu       sync.Mutex
 	inFlight int
@@ -203,6 +205,16 @@ func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 // WithoutTokenIDLogprobs makes vLLM ignore logprob_token_ids, as versions
 // before the field did.
 func WithoutTokenIDLogprobs() Option { return func(s *Server) { s.noTokenIDs = true } }
+
+// WithZeroLogprob sets how a candidate of probability 0 is written in
+// log-probs: "-9999" (vLLM's clamp, the default), "null", "-inf" (written
+// -Infinity, as Python's json module does) or "-3.4e38" (a float32
+// minimum). Each must read as zero probability (docs/engines.md).
+func WithZeroLogprob(style string) Option { return func(s *Server) { s.zero = style } }
+
+// zeroLogprob matches the -9999 a zero-probability candidate is encoded as
+// (lnp), in a JSON value position.
+var zeroLogprob = regexp.MustCompile(`([:\[,])-9999([,}\]])`)
 
 // WithCacheBlocks sets the prefix cache's capacity in 16-token blocks
 // (default 4096; 0 disables caching).
@@ -390,6 +402,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enc, _ := json.Marshal(out)
+	switch s.zero {
+	case "null":
+		enc = zeroLogprob.ReplaceAll(enc, []byte("${1}null${2}"))
+	case "-inf":
+		enc = zeroLogprob.ReplaceAll(enc, []byte("${1}-Infinity${2}"))
+	case "-3.4e38":
+		enc = zeroLogprob.ReplaceAll(enc, []byte("${1}-3.4e38${2}"))
+	}
 	if f != nil && f.Malformed {
 		enc = enc[:len(enc)/2]
 	}

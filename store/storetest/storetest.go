@@ -89,11 +89,11 @@ func judged(scenarioID string, rollout int) *episode.Episode {
 				T: 1, Persuader: "Could we talk — über the clinic? 🙂", Persuadee: "Maybe.",
 				Decision: decision.Continue, Acts: []string{"question", "rapport"},
 				Probes: []probe.Reading{{Probe: "ca", P: 0.5, OK: true}, {Probe: "pe", P: 0.625, OK: true}},
-				Belief: fp(0.5625), Dense: fp(0.3125),
+				Belief: fp(0.5625), Dense: fp(0.5), DenseProbes: 1, ReplyCut: true,
 				PersuaderMS: 12.5, PersuadeeMS: 340.25, ProbeMS: 55,
 				PersuaderUsage: episode.Usage{PromptTokens: 100, CompletionTokens: 20, CachedTokens: 64, Requests: 1},
 				PersuadeeUsage: episode.Usage{PromptTokens: 300, CompletionTokens: 40, Requests: 1},
-				ProbeUsage:     episode.Usage{PromptTokens: 900, CompletionTokens: 3, CachedTokens: 850, Requests: 2},
+				ProbeUsage:     episode.Usage{PromptTokens: 900, CompletionTokens: 3, CachedTokens: 850, PromptOnceTokens: 475, Requests: 2},
 			},
 			{
 				T: 2, Persuader: "It is your call.", Persuadee: "I'll book it.",
@@ -105,7 +105,7 @@ func judged(scenarioID string, rollout int) *episode.Episode {
 		Terminal: decision.TermAccept, RGoal: 2,
 		RStrategy: fp(0.75), ActsBy: "judge", JudgeError: "", JudgeMS: 81.5,
 		JudgeUsage:     episode.Usage{PromptTokens: 1234, CompletionTokens: 56, CachedTokens: 1000, Requests: 1},
-		InitialProbeMS: 9.25, InitialProbeUsage: episode.Usage{PromptTokens: 450, CompletionTokens: 2, CachedTokens: 400, Requests: 2},
+		InitialProbeMS: 9.25, InitialProbeUsage: episode.Usage{PromptTokens: 450, CompletionTokens: 2, CachedTokens: 400, PromptOnceTokens: 240, Requests: 2},
 		Reward: &episode.RewardVector{Spec: "negotiation", R: 1.5,
 			Components: []episode.RewardComponent{{Name: "r_model", Value: 3}, {Name: "e", Value: -50}},
 			Turns:      []episode.TurnReward{{T: 1, R: 2.25, Components: []episode.RewardComponent{{Name: "func.no_pressure", Value: -1}}}}},
@@ -307,16 +307,17 @@ func testEpisodeRoundTrip(t *testing.T, st store.Store) {
 	if !reflect.DeepEqual(streamed, got) {
 		t.Fatalf("EachEpisode differs from Episodes")
 	}
-	// EachOutcome, in storage order.
+	// EachOutcome, in storage order: B_T is missing, the read-out after
+	// the last turn being unreadable (never turn 1's 0.5625).
 	var outs []episode.Outcome
 	if err := st.EachOutcome(ctx, "r", func(o episode.Outcome) error { outs = append(outs, o); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	wantOut := []episode.Outcome{
 		{Persuader: "llm:a", Persuadee: "sim:fits/p4g.json", ScenarioID: "s1", Rollout: 0, Terminal: decision.TermAccept,
-			RGoal: 2, RStrategy: fp(0.75), Turns: 2, BFinal: fp(0.5625)},
+			RGoal: 2, RStrategy: fp(0.75), Turns: 2},
 		{Persuader: "llm:a", Persuadee: "sim:fits/p4g.json", ScenarioID: "s1", Rollout: 1, Terminal: decision.TermAccept,
-			RGoal: 2, JudgeError: "judge: timeout", Turns: 2, BFinal: fp(0.5625)},
+			RGoal: 2, JudgeError: "judge: timeout", Turns: 2},
 	}
 	if !reflect.DeepEqual(outs, wantOut) {
 		t.Fatalf("EachOutcome = %+v, want %+v", outs, wantOut)
