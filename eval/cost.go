@@ -42,16 +42,23 @@ type CostRow struct {
 	Role string `json:"role"`
 	// Turns is the number of turns averaged.
 	Turns int `json:"turns"`
-	// Requests, PromptTokens, CachedTokens (part of PromptTokens served
-	// from the prefix cache; 0 when the engine does not report it),
-	// Uncached (PromptTokens - CachedTokens: Table 4 counts cached tokens
-	// once), DecodedTokens and LatencyMS are per-turn means.
-	Requests      float64 `json:"requests"`
-	PromptTokens  float64 `json:"prompt_tokens"`
-	CachedTokens  float64 `json:"cached_tokens"`
-	Uncached      float64 `json:"uncached_tokens"`
-	DecodedTokens float64 `json:"decoded_tokens"`
-	LatencyMS     float64 `json:"latency_ms"`
+	// Requests, PromptTokens (every request's prompt counted whole: Table
+	// 4's "without prefix cache" count for probes), CachedTokens (the part
+	// of PromptTokens the engine served from its prefix cache, as it
+	// reports it; 0 when it does not), DecodedTokens and LatencyMS are
+	// per-turn means.
+	Requests     float64 `json:"requests"`
+	PromptTokens float64 `json:"prompt_tokens"`
+	// PromptOnce is, for the probe rows, the prompt tokens with each
+	// read-out's shared prefix (the K forks' common context) counted once:
+	// Table 4's "with cache" count, the same whatever the engine's cache
+	// held (episode.Usage.PromptOnceTokens); nil for other rows and where
+	// some read-out's figure is unknown (the chat probe path, an engine
+	// without a tokenizer).
+	PromptOnce    *float64 `json:"prompt_once_tokens"`
+	CachedTokens  float64  `json:"cached_tokens"`
+	DecodedTokens float64  `json:"decoded_tokens"`
+	LatencyMS     float64  `json:"latency_ms"`
 }
 
 // CostTable computes per-turn engine costs (Probe-RPO paper, Table 4) for every
@@ -66,6 +73,8 @@ func CostTable(eps []*episode.Episode) []CostRow {
 	type acc struct {
 		u  episode.Usage
 		ms float64
+		// onceUnknown: a read-out with requests lacked PromptOnceTokens.
+		onceUnknown bool
 	}
 	type key struct{ per, pee, role string }
 	type pair struct{ per, pee string }
@@ -81,6 +90,7 @@ func CostTable(eps []*episode.Episode) []CostRow {
 		}
 		a.u = a.u.Add(u)
 		a.ms += ms
+		a.onceUnknown = a.onceUnknown || u.Requests > 0 && u.PromptOnceTokens == 0
 	}
 	for _, ep := range eps {
 		turns[pair{ep.Persuader, ep.Persuadee}] += len(ep.Turns)
@@ -109,10 +119,14 @@ func CostTable(eps []*episode.Episode) []CostRow {
 			continue
 		}
 		n := float64(nt)
-		rows = append(rows, CostRow{Persuader: k.per, Persuadee: k.pee, Role: k.role, Turns: nt,
+		r := CostRow{Persuader: k.per, Persuadee: k.pee, Role: k.role, Turns: nt,
 			Requests: float64(a.u.Requests) / n, PromptTokens: float64(a.u.PromptTokens) / n,
-			CachedTokens: float64(a.u.CachedTokens) / n, Uncached: float64(a.u.PromptTokens-a.u.CachedTokens) / n,
-			DecodedTokens: float64(a.u.CompletionTokens) / n, LatencyMS: a.ms / n})
+			CachedTokens: float64(a.u.CachedTokens) / n, DecodedTokens: float64(a.u.CompletionTokens) / n, LatencyMS: a.ms / n}
+		if (k.role == CostProbes || k.role == CostInitialProbes) && !a.onceUnknown {
+			once := float64(a.u.PromptOnceTokens) / n
+			r.PromptOnce = &once
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }
@@ -127,16 +141,25 @@ func cmpStr(a, b string) int {
 	return 0
 }
 
-// WriteCostTable writes cost rows as an aligned text table with a title.
+// WriteCostTable writes cost rows as an aligned text table with a title
+// and a line saying which prompt count is which.
 func WriteCostTable(w io.Writer, rows []CostRow) error {
 	fmt.Fprintln(w, "engine cost per persuader turn (means; the Probe-RPO paper's Table 4 columns):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "persuader\tpersuadee\trole\tturns\trequests\tprompt tok\tcached tok\tuncached tok\tdecoded tok\tms\t")
+	fmt.Fprintln(tw, "persuader\tpersuadee\trole\tturns\trequests\tprompt tok\tprefix-once tok\tcached tok\tdecoded tok\tms\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%.0f\t%.0f\t%.1f\t%.0f\t\n", r.Persuader, r.Persuadee, r.Role, r.Turns,
-			r.Requests, r.PromptTokens, r.CachedTokens, r.Uncached, r.DecodedTokens, r.LatencyMS)
+		once := "-"
+		if r.PromptOnce != nil {
+			once = strconv.FormatFloat(*r.PromptOnce, 'f', 0, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%s\t%.0f\t%.1f\t%.0f\t\n", r.Persuader, r.Persuadee, r.Role, r.Turns,
+			r.Requests, r.PromptTokens, once, r.CachedTokens, r.DecodedTokens, r.LatencyMS)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "prompt tok: every request's prompt in full (Table 4 without prefix cache); prefix-once tok: a probe read-out's K forks with their shared context counted once (Table 4 with cache); cached tok: what the engine reports it served from its prefix cache.")
+	return err
 }
 
 // Grid is the Probe-RPO paper's Table 7: the full-acceptance rate of every

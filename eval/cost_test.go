@@ -27,12 +27,15 @@ func TestCostTable(t *testing.T) {
 	}
 	r := rows[0]
 	if r.Role != CostReply || r.Turns != 2 || r.Requests != 1.5 || r.PromptTokens != 1200 || r.CachedTokens != 900 ||
-		r.Uncached != 300 || r.DecodedTokens != 80 || r.LatencyMS != 200 {
+		r.PromptOnce != nil || r.DecodedTokens != 80 || r.LatencyMS != 200 {
 		t.Errorf("reply row %+v", r)
 	}
 	p := rows[1]
-	if p.Role != CostProbes || p.Requests != 1 || p.PromptTokens != 3600 || p.Uncached != 300 || p.DecodedTokens != 3 || p.LatencyMS != 40 {
+	if p.Role != CostProbes || p.Requests != 1 || p.PromptTokens != 3600 || p.CachedTokens != 3300 || p.DecodedTokens != 3 || p.LatencyMS != 40 {
 		t.Errorf("probe row %+v", p)
+	}
+	if p.PromptOnce != nil {
+		t.Errorf("probe row's prefix-once count %v, want unknown: no read-out reported one", *p.PromptOnce)
 	}
 	var b bytes.Buffer
 	if err := WriteCostTable(&b, rows); err != nil {
@@ -82,7 +85,7 @@ func TestCostTableInitialAndJudge(t *testing.T) {
 	}
 	// judge: 3 requests, 4435 prompt, 1000 cached, 28 decoded, 800 ms over 3 turns.
 	j := rows[3]
-	if j.Turns != 3 || j.Requests != 1 || math.Abs(j.PromptTokens-4435.0/3) > 1e-9 || math.Abs(j.Uncached-3435.0/3) > 1e-9 ||
+	if j.Turns != 3 || j.Requests != 1 || math.Abs(j.PromptTokens-4435.0/3) > 1e-9 || math.Abs(j.CachedTokens-1000.0/3) > 1e-9 ||
 		math.Abs(j.DecodedTokens-28.0/3) > 1e-9 || math.Abs(j.LatencyMS-800.0/3) > 1e-9 {
 		t.Errorf("judge row %+v", j)
 	}
@@ -117,5 +120,40 @@ func TestCrossGrid(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("grid table lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The probes' prefix-once count (Table 4 "with cache"): the read-outs'
+// PromptOnceTokens per turn, known only when every read-out had one. Two
+// read-outs of K = 3 forks, each fork 1100 then 1300 tokens of which
+// 1000 then 1200 are the shared context: 3300 and 3900 prompt tokens,
+// 1300 and 1500 with the context once; the engine's cached count (3000,
+// 3600: the context of every fork, the first served from the previous
+// turn) counts it zero times and is reported beside it.
+func TestCostTablePromptOnce(t *testing.T) {
+	probes := func(p, c, once int) episode.Usage {
+		return episode.Usage{Requests: 1, PromptTokens: p, CachedTokens: c, PromptOnceTokens: once, CompletionTokens: 3}
+	}
+	ep := &episode.Episode{Persuader: "script", Persuadee: "llm:q", InitialProbeUsage: probes(900, 0, 500),
+		Turns: []episode.Turn{{ProbeUsage: probes(3300, 3000, 1300)}, {ProbeUsage: probes(3900, 3600, 1500)}}}
+	rows := CostTable([]*episode.Episode{ep})
+	if len(rows) != 2 || rows[0].Role != CostProbes || rows[0].PromptOnce == nil || *rows[0].PromptOnce != 1400 ||
+		rows[0].PromptTokens != 3600 || rows[0].CachedTokens != 3300 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if i := rows[1]; i.Role != CostInitialProbes || i.PromptOnce == nil || *i.PromptOnce != 250 {
+		t.Errorf("t = 0 row %+v", i)
+	}
+	var b bytes.Buffer
+	if err := WriteCostTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "prefix-once tok") || !strings.Contains(b.String(), " 1400 ") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	// One read-out without the figure makes the row's unknown.
+	ep.Turns = append(ep.Turns, episode.Turn{ProbeUsage: probes(4000, 0, 0)})
+	if r := CostTable([]*episode.Episode{ep})[0]; r.PromptOnce != nil {
+		t.Errorf("mixed row %+v: want an unknown prefix-once count", r)
 	}
 }

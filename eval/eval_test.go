@@ -234,10 +234,11 @@ func TestSummarizeHandComputed(t *testing.T) {
 	s := Summarize("p", "q", "t", eps)
 	// n = 5 scored; acc 2/5, cond 1/5, pend 1/5, rej 1/5.
 	// R_goal = (3+3+1-1-3)/5 = 0.6; turns = (3+5+4+10+2)/5 = 4.8.
-	// B_T over 4 readable: (0.9+0.4+0.7+0.6)/4 = 0.65; moved 3/4; closed|moved 1/3.
+	// B_T over 4 readable: (0.9+0.4+0.7+0.6)/4 = 0.65; moved 3/4; closed|moved 1/3;
+	// one scored episode left out (no B_T).
 	want := Summary{Persuader: "p", Persuadee: "q", Set: "t", N: 5, Failed: 1, Accept: 0.4,
 		Conditional: 0.2, Pending: 0.2, Reject: 0.2, MeanRGoal: 0.6, MeanTurns: 4.8, MeanBT: 0.65,
-		Moved: 0.75, ClosedGivenMoved: 1.0 / 3}
+		NoBT: 1, Moved: 0.75, ClosedGivenMoved: 1.0 / 3}
 	if math.Abs(s.MeanBT-want.MeanBT) > 1e-12 || math.Abs(s.MeanRGoal-0.6) > 1e-12 || math.Abs(s.MeanTurns-4.8) > 1e-12 {
 		t.Fatalf("Summarize = %+v", s)
 	}
@@ -265,7 +266,8 @@ func TestSummarizeHandComputed(t *testing.T) {
 // The judge columns appear only when a judge ran, after R_goal; the
 // judge-less table keeps its columns exactly.
 func TestTableJudgeColumns(t *testing.T) {
-	plain := Summarize("script", "sim", "p4g", []*episode.Episode{{Terminal: decision.TermAccept, RGoal: 3}})
+	read := []episode.Turn{{Belief: f(0.7)}} // a readable B_T: no "no B_T" column
+	plain := Summarize("script", "sim", "p4g", []*episode.Episode{{Terminal: decision.TermAccept, RGoal: 3, Turns: read}})
 	var b bytes.Buffer
 	if err := WriteTable(&b, []Summary{plain}); err != nil {
 		t.Fatal(err)
@@ -274,7 +276,7 @@ func TestTableJudgeColumns(t *testing.T) {
 	if got := strings.Join(head, " "); got != "persuader persuadee set n acc% cond% pend% rej% trunc% R_goal turns B_T moved% closed|moved% failed" {
 		t.Errorf("judge-less header %q", got)
 	}
-	judgedS := Summarize("script", "sim", "arena", []*episode.Episode{{Terminal: decision.TermReject, RGoal: -3, RStrategy: f(0.75)}})
+	judgedS := Summarize("script", "sim", "arena", []*episode.Episode{{Terminal: decision.TermReject, RGoal: -3, RStrategy: f(0.75), Turns: read}})
 	b.Reset()
 	if err := WriteTable(&b, []Summary{plain, judgedS}); err != nil {
 		t.Fatal(err)

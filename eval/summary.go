@@ -49,6 +49,11 @@ type Summary struct {
 	// MeanBT is the mean final belief B_T over episodes with a readable
 	// belief (Table 9); NaN when none.
 	MeanBT float64
+	// NoBT counts the scored episodes left out of MeanBT, Moved and
+	// ClosedGivenMoved because their B_T is missing (the read-out after
+	// their last turn was unreadable, they had no turn, or --probes none
+	// read no belief at all): never replaced by an earlier belief.
+	NoBT int
 	// Moved is the share of episodes with B_T > 0.5 (Table 9), over
 	// episodes with a readable belief.
 	Moved float64
@@ -156,6 +161,7 @@ func (a *Accumulator) Summary(persuader, persuadee, set string) Summary {
 	if a.nrs > 0 {
 		s.MeanRStrategy = a.rs.Value() / float64(a.nrs)
 	}
+	s.NoBT = a.n - a.nb
 	s.MeanBT = math.NaN()
 	if a.nb > 0 {
 		s.MeanBT = a.bt.Value() / float64(a.nb)
@@ -182,6 +188,10 @@ func Group(eps []*episode.Episode, setOf func(scenarioID string) string) map[Gro
 
 var header = []string{"persuader", "persuadee", "set", "n", "acc%", "cond%", "pend%", "rej%", "trunc%", "R_goal", "turns", "B_T", "moved%", "closed|moved%", "failed"}
 
+// noBTHeader is the column added after closed|moved% when some group has
+// scored episodes without a readable B_T.
+const noBTHeader = "no B_T"
+
 // judgeHeader are the columns added after R_goal when a judge ran.
 var judgeHeader = []string{"R_strategy", "R_out"}
 
@@ -195,32 +205,50 @@ func judged(ss []Summary) bool {
 	return false
 }
 
-func headerOf(judge bool) []string {
-	if !judge {
-		return header
+// missingBT reports whether any summary left episodes out of its B_T
+// columns.
+func missingBT(ss []Summary) bool {
+	for _, s := range ss {
+		if s.NoBT > 0 {
+			return true
+		}
 	}
-	h := slices.Clone(header[:10])
-	h = append(h, judgeHeader...)
-	return append(h, header[10:]...)
+	return false
 }
 
-func (s Summary) row(judge bool) []string {
+func headerOf(judge, noBT bool) []string {
+	h := slices.Clone(header[:10])
+	if judge {
+		h = append(h, judgeHeader...)
+	}
+	h = append(h, header[10:14]...)
+	if noBT {
+		h = append(h, noBTHeader)
+	}
+	return append(h, header[14:]...)
+}
+
+func (s Summary) row(judge, noBT bool) []string {
 	r := []string{s.Persuader, s.Persuadee, s.Set, strconv.Itoa(s.N), pct(s.Accept), pct(s.Conditional),
 		pct(s.Pending), pct(s.Reject), pct(s.Truncated), num(s.MeanRGoal, 2, true)}
 	if judge {
 		r = append(r, num(s.MeanRStrategy, 2, true), num(s.MeanROut, 2, true))
 	}
-	return append(r, num(s.MeanTurns, 1, false),
-		num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved), strconv.Itoa(s.Failed))
+	r = append(r, num(s.MeanTurns, 1, false), num(s.MeanBT, 2, false), pct(s.Moved), pct(s.ClosedGivenMoved))
+	if noBT {
+		r = append(r, strconv.Itoa(s.NoBT))
+	}
+	return append(r, strconv.Itoa(s.Failed))
 }
 
 // WriteTable writes summaries as an aligned text table (percentages with one
 // decimal, as in the Probe-RPO paper's Table 5). When a judge ran (some
-// Judged >
-// 0) the columns R_strategy and R_out follow R_goal; otherwise the table
-// is exactly the judge-less one.
+// Judged > 0) the columns R_strategy and R_out follow R_goal; when some
+// scored episodes have no readable B_T (NoBT > 0) the column "no B_T"
+// counts them after closed|moved%, the columns they are left out of.
+// Otherwise the table is exactly the plain one.
 func WriteTable(w io.Writer, ss []Summary) error {
-	judge := judged(ss)
+	judge, noBT := judged(ss), missingBT(ss)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	write := func(cells []string) {
 		for _, c := range cells {
@@ -228,28 +256,29 @@ func WriteTable(w io.Writer, ss []Summary) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	write(headerOf(judge))
+	write(headerOf(judge, noBT))
 	for _, s := range ss {
-		write(s.row(judge))
+		write(s.row(judge, noBT))
 	}
 	return tw.Flush()
 }
 
 // WriteCSV writes summaries as CSV with the table's header (and its judge
-// columns when a judge ran).
+// and "no B_T" columns when the table has them).
 func WriteCSV(w io.Writer, ss []Summary) error {
-	judge := judged(ss)
+	judge, noBT := judged(ss), missingBT(ss)
 	cw := csv.NewWriter(w)
-	cw.Write(headerOf(judge))
+	cw.Write(headerOf(judge, noBT))
 	for _, s := range ss {
-		cw.Write(s.row(judge))
+		cw.Write(s.row(judge, noBT))
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
 // MarshalJSON encodes s with NaN values (empty groups) as null; the keys
-// judged, mean_r_strategy and mean_r_out appear only when Judged > 0.
+// judged, mean_r_strategy and mean_r_out appear only when Judged > 0, and
+// no_bt only when NoBT > 0.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	m := map[string]any{
 		"persuader": s.Persuader, "persuadee": s.Persuadee, "set": s.Set, "n": s.N, "failed": s.Failed,
@@ -260,6 +289,9 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	}
 	if s.Judged > 0 {
 		m["judged"], m["mean_r_strategy"], m["mean_r_out"] = s.Judged, nan(s.MeanRStrategy), nan(s.MeanROut)
+	}
+	if s.NoBT > 0 {
+		m["no_bt"] = s.NoBT
 	}
 	return json.Marshal(m)
 }

@@ -22,7 +22,7 @@ import (
 func (s *session) Ask(ctx context.Context, transcript []episode.Message, question string) (string, episode.Usage, error) {
 	ctx = llm.WithAffinity(ctx, s.aff)
 	turn := persuaderTurns(transcript)
-	msgs := append(s.messages(transcript, 1), llm.Message{Role: "user", Content: askPrompt(question)})
+	msgs := append(s.messages(transcript, 1, true), llm.Message{Role: "user", Content: askPrompt(question)})
 	sp := s.p.role.Sampling
 	if sp.Seed == nil {
 		sp.Seed = requestSeed(s.seed^0x5bd1e995, len(transcript))

@@ -99,7 +99,14 @@ func TestFakeEngineEpisode(t *testing.T) {
 			if tc.eng == llm.LlamaCpp {
 				compPath = "/completion"
 			}
-			if got := after.Total - before.Total - initial; got != tc.perTurn*turns {
+			// The K fork tails are tokenized once per persuadee, for the
+			// read-outs' prompt tokens with the shared prefix counted once
+			// (completions path); they are no per-turn cost.
+			tails := after.Requests["/tokenize"] - before.Requests["/tokenize"]
+			if want := map[ProbePath]int{ProbeCompletions: len(probe.Default)}[tc.path]; tails != want {
+				t.Errorf("%d tokenize requests, want %d (one per fork tail)", tails, want)
+			}
+			if got := after.Total - before.Total - initial - tails; got != tc.perTurn*turns {
 				t.Errorf("%d requests for %d turns, want %d per turn (%v)", got, turns, tc.perTurn, after.Requests)
 			}
 			if got := after.Requests[compPath] - before.Requests[compPath]; got != tc.complete*turns+min(initial, tc.complete) {

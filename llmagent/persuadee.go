@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,9 +48,12 @@ const DefaultMinAnswerMass = 0.01
 
 // PersuadeeOptions configures an LLM persuadee.
 type PersuadeeOptions struct {
-	// Structured selects the decision protocol: nil uses JSON structured
-	// output when the engine supports it (Capabilities.StructuredOutput)
-	// and the tagged final line otherwise; a non-nil value forces one.
+	// Structured selects the decision protocol: nil takes the role's
+	// (llm.Role.Structured: the tagged last line by default, "auto" for
+	// JSON structured output where the engine honours it, "true" for JSON
+	// always); a non-nil value forces JSON (true) or the tagged line
+	// (false). Probe forks use the tagged-line protocol's prompt whatever
+	// the replies use (docs/llm-roles.md).
 	Structured *bool
 	// Judge, when set, reads each reply's decision instead of a protocol:
 	// the persuadee is then not asked for a decision (the
@@ -84,7 +88,10 @@ type Persuadee struct {
 	ids   map[int]string // Yes/No variant token id -> "Yes" / "No"
 	idLst []int
 
-	replies, violations, repairs atomic.Int64
+	tmu   sync.Mutex
+	tails map[string]int // token count of each fork tail (probe question + template tail)
+
+	replies, violations, repairs, cut atomic.Int64
 }
 
 // NewPersuadee returns an LLM persuadee named name (e.g. "llm:qwen")
@@ -117,13 +124,18 @@ type Stats struct {
 	Repairs int64 `json:"repairs"`
 	// Violations is the number of replies that still had no readable
 	// decision after the repair: protocol violations, treated as continue
-	// (never acceptance), docs/engines.md.
+	// (never acceptance), docs/engines.md. Cut replies are among them.
 	Violations int64 `json:"violations"`
+	// Cut is the number of replies the engine cut off at the length limit
+	// (finish_reason "length") even when asked again with twice the
+	// limit: their complete sentences were shown and their decision is
+	// continue (a violation).
+	Cut int64 `json:"cut"`
 }
 
 // Stats returns the protocol counts so far.
 func (p *Persuadee) Stats() Stats {
-	return Stats{Replies: p.replies.Load(), Repairs: p.repairs.Load(), Violations: p.violations.Load()}
+	return Stats{Replies: p.replies.Load(), Repairs: p.repairs.Load(), Violations: p.violations.Load(), Cut: p.cut.Load()}
 }
 
 // Path returns the probe path in use (after the first Start); ProbeAuto
@@ -256,27 +268,70 @@ func (p *Persuadee) StartFramed(ctx context.Context, sc *scenario.Scenario, f Fr
 	if err := p.setup(ctx); err != nil {
 		return nil, fmt.Errorf("llm persuadee %s: %w", p.name, err)
 	}
-	structured := p.caps.StructuredOutput
-	if p.opts.Structured != nil {
-		structured = *p.opts.Structured
+	structured, err := p.structured()
+	if err != nil {
+		return nil, fmt.Errorf("llm persuadee %s: %w", p.name, err)
 	}
 	protocol := p.opts.Judge == nil
 	s := &session{p: p, sc: sc, seed: seed, structured: structured && protocol, protocol: protocol, aff: affinity(p.eng)}
 	s.sys = persuadeePrompt(sc, f, p.opts.Variant, s.structured, protocol)
+	s.forkSys = s.sys
+	if s.structured {
+		s.forkSys = persuadeePrompt(sc, f, p.opts.Variant, false, protocol)
+	}
 	return s, nil
 }
 
+// structured reports whether replies use the JSON protocol: the option,
+// else the role's Structured mode (llm.Role.Structured). Errors:
+// "structured: true" on an engine that does not honour structured output
+// (ErrUnsupported).
+func (p *Persuadee) structured() (bool, error) {
+	if p.opts.Structured != nil {
+		return *p.opts.Structured, nil
+	}
+	switch p.role.Structured {
+	case "auto":
+		return p.caps.StructuredOutput, nil
+	case "true":
+		if !p.caps.StructuredOutput {
+			return false, fmt.Errorf("%w: structured: true, but this engine does not honour structured output (use structured: auto or false)", llm.ErrUnsupported)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// CheckProbes detects the engine's capabilities (as the first Start does)
+// and reports whether its probes can be read: an engine that returns
+// log-probabilities on neither chat nor completion requests cannot, and
+// the error names --probes none, the outcome-only evaluation that needs
+// none (the Probe-RPO paper's Table 7 cross-persuadee protocol). Errors:
+// the engine's detection error, or that one.
+func (p *Persuadee) CheckProbes(ctx context.Context) error {
+	if err := p.setup(ctx); err != nil {
+		return fmt.Errorf("llm persuadee %s: %w", p.name, err)
+	}
+	if !p.caps.ChatLogprobs && !p.caps.CompletionLogprobs {
+		return fmt.Errorf("llm persuadee %s: %w: its engine returns no log-probabilities, so its beliefs cannot be probed; evaluate it outcome-only with --probes none", p.name, llm.ErrLogprobsUnavailable)
+	}
+	return nil
+}
+
 // session is one LLM persuadee episode. hist holds the persuadee's own
-// replies in protocol form (visible text plus its decision), which is what
-// its context shows, while the transcript holds only the visible text.
+// replies (visible text and the decision applied), which its context
+// shows in protocol form, while the transcript holds only the visible
+// text. sys is the system prompt of its replies, forkSys that of its
+// probe forks: the tagged-line protocol's, so no fork asks for JSON.
 type session struct {
 	p          *Persuadee
 	sc         *scenario.Scenario
 	seed       uint64
 	sys        string
+	forkSys    string
 	structured bool
 	protocol   bool
-	hist       []string
+	hist       []ownReply
 	n          int // requests made, for per-request seeds
 	probeUsage episode.Usage
 	violations int
@@ -296,19 +351,34 @@ func (s *session) TakeProbeUsage() episode.Usage {
 	return u
 }
 
+// ownReply is one of the persuadee's own replies as its context keeps it.
+type ownReply struct {
+	visible string
+	d       decision.Decision
+}
+
 // messages is the persuadee's context for transcript: its system prompt,
 // the persuader's utterances as user turns and its own replies (in
-// protocol form) as assistant turns. Contents are trimmed so that chat
-// templates that trim render the same text as the skeleton.
+// protocol form) as assistant turns. fork selects a probe fork's context:
+// forkSys and the replies in the tagged-line form, whatever protocol the
+// replies use, so that a fork never primes a JSON answer (with the
+// tagged-line protocol a fork is the reply context plus its question, a
+// byte prefix extension the engine's prefix cache reuses). Contents are
+// trimmed so that chat templates that trim render the same text as the
+// skeleton.
 //
 // Its own replies are the last len(hist) persuadee messages; earlier ones
 // are an opening context it did not produce (masp cases: the seller's
 // greeting, the help-seeker's situation) and are shown as they are. A
 // transcript that starts with a persuadee message gets persuadeeOpening as
 // the first user turn, so roles alternate as chat templates expect.
-func (s *session) messages(transcript []episode.Message, extra int) []llm.Message {
+func (s *session) messages(transcript []episode.Message, extra int, fork bool) []llm.Message {
 	msgs := make([]llm.Message, 0, len(transcript)+2+extra)
-	msgs = append(msgs, llm.Message{Role: "system", Content: strings.TrimSpace(s.sys)})
+	sys := s.sys
+	if fork {
+		sys = s.forkSys
+	}
+	msgs = append(msgs, llm.Message{Role: "system", Content: strings.TrimSpace(sys)})
 	if len(transcript) > 0 && transcript[0].Speaker == episode.PersuadeeSpeaker {
 		msgs = append(msgs, llm.Message{Role: "user", Content: persuadeeOpening})
 	}
@@ -326,7 +396,7 @@ func (s *session) messages(transcript []episode.Message, extra int) []llm.Messag
 		}
 		txt := m.Text
 		if k >= 0 && k < len(s.hist) {
-			txt = s.hist[k]
+			txt = s.canonical(s.hist[k], s.structured && !fork)
 		}
 		k++
 		msgs = append(msgs, llm.Message{Role: "assistant", Content: strings.TrimSpace(txt)})
@@ -361,7 +431,12 @@ func persuaderTurns(transcript []episode.Message) int {
 
 // Reply implements episode.PersuadeeSession (docs/llm-roles.md). The reply comes
 // from one chat request with the role's sampling (structured output when
-// the session uses it). Its decision is parsed with decision.Parse; a reply
+// the session uses it). A reply the engine cut off at its length limit
+// (finish_reason "length") is asked for again once with twice the
+// role's max_tokens; cut again, it is shown only up to its last complete
+// sentence (decision.CutReply), with decision continue, counted as a cut
+// protocol violation (Stats.Cut, episode.Reply.Cut), and never asked for a
+// decision. Otherwise its decision is parsed with decision.Parse; a reply
 // without a readable decision gets one repair request (a fresh reply when
 // the visible text is empty, e.g. cut off while thinking; else a request
 // for the decision alone), and if that fails too the reply counts as a
@@ -377,7 +452,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 	if len(transcript) == 0 || transcript[len(transcript)-1].Speaker != episode.PersuaderSpeaker {
 		return episode.Reply{}, fmt.Errorf("llm persuadee %s: scenario %s: transcript must end with a persuader message", s.p.name, s.sc.ID)
 	}
-	msgs := s.messages(transcript, 2)
+	msgs := s.messages(transcript, 2, false)
 	req := llm.ChatRequest{Messages: msgs, Sampling: s.sampling(), Thinking: s.p.role.Thinking}
 	if s.structured {
 		req.JSONSchema = replySchema
@@ -387,6 +462,18 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 		return episode.Reply{}, s.wrap("reply", turn, err)
 	}
 	usage := episode.Usage(resp.Usage)
+	if cutOff(resp) {
+		s.p.repairs.Add(1)
+		req.Sampling = s.sampling()
+		req.Sampling.MaxTokens *= 2 // Choice: twice the role's limit (0, the engine's default, stays)
+		if resp, err = s.p.eng.Chat(ctx, req); err != nil {
+			return episode.Reply{}, s.wrap("reply (repair of a cut reply)", turn, err)
+		}
+		usage = usage.Add(episode.Usage(resp.Usage))
+		if cutOff(resp) {
+			return s.record(decision.CutReply(resp.Content), decision.Continue, usage, true), nil
+		}
+	}
 	raw := resp.Content
 	visible := decision.StripDecision(raw)
 	d, ok := decision.Continue, true
@@ -404,6 +491,9 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 				return episode.Reply{}, s.wrap("reply (repair)", turn, err)
 			}
 			usage = usage.Add(episode.Usage(resp.Usage))
+			if cutOff(resp) {
+				return s.record(decision.CutReply(resp.Content), decision.Continue, usage, true), nil
+			}
 			visible = decision.StripDecision(resp.Content)
 			d, ok = decision.Parse(resp.Content)
 		} else {
@@ -443,33 +533,50 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 		}
 		d = j
 	}
+	return s.record(visible, d, usage, false), nil
+}
+
+// cutOff reports a reply the engine stopped at its length limit.
+func cutOff(r *llm.ChatResponse) bool { return r.FinishReason == "length" }
+
+// record counts a finished reply, appends it to the session's own replies
+// and returns it; cut marks one still cut off after its repair (a
+// protocol violation, decision continue).
+func (s *session) record(visible string, d decision.Decision, usage episode.Usage, cut bool) episode.Reply {
+	if cut {
+		s.violations++
+		s.p.violations.Add(1)
+		s.p.cut.Add(1)
+	}
 	s.p.replies.Add(1)
-	s.hist = append(s.hist, s.canonical(visible, d))
-	return episode.Reply{Text: visible, Decision: d, Usage: usage}, nil
+	s.hist = append(s.hist, ownReply{visible: visible, d: d})
+	return episode.Reply{Text: visible, Decision: d, Usage: usage, Cut: cut}
 }
 
 // canonical is a reply as the persuadee's own context keeps it: the
-// visible text with its decision in the session's protocol form.
+// visible text with its decision in protocol form, the JSON object when
+// structured, else the tagged last line (no decision at all when the
+// session follows no protocol).
 //
 // Choice: the context holds the normalised form rather than the raw
 // output (markdown around the tag, reasoning), so every later request and
 // probe fork shares one exact prefix, and a repaired or violating reply
 // shows the decision that was actually applied.
-func (s *session) canonical(visible string, d decision.Decision) string {
+func (s *session) canonical(r ownReply, structured bool) string {
 	switch {
 	case !s.protocol:
-		return visible
-	case s.structured:
+		return r.visible
+	case structured:
 		b, _ := json.Marshal(struct {
 			Reply    string `json:"reply"`
 			Decision string `json:"decision"`
-		}{visible, string(d)})
+		}{r.visible, string(r.d)})
 		return string(b)
 	}
-	if visible == "" {
-		return "DECISION: " + string(d)
+	if r.visible == "" {
+		return "DECISION: " + string(r.d)
 	}
-	return visible + "\nDECISION: " + string(d)
+	return r.visible + "\nDECISION: " + string(r.d)
 }
 
 // probeSampling is the raw-distribution sampling of a probe request
@@ -500,26 +607,37 @@ func probeSampling(e llm.Engine, completions bool) llm.Sampling {
 // Probe implements episode.Prober (Probe-RPO paper; docs/engines.md): each
 // probe question is asked as a user turn appended to a discarded fork of the
 // persuadee's context (transcript; empty at t = 0), and the first answer
-// token's log-probs are returned, one Answer per probe in basis order. On
-// ProbeCompletions all forks go in one /v1/completions request; on ProbeChat,
-// K concurrent chat requests. Thinking is always off for probes. An answer
+// token's log-probs are returned, one Answer per probe in basis order. The
+// fork is the context in the tagged-line protocol (messages with fork
+// set): its system prompt carries no JSON answer rule and its own past
+// replies are text, whatever protocol the replies use, so the answer
+// position is not primed for "{". On ProbeCompletions all forks go in one
+// /v1/completions request; on ProbeChat, K concurrent chat requests.
+// Thinking is always off for probes. Answers are marked TopK unless the
+// engine read every Yes/No variant by token id (vLLM logprob_token_ids),
+// so that probe.Read bounds an answer showing only one side. An answer
 // whose pooled Yes + No mass is below the minimum is returned empty
 // (unreadable, missing); one the engine answered with an artefact
 // (llm.ArtefactError: post-sampling probabilities) is returned empty with
 // the artefact as its Reason.
 //
-// Errors: llm.ErrLogprobsUnavailable (wrapped) when a response carries no
-// log-probs at all; engine errors wrapped with scenario and turn.
+// Errors: llm.ErrLogprobsUnavailable (wrapped, its message naming --probes
+// none) when a response carries no log-probs at all; engine errors wrapped
+// with scenario and turn (a fork that outgrows the context window wraps
+// episode.ErrTruncated: the episode records the turn's belief as missing).
 func (s *session) Probe(ctx context.Context, transcript []episode.Message, basis probe.Basis) ([]probe.Answer, error) {
 	ctx = llm.WithAffinity(ctx, s.aff)
 	turn := persuaderTurns(transcript)
-	msgs := s.messages(transcript, 1)
+	msgs := s.messages(transcript, 1, true)
 	var ans []probe.Answer
 	var err error
 	if s.p.path == ProbeCompletions {
 		ans, err = s.probeCompletions(ctx, msgs, basis)
 	} else {
 		ans, err = s.probeChat(ctx, msgs, basis)
+	}
+	if errors.Is(err, llm.ErrLogprobsUnavailable) {
+		err = fmt.Errorf("%w (to evaluate this persuadee outcome-only, without probes, use --probes none)", err)
 	}
 	if err != nil {
 		return nil, s.wrap("probe", turn, err)
@@ -530,7 +648,7 @@ func (s *session) Probe(ctx context.Context, transcript []episode.Message, basis
 	}
 	for k := range ans {
 		if y, n := probe.Pool(ans[k]); y+n < min {
-			ans[k] = probe.Answer{Top: []probe.TokenLogprob{}, Reason: ans[k].Reason}
+			ans[k] = probe.Answer{Top: []probe.TokenLogprob{}, TopK: ans[k].TopK, Reason: ans[k].Reason}
 		}
 	}
 	return ans, nil
@@ -562,7 +680,7 @@ func (s *session) probeChat(ctx context.Context, msgs []llm.Message, basis probe
 				errs[k] = llm.ErrLogprobsUnavailable
 				return
 			}
-			ans[k] = probe.Answer{Top: resp.Top[0]}
+			ans[k] = probe.Answer{Top: resp.Top[0], TopK: true}
 		}()
 	}
 	wg.Wait()
@@ -611,10 +729,16 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 		s.probeUsage = s.probeUsage.Add(episode.Usage(llm.UsageOf(err)))
 		return nil, err
 	}
-	s.probeUsage = s.probeUsage.Add(episode.Usage(resp.Usage))
+	u := episode.Usage(resp.Usage)
+	if resp.Usage.Requests == 1 { // a retried call's counts cover several sends
+		u.PromptOnceTokens = p.promptOnce(ctx, prompts, len(prefix), resp.Usage.PromptTokens)
+	}
+	s.probeUsage = s.probeUsage.Add(u)
 	if len(resp.Choices) != len(prompts) {
 		return nil, fmt.Errorf("%w: %d completion choices for %d probe prompts", llm.ErrMalformed, len(resp.Choices), len(prompts))
 	}
+	// vLLM answers the Yes/No ids exactly; every other list is a top-k.
+	exactIDs := len(p.idLst) > 0 && p.eng.Backend().Engine == llm.VLLM
 	ans := make([]probe.Answer, len(basis))
 	for _, c := range resp.Choices {
 		if c.Index < 0 || c.Index >= len(ans) {
@@ -623,33 +747,118 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 		if c.Artefact != nil {
 			// Unreadable with its reason (post-sampling probabilities),
 			// never P = 1; the other probes still read.
-			ans[c.Index] = probe.Answer{Top: []probe.TokenLogprob{}, Reason: c.Artefact.Error()}
+			ans[c.Index] = probe.Answer{Top: []probe.TokenLogprob{}, TopK: !exactIDs, Reason: c.Artefact.Error()}
 			continue
 		}
 		if len(c.Top) == 0 {
 			return nil, llm.ErrLogprobsUnavailable
 		}
-		ans[c.Index] = probe.Answer{Top: p.exact(c.Top[0])}
+		ans[c.Index] = probe.Answer{Top: p.exact(c.Top[0]), TopK: !exactIDs}
 	}
 	return ans, nil
 }
 
-// exact keeps only the Yes/No token ids' entries (relabelled "Yes"/"No")
-// when the engine answered by id, so a variant reported both in the top-k
-// (by string) and by id is counted once; otherwise the top-k is returned
-// as is, for probe.Pool to pool by spelling.
+// promptOnce returns the prompt tokens of a read-out's K forks (prompts,
+// sharing their first prefixLen bytes; total tokens as the engine counted
+// them) with the shared prefix counted once, as the Probe-RPO paper's
+// Table 4 counts "with cache": total - (K-1)·P, where P, the prefix's
+// tokens, is what the engine's count leaves after the forks' tails, whose
+// token counts are asked of the engine's tokenizer once per tail and
+// kept. 0 (unknown) without a tokenizer or when a count fails.
+func (p *Persuadee) promptOnce(ctx context.Context, prompts []string, prefixLen, total int) int {
+	if !p.caps.Tokenize || len(prompts) == 0 {
+		return 0
+	}
+	tails := make([]string, len(prompts))
+	for k, pr := range prompts {
+		tails[k] = pr[prefixLen:]
+	}
+	counts, ok := p.tailTokens(ctx, tails)
+	if !ok {
+		return 0
+	}
+	k := len(prompts)
+	shared := total
+	for _, n := range counts {
+		shared -= n
+	}
+	if shared <= 0 {
+		return 0
+	}
+	prefix := (shared + k/2) / k // the K prefixes' tokens, one of them
+	return total - (k-1)*prefix
+}
+
+// tailTokens returns the token count of each fork tail, tokenizing those
+// not yet counted (concurrently); ok is false when one fails.
+func (p *Persuadee) tailTokens(ctx context.Context, tails []string) ([]int, bool) {
+	counts := make([]int, len(tails))
+	missing := map[string]bool{}
+	p.tmu.Lock()
+	for k, t := range tails {
+		n, ok := p.tails[t]
+		if !ok {
+			missing[t] = true
+		}
+		counts[k] = n
+	}
+	p.tmu.Unlock()
+	if len(missing) > 0 {
+		var mu sync.Mutex
+		got := map[string]int{}
+		fail := false
+		var wg sync.WaitGroup
+		for t := range missing {
+			wg.Go(func() {
+				ids, err := p.eng.Tokenize(ctx, t)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					fail = true
+					return
+				}
+				got[t] = len(ids)
+			})
+		}
+		wg.Wait()
+		if fail {
+			return nil, false
+		}
+		p.tmu.Lock()
+		if p.tails == nil {
+			p.tails = map[string]int{}
+		}
+		maps.Copy(p.tails, got)
+		p.tmu.Unlock()
+		for k, t := range tails {
+			if n, ok := got[t]; ok {
+				counts[k] = n
+			}
+		}
+	}
+	return counts, true
+}
+
+// exact relabels the candidates by token id when the engine answered by
+// id: the Yes/No variants' ids as "Yes" / "No", every other candidate as
+// "" (kept, unpooled, for a top-k answer's floor), so a variant reported
+// both in the top-k (by string) and by id is counted once and a token
+// that merely spells "yes" under another id never counts; a list with no
+// Yes/No id is returned as is (the engine ignored the ids), for
+// probe.Pool to pool by spelling.
 func (p *Persuadee) exact(top []probe.TokenLogprob) []probe.TokenLogprob {
 	if len(p.ids) == 0 {
 		return top
 	}
-	var out []probe.TokenLogprob
-	for _, c := range top {
-		if w, ok := p.ids[c.ID]; ok {
-			c.Token = w
-			out = append(out, c)
-		}
+	out := make([]probe.TokenLogprob, len(top))
+	found := false
+	for i, c := range top {
+		w, ok := p.ids[c.ID]
+		c.Token = w // "" for any other id
+		found = found || ok
+		out[i] = c
 	}
-	if out == nil {
+	if !found {
 		return top // the engine ignored the ids
 	}
 	return out

@@ -79,8 +79,8 @@ func TestReplyRepairThenAccept(t *testing.T) {
 	if st := p.Stats(); st.Repairs != 1 || st.Violations != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	if s.hist[0] != "You've convinced me, I'm in!\nDECISION: accept" {
-		t.Errorf("history %q", s.hist[0])
+	if h := s.canonical(s.hist[0], s.structured); h != "You've convinced me, I'm in!\nDECISION: accept" {
+		t.Errorf("history %q", h)
 	}
 }
 
@@ -136,7 +136,7 @@ func TestStructuredReply(t *testing.T) {
 		}
 		return `{"reply": "I'll try it if I can leave early.", "decision": "conditional"}`, nil
 	}
-	p := newPersuadee("llm:x", st, llm.Role{}, PersuadeeOptions{})
+	p := newPersuadee("llm:x", st, llm.Role{Structured: "auto"}, PersuadeeOptions{})
 	s := start(t, p)
 	r, err := s.Reply(context.Background(), said("Shall we?"))
 	if err != nil {
@@ -188,7 +188,7 @@ func TestProbesBatchedOnVLLM(t *testing.T) {
 	}
 	// Each prompt is the persuadee's context (with its own reply in
 	// protocol form) plus the probe question, rendered with thinking off.
-	want := st.render(append(s.messages(tr, 0), llm.Message{Role: "user", Content: probePrompt(probe.Default[1].Question)}), true, ptr(false))
+	want := st.render(append(s.messages(tr, 0, true), llm.Message{Role: "user", Content: probePrompt(probe.Default[1].Question)}), true, ptr(false))
 	if req.Prompts[1] != want {
 		t.Errorf("probe prompt\n%q\nwant\n%q", req.Prompts[1], want)
 	}

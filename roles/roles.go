@@ -308,6 +308,22 @@ func (r *Registry) Preflight(ctx context.Context) error {
 	return nil
 }
 
+// CheckProbes asks every LLM persuadee resolved so far whether its probes
+// can be read (llmagent.Persuadee.CheckProbes), so that an engine without
+// log-probabilities fails before a run starts, with an error naming
+// --probes none. Errors: the first persuadee's.
+func (r *Registry) CheckProbes(ctx context.Context) error {
+	r.mu.Lock()
+	pees := slices.Clone(r.pees)
+	r.mu.Unlock()
+	for _, p := range pees {
+		if err := p.CheckProbes(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteProtocol prints each LLM persuadee's decision-protocol counts for
 // this process (replies, repairs, violations counted as continue, and the
 // probe path).
@@ -321,7 +337,7 @@ func (r *Registry) WriteProtocol(w io.Writer) {
 		if path == llmagent.ProbeAuto {
 			path = "-"
 		}
-		fmt.Fprintf(w, "%s decision protocol: %d replies, %d repaired, %d violations (counted as continue); probes via %s\n",
-			p.Name(), s.Replies, s.Repairs, s.Violations, path)
+		fmt.Fprintf(w, "%s decision protocol: %d replies, %d repaired, %d violations (counted as continue; %d cut at the length limit); probes via %s\n",
+			p.Name(), s.Replies, s.Repairs, s.Violations, s.Cut, path)
 	}
 }

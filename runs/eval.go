@@ -25,6 +25,9 @@ type EvalSpec struct {
 	// seed); its fields come first in the stored JSON.
 	runplan.Grid
 	Basis probe.Basis `json:"basis"`
+	// NoProbes plays outcome-only episodes, with no belief read-out
+	// (--probes none; episode.Config.NoProbes); Basis is then nil.
+	NoProbes bool `json:"no_probes,omitempty"`
 	// Config is the --config path (persuarena.yaml) resolving llm:ROLE
 	// roles, and LLM describes those roles (backend, engine, model; never
 	// keys).
@@ -123,7 +126,7 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 	if _, err := planSize(len(p.Persuaders), len(p.Persuadees), p.Sets, spec.Rollouts); err != nil {
 		return nil, err
 	}
-	p.Episode = episode.Config{Tmax: spec.Tmax, Basis: spec.Basis, SequentialProbes: spec.SequentialProbes}
+	p.Episode = episode.Config{Tmax: spec.Tmax, Basis: spec.Basis, NoProbes: spec.NoProbes, SequentialProbes: spec.SequentialProbes}
 	if spec.Judge != "" {
 		j, err := reg.Judge(spec.Judge, spec.JudgeSamples)
 		if err != nil {
@@ -139,6 +142,11 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 	}
 	if err := reg.Preflight(ctx); err != nil {
 		return nil, err
+	}
+	if !spec.NoProbes {
+		if err := reg.CheckProbes(ctx); err != nil {
+			return nil, err
+		}
 	}
 	p.Spec.LLM = reg.LLM()
 	return p, nil
@@ -188,8 +196,8 @@ type EvalOptions struct {
 	// summarised and finished as without Enqueue.
 	Enqueue func(ctx context.Context, runID string, jobs []eval.Job) error
 	// Probes names the probe basis of a new run (probe.Resolve: "" or
-	// "default" for probe.Default, "agreement", or a JSON file); a resumed run keeps its
-	// stored basis. Format is the output format Write will be asked for
+	// "default" for probe.Default, "agreement", or a JSON file; probe.None
+	// for outcome-only episodes); a resumed run keeps its stored basis. Format is the output format Write will be asked for
 	// (table, json or csv; "" is table), checked before anything runs.
 	Probes, Format string
 	// Given names the EvalPlanFlags given on the command line; with RunID,
@@ -380,6 +388,8 @@ func (s *Service) RunEval(ctx context.Context, spec EvalSpec, o EvalOptions) (*E
 		}
 		stored.Metrics, stored.MASPT, stored.Retries, stored.Workers = spec.Metrics, spec.MASPT, spec.Retries, spec.Workers
 		spec = stored
+	} else if probe.IsNone(o.Probes) {
+		spec.NoProbes = true
 	} else {
 		b, err := probe.Resolve(o.Probes)
 		if err != nil {

@@ -46,5 +46,5 @@ func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
 // probesFlag declares --probes (the probe basis, probe.Resolve), with
 // def the basis "" stands for.
 func probesFlag(f *pflag.FlagSet, p *string, def string) {
-	f.StringVar(p, "probes", "", "probe basis: default (the CA/PE/AC basis of the Probe-RPO paper, Table 1), agreement (one probe of agreement with the proposal), or a JSON file; empty: "+def)
+	f.StringVar(p, "probes", "", "probe basis: default (the CA/PE/AC basis of the Probe-RPO paper, Table 1), agreement (one probe of agreement with the proposal), a JSON file, or none (eval only: outcome-only episodes without belief read-outs, for persuadees whose engine gives no log-probs); empty: "+def)
 }

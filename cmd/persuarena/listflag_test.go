@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -61,9 +62,10 @@ func TestResumeRefusesPlanFlags(t *testing.T) {
 	}
 }
 
-// resetEvalFlags sets every eval flag back to its default, not given:
-// the root command keeps values between executions.
-func resetEvalFlags(t *testing.T) {
+// resetEvalFlags sets every eval flag back to its default, not given, and
+// returns the eval command: the root command keeps values between
+// executions.
+func resetEvalFlags(t *testing.T) *cobra.Command {
 	c, _, _ := rootCmd.Find([]string{"eval"})
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		var err error
@@ -77,4 +79,5 @@ func resetEvalFlags(t *testing.T) {
 		}
 		f.Changed = false
 	})
+	return c
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
@@ -271,9 +273,9 @@ func TestEvalJudge(t *testing.T) {
 	}
 	// Cost table: the judge row only (script and sim use no engine), with
 	// the engine's counts spread over the turns.
-	want := fmt.Sprintf(`script\s+sim\s+judge\s+%d\s+%.2f\s+%.0f\s+%.0f\s+%.0f\s+%.1f\s`, turns, 4/float64(turns),
-		float64(st.PromptTokens)/float64(turns), float64(st.CachedTokens)/float64(turns),
-		float64(st.PromptTokens-st.CachedTokens)/float64(turns), float64(st.CompletionTokens)/float64(turns))
+	// (no prefix-once count: the judge's requests share no read-out prefix)
+	want := fmt.Sprintf(`script\s+sim\s+judge\s+%d\s+%.2f\s+%.0f\s+-\s+%.0f\s+%.1f\s`, turns, 4/float64(turns),
+		float64(st.PromptTokens)/float64(turns), float64(st.CachedTokens)/float64(turns), float64(st.CompletionTokens)/float64(turns))
 	if !regexp.MustCompile(want).MatchString(got) || strings.Count(got, "script  ") != 2 {
 		t.Errorf("cost table lacks %s:\n%s", want, got)
 	}
@@ -459,5 +461,59 @@ func TestEvalAllFailed(t *testing.T) {
 	rs, _ := db.ListRuns(ctx)
 	if len(rs) != 1 || rs[0].Status != store.StatusFailed {
 		t.Fatalf("runs %+v", rs)
+	}
+}
+
+// persuarena eval --probes none: a persuadee whose engine returns no
+// log-probabilities (here an Ollama older than 0.12.11; hosted APIs alike)
+// is evaluated outcome-only, the Probe-RPO paper's Table 7 protocol, with
+// no probe request sent and the B_T columns saying why they are empty.
+// Without the flag the run fails before it starts, with one line naming
+// it (issue 47 item 10: on 3b48d04 every episode failed with
+// ErrLogprobsUnavailable, and "none" was read as a basis file name).
+func TestEvalProbesNone(t *testing.T) {
+	srv := fakeengine.New(llm.Ollama, fakeengine.WithHandler(fakeReply), fakeengine.WithOllamaVersion("0.12.3"))
+	t.Cleanup(srv.Close)
+	cfg := filepath.Join(t.TempDir(), "persuarena.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("backends:\n  - name: hosted\n    base_url: %s\n    engine: ollama\n    model: %s\nroles:\n  q:\n    backend: hosted\n", srv.URL, srv.Model)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "r.db")
+	exec := func(args ...string) (string, error) {
+		// pflag's string slices append once given: the roles are set here.
+		c := resetEvalFlags(t)
+		for name, v := range map[string]string{"persuader": "script", "persuadee": "llm:q"} {
+			if err := c.Flags().Lookup(name).Value.(pflag.SliceValue).Replace([]string{v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out, errOut bytes.Buffer
+		rootCmd.SetOut(&out)
+		rootCmd.SetErr(&errOut)
+		rootCmd.SetArgs(append([]string{"eval", "--db", db, "--config", cfg,
+			"--scenarios", writeScenarios(t, 2), "--split", "all", "--workers", "2"}, args...))
+		defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
+		err := rootCmd.ExecuteContext(context.Background())
+		return out.String(), err
+	}
+	_, err := exec()
+	if err == nil || !strings.Contains(err.Error(), "--probes none") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("without --probes none: %v; want one line naming the flag", err)
+	}
+	if st := srv.Stats(); st.Requests["/v1/chat/completions"] != 1 { // capability detection only
+		t.Fatalf("requests before the refusal: %v", st.Requests)
+	}
+	out, err := exec("--probes", "none")
+	if err != nil {
+		t.Fatalf("--probes none: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^\s+script\s+llm:q\s+few\s+2\s+100\.0\s+0\.0\s+0\.0\s+0\.0\s+0\.0\s+\+3\.00\s+2\.0\s+-\s+-\s+-\s+2\s+0$`).MatchString(out) ||
+		!strings.Contains(out, "no B_T") {
+		t.Errorf("table:\n%s", out)
+	}
+	// Two episodes of two turns: four replies, no probe fork (and one
+	// more capability detection: a new process's client).
+	if st := srv.Stats(); st.Requests["/v1/chat/completions"] != 2+4 {
+		t.Errorf("requests %v: want two detections and the 4 replies only", st.Requests)
 	}
 }

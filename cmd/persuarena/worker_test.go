@@ -18,19 +18,7 @@ import (
 // flag values between executions (list flags append to them).
 func execEval(t *testing.T, enqueue, wait bool, args ...string) (string, string, error) {
 	t.Helper()
-	c, _, _ := rootCmd.Find([]string{"eval"})
-	c.Flags().VisitAll(func(f *pflag.Flag) { // back to the defaults
-		var err error
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			err = sv.Replace(strings.Split(strings.Trim(f.DefValue, "[]"), ","))
-		} else {
-			err = f.Value.Set(f.DefValue)
-		}
-		if err != nil {
-			t.Fatalf("--%s: %v", f.Name, err)
-		}
-		f.Changed = false
-	})
+	c := resetEvalFlags(t)
 	for name, v := range map[string]string{"persuader": "script", "persuadee": "sim", "scenarios": "p4g"} {
 		if err := c.Flags().Lookup(name).Value.(pflag.SliceValue).Replace([]string{v}); err != nil {
 			t.Fatal(err)

@@ -224,12 +224,14 @@ func detectCost(t *testing.T, s *server) counts {
 }
 
 // TestEvalBatchedProbes runs the product's eval (script persuader against
-// the LLM persuadee, configured through --config) on four held-out
-// scenarios and checks: no failed episode, every probe readable with the
-// designed P(Yes), the batched probe path (one /completion request per
-// probe round), the structured-output reply the model gives under a JSON
-// grammar, and prompt / cached / decoded token totals equal to the
-// engine's own counters.
+// two LLM persuadees, configured through --config: the default tagged-line
+// protocol and structured: auto) on two held-out scenarios and checks: no
+// failed episode, every probe readable with the designed P(Yes) in both
+// protocols (forks are rendered in the text protocol either way), the
+// batched probe path (one /completion request per probe round), the reply
+// the model gives in each protocol (its text "Yes." with a decision line;
+// "Okay" under a JSON grammar), and prompt / cached / decoded token totals
+// equal to the engine's own counters.
 func TestEvalBatchedProbes(t *testing.T) {
 	bin := env(t, "PERSUARENA_BIN")[0]
 	s := startServer(t, 16384, 2)
@@ -249,12 +251,20 @@ roles:
       temperature: 0.7
       max_tokens: 64
       seed: 7
+  json:
+    backend: tiny
+    thinking: false
+    structured: auto
+    sampling:
+      temperature: 0.7
+      max_tokens: 64
+      seed: 7
 `, s.base, modelName)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var jl bytes.Buffer
-	for _, sc := range heldout(t, 4) {
+	for _, sc := range heldout(t, 2) {
 		b, err := json.Marshal(sc)
 		if err != nil {
 			t.Fatal(err)
@@ -269,7 +279,7 @@ roles:
 	m0 := s.metrics(t)
 	db := filepath.Join(dir, "run.db")
 	const tmax = 3
-	cmd := exec.Command(bin, "eval", "--config", cfg, "--persuader", "script", "--persuadee", "llm:persuadee",
+	cmd := exec.Command(bin, "eval", "--config", cfg, "--persuader", "script", "--persuadee", "llm:persuadee,llm:json",
 		"--scenarios", scFile, "--split", "all", "--tmax", strconv.Itoa(tmax), "--workers", "2", "--db", db, "--seed", "7")
 	out, err := cmd.CombinedOutput()
 	t.Logf("persuarena eval:\n%s", out)
@@ -277,8 +287,10 @@ roles:
 		t.Fatalf("eval: %v", err)
 	}
 	engine := s.metrics(t).sub(m0).sub(detect)
-	if !strings.Contains(string(out), "llm:persuadee decision protocol: 12 replies, 0 repaired, 0 violations (counted as continue); probes via completions") {
-		t.Errorf("eval did not report 12 protocol-clean replies with probes via completions (the batched path)")
+	for _, pee := range []string{"llm:persuadee", "llm:json"} {
+		if !strings.Contains(string(out), pee+" decision protocol: 6 replies, 0 repaired, 0 violations (counted as continue; 0 cut at the length limit); probes via completions") {
+			t.Errorf("eval did not report 6 protocol-clean replies of %s with probes via completions (the batched path)", pee)
+		}
 	}
 
 	d, err := store.Open(context.Background(), db)
@@ -311,9 +323,10 @@ roles:
 			if tu.ProbeUsage.Requests != 1 {
 				t.Errorf("%s t=%d: probes took %d requests, want 1 (batched)", ep.ScenarioID, tu.T, tu.ProbeUsage.Requests)
 			}
-			if tu.Persuadee != "Okay" || tu.Decision != decision.Continue || tu.PersuadeeUsage.Requests != 1 {
-				t.Errorf("%s t=%d: reply %q decision %s in %d requests, want the structured reply \"Okay\", continue, 1",
-					ep.ScenarioID, tu.T, tu.Persuadee, tu.Decision, tu.PersuadeeUsage.Requests)
+			want := map[string]string{"llm:persuadee": "Yes.", "llm:json": "Okay"}[ep.Persuadee]
+			if tu.Persuadee != want || tu.Decision != decision.Continue || tu.PersuadeeUsage.Requests != 1 {
+				t.Errorf("%s %s t=%d: reply %q decision %s in %d requests, want %q, continue, 1",
+					ep.Persuadee, ep.ScenarioID, tu.T, tu.Persuadee, tu.Decision, tu.PersuadeeUsage.Requests, want)
 			}
 		}
 	}
