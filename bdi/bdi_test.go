@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/persuarena/persuarena/embed"
 )
 
 func near(t *testing.T, name string, got, want, tol float64) {
@@ -13,6 +15,15 @@ func near(t *testing.T, name string, got, want, tol float64) {
 		t.Errorf("%s = %.12g, want %.12g (tol %g)", name, got, want, tol)
 	}
 }
+
+func dot(a, b []float64) (s float64) {
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func norm(v []float64) float64 { return math.Sqrt(dot(v, v)) }
 
 func TestValidateNamesField(t *testing.T) {
 	ok := State{Belief: "b", Desire: "d", Intention: "i", Receptivity: 0.5, Confidence: 0.5, Valence: 0}
@@ -67,7 +78,7 @@ func TestProgressHand(t *testing.T) {
 
 func encodeState(t *testing.T, s State, a Alpha) []float64 {
 	t.Helper()
-	z, err := Vector(context.Background(), s, NewHashedTFIDF(0), a)
+	z, err := Vector(context.Background(), s, embed.NewHashedTFIDF(0), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +94,7 @@ func TestProgressIdentities(t *testing.T) {
 	z0 := encodeState(t, start, DefaultAlpha)
 	zs := encodeState(t, target, DefaultAlpha)
 	d, err := TextDim(z0)
-	if err != nil || d != DefaultHashDim {
+	if err != nil || d != embed.DefaultHashDim {
 		t.Fatalf("TextDim %d %v", d, err)
 	}
 	if got := Progress(z0, z0, zs, d); got != 0 {
@@ -128,7 +139,7 @@ func sub(a, b []float64) []float64 {
 func TestScalarPrescaling(t *testing.T) {
 	s := State{Belief: "b", Desire: "d", Intention: "i", Receptivity: 0.5, Confidence: 0.25, Valence: -0.5}
 	z := encodeState(t, s, Alpha{Rho: 4, C: 9, V: 16})
-	d := DefaultHashDim
+	d := embed.DefaultHashDim
 	near(t, "rho coord", z[3*d], 2*0.5, 0)
 	near(t, "c coord", z[3*d+1], 3*0.25, 0)
 	near(t, "v coord", z[3*d+2], 4*-0.5, 0)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 )
 
@@ -230,7 +231,7 @@ func writeAtomic(path string, data []byte) error {
 
 // Examples encodes every turn record's state with enc and alpha into
 // student training examples (history prefix, z).
-func (c *Cache) Examples(ctx context.Context, enc Encoder, a Alpha) ([]Example, error) {
+func (c *Cache) Examples(ctx context.Context, enc embed.Encoder, a Alpha) ([]Example, error) {
 	out := make([]Example, 0, len(c.Turns))
 	for i, t := range c.Turns {
 		z, err := Vector(ctx, t.State, enc, a)
@@ -263,7 +264,7 @@ type Prior struct {
 
 // NewPrior encodes the session records of c (those of task t, or all when
 // t is "") into a prior. Errors: no sessions, or an encoder error.
-func NewPrior(ctx context.Context, c *Cache, t Task, enc Encoder, a Alpha) (*Prior, error) {
+func NewPrior(ctx context.Context, c *Cache, t Task, enc embed.Encoder, a Alpha) (*Prior, error) {
 	p := &Prior{}
 	for _, s := range c.Sessions {
 		if t != "" && s.Task != t {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 )
 
@@ -47,7 +48,7 @@ func TestFeatures(t *testing.T) {
 // When the scalar targets are exactly linear in two features, a student
 // with a tiny penalty recovers them; text blocks come out unit length.
 func TestStudentFitsLinearTargets(t *testing.T) {
-	enc := NewHashedTFIDF(16)
+	enc := embed.NewHashedTFIDF(16)
 	lines := []string{"Studies show it works.", "What worries you?", "Here is a concrete plan: sign up on Monday.", "It is your decision."}
 	replies := []string{"No.", "Okay, sure.", "Maybe, I don't know.", "Thanks, that helps."}
 	var ex []Example
@@ -172,7 +173,7 @@ func TestCacheRoundTripAndErrors(t *testing.T) {
 // still does.
 func TestPriorNearest(t *testing.T) {
 	ctx := context.Background()
-	enc := NewHashedTFIDF(0)
+	enc := embed.NewHashedTFIDF(0)
 	p, err := NewPrior(ctx, testCache(), P4G, enc, DefaultAlpha)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestPriorNearest(t *testing.T) {
 		t.Error("empty prior accepted")
 	}
 	ex, err := testCache().Examples(ctx, enc, DefaultAlpha)
-	if err != nil || len(ex) != 2 || len(ex[0].Z) != Dim(DefaultHashDim) {
+	if err != nil || len(ex) != 2 || len(ex[0].Z) != Dim(embed.DefaultHashDim) {
 		t.Errorf("Examples: %d %v", len(ex), err)
 	}
 }

@@ -7,8 +7,8 @@
 // and estimate them from history alone (student, Eq. 10, 21), and the BDI
 // cache and prior with nearest-neighbour rendering (Appendix B.2, B.5).
 //
-// Everything here is deterministic: the default encoder (HashedTFIDF) needs
-// no model and the student is a closed-form ridge regression.
+// Everything here is deterministic: the default encoder (embed.HashedTFIDF)
+// needs no model and the student is a closed-form ridge regression.
 package bdi
 
 import (

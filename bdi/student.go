@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -68,7 +69,7 @@ func Features(history []episode.Message) []float64 {
 			continue
 		}
 		nR++
-		p := " " + strings.Join(Tokens(m.Text), " ") + " "
+		p := " " + strings.Join(embed.Tokens(m.Text), " ") + " "
 		tone += (math.Min(float64(cueCount(p, posCues)), 3) - math.Min(float64(cueCount(p, negCues)), 3)) / 3
 		lastReply = m.Text
 	}
@@ -88,7 +89,7 @@ func Features(history []episode.Message) []float64 {
 		}
 	}
 	if nR > 0 {
-		toks := Tokens(lastReply)
+		toks := embed.Tokens(lastReply)
 		p := " " + strings.Join(toks, " ") + " "
 		f[13] = math.Min(float64(cueCount(p, posCues)), 3) / 3
 		f[14] = math.Min(float64(cueCount(p, negCues)), 3) / 3
@@ -320,7 +321,7 @@ func (st *Student) Predict(history []episode.Message) []float64 {
 	}
 	d := st.D
 	for b := range 3 {
-		normalise(z[b*d : (b+1)*d])
+		embed.Normalise(z[b*d : (b+1)*d])
 	}
 	for k, f := range []struct{ a, lo, hi float64 }{{st.Alpha.Rho, 0, 1}, {st.Alpha.C, 0, 1}, {st.Alpha.V, -1, 1}} {
 		if f.a > 0 {

@@ -68,36 +68,37 @@ func (r roleEngine) Backend() llm.Backend { return r.e.Backend() }
 
 func (r roleEngine) Detect(ctx context.Context) (llm.Capabilities, error) {
 	c, err := r.e.Detect(ctx)
-	return c, roleError(err)
+	return c, EngineError(err)
 }
 
 func (r roleEngine) Chat(ctx context.Context, q llm.ChatRequest) (*llm.ChatResponse, error) {
 	resp, err := r.e.Chat(ctx, q)
-	return resp, roleError(err)
+	return resp, EngineError(err)
 }
 
 func (r roleEngine) Complete(ctx context.Context, q llm.CompletionRequest) (*llm.CompletionResponse, error) {
 	resp, err := r.e.Complete(ctx, q)
-	return resp, roleError(err)
+	return resp, EngineError(err)
 }
 
 func (r roleEngine) Tokenize(ctx context.Context, text string) ([]int, error) {
 	ids, err := r.e.Tokenize(ctx, text)
-	return ids, roleError(err)
+	return ids, EngineError(err)
 }
 
 func (r roleEngine) RenderChat(ctx context.Context, q llm.TemplateRequest) (string, error) {
 	s, err := r.e.RenderChat(ctx, q)
-	return s, roleError(err)
+	return s, EngineError(err)
 }
 
-// roleError returns err (nil for nil) with the engine's sentinels also
-// matching the dialogue's under errors.Is: llm.ErrContextLength as
+// EngineError returns err (nil for nil) with the engine's sentinels also
+// matching the dialogue's under errors.Is, for engine-backed roles outside
+// this package (masp.LLMTeacher): llm.ErrContextLength as
 // episode.ErrTruncated (the episode ends truncated, docs/engines.md) and
 // llm.ErrTransient as episode.ErrTransient (eval may replay it). The
 // message, the wrapped chain (errors.As, llm.UsageOf, RetryAfter) are
 // unchanged.
-func roleError(err error) error {
+func EngineError(err error) error {
 	if err == nil {
 		return nil
 	}

@@ -3,7 +3,6 @@ package llmagent
 import (
 	"context"
 	"errors"
-	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -139,45 +138,5 @@ func TestJudgePrefer(t *testing.T) {
 	j, _ = fakeJudge(t, 1, cycle("You compare two conversations", `{"better": "C"}`))
 	if _, _, err := j.Prefer(ctx, judgePub, good, bad); !errors.Is(err, ErrJudgeUnparsed) || j.Unparsed() != 2 {
 		t.Errorf("unreadable: %v, unparsed %d", err, j.Unparsed())
-	}
-}
-
-// NewEncoder on the fake engine's /v1/embeddings: the unit-normalised
-// fakeengine.Embedding of each text, in order, one request for both and
-// none for a repeat (memoised).
-func TestNewEncoderFakeEngine(t *testing.T) {
-	srv := fakeengine.New(llm.VLLM)
-	t.Cleanup(srv.Close)
-	c, err := llm.NewClient(srv.Backend("fake"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := NewEncoder(c)
-	ctx := context.Background()
-	got, err := enc.Encode(ctx, []string{"save the shelter", "walk more"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, text := range []string{"save the shelter", "walk more"} {
-		want := fakeengine.Embedding(text)
-		norm := 0.0
-		for _, x := range want {
-			norm += x * x
-		}
-		norm = math.Sqrt(norm)
-		if len(got[i]) != fakeengine.EmbeddingDim {
-			t.Fatalf("text %d: length %d", i, len(got[i]))
-		}
-		for k := range want {
-			if math.Abs(got[i][k]-want[k]/norm) > 1e-12 {
-				t.Fatalf("text %d component %d: %v, want %v", i, k, got[i][k], want[k]/norm)
-			}
-		}
-	}
-	if _, err := enc.Encode(ctx, []string{"walk more"}); err != nil {
-		t.Fatal(err)
-	}
-	if n := srv.Stats().Requests["/v1/embeddings"]; n != 1 {
-		t.Errorf("%d embeddings requests, want 1", n)
 	}
 }

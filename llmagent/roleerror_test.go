@@ -13,21 +13,21 @@ import (
 // TestRoleError checks that engine sentinels match the dialogue's and
 // nothing else does.
 func TestRoleError(t *testing.T) {
-	if roleError(nil) != nil {
-		t.Fatal("roleError(nil) != nil")
+	if EngineError(nil) != nil {
+		t.Fatal("EngineError(nil) != nil")
 	}
-	long := roleError(fmt.Errorf("backend %q: %w", "x", llm.ErrContextLength))
+	long := EngineError(fmt.Errorf("backend %q: %w", "x", llm.ErrContextLength))
 	if !errors.Is(long, episode.ErrTruncated) || !errors.Is(long, llm.ErrContextLength) || errors.Is(long, episode.ErrTransient) {
 		t.Errorf("context-length error: truncated %v transient %v", errors.Is(long, episode.ErrTruncated), errors.Is(long, episode.ErrTransient))
 	}
 	if long.Error() != `backend "x": llm: prompt exceeds the model's context window` {
 		t.Errorf("message changed: %q", long.Error())
 	}
-	flaky := roleError(fmt.Errorf("chat: %w", llm.ErrTransient))
+	flaky := EngineError(fmt.Errorf("chat: %w", llm.ErrTransient))
 	if !errors.Is(flaky, episode.ErrTransient) || errors.Is(flaky, episode.ErrTruncated) {
 		t.Error("transient error does not match episode.ErrTransient alone")
 	}
-	other := roleError(llm.ErrMalformed)
+	other := EngineError(llm.ErrMalformed)
 	if errors.Is(other, episode.ErrTransient) || errors.Is(other, episode.ErrTruncated) || !errors.Is(other, llm.ErrMalformed) {
 		t.Error("malformed error matches a dialogue sentinel")
 	}

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/baseline"
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/sim"
 )
 
 // flakyEncoder fails its failAt-th call (1-based) and delegates the others.
 type flakyEncoder struct {
-	bdi.Encoder
+	embed.Encoder
 	calls, failAt int
 }
 
@@ -32,7 +32,7 @@ func (f *flakyEncoder) Encode(ctx context.Context, texts []string) ([][]float64,
 func TestPlayRecordsMindErrors(t *testing.T) {
 	per, _ := baseline.New("script")
 	cs := heldout(t, 1)[0]
-	enc := &flakyEncoder{Encoder: bdi.NewHashedTFIDF(bdi.DefaultHashDim), failAt: 3}
+	enc := &flakyEncoder{Encoder: embed.NewHashedTFIDF(embed.DefaultHashDim), failAt: 3}
 	d, err := Play(context.Background(), Config{Success: SimSuccessJudge{}, Mind: &Mind{Encoder: enc}}, cs, per, sim.New(sim.Hard()), 11)
 	if err != nil || d.Error != "" || d.MindError != "" || d.Initial == nil {
 		t.Fatalf("play: %v, %+v", err, d)
@@ -48,7 +48,7 @@ func TestPlayRecordsMindErrors(t *testing.T) {
 		t.Fatalf("turn 2: %+v", t2)
 	}
 	// A failure at h_0 goes to the dialogue: no z_0, so no turn has progress.
-	enc = &flakyEncoder{Encoder: bdi.NewHashedTFIDF(bdi.DefaultHashDim), failAt: 2}
+	enc = &flakyEncoder{Encoder: embed.NewHashedTFIDF(embed.DefaultHashDim), failAt: 2}
 	d, err = Play(context.Background(), Config{Success: SimSuccessJudge{}, Mind: &Mind{Encoder: enc}}, cs, per, sim.New(sim.Hard()), 11)
 	if err != nil || !strings.Contains(d.MindError, "encoder down") || d.Turns[0].Progress != nil || d.Turns[0].MindError != "" {
 		t.Fatalf("h_0: %v, %q, %+v", err, d.MindError, d.Turns[0])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/scenario"
@@ -121,9 +122,9 @@ type Mind struct {
 	// bdi.SimTeacher when the session is a sim.LatentReader (else no
 	// states).
 	Teacher func(episode.PersuadeeSession) bdi.Teacher
-	// Encoder embeds state texts; nil means a shared bdi.HashedTFIDF of
-	// dimension bdi.DefaultHashDim.
-	Encoder bdi.Encoder
+	// Encoder embeds state texts; nil means a shared embed.HashedTFIDF of
+	// dimension embed.DefaultHashDim.
+	Encoder embed.Encoder
 	// Alpha are the scalar weights; zero means bdi.DefaultAlpha.
 	Alpha bdi.Alpha
 	// Student, when set, gives z-hat for the inference term of r_S.
@@ -132,7 +133,7 @@ type Mind struct {
 	Weights Weights
 }
 
-var defaultEncoder = bdi.NewMemo(bdi.NewHashedTFIDF(bdi.DefaultHashDim))
+var defaultEncoder = embed.NewMemo(embed.NewHashedTFIDF(embed.DefaultHashDim))
 
 // Config configures Play.
 type Config struct {
@@ -365,7 +366,7 @@ type mindRun struct {
 	m       Mind
 	c       *Case
 	teacher bdi.Teacher
-	enc     bdi.Encoder
+	enc     embed.Encoder
 	d       int
 	zStar   []float64
 	z0, zt  []float64 // initial and current teacher vectors

@@ -11,6 +11,7 @@ import (
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/scenario"
@@ -369,7 +370,7 @@ func TestCacheRecordsAndStudent(t *testing.T) {
 	per, _ := baseline.New("script")
 	rnd, _ := baseline.New("random")
 	users := []User{{Name: "sim", Persuadee: sim.New(sim.DefaultConfig()), Success: SimSuccessJudge{}}}
-	enc := bdi.NewMemo(bdi.NewHashedTFIDF(32))
+	enc := embed.NewMemo(embed.NewHashedTFIDF(32))
 	res, err := Evaluate(context.Background(), EvalConfig{Seed: 2, Workers: 2, Mind: &Mind{Encoder: enc}}, cases, []episode.Persuader{per, rnd}, users, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/baseline"
-	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
@@ -104,7 +104,7 @@ func Paired(a, b Result) (aOnly, bOnly int, p float64) {
 type AblationConfig struct {
 	Learn, Test []Task
 	Persuadee   episode.Persuadee
-	Encoder     bdi.Encoder
+	Encoder     embed.Encoder
 	Learning    LearnConfig
 	Hier        HierOptions
 	// TopK for test-time retrieval (0: the whole subtree).

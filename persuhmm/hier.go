@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/llm"
 )
 
@@ -141,7 +141,7 @@ type HierOptions struct {
 // embeddings; every cluster of two or more gets a macro-strategy from
 // sum.MacroStrategy, or is dissolved when it declines. Earlier hierarchy
 // is replaced. Errors: the encoder's or the summariser's.
-func (m *Memory) Hierarchise(ctx context.Context, enc bdi.Encoder, sum Summariser, opt HierOptions) (llm.Usage, error) {
+func (m *Memory) Hierarchise(ctx context.Context, enc embed.Encoder, sum Summariser, opt HierOptions) (llm.Usage, error) {
 	var usage llm.Usage
 	m.MacroDomains = nil
 	var texts []string

@@ -7,7 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 )
@@ -95,7 +95,7 @@ var ErrResume = errors.New("cannot resume")
 // mismatched resume (ErrResume), a failed episode's role error, a
 // component's or the checkpoint's error; a cancelled ctx returns
 // ctx.Err() with the last checkpoint intact.
-func Learn(ctx context.Context, m *Memory, tasks []Task, pee episode.Persuadee, comp Components, enc bdi.Encoder, cfg LearnConfig) error {
+func Learn(ctx context.Context, m *Memory, tasks []Task, pee episode.Persuadee, comp Components, enc embed.Encoder, cfg LearnConfig) error {
 	if err := comp.check(); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func Learn(ctx context.Context, m *Memory, tasks []Task, pee episode.Persuadee, 
 	return nil
 }
 
-func learnTask(ctx context.Context, m *Memory, task Task, pee episode.Persuadee, comp Components, enc bdi.Encoder, cfg LearnConfig) error {
+func learnTask(ctx context.Context, m *Memory, task Task, pee episode.Persuadee, comp Components, enc embed.Encoder, cfg LearnConfig) error {
 	st := m.Learn
 	for _, d := range task.Domains {
 		m.SeeTask(d)

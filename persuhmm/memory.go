@@ -40,7 +40,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/internal/atomicfile"
 	"github.com/persuarena/persuarena/internal/filelimit"
 )
@@ -234,7 +234,7 @@ func (m *Memory) SeeTask(domain string) {
 // Succeed records that strategy s reached a stage goal with pattern p in
 // the current task: n_succ grows by one (the caller calls it at most once
 // per strategy and task) and p is offered to the pattern list (AddPattern).
-func Succeed(ctx context.Context, s *Strategy, p Pattern, w int, enc bdi.Encoder) error {
+func Succeed(ctx context.Context, s *Strategy, p Pattern, w int, enc embed.Encoder) error {
 	s.Succ++
 	return AddPattern(ctx, s, p, w, enc)
 }
@@ -245,7 +245,7 @@ func Succeed(ctx context.Context, s *Strategy, p Pattern, w int, enc bdi.Encoder
 // is longer than w, the pattern removed is the one whose removal leaves
 // the largest minimum pairwise cosine distance 1 - cos(e_i, e_j) among the
 // rest, ties going to the oldest (lowest index). Errors: the encoder's.
-func AddPattern(ctx context.Context, s *Strategy, p Pattern, w int, enc bdi.Encoder) error {
+func AddPattern(ctx context.Context, s *Strategy, p Pattern, w int, enc embed.Encoder) error {
 	if w <= 0 {
 		w = DefaultW
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/baseline"
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
@@ -146,7 +146,7 @@ func (s *guidedSession) pos() int {
 type MemoryPersuader struct {
 	name string
 	mem  *Memory
-	enc  bdi.Encoder
+	enc  embed.Encoder
 	opt  RetrieveOptions
 	comp Components
 }
@@ -157,7 +157,7 @@ const PersuaderPrefix = "hmm:"
 // NewMemoryPersuader returns the persuader over mem named name, retrieving
 // with opt and planning with comp (NewEmbeddedComponents when comp.Steps is
 // nil).
-func NewMemoryPersuader(name string, mem *Memory, enc bdi.Encoder, opt RetrieveOptions, comp Components) *MemoryPersuader {
+func NewMemoryPersuader(name string, mem *Memory, enc embed.Encoder, opt RetrieveOptions, comp Components) *MemoryPersuader {
 	if comp.Steps == nil {
 		comp = NewEmbeddedComponents(0, 0)
 	}
@@ -173,7 +173,7 @@ func LoadPersuader(path string) (*MemoryPersuader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewMemoryPersuader(PersuaderPrefix+filepath.Base(path), m, bdi.NewHashedTFIDF(0), RetrieveOptions{Hierarchy: len(m.MacroDomains) > 0}, Components{}), nil
+	return NewMemoryPersuader(PersuaderPrefix+filepath.Base(path), m, embed.NewHashedTFIDF(0), RetrieveOptions{Hierarchy: len(m.MacroDomains) > 0}, Components{}), nil
 }
 
 // Name implements episode.Persuader.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -279,7 +279,7 @@ func TestLearnResume(t *testing.T) {
 	tasks := TasksFromScenarios(ss[:60])
 	pee := sim.New(sim.Config{})
 	comp := NewEmbeddedComponents(0, 0)
-	enc := bdi.NewHashedTFIDF(0)
+	enc := embed.NewHashedTFIDF(0)
 	whole := New()
 	if err := Learn(ctx, whole, tasks, pee, comp, enc, LearnConfig{Seed: 5}); err != nil {
 		t.Fatal(err)

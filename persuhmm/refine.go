@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/llm"
 )
 
@@ -46,7 +46,7 @@ func (o RefineOptions) withDefaults() RefineOptions {
 // occurrences for it), so it enters at V = 1 with little weight, and N_d
 // keeps it from outranking validated strategies in overflow handling.
 // A merge adds that count to n_succ only (Validity caps V at 1).
-func (m *Memory) Refine(ctx context.Context, news []NewStrategy, r Refiner, enc bdi.Encoder, opt RefineOptions) (inserted, merged int, usage llm.Usage, err error) {
+func (m *Memory) Refine(ctx context.Context, news []NewStrategy, r Refiner, enc embed.Encoder, opt RefineOptions) (inserted, merged int, usage llm.Usage, err error) {
 	opt = opt.withDefaults()
 	touched := map[string]bool{}
 	for _, ns := range news {

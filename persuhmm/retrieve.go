@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 )
 
 // Subtree is the part of the memory retrieved for one task: its domains
@@ -78,7 +78,7 @@ const DefaultSparse = 3
 // with Hierarchy every strategy under the macro-strategy of a selected
 // one. Strategies come in memory order (domain, then insertion).
 // Errors: the encoder's.
-func (m *Memory) Retrieve(ctx context.Context, enc bdi.Encoder, task Task, opt RetrieveOptions) (Subtree, error) {
+func (m *Memory) Retrieve(ctx context.Context, enc embed.Encoder, task Task, opt RetrieveOptions) (Subtree, error) {
 	if opt.Sparse <= 0 {
 		opt.Sparse = DefaultSparse
 	}
@@ -154,7 +154,7 @@ func (m *Memory) Retrieve(ctx context.Context, enc bdi.Encoder, task Task, opt R
 }
 
 // siblings returns the back-off domains of d.
-func (m *Memory) siblings(ctx context.Context, enc bdi.Encoder, d string, hier bool) ([]string, error) {
+func (m *Memory) siblings(ctx context.Context, enc embed.Encoder, d string, hier bool) ([]string, error) {
 	if hier {
 		for _, md := range m.MacroDomains {
 			if slices.Contains(md.Domains, d) {

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llmagent"
@@ -32,19 +32,19 @@ type Roles interface {
 }
 
 // Encoder resolves a text encoder name: "" or "tfidf" the embedded
-// hashed TF-IDF (bdi.NewHashedTFIDF), llm:ROLE the /v1/embeddings
-// endpoint of the role's backend and model (llmagent.NewEncoder).
+// hashed TF-IDF (embed.NewHashedTFIDF), llm:ROLE the /v1/embeddings
+// endpoint of the role's backend and model (embed.ForBackend).
 // Errors: an unknown name, or the resolver's.
-func Encoder(name string, r Roles) (bdi.Encoder, error) {
+func Encoder(name string, r Roles) (embed.Encoder, error) {
 	switch {
 	case name == "" || name == "tfidf":
-		return bdi.NewHashedTFIDF(0), nil
+		return embed.NewHashedTFIDF(0), nil
 	case strings.HasPrefix(name, "llm:"):
 		_, c, err := r.Role(name)
 		if err != nil {
 			return nil, fmt.Errorf("--encoder: %w", err)
 		}
-		return llmagent.NewEncoder(c), nil
+		return embed.ForBackend(c.Backend()), nil
 	}
 	return nil, fmt.Errorf("unknown encoder %q (want tfidf or llm:ROLE)", name)
 }

@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/internal/atomicfile"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -76,7 +76,7 @@ type BT struct {
 
 // BTFeatures returns φ(text), of length BTDim + tagger.NumActs + 1.
 func BTFeatures(text string) []float64 {
-	x := bdi.NewHashedTFIDF(BTDim).Embed(text)
+	x := embed.NewHashedTFIDF(BTDim).Embed(text)
 	tg := tagger.Tag(text)
 	for _, a := range tagger.Acts {
 		v := 0.0

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/atomicfile"
-	"github.com/persuarena/persuarena/llmagent"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/maspdata"
 	"github.com/persuarena/persuarena/roles"
@@ -115,13 +115,13 @@ func (s *Service) MASPEval(ctx context.Context, spec MASPSpec, log io.Writer, pr
 	cfg := masp.EvalConfig{T: spec.T, TauQ: spec.TauQ, Seed: spec.Seed, Workers: spec.Workers,
 		Bootstrap: stats.BootstrapOptions{Resamples: spec.Resamples, Seed: spec.Seed}}
 	if !spec.NoBDI {
-		cfg.Mind = &masp.Mind{Encoder: bdi.NewMemo(bdi.NewHashedTFIDF(0))}
+		cfg.Mind = &masp.Mind{Encoder: embed.NewMemo(embed.NewHashedTFIDF(0))}
 		if spec.Teacher != "" {
 			role, c, err := reg.Role(spec.Teacher)
 			if err != nil {
 				return nil, err
 			}
-			lt := &llmagent.LLMTeacher{Engine: c, Sampling: role.Sampling, Thinking: role.Thinking}
+			lt := &masp.LLMTeacher{Engine: c, Sampling: role.Sampling, Thinking: role.Thinking}
 			cfg.Mind.Teacher = func(episode.PersuadeeSession) bdi.Teacher { return lt }
 		}
 		if spec.Student != "" {
@@ -381,7 +381,7 @@ func maspLLMJudges(us []masp.User, reg *roles.Registry, judge, succ string, samp
 }
 
 // fitStudent fits a student on the turn records of a BDI cache file.
-func fitStudent(ctx context.Context, path string, enc bdi.Encoder, lambda float64) (*bdi.Student, int, error) {
+func fitStudent(ctx context.Context, path string, enc embed.Encoder, lambda float64) (*bdi.Student, int, error) {
 	c, err := bdi.LoadCache(path)
 	if err != nil {
 		return nil, 0, err

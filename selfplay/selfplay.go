@@ -26,6 +26,7 @@ import (
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/internal/parallel"
@@ -215,7 +216,7 @@ type Runner struct {
 	usrOpt  *train.Optimizer
 	student *bdi.Student
 	base    []bdi.Example
-	enc     bdi.Encoder
+	enc     embed.Encoder
 	mind    sim.Config
 
 	// Test hooks: onPhase is called before each phase; wrapSystem wraps
@@ -280,7 +281,7 @@ func newRunner(cfg Config, o Options) (*Runner, error) {
 		return nil, err
 	}
 	return &Runner{cfg: cfg, o: o, cases: masp.ScenarioCases(o.Scenarios), fp: scenario.Fingerprint(o.Scenarios),
-		enc: bdi.NewMemo(bdi.NewHashedTFIDF(bdi.DefaultHashDim)), mind: mind}, nil
+		enc: embed.NewMemo(embed.NewHashedTFIDF(embed.DefaultHashDim)), mind: mind}, nil
 }
 
 func newSysOpt(p *planner.Policy, g grpo.Config, state json.RawMessage) (*train.Optimizer, error) {
@@ -385,7 +386,7 @@ func (r *Runner) caseMap() map[string]*masp.Case {
 // initial examples teach the student the turn-1 estimate ẑ_1 = M(h_0)
 // that the inference term of r_S compares with z_1 (cached P4G sessions
 // have no opening, so h_0 is empty).
-func examples(ctx context.Context, c *bdi.Cache, enc bdi.Encoder) ([]bdi.Example, error) {
+func examples(ctx context.Context, c *bdi.Cache, enc embed.Encoder) ([]bdi.Example, error) {
 	ex, err := c.Examples(ctx, enc, bdi.DefaultAlpha)
 	if err != nil {
 		return nil, err

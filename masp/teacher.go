@@ -1,4 +1,4 @@
-package llmagent
+package masp
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/llmagent"
 )
 
 // LLMTeacher is the LLM bdi.Teacher (the MASP paper's offline oracle
@@ -39,7 +40,7 @@ const teacherSystem = `You track the hidden mental state of the User in a dialog
 Base every field on what the User has actually said. Answer with the JSON object only.`
 
 // Label asks the engine for the state (see LLMTeacher). Errors: an engine
-// error (as is, with roleError's dialogue sentinels), or bdi.ErrMissing (wrapped, with the last parse
+// error (as is, with llmagent.EngineError's dialogue sentinels), or bdi.ErrMissing (wrapped, with the last parse
 // problem) after a failed repair.
 func (t *LLMTeacher) Label(ctx context.Context, task bdi.Task, profile, goal string, history []episode.Message) (bdi.State, error) {
 	var b strings.Builder
@@ -96,7 +97,7 @@ func (t *LLMTeacher) ask(ctx context.Context, msgs []llm.Message) (string, error
 	}
 	resp, err := t.Engine.Chat(ctx, req)
 	if err != nil {
-		return "", roleError(err)
+		return "", llmagent.EngineError(err)
 	}
 	return resp.Content, nil
 }

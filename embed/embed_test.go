@@ -1,4 +1,4 @@
-package bdi
+package embed
 
 import (
 	"context"
@@ -10,7 +10,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/llm/fakeengine"
 )
+
+func near(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.12g, want %.12g (tol %g)", name, got, want, tol)
+	}
+}
 
 func norm(v []float64) float64 {
 	s := 0.0
@@ -241,5 +251,45 @@ func TestHTTPEncoderOllamaAndErrors(t *testing.T) {
 	e = &HTTPEncoder{BaseURL: srv.URL, Model: "m"}
 	if _, err := e.Encode(context.Background(), []string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "1 embeddings for 2 texts") {
 		t.Errorf("count mismatch: %v", err)
+	}
+}
+
+// ForBackend on the fake engine's /v1/embeddings: the unit-normalised
+// fakeengine.Embedding of each text, in order, one request for both and
+// none for a repeat (memoised).
+func TestForBackendFakeEngine(t *testing.T) {
+	srv := fakeengine.New(llm.VLLM)
+	t.Cleanup(srv.Close)
+	c, err := llm.NewClient(srv.Backend("fake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := ForBackend(c.Backend())
+	ctx := context.Background()
+	got, err := enc.Encode(ctx, []string{"save the shelter", "walk more"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"save the shelter", "walk more"} {
+		want := fakeengine.Embedding(text)
+		norm := 0.0
+		for _, x := range want {
+			norm += x * x
+		}
+		norm = math.Sqrt(norm)
+		if len(got[i]) != fakeengine.EmbeddingDim {
+			t.Fatalf("text %d: length %d", i, len(got[i]))
+		}
+		for k := range want {
+			if math.Abs(got[i][k]-want[k]/norm) > 1e-12 {
+				t.Fatalf("text %d component %d: %v, want %v", i, k, got[i][k], want[k]/norm)
+			}
+		}
+	}
+	if _, err := enc.Encode(ctx, []string{"walk more"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Stats().Requests["/v1/embeddings"]; n != 1 {
+		t.Errorf("%d embeddings requests, want 1", n)
 	}
 }

@@ -1,4 +1,4 @@
-package llmagent
+package masp
 
 import (
 	"context"
