@@ -276,7 +276,9 @@ var weakOpeners = set("accept", "accepts", "accepted", "agree", "agreed", "condi
 
 // weakValue reports whether v can be the value of a tag inside prose: it
 // opens with a decision word (weakOpeners), is one word alone ("my
-// decision: no."), or is "not yet" / "no decision" (see classify).
+// decision: no."), opens with "yes" or "no" followed by a decision word
+// ("my decision: yes, I accept"), or is "not yet" / "no decision" (see
+// classify).
 func weakValue(v string) bool {
 	ws := words(v)
 	switch {
@@ -284,6 +286,12 @@ func weakValue(v string) bool {
 		return false
 	case len(ws) == 1, weakOpeners[ws[0]]:
 		return true
+	case ws[0] == "yes" || ws[0] == "no":
+		for _, w := range ws[1:] {
+			if weakOpeners[w] {
+				return true
+			}
+		}
 	}
 	return ws[0] == "not" && ws[1] == "yet" || ws[0] == "no" && ws[1] == "decision"
 }
@@ -494,18 +502,30 @@ func classify(v string) (Decision, bool) {
 	return Continue, false
 }
 
-// noCondition reports whether the condition word ws[k] is denied ("no
-// conditions", "without any conditions", "not conditional"): one of the
-// two words before it is "no", "without", "not" or "zero".
+// noCondition reports whether the condition word ws[k] is denied: "no
+// conditions", "zero conditions", "without conditions", "without any
+// (other, further) conditions", "not conditional". "provided" and
+// "providing" are never denied, nor a negator that governs something else
+// ("no problem, provided ...", "not without conditions").
 func noCondition(ws []string, k int) bool {
-	if !condWords[ws[k]] {
-		return false
-	}
-	for j := k - 1; j >= 0 && j >= k-2; j-- {
-		switch ws[j] {
-		case "no", "without", "not", "zero":
-			return true
+	prev := func(d int) string {
+		if k-d < 0 {
+			return ""
 		}
+		return ws[k-d]
+	}
+	switch ws[k] {
+	case "condition", "conditions":
+		switch {
+		case prev(1) == "no" || prev(1) == "zero":
+			return true
+		case prev(1) == "without":
+			return prev(2) != "not"
+		case prev(1) == "any" || prev(1) == "other" || prev(1) == "further":
+			return prev(2) == "no" || prev(2) == "without" && prev(3) != "not"
+		}
+	case "conditional", "conditionally":
+		return prev(1) == "not"
 	}
 	return false
 }

@@ -90,6 +90,13 @@ var parseCases = []struct {
 	{"accept (no conditions)", "DECISION: accept (no conditions)", Accept, true},
 	{"accept without any conditions", "DECISION: I accept without any conditions", Accept, true},
 	{"a condition is still one", "DECISION: accept, one condition: a trial month", Conditional, true},
+	{"no problem, provided", "DECISION: accept, no problem, provided the fee is waived", Conditional, true},
+	{"no worries, providing", "DECISION: agree, no worries, providing I can cancel", Conditional, true},
+	{"no problem, on condition", "DECISION: accept - no problem, on condition that I can stop", Conditional, true},
+	{"without hesitation, provided", "DECISION: I accept without hesitation, provided the price holds", Conditional, true},
+	{"not without conditions", "DECISION: accept, not without conditions", Conditional, true},
+	{"no other conditions", "DECISION: accept with no other conditions", Accept, true},
+	{"not conditional", "DECISION: accept, not conditional", Accept, true},
 	// Prose with "decision:" is no tag unless its value opens with a
 	// decision word (issue 47: the first read as reject on 3b48d04).
 	{"prose colon is no tag", "This is a big decision: no way I can rush it.", Continue, false},
@@ -97,6 +104,7 @@ var parseCases = []struct {
 	{"prose colon then real tag", "This is a big decision: no way I can rush it.\nDECISION: continue", Continue, true},
 	{"weak tag opening with a value", "Thanks, that helps. My decision: accept", Accept, true},
 	{"weak tag of one word", "Fair enough, so my decision: no.", Reject, true},
+	{"weak tag yes then a decision word", "Thanks. My decision: yes, I accept.", Accept, true},
 }
 
 func TestParse(t *testing.T) {

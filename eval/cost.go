@@ -49,16 +49,23 @@ type CostRow struct {
 	// per-turn means.
 	Requests     float64 `json:"requests"`
 	PromptTokens float64 `json:"prompt_tokens"`
-	// PromptOnce is, for the probe rows, the prompt tokens with each
-	// read-out's shared prefix (the K forks' common context) counted once:
-	// Table 4's "with cache" count, the same whatever the engine's cache
-	// held (episode.Usage.PromptOnceTokens); nil for other rows and where
-	// some read-out's figure is unknown (the chat probe path, an engine
-	// without a tokenizer).
-	PromptOnce    *float64 `json:"prompt_once_tokens"`
-	CachedTokens  float64  `json:"cached_tokens"`
-	DecodedTokens float64  `json:"decoded_tokens"`
-	LatencyMS     float64  `json:"latency_ms"`
+	// PromptOnce is, for the probe rows, the per-turn mean of the prompt
+	// tokens with each read-out's shared prefix (the K forks' common
+	// context) counted once: Table 4's "with cache" count, the same
+	// whatever the engine's cache held (episode.Usage.PromptOnceTokens).
+	// Where some read-outs lack the figure (a retried or refused request)
+	// it is their mean over the OnceKnown read-outs that have it, times the
+	// Readouts that sent a prompt, per turn. nil for other rows and when no
+	// read-out has it (the chat probe path, an engine without a
+	// tokenizer).
+	PromptOnce *float64 `json:"prompt_once_tokens"`
+	// Readouts counts the row's read-outs that sent a prompt, OnceKnown
+	// those with a prefix-once figure (probe rows only).
+	Readouts      int     `json:"readouts,omitempty"`
+	OnceKnown     int     `json:"once_known,omitempty"`
+	CachedTokens  float64 `json:"cached_tokens"`
+	DecodedTokens float64 `json:"decoded_tokens"`
+	LatencyMS     float64 `json:"latency_ms"`
 }
 
 // CostTable computes per-turn engine costs (Probe-RPO paper, Table 4) for every
@@ -73,8 +80,9 @@ func CostTable(eps []*episode.Episode) []CostRow {
 	type acc struct {
 		u  episode.Usage
 		ms float64
-		// onceUnknown: a read-out with requests lacked PromptOnceTokens.
-		onceUnknown bool
+		// readouts sent a prompt; known of them have a prefix-once
+		// count, whose sum is once.
+		readouts, known, once int
 	}
 	type key struct{ per, pee, role string }
 	type pair struct{ per, pee string }
@@ -90,7 +98,13 @@ func CostTable(eps []*episode.Episode) []CostRow {
 		}
 		a.u = a.u.Add(u)
 		a.ms += ms
-		a.onceUnknown = a.onceUnknown || u.Requests > 0 && u.PromptOnceTokens == 0
+		if u.PromptTokens > 0 {
+			a.readouts++
+			if u.PromptOnceTokens > 0 {
+				a.known++
+				a.once += u.PromptOnceTokens
+			}
+		}
 	}
 	for _, ep := range eps {
 		turns[pair{ep.Persuader, ep.Persuadee}] += len(ep.Turns)
@@ -122,9 +136,12 @@ func CostTable(eps []*episode.Episode) []CostRow {
 		r := CostRow{Persuader: k.per, Persuadee: k.pee, Role: k.role, Turns: nt,
 			Requests: float64(a.u.Requests) / n, PromptTokens: float64(a.u.PromptTokens) / n,
 			CachedTokens: float64(a.u.CachedTokens) / n, DecodedTokens: float64(a.u.CompletionTokens) / n, LatencyMS: a.ms / n}
-		if (k.role == CostProbes || k.role == CostInitialProbes) && !a.onceUnknown {
-			once := float64(a.u.PromptOnceTokens) / n
-			r.PromptOnce = &once
+		if k.role == CostProbes || k.role == CostInitialProbes {
+			r.Readouts, r.OnceKnown = a.readouts, a.known
+			if a.known > 0 {
+				once := float64(a.once) / float64(a.known) * float64(a.readouts) / n
+				r.PromptOnce = &once
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -151,6 +168,9 @@ func WriteCostTable(w io.Writer, rows []CostRow) error {
 		once := "-"
 		if r.PromptOnce != nil {
 			once = strconv.FormatFloat(*r.PromptOnce, 'f', 0, 64)
+			if r.OnceKnown < r.Readouts {
+				once += fmt.Sprintf(" (%d of %d)", r.OnceKnown, r.Readouts)
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%.0f\t%s\t%.0f\t%.1f\t%.0f\t\n", r.Persuader, r.Persuadee, r.Role, r.Turns,
 			r.Requests, r.PromptTokens, once, r.CachedTokens, r.DecodedTokens, r.LatencyMS)
@@ -158,7 +178,7 @@ func WriteCostTable(w io.Writer, rows []CostRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "prompt tok: every request's prompt in full (Table 4 without prefix cache); prefix-once tok: a probe read-out's K forks with their shared context counted once (Table 4 with cache); cached tok: what the engine reports it served from its prefix cache.")
+	_, err := fmt.Fprintln(w, "prompt tok: every request's prompt in full (Table 4 without prefix cache); prefix-once tok: a probe read-out's K forks with their shared context counted once (Table 4 with cache; \"(k of n)\": from the k read-outs that have it); cached tok: what the engine reports it served from its prefix cache.")
 	return err
 }
 

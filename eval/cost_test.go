@@ -151,9 +151,22 @@ func TestCostTablePromptOnce(t *testing.T) {
 	if !strings.Contains(b.String(), "prefix-once tok") || !strings.Contains(b.String(), " 1400 ") {
 		t.Errorf("table:\n%s", b.String())
 	}
-	// One read-out without the figure makes the row's unknown.
-	ep.Turns = append(ep.Turns, episode.Turn{ProbeUsage: probes(4000, 0, 0)})
-	if r := CostTable([]*episode.Episode{ep})[0]; r.PromptOnce != nil {
-		t.Errorf("mixed row %+v: want an unknown prefix-once count", r)
+	// A read-out without the figure (a retried request): the mean of the
+	// two that have it, (1300 + 1500) / 2, times the 3 read-outs that sent
+	// a prompt, over the 4 turns; the table says from how many. A refused one (no prompt
+	// tokens) counts in neither.
+	ep.Turns = append(ep.Turns, episode.Turn{ProbeUsage: probes(4000, 0, 0)}, episode.Turn{ProbeUsage: episode.Usage{Requests: 1}})
+	r := CostTable([]*episode.Episode{ep})[0]
+	if r.PromptOnce == nil || math.Abs(*r.PromptOnce-1400*3/4.0) > 1e-9 || r.OnceKnown != 2 || r.Readouts != 3 {
+		t.Errorf("mixed row %+v", r)
+	}
+	b.Reset()
+	if err := WriteCostTable(&b, []CostRow{r}); err != nil || !strings.Contains(b.String(), "1050 (2 of 3)") {
+		t.Errorf("mixed table %v:\n%s", err, b.String())
+	}
+	// None with the figure: unknown.
+	ep.Turns, ep.InitialProbeUsage = ep.Turns[2:], episode.Usage{}
+	if r := CostTable([]*episode.Episode{ep})[0]; r.PromptOnce != nil || r.OnceKnown != 0 || r.Readouts != 1 {
+		t.Errorf("unknown row %+v", r)
 	}
 }

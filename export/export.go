@@ -115,10 +115,14 @@ type Turn struct {
 	Acts []string `json:"acts"`
 	// Probes are the read-outs after the reply, in basis order.
 	Probes []Probe `json:"probes"`
-	// Belief is B_t in [0, 1] and Dense r_t = B_t - B_{t-1}; nil when
-	// missing (Probe-RPO paper).
-	Belief *float64 `json:"belief"`
-	Dense  *float64 `json:"dense"`
+	// Belief is B_t in [0, 1] and Dense r_t = B_t - B_{t-1} over the
+	// probes readable at both turns; nil when missing (Probe-RPO paper).
+	// DenseProbes is the number of probes Dense used when fewer than the
+	// basis (episode.Turn.DenseProbes; omitted when all), so a trainer can
+	// mask or weight such turns.
+	Belief      *float64 `json:"belief"`
+	Dense       *float64 `json:"dense"`
+	DenseProbes int      `json:"dense_probes,omitempty"`
 	// AOut is the episode's A_out, ADense is A_dense_{i,t} (unscaled)
 	// and Advantage is A_{i,t} = A_out + λ·A_dense (grpo.Analyze).
 	AOut      float64 `json:"a_out"`
@@ -238,7 +242,7 @@ func Build(eps []*episode.Episode, opt Options) ([]Episode, error) {
 				e.Turns[t] = Turn{
 					T: tu.T, PersuaderText: tu.Persuader, PersuadeeText: tu.Persuadee,
 					Decision: string(tu.Decision), Acts: append([]string{}, acts...), Probes: probes(tu.Probes),
-					Belief: copyPtr(tu.Belief), Dense: copyPtr(tu.Dense),
+					Belief: copyPtr(tu.Belief), Dense: copyPtr(tu.Dense), DenseProbes: tu.DenseProbes,
 					AOut: parts.Out[j], ADense: parts.Dense[j][t], Advantage: parts.A[j][t],
 				}
 			}

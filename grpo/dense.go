@@ -16,7 +16,9 @@ const (
 	// DenseScaled (the default) scales the group's dense rewards by their
 	// pooled std without subtracting their mean, r~ = r/(std_G(r) + ε),
 	// and gives turn t the sum of r~ over turns >= t. Because r is a
-	// difference of beliefs the sum telescopes:
+	// difference of beliefs the sum telescopes (when every probe is
+	// readable throughout; a turn whose r_t used fewer probes,
+	// episode.Turn.DenseProbes, breaks the chain there):
 	//
 	//	A_dense_{i,t} = (B_{T,i} - B_{t-1,i}) / (s + ε)
 	//

@@ -118,11 +118,14 @@ func candidate(tok string, id *int, lp logprob, names map[int]string) probe.Toke
 }
 
 // withSampled appends the sampled token to a position's candidates unless
-// it is already there (same id when known, else same text), marked Extra:
-// it stands outside the engine's top list (probe.Answer's floor).
+// it is already there (same id when known, else same text), and marks it
+// Extra either way: engines list the sampled token with the top-k even
+// when it ranks below (vLLM's top_logprobs dictionaries always hold it), so
+// its probability bounds nothing below the list (probe.OneSided's floor).
 func withSampled(top []probe.TokenLogprob, s probe.TokenLogprob) []probe.TokenLogprob {
-	for _, c := range top {
+	for i, c := range top {
 		if (s.ID >= 0 && c.ID == s.ID) || (s.ID < 0 && c.ID < 0 && c.Token == s.Token) {
+			top[i].Extra = true
 			return top
 		}
 	}

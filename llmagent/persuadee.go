@@ -119,8 +119,9 @@ func (p *Persuadee) Name() string { return p.name }
 type Stats struct {
 	// Replies is the number of replies produced.
 	Replies int64 `json:"replies"`
-	// Repairs is the number of replies without a readable decision that
-	// were sent one repair request.
+	// Repairs is the number of replies that were sent one repair request:
+	// those without a readable decision, and those cut off at the length
+	// limit (asked again with twice the limit).
 	Repairs int64 `json:"repairs"`
 	// Violations is the number of replies that still had no readable
 	// decision after the repair: protocol violations, treated as continue
@@ -303,17 +304,23 @@ func (p *Persuadee) structured() (bool, error) {
 }
 
 // CheckProbes detects the engine's capabilities (as the first Start does)
-// and reports whether its probes can be read: an engine that returns
-// log-probabilities on neither chat nor completion requests cannot, and
-// the error names --probes none, the outcome-only evaluation that needs
+// and reports whether its probes can be read: an engine that returns no
+// log-probabilities on the persuadee's probe path (Path: completions or
+// chat requests) cannot, and the error names eval --probes none, the outcome-only evaluation that needs
 // none (the Probe-RPO paper's Table 7 cross-persuadee protocol). Errors:
 // the engine's detection error, or that one.
 func (p *Persuadee) CheckProbes(ctx context.Context) error {
 	if err := p.setup(ctx); err != nil {
 		return fmt.Errorf("llm persuadee %s: %w", p.name, err)
 	}
-	if !p.caps.ChatLogprobs && !p.caps.CompletionLogprobs {
-		return fmt.Errorf("llm persuadee %s: %w: its engine returns no log-probabilities, so its beliefs cannot be probed; evaluate it outcome-only with --probes none", p.name, llm.ErrLogprobsUnavailable)
+	p.mu.Lock()
+	has := p.caps.ChatLogprobs
+	if p.path == ProbeCompletions {
+		has = p.caps.CompletionLogprobs
+	}
+	p.mu.Unlock()
+	if !has {
+		return fmt.Errorf("llm persuadee %s: %w on its probe path (%s), so its beliefs cannot be probed; evaluate it outcome-only with eval --probes none", p.name, llm.ErrLogprobsUnavailable, p.Path())
 	}
 	return nil
 }
@@ -433,7 +440,8 @@ func persuaderTurns(transcript []episode.Message) int {
 // from one chat request with the role's sampling (structured output when
 // the session uses it). A reply the engine cut off at its length limit
 // (finish_reason "length") is asked for again once with twice the
-// role's max_tokens; cut again, it is shown only up to its last complete
+// role's max_tokens (not when the role sets none: the engine's own limit
+// would cut it again); cut again, it is shown only up to its last complete
 // sentence (decision.CutReply), with decision continue, counted as a cut
 // protocol violation (Stats.Cut, episode.Reply.Cut), and never asked for a
 // decision. Otherwise its decision is parsed with decision.Parse; a reply
@@ -462,10 +470,14 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 		return episode.Reply{}, s.wrap("reply", turn, err)
 	}
 	usage := episode.Usage(resp.Usage)
+	if cutOff(resp) && req.Sampling.MaxTokens <= 0 {
+		// Cut at the engine's own limit: asking again would hit it again.
+		return s.record(decision.CutReply(resp.Content), decision.Continue, usage, true), nil
+	}
 	if cutOff(resp) {
 		s.p.repairs.Add(1)
 		req.Sampling = s.sampling()
-		req.Sampling.MaxTokens *= 2 // Choice: twice the role's limit (0, the engine's default, stays)
+		req.Sampling.MaxTokens *= 2 // Choice: twice the role's limit
 		if resp, err = s.p.eng.Chat(ctx, req); err != nil {
 			return episode.Reply{}, s.wrap("reply (repair of a cut reply)", turn, err)
 		}
@@ -483,8 +495,8 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 	if !ok {
 		s.p.repairs.Add(1)
 		if visible == "" {
-			// Nothing visible (cut off while thinking, content null): ask
-			// for the whole reply again.
+			// Nothing visible (content null, a decision-less think block
+			// that finished): ask for the whole reply again.
 			req.Sampling = s.sampling()
 			resp, err = s.p.eng.Chat(ctx, req)
 			if err != nil {
@@ -637,7 +649,7 @@ func (s *session) Probe(ctx context.Context, transcript []episode.Message, basis
 		ans, err = s.probeChat(ctx, msgs, basis)
 	}
 	if errors.Is(err, llm.ErrLogprobsUnavailable) {
-		err = fmt.Errorf("%w (to evaluate this persuadee outcome-only, without probes, use --probes none)", err)
+		err = fmt.Errorf("%w (eval --probes none evaluates this persuadee outcome-only, without probes)", err)
 	}
 	if err != nil {
 		return nil, s.wrap("probe", turn, err)
@@ -715,9 +727,12 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 		top = 20
 	}
 	req := llm.CompletionRequest{Prompts: prompts, Sampling: probeSampling(p.eng.Backend().Engine, true), Logprobs: top}
+	// vLLM answers the Yes/No ids exactly (logprob_token_ids); every
+	// other engine's list is a top-k, filtered by id.
+	askIDs := len(p.idLst) > 0 && p.eng.Backend().Engine == llm.VLLM
 	if len(p.idLst) > 0 {
 		req.TokenIDs, req.TokenText = p.idLst, p.ids
-		if p.eng.Backend().Engine == llm.VLLM {
+		if askIDs {
 			// vLLM returns the exact ids' log-probs (logprob_token_ids);
 			// one top candidate keeps the response small. Other engines
 			// ignore the ids: their top-k is filtered by id instead.
@@ -737,8 +752,6 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 	if len(resp.Choices) != len(prompts) {
 		return nil, fmt.Errorf("%w: %d completion choices for %d probe prompts", llm.ErrMalformed, len(resp.Choices), len(prompts))
 	}
-	// vLLM answers the Yes/No ids exactly; every other list is a top-k.
-	exactIDs := len(p.idLst) > 0 && p.eng.Backend().Engine == llm.VLLM
 	ans := make([]probe.Answer, len(basis))
 	for _, c := range resp.Choices {
 		if c.Index < 0 || c.Index >= len(ans) {
@@ -747,13 +760,16 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 		if c.Artefact != nil {
 			// Unreadable with its reason (post-sampling probabilities),
 			// never P = 1; the other probes still read.
-			ans[c.Index] = probe.Answer{Top: []probe.TokenLogprob{}, TopK: !exactIDs, Reason: c.Artefact.Error()}
+			ans[c.Index] = probe.Answer{Top: []probe.TokenLogprob{}, TopK: !askIDs, Reason: c.Artefact.Error()}
 			continue
 		}
 		if len(c.Top) == 0 {
 			return nil, llm.ErrLogprobsUnavailable
 		}
-		ans[c.Index] = probe.Answer{Top: p.exact(c.Top[0]), TopK: !exactIDs}
+		// An answer without the ids (a replica that ignored them) is a
+		// top-k list, whatever was asked.
+		top, byID := p.exact(c.Top[0])
+		ans[c.Index] = probe.Answer{Top: top, TopK: !(askIDs && byID)}
 	}
 	return ans, nil
 }
@@ -843,23 +859,23 @@ func (p *Persuadee) tailTokens(ctx context.Context, tails []string) ([]int, bool
 // id: the Yes/No variants' ids as "Yes" / "No", every other candidate as
 // "" (kept, unpooled, for a top-k answer's floor), so a variant reported
 // both in the top-k (by string) and by id is counted once and a token
-// that merely spells "yes" under another id never counts; a list with no
-// Yes/No id is returned as is (the engine ignored the ids), for
-// probe.Pool to pool by spelling.
-func (p *Persuadee) exact(top []probe.TokenLogprob) []probe.TokenLogprob {
+// that merely spells "yes" under another id never counts. byID reports
+// that some Yes/No id was there; a list without one is returned as is
+// (the engine ignored the ids, or none ranked), for probe.Pool to pool by
+// spelling.
+func (p *Persuadee) exact(top []probe.TokenLogprob) (out []probe.TokenLogprob, byID bool) {
 	if len(p.ids) == 0 {
-		return top
+		return top, false
 	}
-	out := make([]probe.TokenLogprob, len(top))
-	found := false
+	out = make([]probe.TokenLogprob, len(top))
 	for i, c := range top {
 		w, ok := p.ids[c.ID]
 		c.Token = w // "" for any other id
-		found = found || ok
+		byID = byID || ok
 		out[i] = c
 	}
-	if !found {
-		return top // the engine ignored the ids
+	if !byID {
+		return top, false
 	}
-	return out
+	return out, true
 }

@@ -127,6 +127,21 @@ func TestReplyCutOffInThinking(t *testing.T) {
 	}
 }
 
+// structured: true on an engine that cannot constrain JSON stops at
+// start-up; auto falls back to the tagged line there.
+func TestStructuredTrueNeedsTheEngine(t *testing.T) {
+	st := vllmStub()
+	st.caps.StructuredOutput = false
+	_, err := newPersuadee("llm:x", st, llm.Role{Structured: "true"}, PersuadeeOptions{}).Start(context.Background(), testScenario(), 1)
+	if !errors.Is(err, llm.ErrUnsupported) || !strings.Contains(err.Error(), "structured: true") {
+		t.Fatalf("Start: %v, want ErrUnsupported naming structured: true", err)
+	}
+	s := start(t, newPersuadee("llm:x", st, llm.Role{Structured: "auto"}, PersuadeeOptions{}))
+	if s.structured || !strings.Contains(s.sys, "DECISION: <continue") {
+		t.Errorf("auto without structured output: structured %v", s.structured)
+	}
+}
+
 func TestStructuredReply(t *testing.T) {
 	st := vllmStub()
 	st.caps.StructuredOutput = true

@@ -37,6 +37,15 @@ func TestOneSidedTopK(t *testing.T) {
 	if r := Read("ac", a); !r.OK || math.Abs(r.P-w/2) > 1e-15 {
 		t.Errorf("confident No: %+v, want p = %v", r, w/2)
 	}
+	// A floor far below the visible side still never reads 1.
+	a = Answer{TopK: true, Top: []TokenLogprob{{Token: "Yes", ID: 1, Logprob: 0}, {Token: "w", ID: 3, Logprob: -40}}}
+	if r := Read("ac", a); !r.OK || r.P >= 1 || r.P != 1-1e-12 {
+		t.Errorf("floor e^-40: %+v, want p = 1 - 1e-12", r)
+	}
+	// Called with both sides visible, it is the plain share.
+	if r := OneSided("ca", Answer{TopK: true}, 0.3, 0.1); !r.OK || math.Abs(r.P-0.75) > 1e-12 {
+		t.Errorf("OneSided(0.3, 0.1) = %+v, want 0.75", r)
+	}
 	// Just over and just under the tolerance (width 0.02).
 	for _, tc := range []struct {
 		floor float64

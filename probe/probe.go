@@ -258,13 +258,15 @@ func Read(id string, a Answer) Reading {
 const OneSidedTolerance = 0.02
 
 // OneSided reads a top-k answer (Answer.TopK) whose pooled mass is all on
-// one side: y > 0 = n or n > 0 = y. The missing side lies below the
-// answer's floor F, the smallest probability listed among the engine's
-// top candidates (Extra entries excluded), so with Yes visible p lies in
-// [y/(y+F), 1] (with No visible, in [0, F/(F+n)]). When that interval is
-// at most OneSidedTolerance wide, p is its midpoint; otherwise, or when no
-// listed candidate gives a floor, the probe is unreadable, with a Reason
-// giving the interval.
+// one side: y > 0 = n or n > 0 = y (pooled masses, Pool). The missing side
+// lies below the answer's floor F, the smallest probability listed among
+// the engine's top candidates (Extra entries excluded), so with Yes
+// visible p lies in [y/(y+F), 1] (with No visible, in [0, F/(F+n)]). When
+// that interval is at most OneSidedTolerance wide, p is its midpoint,
+// clamped to [1e-12, 1 - 1e-12] as ReadProbability clamps, so never 0 or
+// 1; otherwise, or when no listed candidate gives a floor, the probe is
+// unreadable, with a Reason giving the interval. Masses on both sides
+// read as their share (Share), none as unreadable.
 //
 // Choice: the missing side is bounded by one floor, although several of
 // its spellings (" No", "no", ...) could each lie below it: the main
@@ -272,6 +274,13 @@ const OneSidedTolerance = 0.02
 // (docs/engines.md), and the interval stays an honest statement of what
 // the list shows.
 func OneSided(id string, a Answer, y, n float64) Reading {
+	if (y > 0) == (n > 0) { // not one-sided after all
+		p, err := Share(y, n)
+		if err != nil {
+			return Reading{Probe: id, Reason: a.Reason}
+		}
+		return Reading{Probe: id, P: p, OK: true}
+	}
 	floor := 0.0
 	for _, c := range a.Top {
 		if p := prob(c.Logprob); !c.Extra && p > 0 && (floor == 0 || p < floor) {
@@ -293,7 +302,7 @@ func OneSided(id string, a Answer, y, n float64) Reading {
 	if w > OneSidedTolerance {
 		return Reading{Probe: id, Reason: fmt.Sprintf("only %s among the top candidates: %s is below the smallest listed probability %.3g, which leaves p in [%.3f, %.3f]", seen, missing, floor, lo, hi)}
 	}
-	return Reading{Probe: id, P: (lo + hi) / 2, OK: true}
+	return Reading{Probe: id, P: min(max((lo+hi)/2, 1e-12), 1-1e-12), OK: true}
 }
 
 // Belief returns B_t = mean_k p_k over the readable probes (Probe-RPO paper,

@@ -338,9 +338,10 @@ func (cl *ClosedLoop) moments(jobs []job, eps []*episode.Episode) (*Moments, err
 		if episode.RisesAndFalls(ep.Beliefs(), episode.RiseFallStep) {
 			a.nonmono++
 		}
-		b, _ := ep.FinalBelief()
-		x := a.bt[ep.Terminal]
-		a.bt[ep.Terminal] = [2]float64{x[0] + b, x[1] + 1}
+		if b, ok := ep.FinalBelief(); ok { // the simulator always reads one
+			x := a.bt[ep.Terminal]
+			a.bt[ep.Terminal] = [2]float64{x[0] + b, x[1] + 1}
+		}
 	}
 	r, err := analysis.AskReliabilityOf(asks, 10)
 	if err != nil {

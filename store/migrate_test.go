@@ -298,13 +298,27 @@ func testMigrate6(t *testing.T, l legacyDB, old, fresh string) {
 // episode whose last read-out was unreadable had its last readable
 // belief (or b0) stored, and now has none, as Episode.FinalBelief says.
 func TestMigrateRederivesBFinal(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := t.TempDir() + "/v6.db"
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testRederiveBFinal(t, newLegacy(t, raw, false, store.SQLiteMigrations()), path)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		storetest.RequirePostgres(t)
+		u := storetest.PostgresURL(t)
+		raw, err := sql.Open("pgx", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testRederiveBFinal(t, newLegacy(t, raw, true, store.PostgresMigrations()), u)
+	})
+}
+
+func testRederiveBFinal(t *testing.T, l legacyDB, path string) {
 	ctx := context.Background()
-	path := t.TempDir() + "/v6.db"
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newLegacy(t, raw, false, store.SQLiteMigrations())
 	carried := &episode.Episode{ScenarioID: "s", Persuader: "a", Persuadee: "b", Terminal: decision.TermAccept, RGoal: 3, B0: fptr(0.8),
 		Turns: []episode.Turn{{T: 1, Decision: decision.Continue, Acts: []string{}, Belief: fptr(0.6)},
 			{T: 2, Decision: decision.Accept, Acts: []string{}}}}

@@ -124,12 +124,16 @@ func (s *fixedSession) Say(ctx context.Context, transcript []episode.Message) (e
 type TypeScore struct {
 	// N is the number of episodes.
 	N int `json:"n"`
-	// Accept and Moved are the shares (in [0, 1]) of episodes ending in
-	// Accept and with B_T > eval.MovedThreshold.
+	// Accept is the share (in [0, 1]) of episodes ending in Accept, Moved
+	// that of episodes with a readable B_T above eval.MovedThreshold among
+	// those with one.
 	Accept float64 `json:"accept"`
 	Moved  float64 `json:"moved"`
-	// BT is the mean final belief B_T.
+	// BT is the mean final belief B_T over the episodes with one (all of
+	// the simulator's).
 	BT float64 `json:"b_t"`
+	// nBT counts the episodes with a readable B_T while tallying.
+	nBT int
 }
 
 // Score is a persuader's outcome over all scenarios (All) and per
@@ -675,8 +679,8 @@ func scoreOf(ctx context.Context, o FixedOptions, kinds []int, per episode.Persu
 
 // outcome is one episode's result as FixedStudy counts it.
 type outcome struct {
-	acc, moved bool
-	bt         float64
+	acc, moved, hasBT bool
+	bt                float64
 }
 
 // playOutcomes plays per on every scenario of o, rollouts episodes each
@@ -695,8 +699,8 @@ func playOutcomes(ctx context.Context, o FixedOptions, per episode.Persuader, tm
 		if ep.Terminal == decision.TermFailed {
 			return outcome{}, fmt.Errorf("study fixed: %s on %s: %s", per.Name(), sc.ID, ep.Error)
 		}
-		b, _ := ep.FinalBelief()
-		return outcome{acc: ep.Terminal == decision.TermAccept, moved: b > eval.MovedThreshold, bt: b}, nil
+		b, ok := ep.FinalBelief()
+		return outcome{acc: ep.Terminal == decision.TermAccept, moved: ok && b > eval.MovedThreshold, hasBT: ok, bt: b}, nil
 	})
 }
 
@@ -712,7 +716,10 @@ func tally(eps []outcome, kinds []int, rollouts int) Score {
 		if e.moved {
 			t.Moved++
 		}
-		t.BT += e.bt
+		if e.hasBT {
+			t.nBT++
+			t.BT += e.bt
+		}
 	}
 	for i, e := range eps {
 		add(&s.All, e)
@@ -720,8 +727,11 @@ func tally(eps []outcome, kinds []int, rollouts int) Score {
 	}
 	norm := func(t *TypeScore) {
 		if t.N > 0 {
-			f := float64(t.N)
-			t.Accept, t.Moved, t.BT = t.Accept/f, t.Moved/f, t.BT/f
+			t.Accept /= float64(t.N)
+		}
+		if t.nBT > 0 {
+			f := float64(t.nBT)
+			t.Moved, t.BT = t.Moved/f, t.BT/f
 		}
 	}
 	norm(&s.All)

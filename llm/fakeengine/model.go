@@ -28,6 +28,10 @@ import (
 //     answers is spread over Crowd other first tokens, which outrank Yes
 //     and No once the answer mass is small;
 //   - the sampled token duplicated in top_logprobs (Duplicate);
+//   - a sampled token from the tail (SampleTail): temperature 1 draws a
+//     rare token, which engines list with the top candidates although it
+//     ranks far below them (vLLM's completions dictionaries always hold
+//     the sampled token);
 //   - zero-probability candidates (ZeroVariants: "YES" and "NO" listed
 //     with probability 0, written as the server's WithZeroLogprob style:
 //     -9999, null, -Infinity or -3.4e38);
@@ -68,6 +72,11 @@ type Model struct {
 	// ZeroVariants lists "YES" and "NO" with probability 0 among a
 	// probe's candidates.
 	ZeroVariants bool
+	// SampleTail, in [0, 1), is the probability of a rare first token
+	// ("Zyx") that a probe samples instead of the most probable one (the
+	// other masses scaled by 1 - SampleTail); 0: the habit is off. A
+	// llama-server pin (logit_bias) still wins.
+	SampleTail float64
 	// Ramble is the number of words of hesitation every reply carries
 	// before its decision (0: none).
 	Ramble int
@@ -134,6 +143,9 @@ func (m *Model) reply(msgs []llm.Message) (string, string) {
 	return m.Reply(msgs)
 }
 
+// tailPiece is the rare token SampleTail samples.
+const tailPiece = "Zyx"
+
 // primed reports a fork primed for JSON: a JSON rule in the system prompt
 // or a JSON object among the model's own past turns.
 func primed(msgs []llm.Message) bool {
@@ -183,6 +195,13 @@ func (m *Model) probe(r Request, last string, msgs []llm.Message, think bool) Re
 		dist["YES"], dist["NO"] = 0, 0
 	}
 	rep := Reply{FirstToken: dist, Duplicate: m.Duplicate}
+	if m.SampleTail > 0 {
+		for tok := range dist {
+			dist[tok] *= 1 - m.SampleTail
+		}
+		dist[tailPiece] = m.SampleTail
+		rep.Text = tailPiece
+	}
 	if pin := pinned(r.Body); pin != "" {
 		rep.Text = pin // llama-server samples the pinned token
 	}
