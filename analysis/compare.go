@@ -12,6 +12,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/tablefmt"
 	"github.com/persuarena/persuarena/stats"
 )
 
@@ -338,10 +339,6 @@ func (c Comparison) WilcoxonMethod() string {
 	return c.Wilcoxon.Method
 }
 
-func ciText(ci stats.CI, prec int) string {
-	return fmt.Sprintf("[%s, %s]", num(ci.Lo, prec, true), num(ci.Hi, prec, true))
-}
-
 // Table renders the comparison as a two-column "measure / value" table.
 func (c Comparison) Table() Table {
 	level := strconv.FormatFloat(100*c.DeltaCI.Level, 'g', -1, 64) + "%"
@@ -362,12 +359,12 @@ func (c Comparison) Table() Table {
 			{"pairs", pairs},
 			{"full acceptance A", pct(c.A.AcceptRate) + "%"},
 			{"full acceptance B", pct(c.B.AcceptRate) + "%"},
-			{"Δ full acceptance", fmt.Sprintf("%s pp, %s CI %s", num(c.DeltaPP, 1, true), level, ciText(c.DeltaCI, 1))},
+			{"Δ full acceptance", fmt.Sprintf("%s pp, %s CI %s", num(c.DeltaPP, 1, true), level, tablefmt.Interval(c.DeltaCI.Lo, c.DeltaCI.Hi, 1))},
 			{"win / loss", fmt.Sprintf("%d / %d", c.Wins, c.Losses)},
 			{"McNemar exact p", pval(c.McNemarP)},
 			{"mean R_goal A", num(c.A.MeanRGoal, 2, true)},
 			{"mean R_goal B", num(c.B.MeanRGoal, 2, true)},
-			{"mean R_goal difference", fmt.Sprintf("%s, %s CI %s", num(c.MeanRGoalDiff, 2, true), level, ciText(c.RGoalDiffCI, 2))},
+			{"mean R_goal difference", fmt.Sprintf("%s, %s CI %s", num(c.MeanRGoalDiff, 2, true), level, tablefmt.Interval(c.RGoalDiffCI.Lo, c.RGoalDiffCI.Hi, 2))},
 			{"Wilcoxon signed-rank p", fmt.Sprintf("%s (%s)", pval(c.Wilcoxon.P), c.WilcoxonMethod())},
 		},
 		Notes: []string{fmt.Sprintf("intervals: paired %s bootstrap over pairs, %d resamples, seed %d", c.DeltaCI.Method, c.DeltaCI.Resamples, c.Seed),
@@ -381,28 +378,21 @@ func (c Comparison) Table() Table {
 func (c Comparison) MarshalJSON() ([]byte, error) {
 	side := func(s Side) map[string]any {
 		return map[string]any{"run_id": s.RunID, "persuader": s.Persuader, "persuadee": s.Persuadee,
-			"episodes": s.Episodes, "accepted": s.Accepted, "accept_rate": nan(s.AcceptRate), "mean_r_goal": nan(s.MeanRGoal)}
+			"episodes": s.Episodes, "accepted": s.Accepted, "accept_rate": tablefmt.JSONFloat(s.AcceptRate), "mean_r_goal": tablefmt.JSONFloat(s.MeanRGoal)}
 	}
 	ci := func(x stats.CI) map[string]any {
-		return map[string]any{"estimate": nan(x.Estimate), "lo": nan(x.Lo), "hi": nan(x.Hi), "method": x.Method,
+		return map[string]any{"estimate": tablefmt.JSONFloat(x.Estimate), "lo": tablefmt.JSONFloat(x.Lo), "hi": tablefmt.JSONFloat(x.Hi), "method": x.Method,
 			"level": x.Level, "resamples": x.Resamples}
 	}
 	return json.Marshal(map[string]any{
 		"a": side(c.A), "b": side(c.B), "pairs": c.N, "dropped_failed": c.DroppedFailed,
 		"only_a": c.OnlyA, "only_b": c.OnlyB,
-		"delta_pp": nan(c.DeltaPP), "delta_pp_ci": ci(c.DeltaCI),
-		"wins": c.Wins, "losses": c.Losses, "mcnemar_exact_p": nan(c.McNemarP),
-		"mean_r_goal_diff": nan(c.MeanRGoalDiff), "mean_r_goal_diff_ci": ci(c.RGoalDiffCI),
-		"wilcoxon": map[string]any{"statistic": nan(c.Wilcoxon.Statistic), "p": nan(c.Wilcoxon.P), "z": nan(c.Wilcoxon.Z),
+		"delta_pp": tablefmt.JSONFloat(c.DeltaPP), "delta_pp_ci": ci(c.DeltaCI),
+		"wins": c.Wins, "losses": c.Losses, "mcnemar_exact_p": tablefmt.JSONFloat(c.McNemarP),
+		"mean_r_goal_diff": tablefmt.JSONFloat(c.MeanRGoalDiff), "mean_r_goal_diff_ci": ci(c.RGoalDiffCI),
+		"wilcoxon": map[string]any{"statistic": tablefmt.JSONFloat(c.Wilcoxon.Statistic), "p": tablefmt.JSONFloat(c.Wilcoxon.P), "z": tablefmt.JSONFloat(c.Wilcoxon.Z),
 			"n": c.Wilcoxon.N, "method": c.Wilcoxon.Method, "description": c.WilcoxonMethod(),
 			"zero_method": "wilcox", "alternative": "two-sided", "correction": true},
 		"seed": c.Seed,
 	})
-}
-
-func nan(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
 }

@@ -8,21 +8,16 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
-	"github.com/persuarena/persuarena/masp"
-	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
 
 // runLists is the part of a stored run configuration that orders its
 // arms: an eval run's persuader and persuadee lists.
-type runLists struct {
-	Persuaders []string `json:"persuaders"`
-	Persuadees []string `json:"persuadees"`
-}
-
 // LoadRun returns run runID's episodes, ordered by the persuaders and
 // persuadees of its stored config when it has such lists (eval runs; see
 // Order). Errors: store.ErrNotFound (naming the run) and the store's.
@@ -35,9 +30,8 @@ func LoadRun(ctx context.Context, st store.Reader, runID string) ([]*episode.Epi
 	if err != nil {
 		return nil, err
 	}
-	var cfg runLists
-	if len(run.Config) > 0 && json.Unmarshal(run.Config, &cfg) == nil {
-		eps = Order(eps, cfg.Persuaders, cfg.Persuadees)
+	if g, ok := runplan.DecodeGrid(run.Config); ok {
+		eps = Order(eps, g.Persuaders, g.Persuadees)
 	}
 	return eps, nil
 }
@@ -73,8 +67,7 @@ func PlanArms(ctx context.Context, st store.Reader, runIDs []string) ([]StoredAr
 		if err != nil {
 			return nil, err
 		}
-		var cfg runLists
-		if len(run.Config) > 0 && json.Unmarshal(run.Config, &cfg) == nil {
+		if cfg, ok := runplan.DecodeGrid(run.Config); ok {
 			pos := func(list []string, name string) int {
 				if i := slices.Index(list, name); i >= 0 {
 					return i
@@ -283,22 +276,73 @@ type CompareStoredOptions struct {
 	MASPT        int
 }
 
+// PairMetrics is a method's own comparison of two stored arms, computed
+// on the pairs of the Probe-RPO paper's comparison (CompareStored with
+// Metrics naming it): the MASP paper's metrics (package masp registers
+// "masp"). ComparePairs gets the two arms' whole episodes (transcripts
+// included), the comparison c of their outcomes, the two side references
+// and CompareStored's options; it returns the value the JSON output holds
+// under the metrics' name and the table the text output prints after
+// c's. Implementations are safe for concurrent use.
+type PairMetrics interface {
+	ComparePairs(ctx context.Context, st store.Reader, refs [2]string, a, b []*episode.Episode, c Comparison, o CompareStoredOptions) (any, Table, error)
+}
+
+var (
+	pairMetricsMu sync.RWMutex
+	pairMetrics   = map[string]PairMetrics{}
+)
+
+// RegisterPairMetrics makes m the metrics CompareStored computes for
+// Metrics == name, as database/sql's Register makes a driver known: the
+// method's package calls it from its init, so this package knows no method
+// by name. It panics when name is empty, m nil, or name taken.
+func RegisterPairMetrics(name string, m PairMetrics) {
+	pairMetricsMu.Lock()
+	defer pairMetricsMu.Unlock()
+	if name == "" || m == nil {
+		panic("analysis: RegisterPairMetrics with an empty name or nil metrics")
+	}
+	if _, dup := pairMetrics[name]; dup {
+		panic("analysis: RegisterPairMetrics called twice for " + name)
+	}
+	pairMetrics[name] = m
+}
+
+// pairMetricsOf returns the metrics registered as name and the names
+// registered, sorted.
+func pairMetricsOf(name string) (PairMetrics, []string) {
+	pairMetricsMu.RLock()
+	defer pairMetricsMu.RUnlock()
+	names := make([]string, 0, len(pairMetrics))
+	for n := range pairMetrics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return pairMetrics[name], names
+}
+
 // CompareStored compares two stored arms, each named
 // "RUN[:PERSUADER[:PERSUADEE]]", on their paired (scenario, rollout)
 // outcomes (CompareOutcomes; only the two arms' outcome rows are read)
 // and writes the Probe-RPO paper's Table 5 tests to out; with Metrics
-// "masp" the arms' transcripts are read too and the MASP paper's
-// comparison (CompareMASP) follows. Errors: bad options (naming the
-// flag), an unknown run or ambiguous side, CompareOutcomes' and
-// CompareMASP's.
+// naming registered PairMetrics ("masp") the arms' transcripts are read
+// too and that method's comparison follows. Errors: bad options (naming
+// the flag; an unregistered --metrics lists the known ones), an unknown
+// run or ambiguous side, CompareOutcomes' and the metrics'.
 func CompareStored(ctx context.Context, st store.Reader, refA, refB string, o CompareStoredOptions, out io.Writer) error {
+	var metrics PairMetrics
+	if o.Metrics != "" {
+		var known []string
+		if metrics, known = pairMetricsOf(o.Metrics); metrics == nil {
+			return fmt.Errorf("unknown --metrics %q (want one of: %s)", o.Metrics, strings.Join(known, ", "))
+		}
+	}
 	switch {
 	case o.Format != "text" && o.Format != "json":
 		return fmt.Errorf("unknown --format %q (want text or json)", o.Format)
 	case o.Resamples < 1:
 		return fmt.Errorf("--resamples must be >= 1, got %d", o.Resamples)
-	case o.Metrics != "" && o.Metrics != "masp":
-		return fmt.Errorf("unknown --metrics %q (want masp)", o.Metrics)
 	case o.MASPT < 0:
 		return fmt.Errorf("--masp-t must be >= 0, got %d", o.MASPT)
 	}
@@ -316,13 +360,13 @@ func CompareStored(ctx context.Context, st store.Reader, refA, refB string, o Co
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
-	if o.Metrics != "masp" {
+	if metrics == nil {
 		if o.Format == "json" {
 			return enc.Encode(c)
 		}
 		return c.Table().WriteText(out)
 	}
-	// MASP's metrics read the transcripts: only here are the two arms'
+	// A method's metrics read the transcripts: only here are the two arms'
 	// turns loaded.
 	ea, err := sideEpisodes(ctx, st, refA)
 	if err != nil {
@@ -332,22 +376,17 @@ func CompareStored(ctx context.Context, st store.Reader, refA, refB string, o Co
 	if err != nil {
 		return err
 	}
-	mo, note := maspCompareOptions(ctx, st, refA, refB, o)
-	m, err := CompareMASP(ctx, ea, eb, c, mo)
+	m, t, err := metrics.ComparePairs(ctx, st, [2]string{refA, refB}, ea, eb, c, o)
 	if err != nil {
 		return err
 	}
 	if o.Format == "json" {
-		return enc.Encode(map[string]any{"comparison": c, "masp": m})
+		return enc.Encode(map[string]any{"comparison": c, o.Metrics: m})
 	}
 	if err := c.Table().WriteText(out); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)
-	t := m.Table()
-	if note != "" {
-		t.Notes = append(t.Notes, note)
-	}
 	return t.WriteText(out)
 }
 
@@ -412,44 +451,4 @@ func sideEpisodes(ctx context.Context, st store.Reader, ref string) ([]*episode.
 	}
 	persuader, persuadee := SplitArm(arm, eps)
 	return Pick(runID, eps, persuader, persuadee)
-}
-
-// maspCompareOptions resolves the MASP comparison's T and the scenarios
-// of the two runs' stored configs (eval runs name their scenario sets),
-// for the transcript rules. A set that cannot be resolved is skipped; note
-// then says the rules ran without those scenarios' concerns.
-func maspCompareOptions(ctx context.Context, st store.Reader, refA, refB string, o CompareStoredOptions) (MASPCompareOptions, string) {
-	mo := MASPCompareOptions{T: o.MASPT, Seed: o.Seed, Resamples: o.Resamples,
-		Episode: masp.EpisodeOptions{Scenarios: map[string]*scenario.Scenario{}}}
-	var missing []string
-	for i, ref := range []string{refA, refB} {
-		run, err := st.GetRun(ctx, strings.SplitN(ref, ":", 2)[0])
-		if err != nil {
-			continue
-		}
-		var cfg struct {
-			Scenarios []string `json:"scenarios"`
-			Tmax      int      `json:"tmax"`
-		}
-		if json.Unmarshal(run.Config, &cfg) != nil {
-			continue
-		}
-		if i == 0 && mo.T == 0 && cfg.Tmax > 0 {
-			mo.T = min(masp.DefaultT, cfg.Tmax)
-		}
-		for _, s := range cfg.Scenarios {
-			ss, err := scenario.Resolve(s)
-			if err != nil {
-				missing = append(missing, s)
-				continue
-			}
-			for k := range ss {
-				mo.Episode.Scenarios[ss[k].ID] = &ss[k]
-			}
-		}
-	}
-	if len(missing) > 0 {
-		return mo, "scenario sets not found (" + strings.Join(missing, ", ") + "): q rules ran without their concerns"
-	}
-	return mo, ""
 }

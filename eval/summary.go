@@ -282,13 +282,13 @@ func WriteCSV(w io.Writer, ss []Summary) error {
 func (s Summary) MarshalJSON() ([]byte, error) {
 	m := map[string]any{
 		"persuader": s.Persuader, "persuadee": s.Persuadee, "set": s.Set, "n": s.N, "failed": s.Failed,
-		"accept": nan(s.Accept), "conditional": nan(s.Conditional), "pending": nan(s.Pending),
-		"reject": nan(s.Reject), "truncated": nan(s.Truncated), "mean_r_goal": nan(s.MeanRGoal),
-		"mean_turns": nan(s.MeanTurns), "mean_bt": nan(s.MeanBT), "moved": nan(s.Moved),
-		"closed_given_moved": nan(s.ClosedGivenMoved),
+		"accept": tablefmt.JSONFloat(s.Accept), "conditional": tablefmt.JSONFloat(s.Conditional), "pending": tablefmt.JSONFloat(s.Pending),
+		"reject": tablefmt.JSONFloat(s.Reject), "truncated": tablefmt.JSONFloat(s.Truncated), "mean_r_goal": tablefmt.JSONFloat(s.MeanRGoal),
+		"mean_turns": tablefmt.JSONFloat(s.MeanTurns), "mean_bt": tablefmt.JSONFloat(s.MeanBT), "moved": tablefmt.JSONFloat(s.Moved),
+		"closed_given_moved": tablefmt.JSONFloat(s.ClosedGivenMoved),
 	}
 	if s.Judged > 0 {
-		m["judged"], m["mean_r_strategy"], m["mean_r_out"] = s.Judged, nan(s.MeanRStrategy), nan(s.MeanROut)
+		m["judged"], m["mean_r_strategy"], m["mean_r_out"] = s.Judged, tablefmt.JSONFloat(s.MeanRStrategy), tablefmt.JSONFloat(s.MeanROut)
 	}
 	if s.NoBT > 0 {
 		m["no_bt"] = s.NoBT
@@ -301,11 +301,4 @@ func WriteJSON(w io.Writer, ss []Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(ss)
-}
-
-func nan(x float64) any {
-	if math.IsNaN(x) {
-		return nil
-	}
-	return x
 }

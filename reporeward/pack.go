@@ -10,12 +10,25 @@ import (
 
 	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/llm"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/scenario"
 )
 
 // PackPrefix marks a scenario pack where a scenario set is named
-// (persuarena eval --scenarios repo:negotiation).
+// (persuarena eval --scenarios repo:negotiation): the package registers
+// it with the run plan (runplan.RegisterSource), which then resolves such
+// names through LoadPack.
 const PackPrefix = "repo:"
+
+func init() {
+	runplan.RegisterSource(PackPrefix, func(name string) ([]scenario.Scenario, error) {
+		p, err := LoadPack(name)
+		if err != nil {
+			return nil, err
+		}
+		return p.Scenarios, nil
+	})
+}
 
 // BuiltinPacks lists the built-in scenario packs.
 var BuiltinPacks = []string{"negotiation"}

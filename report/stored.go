@@ -15,6 +15,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/internal/buildinfo"
+	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/store"
 )
@@ -113,20 +114,19 @@ func WriteStored(ctx context.Context, st store.Reader, runIDs []string, o Stored
 }
 
 // runSets maps the scenario ids of run's configured scenario sets (an eval
-// run stores them under "scenarios": built-in names or JSONL paths) to the
+// run stores them under "scenarios": built-in names, JSONL paths or a
+// registered source's sets such as repo:PACK; runplan.ResolveSet) to the
 // set's name, as eval names them, into setOf; it returns the names in
 // order. A set that no longer resolves (a moved file) is reported on errOut
 // and its episodes show as set "unknown".
 func runSets(run store.Run, setOf map[string]string, errOut io.Writer) []string {
-	var cfg struct {
-		Scenarios []string `json:"scenarios"`
-	}
-	if len(run.Config) == 0 || json.Unmarshal(run.Config, &cfg) != nil {
+	cfg, ok := runplan.DecodeGrid(run.Config)
+	if !ok {
 		return nil
 	}
 	var names []string
 	for _, ref := range cfg.Scenarios {
-		ss, err := scenario.Resolve(ref)
+		ss, err := runplan.ResolveSet(ref)
 		if err != nil {
 			fmt.Fprintf(errOut, "report: run %s: scenario set %s: %v (its episodes show as set \"unknown\")\n", run.ID, ref, err)
 			continue

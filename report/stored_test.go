@@ -16,6 +16,8 @@ import (
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/store"
+
+	_ "github.com/persuarena/persuarena/reporeward" // registers repo:PACK sets with the run plan
 )
 
 // TestReportStreamedEqualsInMemory: report, which streams the runs'
@@ -165,4 +167,24 @@ func handbuiltStore(t *testing.T) string {
 		f.Close()
 	}
 	return path
+}
+
+// A run of a REPO scenario pack (eval --scenarios repo:negotiation) names
+// its set as eval does, without a warning: runSets resolves set names
+// through the run plan (issue 51: it called scenario.Resolve, warned
+// "open repo:negotiation: no such file or directory" and labelled the set
+// "unknown").
+func TestRunSetsREPOPack(t *testing.T) {
+	run := store.Run{ID: "r", Config: json.RawMessage(`{"scenarios":["repo:negotiation"],"split":"all"}`)}
+	setOf := map[string]string{}
+	var errOut bytes.Buffer
+	names := runSets(run, setOf, &errOut)
+	if errOut.Len() != 0 || len(names) != 1 || names[0] != "repo:negotiation" || len(setOf) == 0 {
+		t.Fatalf("names %v, %d scenarios mapped, warnings %q", names, len(setOf), errOut.String())
+	}
+	for id, set := range setOf {
+		if set != "repo:negotiation" {
+			t.Errorf("scenario %s in set %q", id, set)
+		}
+	}
 }

@@ -7,11 +7,13 @@
 package runplan
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/persuarena/persuarena/eval"
-	"github.com/persuarena/persuarena/reporeward"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -32,6 +34,18 @@ type Grid struct {
 	Tmax     int    `json:"tmax"`
 	Rollouts int    `json:"rollouts"`
 	Seed     uint64 `json:"seed"`
+}
+
+// DecodeGrid reads the Grid of a stored run spec (store.Run.Config): eval
+// runs store it whole (runs.EvalSpec embeds it), and every other kind
+// stores its scenario sets and split under the same names. It is the one
+// reader of those fields for the analyses, the report and the viewer. ok
+// is false when config is empty or does not decode as a JSON object.
+func DecodeGrid(config []byte) (g Grid, ok bool) {
+	if len(config) == 0 || json.Unmarshal(config, &g) != nil {
+		return Grid{}, false
+	}
+	return g, true
 }
 
 // Plan is a Grid with its scenario sets loaded.
@@ -61,22 +75,65 @@ func (p Plan) Total() int {
 	return len(p.Grid.Persuadees) * len(p.Grid.Persuaders) * n * max(p.Grid.Rollouts, 0)
 }
 
-// ResolveSet returns every scenario of one set reference: a REPO scenario
-// pack (repo:PACK, package reporeward), a built-in set name or a JSONL file
-// (scenario.Resolve).
-func ResolveSet(ref string) ([]scenario.Scenario, error) {
-	if name, ok := strings.CutPrefix(ref, reporeward.PackPrefix); ok {
-		p, err := reporeward.LoadPack(name)
-		if err != nil {
-			return nil, err
+// A Source loads the scenarios of the set a method package names by a
+// prefix (RegisterSource): REPO's scenario packs, "repo:NAME" (package
+// reporeward). Its errors name the set.
+type Source func(name string) ([]scenario.Scenario, error)
+
+var (
+	sourcesMu sync.RWMutex
+	sources   = map[string]Source{}
+)
+
+// RegisterSource makes the set references that start with prefix (e.g.
+// "repo:") resolve through src with the rest of the reference, as
+// database/sql's Register makes a driver known: the package that owns the
+// sets calls it from its init, so the run plan knows no method by name.
+// It panics when prefix is empty or registered twice.
+func RegisterSource(prefix string, src Source) {
+	sourcesMu.Lock()
+	defer sourcesMu.Unlock()
+	if prefix == "" || src == nil {
+		panic("runplan: RegisterSource with an empty prefix or a nil source")
+	}
+	if _, dup := sources[prefix]; dup {
+		panic("runplan: RegisterSource called twice for " + prefix)
+	}
+	sources[prefix] = src
+}
+
+// sourceOf returns the registered source whose prefix ref starts with (the
+// longest, when several do) and the rest of ref; ok is false for none.
+func sourceOf(ref string) (src Source, name string, ok bool) {
+	sourcesMu.RLock()
+	defer sourcesMu.RUnlock()
+	prefixes := make([]string, 0, len(sources))
+	for p := range sources {
+		prefixes = append(prefixes, p)
+	}
+	sort.Slice(prefixes, func(i, j int) bool {
+		return len(prefixes[i]) > len(prefixes[j]) || len(prefixes[i]) == len(prefixes[j]) && prefixes[i] < prefixes[j]
+	})
+	for _, p := range prefixes {
+		if rest, found := strings.CutPrefix(ref, p); found {
+			return sources[p], rest, true
 		}
-		return p.Scenarios, nil
+	}
+	return nil, "", false
+}
+
+// ResolveSet returns every scenario of one set reference: a set of a
+// registered source (RegisterSource: REPO's repo:PACK), a built-in set
+// name or a JSONL file (scenario.Resolve).
+func ResolveSet(ref string) ([]scenario.Scenario, error) {
+	if src, name, ok := sourceOf(ref); ok {
+		return src(name)
 	}
 	return scenario.Resolve(ref)
 }
 
-// LoadSets resolves scenario set references (REPO packs, built-in names
-// or JSONL files; ResolveSet) and keeps the split's scenarios (split as
+// LoadSets resolves scenario set references (a registered source's sets,
+// built-in names or JSONL files; ResolveSet) and keeps the split's scenarios (split as
 // scenario.ParseSplit reads it; "all": every one), one Set per reference
 // in order. Errors: an unknown split, a set that does not load, or a set
 // without scenarios of the split.
@@ -87,7 +144,7 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 	}
 	var sets []eval.Set
 	for _, ref := range refs {
-		if strings.HasPrefix(ref, reporeward.PackPrefix) {
+		if _, _, ok := sourceOf(ref); ok {
 			all, err := ResolveSet(ref)
 			if err != nil {
 				return nil, err

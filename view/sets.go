@@ -1,7 +1,6 @@
 package view
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/persuarena/persuarena/runplan"
@@ -32,8 +31,8 @@ func (s *Server) setsOf(run store.Run) *runSets {
 	s.sets[run.ID] = rs
 	// Every kind stores "scenarios" and "split" under the eval spec's
 	// names (runplan.Grid); only eval runs plan a grid of episodes.
-	var g runplan.Grid
-	if len(run.Config) == 0 || json.Unmarshal(run.Config, &g) != nil || len(g.Scenarios) == 0 {
+	g, ok := runplan.DecodeGrid(run.Config)
+	if !ok || len(g.Scenarios) == 0 {
 		rs.err = fmt.Errorf("run %s stores no scenario sets", run.ID)
 		return rs
 	}

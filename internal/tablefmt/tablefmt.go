@@ -35,3 +35,18 @@ func Num(x float64, prec int, sign bool) string {
 	}
 	return s
 }
+
+// Interval formats a confidence interval [lo, hi] with prec decimals and
+// signs ("[-0.12, +0.30]"), each bound as Num.
+func Interval(lo, hi float64, prec int) string {
+	return "[" + Num(lo, prec, true) + ", " + Num(hi, prec, true) + "]"
+}
+
+// JSONFloat returns x for a JSON encoder, or nil (null) for NaN and ±Inf,
+// which JSON cannot carry (an empty group's mean, an undefined interval).
+func JSONFloat(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}

@@ -26,3 +26,12 @@ func TestPctNum(t *testing.T) {
 		}
 	}
 }
+
+func TestIntervalJSONFloat(t *testing.T) {
+	if got := Interval(-0.1234, 0.3, 2); got != "[-0.12, +0.30]" {
+		t.Errorf("Interval = %q", got)
+	}
+	if JSONFloat(math.NaN()) != nil || JSONFloat(math.Inf(-1)) != nil || JSONFloat(0.5) != 0.5 {
+		t.Error("JSONFloat")
+	}
+}

@@ -1,4 +1,4 @@
-package analysis
+package masp
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 )
@@ -44,7 +45,7 @@ func rep(n int, s string) []string {
 // pressure: q = -1), not on s3 (reject) or s4 (turn 9); B only on s3 (turn
 // 3). SR 0.5 vs 0.25, RCSR 0.25 vs 0.25, AT (2+1+8+8)/4 = 4.75 vs
 // (8+8+3+8)/4 = 6.75.
-func TestCompareMASPHand(t *testing.T) {
+func TestCompareHand(t *testing.T) {
 	const ask, press = "What worries you most about it?", "You need to decide right now, there's no time to waste!"
 	a := []*episode.Episode{
 		mturns("a", "s1", decision.Accept, ask, ask),
@@ -58,11 +59,11 @@ func TestCompareMASPHand(t *testing.T) {
 		mturns("b", "s3", decision.Accept, ask, ask, ask),
 		mturns("b", "s4", decision.Conditional, ask),
 	}
-	c, err := Compare(a, b, CompareOptions{Seed: 1, Resamples: 2000})
+	c, err := analysis.Compare(a, b, analysis.CompareOptions{Seed: 1, Resamples: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := CompareMASP(context.Background(), a, b, c, MASPCompareOptions{Seed: 1, Resamples: 2000})
+	m, err := Compare(context.Background(), a, b, c, CompareOptions{Seed: 1, Resamples: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestCompareMASPHand(t *testing.T) {
 		t.Errorf("json %s", js)
 	}
 	// With T = 9, A's turn-9 acceptance counts too.
-	m9, _ := CompareMASP(context.Background(), a, b, c, MASPCompareOptions{T: 9, Resamples: 100})
+	m9, _ := Compare(context.Background(), a, b, c, CompareOptions{T: 9, Resamples: 100})
 	if m9.SRA != 0.75 {
 		t.Errorf("SR@9 A = %v, want 0.75", m9.SRA)
 	}
