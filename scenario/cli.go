@@ -69,9 +69,9 @@ func WriteOne(w io.Writer, refs []string, id string, public bool) error {
 }
 
 // CheckFiles loads every ref (the built-in sets when refs is empty) and
-// writes each problem of an invalid one (file:line: field: problem; line 0
-// and field "(file)" for a file that cannot be read) or "REF: ok: N
-// scenarios" to w. It returns an error counting the invalid
+// writes each problem of an invalid one (file:line: field: problem;
+// "file: problem" for a file that cannot be read or holds no scenario) or
+// "REF: ok: N scenarios" to w. It returns an error counting the invalid
 // refs, nil when all are valid.
 func CheckFiles(w io.Writer, refs []string) error {
 	if len(refs) == 0 {
@@ -88,8 +88,8 @@ func CheckFiles(w io.Writer, refs []string) error {
 			}
 			bad++
 		case err != nil:
-			// A file that cannot be read is a whole-file problem, in the
-			// same file:line: field form (line 0).
+			// A file that cannot be read is a whole-file problem
+			// (Problem with line 0: "file: problem").
 			msg := err.Error()
 			var pe *fs.PathError
 			if errors.As(err, &pe) {

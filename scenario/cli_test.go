@@ -52,7 +52,7 @@ func TestWriteListOneCheckFiles(t *testing.T) {
 	// A file that cannot be read: a whole-file problem, line 0.
 	buf.Reset()
 	missing := filepath.Join(t.TempDir(), "missing.jsonl")
-	if err := CheckFiles(&buf, []string{missing}); err == nil || buf.String() != missing+":0: (file): open: no such file or directory\n" {
+	if err := CheckFiles(&buf, []string{missing}); err == nil || buf.String() != missing+": open: no such file or directory\n" {
 		t.Fatalf("CheckFiles(missing): %v\n%s", err, buf.String())
 	}
 	// No argument: the built-in sets, as list and stats default to.

@@ -73,7 +73,7 @@ type Problem struct {
 	// File is the file name (or "builtin:NAME" for an embedded set).
 	File string
 	// Line is the 1-based line number; 0 for a problem of the whole file
-	// (Field "(file)"), which renders as "file:0: (file): msg".
+	// (Field "(file)"), which renders as "file: msg".
 	Line int
 	// Field is a dotted JSON path such as "hidden.concerns[2].keywords",
 	// "(json)" for malformed JSON, "(root)" for the whole line.
@@ -82,13 +82,18 @@ type Problem struct {
 	Msg string
 }
 
-// String renders p as "file:line: field: msg" (line 0 for the whole
-// file), omitting an empty field.
+// String renders p as "file:line: field: msg", omitting an empty field;
+// a problem of the whole file (line 0) as "file: msg", with no line to
+// look for.
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
-	fmt.Fprintf(&b, ":%d: ", p.Line)
-	if p.Field != "" {
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d: ", p.Line)
+	} else {
+		b.WriteString(": ")
+	}
+	if p.Field != "" && !(p.Line == 0 && p.Field == "(file)") {
 		b.WriteString(p.Field)
 		b.WriteString(": ")
 	}

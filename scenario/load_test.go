@@ -99,9 +99,9 @@ func TestLoadFileValid(t *testing.T) {
 func TestReadJSONLEmptyAndBlank(t *testing.T) {
 	// An empty or blank file is an error, not "ok: 0 scenarios".
 	_, err := ReadJSONL("empty", strings.NewReader(""))
-	wantProblems(t, err, "empty:0: (file): no scenarios (the file is empty or blank)")
+	wantProblems(t, err, "empty: no scenarios (the file is empty or blank)")
 	_, err = ReadJSONL("blank", strings.NewReader("\n  \n"))
-	wantProblems(t, err, "blank:0: (file): no scenarios (the file is empty or blank)")
+	wantProblems(t, err, "blank: no scenarios (the file is empty or blank)")
 	// Blank lines are skipped but still counted, and a missing final
 	// newline and CRLF endings are accepted.
 	lines := fixtureLines(t)

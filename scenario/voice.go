@@ -147,6 +147,11 @@ func FirstPerson(desc, persuadee string) string {
 	case feelingWords[first]:
 		toks[w[0]] = "I'm " + lowerWord(toks[w[0]])
 		third = true
+	case impersonalVerbs[first]:
+		// "Implies the team writes bad code": the matter implies it, not
+		// the persuadee
+		toks[w[0]] = "it " + lowerWord(toks[w[0]])
+		third = true
 	case subjectlessVerb(first, second):
 		// "Dreads the preparation day."
 		toks[w[0]] = "I " + conjugate(first)
@@ -252,6 +257,12 @@ func thirdPersonSign(s, persuadee string) bool {
 // turn into a grammatical first-person sentence: the description follows
 // in single quotes.
 const quoteFrame = "What worries me is this: '"
+
+// impersonalVerbs open a description whose missing subject is the
+// proposal or the matter, not the persuadee ("Implies the team writes bad
+// code." -> "It implies ..."): verbs of meaning and demand.
+var impersonalVerbs = map[string]bool{"implies": true, "means": true, "suggests": true, "signals": true,
+	"requires": true, "involves": true, "entails": true, "demands": true}
 
 // consequenceVerbs open a description of what the proposal would cost the
 // persuadee ("Loses visibility."): voiced as a conditional, "I'd lose".

@@ -67,6 +67,10 @@ func TestFirstPerson(t *testing.T) {
 		{"not her responsibility", "", "It's not my responsibility."},
 		{"uncertain evidence", "", "What worries me is this: 'uncertain evidence'."},
 		{"Dreads the preparation day.", "", "I dread the preparation day."},
+		// The matter is the subject of a verb of meaning or demand (issue
+		// 51: "implies ..." read as "I imply ...").
+		{"Implies the team writes bad code.", "", "It implies the team writes bad code."},
+		{"requires her to travel every month", "", "It requires me to travel every month."},
 		{"Loses visibility.", "", "I'd lose visibility."},
 		// twenty more of the same kinds
 		{"not his job to fix it", "", "It's not my job to fix it."},

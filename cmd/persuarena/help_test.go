@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/persuarena/persuarena/internal/buildinfo"
 )
 
 // placeholder is a deliberate argument name in a flag's usage (`FILE`).
@@ -51,5 +54,26 @@ func TestHelpArgumentNames(t *testing.T) {
 	walk(rootCmd)
 	if n < 100 {
 		t.Fatalf("only %d flags seen", n)
+	}
+}
+
+// persuarena --version and persuarena version name the build.
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	defer func() { rootCmd.SetOut(nil); rootCmd.SetArgs(nil) }()
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out.Reset()
+		rootCmd.SetArgs(args)
+		if err := rootCmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		first := strings.SplitN(out.String(), "\n", 2)[0]
+		if first != "persuarena "+buildinfo.Version() {
+			t.Errorf("%v: first line %q, want %q", args, first, "persuarena "+buildinfo.Version())
+		}
+	}
+	if !strings.Contains(out.String(), "\ncommit ") || !strings.Contains(out.String(), runtime.Version()) {
+		t.Errorf("version:\n%s", out.String())
 	}
 }

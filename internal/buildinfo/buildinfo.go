@@ -59,3 +59,23 @@ func VersionOf(bi *debug.BuildInfo, ok bool) string {
 	}
 	return v
 }
+
+// Commit returns the VCS revision the running binary was built from and
+// whether the work tree had uncommitted changes; "" when the build
+// recorded none (go install of a module version, go run without VCS
+// information).
+func Commit() (rev string, modified bool) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	return rev, modified
+}
