@@ -72,7 +72,7 @@ SYSTEM_PROMPT = (
 )
 
 
-def _import_vf():
+def _import_vf() -> Any:
     try:
         import verifiers.v1 as vf
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -115,7 +115,7 @@ def episode_record(results: List[Any], state: Optional[Any] = None) -> Dict[str,
 
 @functools.lru_cache(maxsize=None)
 def _classes() -> Dict[str, Any]:
-    vf = _import_vf()
+    vf: Any = _import_vf()
 
     class PersuArenaTaskConfig(vf.TaskConfig):
         """No per-task options: rewards come from the server."""
@@ -266,7 +266,7 @@ def load_environment(**taskset_options: Any):
     rollouts, reward, message_timeout_s). The same as
     ``eval persuarena_verifiers --env.taskset.<option> ...``. Raises
     ImportError without verifiers."""
-    vf = _import_vf()
+    vf: Any = _import_vf()
     cfg = vf.resolve_env_config({"taskset": dict(taskset_options, id=TASKSET_ID)})
     return vf.load_environment(cfg)
 

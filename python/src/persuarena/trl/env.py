@@ -65,6 +65,7 @@ class without arguments:
 import dataclasses
 import os
 import time
+from typing import Dict
 
 from ..verl.agent_loop import PersuArenaError, strip_think
 
@@ -83,7 +84,7 @@ UNFINISHED_REWARD = -1.0
 _RETRY_CODES = ("CAPACITY_REACHED",)
 
 # Resets per row key in this process (see PersuArenaEnv.reset).
-_DRAWS = {}
+_DRAWS: Dict[tuple, int] = {}
 
 
 def _rank():
