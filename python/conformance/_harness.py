@@ -21,6 +21,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #: The upstream folder this process tests (../shared/conformance/upstream/NAME).
 UPSTREAM = os.environ.get("CONFORMANCE_UPSTREAM", "")
 
+#: The folder of the upstream folders (run.py's PERSUARENA_CONFORMANCE_UPSTREAM).
+UPSTREAM_DIR = os.environ.get("CONFORMANCE_UPSTREAM_DIR") or os.path.join(HERE, "..", "..", "..", "shared",
+                                                                           "conformance", "upstream")
+
+#: The checkout under test: the parent of run.py's --src (CONFORMANCE_SRC),
+#: whose docs and integrations/ the tests read, else this one.
+ROOT = os.path.dirname(os.path.abspath(os.environ["CONFORMANCE_SRC"])) if os.environ.get("CONFORMANCE_SRC") \
+    else os.path.abspath(os.path.join(HERE, "..", ".."))
+
 
 def setup(extra: Iterable[str] = (), versions: Optional[Dict[str, str]] = None, keep: Iterable[str] = ()) -> None:
     """Installs the stubs (stubs.HEAVY but keep, the broken torch

@@ -47,7 +47,7 @@ import persuarena  # noqa: E402
 from persuarena import client as pc  # noqa: E402
 
 LINES, RESET = _harness.SCRIPT_LINES, _harness.SCRIPT_RESET
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+ROOT = _harness.ROOT
 ENV_DIR = os.path.join(ROOT, "integrations", "openenv")
 STUB_SETUP = "import _harness; _harness.setup(%r)\n" % (STUBBED,)
 

@@ -46,7 +46,7 @@ import persuarena.trl as pt  # noqa: E402
 from persuarena.client import SyncPersuArenaEnv  # noqa: E402
 
 LINES = _harness.SCRIPT_LINES
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ROOT = _harness.ROOT
 
 
 def new(cls, **attrs):

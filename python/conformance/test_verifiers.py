@@ -51,10 +51,8 @@ import persuarena.verifiers as pv  # noqa: E402
 from persuarena.client import HTTPPersuArenaEnv  # noqa: E402
 
 LINES = _harness.SCRIPT_LINES
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-UPSTREAM = os.path.join(os.environ.get("PERSUARENA_CONFORMANCE_UPSTREAM", os.path.join(ROOT, "..", "shared",
-                                                                                        "conformance", "upstream")),
-                        _harness.UPSTREAM)
+ROOT = _harness.ROOT
+UPSTREAM = os.path.join(_harness.UPSTREAM_DIR, _harness.UPSTREAM)
 
 
 class ModelServer:

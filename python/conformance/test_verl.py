@@ -435,15 +435,14 @@ class VerlTest(unittest.TestCase):
     def test_shuffle_seed_steps(self):
         # PERSUARENA_SHUFFLE_SEED: the k-th estimator call shuffles the
         # batch's dense rewards across groups with step_seed(seed, k).
-        outs, batch = self.group()
-        groups = [{"token_level_rewards": batch["rm_scores"], "response_mask": batch["response_mask"]}]
+        _, batch = self.group()
         rewards, masks = batch["rm_scores"].tolist(), batch["response_mask"].tolist()
         index = ["g0", "g0", "g1", "g1"]
         os.environ["PERSUARENA_SHUFFLE_SEED"] = "12345"
         pv.advantage._calls = 0
         try:
             for step in range(2):
-                got, _ = pv.compute_probe_rpo_advantage(groups[0]["token_level_rewards"], groups[0]["response_mask"],
+                got, _ = pv.compute_probe_rpo_advantage(batch["rm_scores"], batch["response_mask"],
                                                         index=np.array(index, dtype=object))
                 want = pv.token_advantages(rewards, masks, index, shuffle_seed=pv.advantage.step_seed(12345, step))
                 self.assertRows(got.tolist(), want)
