@@ -19,8 +19,12 @@ import (
 // closes it in close().
 //
 // Over /ws, create returns the connection's own session id and the tools
-// act on the connection's environment whatever session_id says, as
-// OpenEnv's server does for a WebSocket-managed session.
+// act on the connection's environment whatever session_id says.
+//
+// Choice: as OpenEnv's server does for a WebSocket-managed session
+// (http_server.py:708-712, 798-800), rather than refusing a session_id
+// that names another session: a client written against OpenEnv behaves
+// the same here.
 
 // mcpSession is one session opened by openenv/session/create.
 type mcpSession struct {

@@ -144,6 +144,10 @@ def grouped_trainer(base=None):
     num_generations persuadees, which is what the group baseline needs.
     Rows that carry a seed or a scenario_id are left alone. A resumed run
     counts its rounds from 0 again."""
+    # Choice: seeds from a count of generation rounds rather than from
+    # state.global_step, which does not advance between rounds when
+    # steps_per_generation < gradient_accumulation_steps (two rounds would
+    # share their scenarios).
     if base is None:
         from trl import GRPOTrainer as base
 

@@ -267,6 +267,8 @@ class PersuArenaEnv:
                 "prompt message, so end the prompt with a user message (it may be empty)")
         self._clear()
         data = {k: kwargs[k] for k in RESET_KEYS if k in kwargs and kwargs[k] is not None}
+        # Choice: refuse rather than let the server draw a scenario per reset:
+        # a group of different scenarios trains on a meaningless baseline.
         if data.get("seed") is None and not data.get("scenario_id"):
             raise ValueError(
                 "PersuArenaEnv.reset: the row has neither a seed nor a scenario_id (TRL without a train_dataset), "
