@@ -48,12 +48,14 @@ func (s slowSession) Probe(ctx context.Context, tr []episode.Message, b probe.Ba
 }
 
 // The trainer adapters of the Python package (python/src/persuarena/verl,
-// python/src/persuarena/trl) against this server: python/tests/test_verl*.py
-// and test_trl*.py replay verl's and TRL's call sequences (their
-// docstrings cite the commits) through the adapters' own code, using only
-// Python's standard library. This server's slow persuadee lets them test
-// step timeouts, which they skip against a launched binary
-// (cmd/persuarena's TestPythonPackage runs them that way too). Skipped
+// python/src/persuarena/trl) against this server, standard library only:
+// python/tests/test_verl*.py checks the probe_rpo estimator's equations
+// and token-reward encoding, test_trl*.py replays TRL's environment_factory
+// calls (its docstring cites them) through PersuArenaEnv. This server's
+// slow persuadee lets the latter test step timeouts, which it skips against
+// a launched binary (cmd/persuarena's TestPythonPackage runs it that way
+// too). python/conformance runs both adapters against the real verl and
+// TRL. Skipped
 // only where python3 is not installed (failed under CI).
 func TestPythonAdapters(t *testing.T) {
 	py, err := exec.LookPath("python3")

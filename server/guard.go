@@ -62,9 +62,15 @@ func (s *Server) perClientLimit(client string) int {
 }
 
 // clientHeldLocked counts the session slots client holds: its open
-// WebSocket sessions and unfinished HTTP episodes. s.mu must be held.
+// WebSocket sessions, MCP sessions and unfinished HTTP episodes. s.mu
+// must be held.
 func (s *Server) clientHeldLocked(client string) int {
 	n := 0
+	for _, ms := range s.mcpS {
+		if ms.client == client {
+			n++
+		}
+	}
 	for ws := range s.ws {
 		if ws.client == client {
 			n++

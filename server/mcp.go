@@ -23,8 +23,10 @@ import (
 // OpenEnv (a notification gets 202 and no body); and the /ws channel's
 // {"type":"mcp","data":REQUEST} message, answered by {"type":"mcp",
 // "data":RESPONSE}. Over HTTP the tools act on server-held episodes (the
-// reset tool returns metadata.episode_id; say takes it back), over /ws on
-// the connection's own episode.
+// reset tool returns metadata.episode_id; say takes it back), or, with
+// params.session_id, on the environment of an MCP session opened by
+// openenv/session/create (mcpsession.go); over /ws on the connection's own
+// episode.
 
 // JSON-RPC 2.0 error codes (jsonrpc.org/specification#error_object).
 const (
@@ -32,6 +34,9 @@ const (
 	rpcInvalidRequest = -32600
 	rpcMethodNotFound = -32601
 	rpcInvalidParams  = -32602
+	// rpcServerError is the implementation-defined server error OpenEnv
+	// answers a refused openenv/session/create with (mcp_types.py:48).
+	rpcServerError = -32000
 )
 
 // MCPProtocolVersions are the MCP revisions initialize accepts, newest
@@ -77,6 +82,19 @@ type mcpTools interface {
 	say(ctx context.Context, episodeID string, a Action) (Observation, error)
 	// needsEpisode reports whether say needs an episode_id.
 	needsEpisode() bool
+}
+
+// mcpTransport is what one transport's requests act on: its own tools,
+// and OpenEnv's session methods (mcpsession.go).
+type mcpTransport interface {
+	mcpTools
+	// createSession opens a session (HTTP) or names this one (/ws).
+	createSession(ctx context.Context) (string, error)
+	// closeSession closes the session id.
+	closeSession(id string) error
+	// session returns the tools of the session id that a request's
+	// params.session_id names.
+	session(id string) (mcpTools, error)
 }
 
 // httpTools plays MCP tools on server-held episodes for the client at
@@ -159,7 +177,8 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // mcp answers one JSON-RPC message; nil for a notification.
-func (s *Server) mcp(ctx context.Context, body []byte, t mcpTools) *rpcResponse {
+func (s *Server) mcp(ctx context.Context, body []byte, tr mcpTransport) *rpcResponse {
+	var t mcpTools = tr
 	if !json.Valid(body) {
 		return rpcFail(nil, rpcParseError, "Parse error: the body is not valid JSON")
 	}
@@ -198,6 +217,40 @@ func (s *Server) mcp(ctx context.Context, body []byte, t mcpTools) *rpcResponse 
 		}
 	}
 	ok := func(v any) *rpcResponse { return &rpcResponse{JSONRPC: "2.0", ID: id, Result: v} }
+	var sessionID string
+	if raw, has := params["session_id"]; has {
+		if err := json.Unmarshal(raw, &sessionID); err != nil || sessionID == "" {
+			return rpcFail(id, rpcInvalidParams, "session_id must be a non-empty string")
+		}
+	}
+	switch req.Method {
+	case "openenv/session/create":
+		sid, err := tr.createSession(ctx)
+		if err != nil {
+			return rpcFail(id, rpcServerError, asError(err).Message)
+		}
+		return ok(map[string]any{"session_id": sid})
+	case "openenv/session/close":
+		if sessionID == "" {
+			return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required")
+		}
+		if err := tr.closeSession(sessionID); err != nil {
+			e := asError(err)
+			code := rpcInvalidParams
+			if e.Code == ValidationError {
+				code = rpcInvalidRequest
+			}
+			return rpcFail(id, code, e.Message)
+		}
+		return ok(map[string]any{"session_id": sessionID, "closed": true})
+	}
+	if sessionID != "" {
+		st, err := tr.session(sessionID)
+		if err != nil {
+			return rpcFail(id, rpcInvalidParams, asError(err).Message)
+		}
+		t = st
+	}
 	switch req.Method {
 	case "initialize":
 		var want string

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rpc posts one JSON-RPC body to /mcp and decodes the answer strictly:
@@ -240,5 +241,153 @@ func TestMCPOverWS(t *testing.T) {
 	f := call(t, c, `{"type":"mcp","data":{}}`)
 	if _, _, e := decodeRPC(t, f.Data); f.Type != "mcp" || e["code"] != float64(rpcInvalidRequest) {
 		t.Fatalf("invalid request: %s", f.raw)
+	}
+}
+
+// rpcCall posts one JSON-RPC request built from method and params.
+func rpcCall(t *testing.T, url, method string, params map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	_, res, e := rpc(t, url, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+	return res, e
+}
+
+// OpenEnv's MCP session methods over POST /mcp (huggingface/OpenEnv
+// 385de5e, http_server.py:706-819, called by MCPToolClient in production
+// mode, mcp_client.py:176-192): openenv/session/create opens a session;
+// tools/list and tools/call with its session_id act on the session's own
+// environment (say needs no episode_id), giving the same rewards as POST
+// /reset and /step; openenv/session/close frees it, after which the id is
+// unknown (-32602).
+func TestMCPSessions(t *testing.T) {
+	_, ts := start(t, simConfig(t))
+	res, e := rpcCall(t, ts.URL, "openenv/session/create", map[string]any{})
+	sid, _ := res["session_id"].(string)
+	if e != nil || !strings.HasPrefix(sid, "mcp-") || len(sid) != len("mcp-")+26 {
+		t.Fatalf("create: %v %v", res, e)
+	}
+	res, e = rpcCall(t, ts.URL, "tools/list", map[string]any{"session_id": sid})
+	if e != nil || len(res["tools"].([]any)) != 2 {
+		t.Fatalf("tools/list in the session: %v %v", res, e)
+	}
+	tool := func(name string, args map[string]any) Result {
+		t.Helper()
+		res, e := rpcCall(t, ts.URL, "tools/call", map[string]any{"name": name, "arguments": args, "session_id": sid})
+		if e != nil {
+			t.Fatalf("%s: %v", name, e)
+		}
+		r, text := toolResult(t, res)
+		if text != "" {
+			t.Fatalf("%s: %s", name, text)
+		}
+		return r
+	}
+	reset := map[string]any{"seed": 7, "set": "arena", "scenario_id": "arena-train-0029", "reward": "both"}
+	first := tool("reset", reset)
+	var viaSession []Result
+	for _, line := range scriptLines {
+		viaSession = append(viaSession, tool("say", map[string]any{"message": line}))
+	}
+	last := viaSession[3]
+	if first.Observation.Scenario == nil || !last.Done || last.Observation.Metadata.Terminal != "accept" || last.Observation.Turn != 4 {
+		t.Fatalf("session episode: first %+v last %+v", first, last)
+	}
+	// The same episode over POST /reset and /step: the same rewards.
+	_, raw := httpDo(t, "POST", ts.URL+"/reset", mustJSON(t, reset))
+	var hr Result
+	json.Unmarshal(raw, &hr)
+	for i, line := range scriptLines {
+		_, raw = httpDo(t, "POST", ts.URL+"/step", mustJSON(t, map[string]any{"episode_id": hr.Observation.Metadata.EpisodeID, "action": map[string]any{"message": line}}))
+		var sr Result
+		json.Unmarshal(raw, &sr)
+		if *sr.Reward != *viaSession[i].Reward || sr.Observation.Reply != viaSession[i].Observation.Reply {
+			t.Fatalf("turn %d: /step %+v, session %+v", i+1, sr, viaSession[i])
+		}
+	}
+	// A second episode in the same session.
+	if again := tool("reset", map[string]any{"seed": 8}); again.Observation.Metadata.EpisodeID == first.Observation.Metadata.EpisodeID {
+		t.Fatalf("second reset kept the episode id %s", again.Observation.Metadata.EpisodeID)
+	}
+	res, e = rpcCall(t, ts.URL, "openenv/session/close", map[string]any{"session_id": sid})
+	if e != nil || res["session_id"] != sid || res["closed"] != true {
+		t.Fatalf("close: %v %v", res, e)
+	}
+	for _, c := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"tools/list", map[string]any{"session_id": sid}},
+		{"tools/call", map[string]any{"name": "say", "arguments": map[string]any{"message": "Hi"}, "session_id": sid}},
+		{"openenv/session/close", map[string]any{"session_id": sid}},
+		{"openenv/session/close", map[string]any{}},
+		{"tools/list", map[string]any{"session_id": 7}},
+	} {
+		if res, e := rpcCall(t, ts.URL, c.method, c.params); e == nil || e["code"] != float64(rpcInvalidParams) {
+			t.Errorf("%s %v after close: %v %v, want error %d", c.method, c.params, res, e, rpcInvalidParams)
+		}
+	}
+}
+
+// An MCP session holds a session slot until closed or idle for
+// IdleTimeout: with one slot, a second create is refused with -32000
+// (OpenEnv's SERVER_ERROR for SessionCapacityError), and succeeds once the
+// first is closed, or has expired.
+func TestMCPSessionSlots(t *testing.T) {
+	cfg := simConfig(t)
+	cfg.MaxSessions, cfg.CapacityWait, cfg.IdleTimeout = 1, -1, time.Hour
+	s, ts := start(t, cfg)
+	res, _ := rpcCall(t, ts.URL, "openenv/session/create", nil)
+	sid := res["session_id"].(string)
+	if res, e := rpcCall(t, ts.URL, "openenv/session/create", nil); e == nil || e["code"] != float64(rpcServerError) || !strings.Contains(e["message"].(string), "1 of 1 sessions") {
+		t.Fatalf("create at capacity: %v %v", res, e)
+	}
+	if status, raw := httpDo(t, "POST", ts.URL+"/reset", `{}`); status != 503 {
+		t.Fatalf("POST /reset with the slot held by an MCP session: %d %s", status, raw)
+	}
+	rpcCall(t, ts.URL, "openenv/session/close", map[string]any{"session_id": sid})
+	res, e := rpcCall(t, ts.URL, "openenv/session/create", nil)
+	if e != nil {
+		t.Fatalf("create after close: %v", e)
+	}
+	// Idle for longer than IdleTimeout: forgotten, its slot free.
+	now := time.Now()
+	s.mu.Lock()
+	s.now = func() time.Time { return now.Add(2 * time.Hour) }
+	s.mu.Unlock()
+	if _, e := rpcCall(t, ts.URL, "tools/list", map[string]any{"session_id": res["session_id"]}); e == nil || !strings.Contains(e["message"].(string), "unknown session_id") {
+		t.Fatalf("expired session: %v", e)
+	}
+	if _, e := rpcCall(t, ts.URL, "openenv/session/create", nil); e != nil {
+		t.Fatalf("create after expiry: %v", e)
+	}
+}
+
+// Over /ws, openenv/session/create names the connection's own session,
+// which MCP cannot close (-32600; the client sends {"type": "close"}), and
+// the tools act on the connection's episode whatever session_id says, as
+// OpenEnv's server does for a WebSocket-managed session.
+func TestMCPSessionOverWS(t *testing.T) {
+	_, ts := start(t, simConfig(t))
+	c := dial(t, ts)
+	mcp := func(method string, params map[string]any) (map[string]any, map[string]any) {
+		t.Helper()
+		f := call(t, c, mustJSON(t, map[string]any{"type": "mcp", "data": map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}}))
+		_, res, e := decodeRPC(t, f.Data)
+		return res, e
+	}
+	res, e := mcp("openenv/session/create", nil)
+	sid, _ := res["session_id"].(string)
+	if e != nil || !strings.HasPrefix(sid, "ws-") {
+		t.Fatalf("create over /ws: %v %v", res, e)
+	}
+	if again, _ := mcp("openenv/session/create", nil); again["session_id"] != sid {
+		t.Fatalf("second create over /ws: %v, want %s", again, sid)
+	}
+	if _, e := mcp("openenv/session/close", map[string]any{"session_id": sid}); e == nil || e["code"] != float64(rpcInvalidRequest) {
+		t.Fatalf("closing the connection's own session: %v", e)
+	}
+	res, _ = mcp("tools/call", map[string]any{"name": "reset", "arguments": map[string]any{"seed": 3}, "session_id": sid})
+	r, _ := toolResult(t, res)
+	if st := state(t, call(t, c, `{"type":"state"}`)); st.EpisodeID != r.Observation.Metadata.EpisodeID {
+		t.Fatalf("the tools did not act on the connection: state %+v, reset %+v", st, r)
 	}
 }

@@ -139,6 +139,7 @@ type Server struct {
 	freed  chan struct{} // closed and replaced when a slot is freed
 	ws     map[*wsSession]struct{}
 	http   map[string]*httpEpisode
+	mcpS   map[string]*mcpSession // MCP sessions of POST /mcp (mcpsession.go)
 	closed bool
 	wg     sync.WaitGroup // WebSocket handlers
 	lim    *connLimiter   // Serve's connection limiter (conn.go)
@@ -203,7 +204,8 @@ func New(cfg Config) (*Server, error) {
 		// Escaping can grow a message up to 6x (\u00XX); the rest is room
 		// for the envelope and reset options.
 		frame: int64(6*f.cfg.MaxMessageBytes + 4096),
-		ws:    map[*wsSession]struct{}{}, http: map[string]*httpEpisode{}, freed: make(chan struct{}),
+		ws:    map[*wsSession]struct{}{}, http: map[string]*httpEpisode{}, mcpS: map[string]*mcpSession{},
+		freed: make(chan struct{}),
 	}, nil
 }
 
@@ -294,11 +296,19 @@ func (s *Server) wait(ctx context.Context) {
 }
 
 // activeLocked counts the held session slots; s.mu must be held. It first
-// forgets HTTP episodes idle for longer than IdleTimeout and finished ones
-// older than DoneRetention.
+// forgets HTTP episodes and MCP sessions idle for longer than IdleTimeout
+// and finished HTTP episodes older than DoneRetention.
 func (s *Server) activeLocked() int {
 	now := s.now()
 	n := len(s.ws)
+	for id, ms := range s.mcpS {
+		if now.Sub(ms.last) > s.cfg.IdleTimeout {
+			delete(s.mcpS, id)
+			s.log.Info("expired", "transport", "mcp", "session", id)
+			continue
+		}
+		n++
+	}
 	for id, ep := range s.http {
 		if now.Sub(ep.last) > s.cfg.IdleTimeout || ep.done && now.Sub(ep.last) > s.cfg.DoneRetention {
 			delete(s.http, id)

@@ -16,7 +16,7 @@ import (
 // send for their trainers' call sequences (TestPythonAdapters runs the
 // adapters themselves).
 
-// TRL GRPOTrainer (huggingface/trl f2cd577): a pool of G environments,
+// TRL GRPOTrainer (huggingface/trl v1.9.0): a pool of G environments,
 // reused across batches, each reset with the same row; PersuArenaEnv
 // sends rollouts 0..G-1 for a group's G identical rows, so the group plays
 // one scenario against G different persuadees.
@@ -58,7 +58,7 @@ func TestTRLSequence(t *testing.T) {
 	}
 }
 
-// verl's agent loops (verl-project/verl 1dda039) have no end-of-rollout
+// verl's agent loops (verl-project/verl v0.9.0) have no end-of-rollout
 // hook: the persuarena agent loop sends close when its episode ends,
 // however it ends, and drops the connection of a step that timed out. With
 // capacity N and no capacity wait, a second batch of N trajectories gets

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -39,6 +40,9 @@ type wsSession struct {
 	conn   *websocket.Conn
 	env    *Env
 	client string // the peer's IP, for the per-client cap (guard.go)
+	// id names the session to MCP's openenv/session/create over this
+	// connection ("ws-" and 26 random characters).
+	id string
 
 	mu      sync.Mutex
 	busy    bool // a message is being handled
@@ -65,7 +69,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the request
 	}
 	conn.SetReadLimit(s.frame)
-	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now(), client: clientAddr(r)}
+	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now(), client: clientAddr(r), id: "ws-" + rand.Text()}
 	s.mu.Lock()
 	if e := s.clientCapErrorLocked(sess.client); e != nil {
 		s.mu.Unlock()

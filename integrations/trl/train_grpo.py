@@ -2,9 +2,11 @@
 
 Each dataset row carries a ``seed``; the server draws the row's scenario
 from it, so the ``num_generations`` completions of one row are rollouts of
-one scenario: a GRPO group (Probe-RPO paper). Defaults follow the Probe-RPO paper's Table 3
-(G = 4 rollouts per scenario, 16 scenarios per step, learning rate 1e-5,
-KL beta 0.05, 2 epochs); see docs/grpo.md.
+one scenario: a GRPO group (Probe-RPO paper). Defaults follow the Probe-RPO
+paper's Table 3 (G = 4 rollouts per scenario, 16 scenarios per step,
+learning rate 1e-5, KL beta 0.05, entropy bonus 0.01, 2 epochs); see
+docs/grpo.md. Tested against TRL v1.9.0 and main f2cd577
+(python/conformance/test_trl.py).
 
 With ``--advantage per-turn`` (the default) it trains with the Probe-RPO
 advantage A_{i,t} = A_out,i + lambda * A_dense,i,t on each persuader turn
@@ -56,6 +58,7 @@ def main():
     ap.add_argument("--epochs", type=float, default=2)
     ap.add_argument("--lr", type=float, default=1e-5)
     ap.add_argument("--beta", type=float, default=0.05, help="KL coefficient to the reference policy")
+    ap.add_argument("--entropy-coef", type=float, default=0.01, help="entropy bonus (Table 3; GRPOConfig.entropy_coef)")
     ap.add_argument("--max-completion-length", type=int, default=4096, help="tokens for the whole multi-turn episode")
     args = ap.parse_args()
 
@@ -77,6 +80,7 @@ def main():
         num_train_epochs=args.epochs,
         learning_rate=args.lr,
         beta=args.beta,
+        entropy_coef=args.entropy_coef,
         max_completion_length=args.max_completion_length,
         log_completions=True,
         # dense_reward's weight; PersuArenaEnv.get_reward (R_out) is added

@@ -10,7 +10,8 @@ import (
 )
 
 // release is the text of VERSION: the one home of the release number,
-// which the Python package (python/setup.py) reads too.
+// which the Python package's build backend
+// (python/build_backend/persuarena_build.py) reads too.
 //
 //go:embed VERSION
 var release string
@@ -20,9 +21,23 @@ var release string
 // prefix of Version for a build from a checkout.
 func Release() string { return strings.TrimSpace(release) }
 
+// stamp, when set at link time (-ldflags "-X
+// github.com/persuarena/persuarena/internal/buildinfo.stamp=0.1.0"), is the
+// version of a release build: scripts/build-wheels stamps the binary it
+// bundles with VERSION, so that the server in a wheel reports the wheel's
+// version, and integrations/openenv/server/Dockerfile stamps the tag it
+// builds.
+var stamp string
+
 // Version names the running binary for stored runs, the server's
-// metadata and a report's Generator line: VersionOf(debug.ReadBuildInfo()).
-func Version() string { return VersionOf(debug.ReadBuildInfo()) }
+// metadata and a report's Generator line: the link-time stamp when set,
+// else VersionOf(debug.ReadBuildInfo()).
+func Version() string {
+	if stamp != "" {
+		return stamp
+	}
+	return VersionOf(debug.ReadBuildInfo())
+}
 
 // VersionOf returns the module version recorded in bi (e.g. "v1.2.0") when
 // there is one; otherwise, for a build from a checkout ("(devel)"),

@@ -29,10 +29,23 @@ func TestVersionOf(t *testing.T) {
 }
 
 // TestRelease checks VERSION holds a plain release number, which Go
-// versions and Python's PEP 440 both accept as is (python/setup.py uses it
-// as the package version).
+// versions and Python's PEP 440 both accept as is (the Python build
+// backend uses it as the package version).
 func TestRelease(t *testing.T) {
 	if !regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`).MatchString(Release()) {
 		t.Fatalf("VERSION = %q, want MAJOR.MINOR.PATCH", Release())
+	}
+}
+
+// TestStamp checks that a link-time stamp is the version, and that without
+// one (this test binary) Version is VersionOf's.
+func TestStamp(t *testing.T) {
+	if got, want := Version(), VersionOf(debug.ReadBuildInfo()); got != want {
+		t.Fatalf("unstamped Version() = %q, want %q", got, want)
+	}
+	defer func(old string) { stamp = old }(stamp)
+	stamp = "9.8.7"
+	if got := Version(); got != "9.8.7" {
+		t.Fatalf("stamped Version() = %q, want 9.8.7", got)
 	}
 }

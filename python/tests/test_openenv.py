@@ -83,6 +83,10 @@ class BundledTest(unittest.TestCase):
         # The console script exits with the binary's status.
         bad = subprocess.run([script, "no-such-command"], env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(bad.returncode, 1, bad.stderr)
+        # One version: the bundled server reports the distribution's.
+        with pc.launch(binary=b) as srv:
+            self.assertEqual(HTTPPersuArenaEnv(srv.base_url).metadata()["version"],
+                             importlib.metadata.version("openenv-persuarena"))
 
     def test_no_binary_message(self):
         old = {k: os.environ.pop(k, None) for k in ("PERSUARENA_BIN",)}

@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 import weakref
-from typing import Deque, Mapping, Optional
+from typing import Deque, List, Mapping, Optional
 
 from ._bin import find_binary
 from ._http import get_json
@@ -139,7 +139,7 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
                             env=dict(env) if env is not None else None, text=True, encoding="utf-8", errors="replace")
     log: Deque[str] = collections.deque(maxlen=200)
     found = threading.Event()
-    addr = []
+    addr: List[str] = []
 
     def read():
         # Drains stderr for the process's life, so that a verbose server

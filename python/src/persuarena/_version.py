@@ -1,6 +1,7 @@
 """The package version: the Go module's release, read from
 internal/buildinfo/VERSION (its one home). A built wheel carries it in
-_release.py, written by setup.py; a source tree reads the file."""
+_release.py, written by the build backend (python/build_backend); a source
+tree reads the file."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 
 def _read() -> str:
     try:
-        from ._release import RELEASE  # written into wheels by setup.py
+        from ._release import RELEASE  # written into wheels by the build backend
         return RELEASE
     except ImportError:
         pass

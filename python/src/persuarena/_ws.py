@@ -139,7 +139,7 @@ class _Reader:
         self._buf += data
 
     def events(self) -> List[tuple]:
-        out = []
+        out: List[tuple] = []
         while True:
             ev = self._next()
             if ev is None:

@@ -1,4 +1,6 @@
-"""PersuArena as a verifiers environment (PrimeIntellect-ai/verifiers v1).
+"""PersuArena as a verifiers environment (PrimeIntellect-ai/verifiers v1),
+taskset id ``persuarena_verifiers`` (the top-level module that re-exports
+this one).
 
 The persuadee served by ``persuarena serve`` is the environment's user: the
 policy under evaluation or training is the persuader, and the episode's
@@ -6,12 +8,15 @@ outcome reward is the rubric's reward. It follows verifiers' v1 API at
 a60a606ecc4d309247edf9ff92c3eabca362781f (the v0 ``MultiTurnEnv`` lives on
 under ``verifiers.legacy``; v1 fits, so it is not used):
 
-- a taskset plugin (``verifiers/v1/utils/loaders.py:122-181``): this module
-  exports, through ``__all__``, one ``Taskset`` subclass
-  (:data:`PersuArenaTaskset`: one task per (seed, rollout), its config
-  under ``--env.taskset.*``) and one ``Env`` subclass
-  (:data:`PersuArenaVerifiersEnv`), so ``--env.taskset.id persuarena.verifiers``
-  selects both;
+- a taskset plugin (``verifiers/v1/utils/loaders.py:96-181``): the
+  module ``persuarena_verifiers`` exports, through ``__all__``, one
+  ``Taskset`` subclass (:data:`PersuArenaTaskset`: one task per (seed,
+  rollout), its config under ``--env.taskset.*``) and one ``Env`` subclass
+  (:data:`PersuArenaVerifiersEnv`), so ``--env.taskset.id
+  persuarena_verifiers`` selects both. The id is a top-level module name
+  because the loader probes ``find_spec("verifiers.v1.tasksets.<id>")``
+  outside its try (loaders.py:70-78), which raises ModuleNotFoundError for
+  a dotted id such as ``persuarena.verifiers``;
 - the env scripts the user side through an interaction, as
   ``tests/v1/fixtures/echo_user_sim_v1.py`` and
   ``verifiers/v1/envs/user_sim/env.py`` do (``verifiers/v1/agent.py:138-223``,
@@ -36,7 +41,10 @@ install). ``load_environment(**options)`` builds the Env through
 
 Example::
 
-    vf eval persuarena.verifiers --env.taskset.split heldout --env.taskset.num-tasks 20
+    eval persuarena_verifiers --env.taskset.split heldout --env.taskset.num-tasks 20
+
+(``eval`` is verifiers v1's command; ``vf-eval`` is the legacy v0 script,
+which loads v0 environments only.)
 """
 
 from __future__ import annotations
@@ -51,8 +59,9 @@ from .client import launch
 
 __all__ = ["PersuArenaTaskset", "PersuArenaVerifiersEnv", "load_environment"]
 
-#: The taskset id: this module's import path.
-TASKSET_ID = "persuarena.verifiers"
+#: The taskset id: the top-level module persuarena_verifiers, which
+#: re-exports this module's taskset and env (see the module doc).
+TASKSET_ID = "persuarena_verifiers"
 
 #: The persuader's instructions (the task's system prompt). Persuasion is
 #: dual-use: the default asks for honest, respectful persuasion.
@@ -63,7 +72,7 @@ SYSTEM_PROMPT = (
 )
 
 
-def _import_vf():
+def _import_vf() -> Any:
     try:
         import verifiers.v1 as vf
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -106,7 +115,7 @@ def episode_record(results: List[Any], state: Optional[Any] = None) -> Dict[str,
 
 @functools.lru_cache(maxsize=None)
 def _classes() -> Dict[str, Any]:
-    vf = _import_vf()
+    vf: Any = _import_vf()
 
     class PersuArenaTaskConfig(vf.TaskConfig):
         """No per-task options: rewards come from the server."""
@@ -184,10 +193,17 @@ def _classes() -> Dict[str, Any]:
 
     class PersuArenaEnvConfig(vf.EnvConfig):
         """One seat, ``persuader`` (``--env.persuader.*``): the policy,
-        on the tool-less ``null`` harness (one model call per turn); its
-        max_turns caps the conversation at the server's tmax."""
+        on the tool-less ``null`` harness (one model call per turn) in the
+        local ``subprocess`` runtime; its max_turns caps the conversation
+        at the server's tmax.
 
-        persuader: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, max_turns=10)
+        Choice: the local runtime, because the null harness runs no code
+        and v1's default runtime (a Prime sandbox, configs/agent.py:29)
+        would need a Prime login and a public tunnel for the model calls
+        of a persuader that only talks (interception/__init__.py:34-54)."""
+
+        persuader: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, runtime={"type": "subprocess"},
+                                                   max_turns=10)
 
     class PersuArenaVerifiersEnv(vf.Env[PersuArenaEnvConfig]):
         async def start(self):
@@ -248,9 +264,9 @@ def load_environment(**taskset_options: Any):
     """Builds the verifiers Env: ``taskset_options`` are the taskset
     config's fields (url, serve_flags, set, split, num_tasks, seed,
     rollouts, reward, message_timeout_s). The same as
-    ``vf eval persuarena.verifiers --env.taskset.<option> ...``. Raises
+    ``eval persuarena_verifiers --env.taskset.<option> ...``. Raises
     ImportError without verifiers."""
-    vf = _import_vf()
+    vf: Any = _import_vf()
     cfg = vf.resolve_env_config({"taskset": dict(taskset_options, id=TASKSET_ID)})
     return vf.load_environment(cfg)
 

@@ -9,15 +9,15 @@ inside the observation, and the public scenario only in the reset's),
 ``{"type": "state", "data": {...}}`` or ``{"type": "error", "data":
 {"message": ..., "code": ...}}``.
 
-TRL's GRPOTrainer, huggingface/trl f2cd57710ae345ea6428ae95363267fcf38a3dc8
-(v1.9.0), trl/trainer/grpo_trainer.py:
+TRL's GRPOTrainer, huggingface/trl v1.9.0 (and main f2cd577, the same
+file), trl/trainer/grpo_trainer.py:
 
 - ``__init__`` (:640-686) creates one probe instance with no arguments,
   takes its public methods other than ``reset`` and ``get_reward`` as
   tools (here only ``say``, one persuader turn) and, since the class
   defines ``get_reward``, adds it as a reward source of weight 1 named
   ``PersuArenaEnv``, called as ``[e.get_reward() for e in environments]``.
-- ``_generate_and_score_completions`` (:2288-2333) draws instances from a
+- ``_generate_and_score_completions`` (:2260-2333) draws instances from a
   pool reused across batches (creating more when a batch needs them) and
   calls ``reset(**row)`` with the whole dataset row; a returned string is
   appended to the content of the row's **last prompt message**, so the
@@ -65,6 +65,7 @@ class without arguments:
 import dataclasses
 import os
 import time
+from typing import Dict
 
 from ..verl.agent_loop import PersuArenaError, strip_think
 
@@ -83,7 +84,7 @@ UNFINISHED_REWARD = -1.0
 _RETRY_CODES = ("CAPACITY_REACHED",)
 
 # Resets per row key in this process (see PersuArenaEnv.reset).
-_DRAWS = {}
+_DRAWS: Dict[tuple, int] = {}
 
 
 def _rank():
@@ -257,7 +258,8 @@ class PersuArenaEnv:
         rollout given by group_rollout; the rest are ignored. Returns the
         public scenario as text, which TRL appends to the last prompt
         message. Raises ValueError when the row's prompt ends with a system
-        message (the scenario would be glued onto it)."""
+        message (the scenario would be glued onto it), or when it has
+        neither a seed nor a scenario_id (see grouped_trainer)."""
         prompt = kwargs.get("prompt")
         if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict) and prompt[-1].get("role") == "system":
             raise ValueError(
@@ -265,6 +267,14 @@ class PersuArenaEnv:
                 "prompt message, so end the prompt with a user message (it may be empty)")
         self._clear()
         data = {k: kwargs[k] for k in RESET_KEYS if k in kwargs and kwargs[k] is not None}
+        # Choice: refuse rather than let the server draw a scenario per reset:
+        # a group of different scenarios trains on a meaningless baseline.
+        if data.get("seed") is None and not data.get("scenario_id"):
+            raise ValueError(
+                "PersuArenaEnv.reset: the row has neither a seed nor a scenario_id (TRL without a train_dataset), "
+                "so each of a group's rollouts would draw its own scenario and the group baseline would compare "
+                "different tasks; train with persuarena.trl.grouped_trainer() or probe_rpo_trainer(), which give "
+                "each group a seed, or with a dataset that has a seed column")
         if self.reward_mode and "reward" not in data:
             data["reward"] = self.reward_mode
         rollout = group_rollout(data)
@@ -318,7 +328,7 @@ class PersuArenaEnv:
 
     def get_reward(self):
         """The episode's outcome reward, for TRL's environment reward
-        (grpo_trainer.py:660-686 at f2cd577): R_out from the last step;
+        (grpo_trainer.py:660-686): R_out from the last step;
         UNFINISHED_REWARD when the model stopped calling say before the
         persuadee decided (or Tmax); None when the episode failed (TRL
         leaves a None out of the reward)."""
@@ -338,8 +348,7 @@ class PersuArenaEnv:
 def dense_reward(environments, **kwargs):
     """TRL reward function: each episode's dense return sum_t r_t (the
     belief gained, B_T - B_0 when no probe is missing; missing r_t count 0),
-    read from the environments TRL passes (grpo_trainer.py:1629-1631 at
-    f2cd577); None for a failed episode. Weight it by lambda in
+    read from the environments TRL passes (grpo_trainer.py:1629-1631); None for a failed episode. Weight it by lambda in
     GRPOConfig.reward_weights; get_reward adds R_out with weight 1."""
     out = []
     for env in environments:

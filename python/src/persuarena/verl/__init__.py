@@ -2,11 +2,13 @@
 ``probe_rpo`` advantage estimator (docs/trainers.md, integrations/verl/README.md).
 
 Importing this package registers both with verl's registries when verl is
-importable (``register``), and does nothing else without it: set
-VERL_USE_EXTERNAL_MODULES=persuarena.verl so that every verl process
-(trainer and agent-loop workers) imports it (verl/__init__.py:49-52 at
-verl-project/verl 1dda039b9c6311889a9c9a26040677e1254814f9; verl also
-loads "verl.plugins" entry points there, :55-76).
+importable (``register``), and does nothing else without it. Every verl
+process (trainer and agent-loop workers) must import it: verl v0.9.0 and
+main do so by themselves, loading the package's ``verl.plugins`` entry
+point at their own import (verl/__init__.py:44-66 at v0.9.0; the installed
+openenv-persuarena distribution declares it); verl v0.8.0 has no plugin
+hook, so there set VERL_USE_EXTERNAL_MODULES=persuarena.verl
+(verl/__init__.py:38-41). python/conformance/test_verl.py checks both.
 """
 
 from .advantage import (  # noqa: F401

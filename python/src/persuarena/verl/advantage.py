@@ -19,35 +19,44 @@ against grpo/testdata/probe_rpo_groups.json, which a Go test writes
 
 ``compute_probe_rpo_advantage`` is the estimator verl calls. verl hands a
 registered estimator only ``token_level_rewards``, ``response_mask``,
-``index`` and ``config`` (verl-project/verl
-1dda039b9c6311889a9c9a26040677e1254814f9, verl/trainer/ppo/ray_trainer.py:
-250-279, reached from verl/trainer/ppo/v1/trainer_base.py:1638-1680 and
-verl/trainer/ppo/v1/utils.py:167), so the per-turn signal travels in the
-token rewards (``rm_scores``), which PersuArena's agent loop writes
-(``persuarena.verl.agent_loop``):
+``index`` and ``config`` (verl-project/verl v0.9.0 = 483b8a0,
+verl/trainer/ppo/ray_trainer.py:249-257; the same at v0.8.0 and main
+1dda039), so the per-turn signal travels in the token rewards
+(``rm_scores``), which PersuArena's agent loop writes
+(``persuarena.verl.agent_loop``), and a failed episode in the mask:
 
 - a persuader turn is a maximal run of response tokens with mask 1 (the
-  persuadee's replies between turns have mask 0);
-- r_t sits on the first token of turn t; a missing r_t (unreadable probes)
-  is written as -0.0;
-- every other token carries 0 except the outcome reward R_out, on the last
-  response token (where verl writes ``reward_score``); -0.0 there marks a
-  failed episode.
+  persuadee's replies between turns have mask 0), and every turn ends at
+  least two tokens before the end of the response;
+- turn t's first token carries r_t in [-1, 1], or MISSING_DENSE (4.0) when
+  r_t is missing (unreadable probes, a message the server never scored);
+  the first token after the turn carries minus that value;
+- the last response token carries R_out (where verl writes
+  ``reward_score``); every other token 0. So a row's sum is R_out: what
+  verl logs as the score, in training and validation;
+- a failed episode (a server error or a step over the timeout: R_out
+  missing) has mask 0 on every token and token rewards 0: it has no turns,
+  and is left out of its group.
 
-Choice: -0.0 as the "missing" mark, because it keeps every token reward
-finite (verl's score metrics sum them) and the sum of a row's token
-rewards equal to the episode return R_out + sum_t r_t (the server's reward
-mode ``both``, missing r_t counted 0). A belief difference B_t - B_{t-1} and
-R_out = R_goal + w * R_strategy are never -0.0 (x - x is +0.0).
+Choice: the failed episode is carried by the mask, and a missing r_t by a
+value outside the range of any r_t, because any reward pass after the
+agent loop would turn a value mark such as -0.0 into a real 0 (a KL term,
+even an added 0.0: -0.0 + 0.0 = +0.0), and a failed episode would then
+re-enter its group with R_out 0. Each turn's compensating token makes any change to a turn's first token
+visible: ``decode_token_rewards`` raises ValueError ("altered") when a
+turn's mark and its compensation disagree, and the estimator refuses
+``algorithm.use_kl_in_reward=True`` outright (the KL goes in the loss, as
+in the Probe-RPO paper's Table 3). The agent loop refuses a colocated
+reward model, which overwrites ``rm_scores`` (persuarena.verl.agent_loop).
 
-The encoding needs ``algorithm.use_kl_in_reward=False`` (the KL goes in
-the loss, as in the Probe-RPO paper's Table 3). With rewards that carry a
-scalar at the last token only (a trainer path that ignores the agent
-loop's token rewards) every r_t reads 0, the dense term is 0 and the
-estimator is outcome GRPO as grpo.OutcomeAdvantages: verl's ``grpo`` with
-the sample std, except that a group with fewer than two scored rollouts,
-or with tied rewards (grpo.TieTolerance), gets exact zeros (verl's gives
-R/(1 + eps) to a lone rollout and divides a tie's rounding residue by eps).
+Token rewards that carry a scalar at the last token only (the legacy
+trainer rebuilds them from ``reward_score``, verl v0.9.0
+experimental/agent_loop/agent_loop.py:1086-1092) read as r_t = 0 on every
+turn: the dense term is 0 and the estimator is outcome GRPO as
+grpo.OutcomeAdvantages: verl's ``grpo`` with the sample std, except that a
+group with fewer than two scored rollouts, or with tied rewards
+(grpo.TieTolerance), gets exact zeros (verl's gives R/(1 + eps) to a lone
+rollout and divides a tie's rounding residue by eps).
 
 Settings come from environment variables, since verl's AlgoConfig takes no
 unknown keys: PERSUARENA_LAMBDA (lambda, default 0.5, the Probe-RPO paper's
@@ -315,43 +324,58 @@ def turn_spans(mask):
     return spans
 
 
-def _neg_zero(x):
-    return x == 0 and math.copysign(1.0, x) < 0
+#: The token reward of a turn whose r_t is missing. Choice: 4.0, outside
+#: [-1, 1] (a belief difference) by more than any r_t can round to.
+MISSING_DENSE = 4.0
 
 
 def encode_token_rewards(n, spans, dense, r_out):
     """The token rewards of one response of n tokens (see the module doc):
-    dense[t] (None/NaN: -0.0) on the first token of spans[t], R_out (None/NaN
-    for a failed episode: -0.0) on the last token, 0 elsewhere. The last
-    token must not start a span. Raises ValueError otherwise or when
-    len(dense) != len(spans)."""
+    dense[t] (MISSING_DENSE when None/NaN) on the first token of spans[t]
+    and minus it on the token after the span, R_out on the last token (0
+    when None: a failed episode, whose mask the caller sets to 0), 0
+    elsewhere. Raises ValueError when len(dense) != len(spans), a span
+    ends later than n - 2, or an r_t is outside [-1, 1]."""
     if len(dense) != len(spans):
         raise ValueError("%d dense rewards for %d turns" % (len(dense), len(spans)))
     out = [0.0] * n
-    for (start, _), r in zip(spans, dense):
-        if start == n - 1:
-            raise ValueError("turn starting at the last token %d: no room for the outcome reward" % start)
-        out[start] = -0.0 if _missing(r) else float(r)
+    for (start, end), r in zip(spans, dense):
+        if end > n - 2:
+            raise ValueError("turn [%d, %d) ends later than token %d of %d: no room for its compensation and R_out"
+                             % (start, end, n - 2, n))
+        if not _missing(r) and not -1.0 <= r <= 1.0:
+            raise ValueError("dense reward %r outside [-1, 1]" % (r,))
+        x = MISSING_DENSE if _missing(r) else float(r)
+        out[start], out[end] = x, -x
     if n:
-        out[n - 1] = -0.0 if _missing(r_out) else float(r_out)
+        out[n - 1] = 0.0 if _missing(r_out) else float(r_out)
     return out
 
 
 def decode_token_rewards(rewards, mask):
     """(R_out, dense, spans) of one response from its token rewards and
-    mask (the inverse of encode_token_rewards): R_out is None for a failed
-    episode, dense[t] None for a missing r_t."""
+    mask, the inverse of encode_token_rewards: R_out is the exact sum of
+    the rewards (math.fsum), None when the mask has no turn (a failed
+    episode, or verl's padding rows); dense[t] is None for a missing r_t.
+    Raises ValueError when the rewards were altered after the agent loop
+    wrote them: a turn's first token holds neither a value in [-1, 1] nor
+    MISSING_DENSE, or a nonzero one whose next token after the turn does not
+    hold its negation (e.g. a KL term added to the model's tokens)."""
     spans = turn_spans(mask)
-    starts = {s for s, _ in spans}
-    dense = [None if _neg_zero(rewards[s]) else float(rewards[s]) for s, _ in spans]
-    r_out, failed = 0.0, False
-    for k, x in enumerate(rewards):
-        if k in starts:
-            continue
-        if _neg_zero(x):
-            failed = True
-        r_out += x
-    return (None if failed else r_out), dense, spans
+    if not spans:
+        return None, [], []
+    dense = []
+    for start, end in spans:
+        x = float(rewards[start])
+        c = float(rewards[end]) if end < len(rewards) else 0.0
+        if x != 0 and c != -x or not (x == MISSING_DENSE or -1.0 <= x <= 1.0):
+            raise ValueError(
+                "token rewards altered after the persuarena agent loop wrote them: turn [%d, %d) starts with %r "
+                "and is followed by %r, want r in [-1, 1] or %r and its negation (a reward pass after the rollout, "
+                "such as algorithm.use_kl_in_reward=True or a reward model rewriting rm_scores, breaks the per-turn "
+                "rewards; see persuarena.verl.advantage)" % (start, end, x, c, MISSING_DENSE))
+        dense.append(None if x == MISSING_DENSE else x)
+    return math.fsum(float(x) for x in rewards), dense, spans
 
 
 def settings():
@@ -384,10 +408,12 @@ def token_advantages(rewards, masks, index, lam=DEFAULT_LAMBDA, mode="scaled", e
                      shuffle_seed=None):
     """Per-token Probe-RPO advantages of a batch given as lists: rewards[b]
     and masks[b] are row b's token rewards and mask, index[b] its group.
-    Row b's turn t gets A_{b,t} on its mask-1 tokens; every other token 0.
-    Groups are taken in order of first appearance in index, rows keep their
-    order within a group. With shuffle_seed, the dense rewards are first
-    replaced by shuffle_dense's (the belief-shuffled control)."""
+    Row b's turn t gets A_{b,t} on its mask-1 tokens; every other token 0,
+    and a row without turns (a failed episode) 0 everywhere, left out of
+    its group's statistics. Groups are taken in order of first appearance
+    in index, rows keep their order within a group. With shuffle_seed, the
+    dense rewards are first replaced by shuffle_dense's (the
+    belief-shuffled control). Raises decode_token_rewards' ValueError."""
     groups = {}
     for b, g in enumerate(index):
         groups.setdefault(g, []).append(b)
@@ -409,19 +435,39 @@ def token_advantages(rewards, masks, index, lam=DEFAULT_LAMBDA, mode="scaled", e
 _calls = 0
 
 
+def _config_value(config, key):
+    """config's key: an attribute (verl's AlgoConfig, omegaconf) or a
+    mapping entry; None when absent."""
+    if config is None:
+        return None
+    v = getattr(config, key, None)
+    if v is None and hasattr(config, "get"):
+        v = config.get(key)
+    return v
+
+
 def compute_probe_rpo_advantage(token_level_rewards, response_mask, index=None, epsilon=DEFAULT_EPS, config=None, **kwargs):
     """verl advantage estimator ``probe_rpo`` (the signature of verl's
-    registered estimators, verl/trainer/ppo/core_algos.py:268-275 at
-    1dda039): token_level_rewards and response_mask are (bs, response_length)
-    tensors, index the group ids (``uid``). Returns (advantages, returns),
-    both the per-token A_{i,t} (bs, response_length), as verl's grpo does.
-    Settings: see ``settings``; with PERSUARENA_SHUFFLE_SEED set, the k-th
-    call (0-based) shuffles the batch's dense rewards with
-    step_seed(seed, k), the belief-shuffled control of persuarena train
-    --shuffle-beliefs."""
+    registered estimators, verl/trainer/ppo/core_algos.py at v0.9.0):
+    token_level_rewards and response_mask are (bs, response_length)
+    tensors, index the group ids (``uid``), config verl's AlgoConfig.
+    Returns (advantages, returns), both the per-token A_{i,t}
+    (bs, response_length), as verl's grpo does. Settings: see
+    ``settings``; with PERSUARENA_SHUFFLE_SEED set, the k-th call (0-based)
+    shuffles the batch's dense rewards with step_seed(seed, k), the
+    belief-shuffled control of persuarena train --shuffle-beliefs.
+
+    Raises ValueError for config.use_kl_in_reward (the KL terms land on the
+    token rewards that carry r_t; use the actor's KL loss), for token
+    rewards altered after the agent loop (decode_token_rewards), and for
+    bad settings."""
     import torch
 
     global _calls
+    if _config_value(config, "use_kl_in_reward"):
+        raise ValueError("persuarena probe_rpo: algorithm.use_kl_in_reward=True adds KL terms to the token rewards "
+                         "that carry the per-turn rewards r_t and R_out; set algorithm.use_kl_in_reward=False and "
+                         "use the KL loss (actor_rollout_ref.actor.use_kl_loss=True)")
     lam, mode, shuffle = settings()
     seed = None
     if shuffle is not None:

@@ -68,8 +68,8 @@ def make_row(obs, split, seed, agent_name="persuarena"):
     """One training row for the reset observation obs of (split, seed).
 
     ``agent_name`` routes the row to the ``persuarena`` agent loop (verl
-    picks a row's loop by this column: verl-project/verl 1dda039,
-    verl/experimental/agent_loop/agent_loop.py:647-652);
+    picks a row's loop by this column: verl-project/verl v0.9.0,
+    verl/experimental/agent_loop/agent_loop.py:690-700);
     ``extra_info["persuarena"]`` holds the reset options that replay
     exactly this scenario and seed, and ``extra_info["index"]`` the seed
     (verl's rollout trace groups by it). No rollout is given: the agent

@@ -1,0 +1,1 @@
+"""The ``server`` entry point of the environment folder (app.main)."""

@@ -1,0 +1,1 @@
+"""openai.types stand-in (see openai/__init__.py)."""

@@ -1,0 +1,5 @@
+"""openai.types.responses.response_create_params stand-in."""
+
+from typing import Any, Dict
+
+ResponseCreateParams = Dict[str, Any]
