@@ -18,6 +18,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 from _support import SCRIPT_LINES, SCRIPT_RESET, server_or_skip
@@ -476,3 +477,33 @@ class ServerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class IdleCloseTest(unittest.TestCase):
+    """After the server closes an idle session (SESSION_ERROR, close 1008),
+    the next request goes through on a new session: one call, not three
+    (the idle goodbye, then the closed socket, then the reconnect)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = server_or_skip(cls, "--idle-timeout", "1s")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop()
+
+    def test_sync(self):
+        with self.srv.sync_client() as env:
+            env.reset(**SCRIPT_RESET)
+            time.sleep(2.5)
+            r = env.reset(**SCRIPT_RESET)
+            self.assertEqual(r.observation.turn, 0)
+
+    def test_async(self):
+        async def run():
+            async with self.srv.client() as env:
+                await env.reset(**SCRIPT_RESET)
+                await asyncio.sleep(2.5)
+                r = await env.reset(**SCRIPT_RESET)
+                self.assertEqual(r.observation.turn, 0)
+        asyncio.run(run())

@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 import weakref
-from typing import Deque, List, Mapping, Optional
+from typing import Deque, List, Mapping, Optional, Type
 
 from ._bin import find_binary
 from ._http import get_json
@@ -79,23 +79,6 @@ class Server:
         _live.discard(self)
         return p.returncode
 
-    def client(self, **kwargs):
-        """An async WebSocket client of this server
-        (:class:`persuarena.client.PersuArenaEnv`); ``kwargs`` go to its
-        constructor."""
-        from .client import PersuArenaEnv
-        return PersuArenaEnv(self.base_url, **kwargs)
-
-    def sync_client(self, **kwargs):
-        """A blocking WebSocket client (:class:`persuarena.client.SyncPersuArenaEnv`)."""
-        from .client import SyncPersuArenaEnv
-        return SyncPersuArenaEnv(self.base_url, **kwargs)
-
-    def http_client(self, **kwargs):
-        """A blocking HTTP client (:class:`persuarena.client.HTTPPersuArenaEnv`)."""
-        from .client import HTTPPersuArenaEnv
-        return HTTPPersuArenaEnv(self.base_url, **kwargs)
-
     def __enter__(self) -> "Server":
         return self
 
@@ -113,7 +96,8 @@ def _stop_all() -> None:
 
 
 def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
-           ready_timeout_s: float = 30.0, env: Optional[Mapping[str, str]] = None) -> Server:
+           ready_timeout_s: float = 30.0, env: Optional[Mapping[str, str]] = None,
+           server_class: Type[Server] = Server) -> Server:
     """Starts ``persuarena serve --addr HOST:0 FLAGS...`` on a free port the
     kernel picks (no race with other processes for the port), waits until
     it listens and ``GET /health`` answers, and returns the
@@ -121,7 +105,9 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
 
     ``flags`` are further ``persuarena serve`` flags, e.g.
     ``launch("--reward", "both", "--scenarios", "arena,p4g")``
-    (docs/server.md lists them). ``binary`` is the executable to run;
+    (docs/server.md lists them). ``server_class`` is the :class:`Server`
+    subclass returned (:func:`persuarena.client.launch` passes the one with
+    client methods). ``binary`` is the executable to run;
     default :func:`persuarena._bin.find_binary`'s choice (PERSUARENA_BIN,
     the wheel's bundled binary, PATH). ``env`` replaces the child's
     environment (default: this process's). ``host`` is the address to
@@ -162,7 +148,7 @@ def launch(*flags: str, binary: Optional[str] = None, host: str = "127.0.0.1",
         return LaunchError("%s: %s\n%s" % (" ".join(cmd), why, "\n".join(log)))
 
     try:
-        return _ready(proc, addr, log, reader, found, ready_timeout_s, fail)
+        return _ready(proc, addr, log, reader, found, ready_timeout_s, fail, server_class)
     except LaunchError:
         raise
     except BaseException:
@@ -190,9 +176,9 @@ def _reap(proc: subprocess.Popen, reader: threading.Thread) -> None:
 
 
 def _ready(proc: subprocess.Popen, addr: list, log: Deque[str], reader: threading.Thread, found: threading.Event,
-           ready_timeout_s: float, fail) -> Server:
+           ready_timeout_s: float, fail, server_class: Type[Server]) -> Server:
     """Waits for the listening line and a /health answer; returns the
-    Server, or raises fail(why)."""
+    server_class instance, or raises fail(why)."""
     deadline = time.monotonic() + ready_timeout_s
     if not found.wait(ready_timeout_s):
         raise fail("not listening after %g s" % ready_timeout_s)
@@ -204,7 +190,7 @@ def _ready(proc: subprocess.Popen, addr: list, log: Deque[str], reader: threadin
         except subprocess.TimeoutExpired:
             raise fail("closed stderr without listening") from None
         raise fail("exited with status %d before listening" % code)
-    srv = Server(proc, addr[0], log, reader)
+    srv = server_class(proc, addr[0], log, reader)
     try:
         while True:
             try:

@@ -14,6 +14,7 @@ import asyncio
 import base64
 import hashlib
 import os
+import select
 import socket
 import ssl
 import struct
@@ -205,6 +206,18 @@ class _Reader:
             return ("message", data)
 
 
+def _spent(pending: List[tuple], pong) -> bool:
+    """Answers the pings among pending (unread events) with pong and
+    reports whether any other event is left: a message or a close the
+    server sent unasked."""
+    others = [ev for ev in pending if ev[0] != "ping"]
+    for kind, val in pending:
+        if kind == "ping":
+            pong(val)
+    pending[:] = others
+    return bool(others)
+
+
 class WebSocket:
     """A blocking WebSocket connection. Open one with :meth:`connect`.
 
@@ -288,6 +301,29 @@ class WebSocket:
         finally:
             if self.closed is None:
                 self._sock.settimeout(None)
+
+    def unprompted(self) -> bool:
+        """Reads, without blocking, what the server sent since the last
+        reply and reports whether it ended the session: a message, a close
+        frame or the end of the connection, unasked for, is the server's
+        goodbye in this request-reply protocol (an idle timeout's
+        SESSION_ERROR, a shutdown), so the connection is spent. Pings are
+        answered on the way."""
+        if self.closed is not None:
+            return True
+        while True:
+            tls_pending = getattr(self._sock, "pending", None)
+            if not (tls_pending is not None and tls_pending() > 0) and not select.select([self._sock], [], [], 0)[0]:
+                break
+            try:
+                chunk = self._sock.recv(65536)
+            except OSError:
+                return True
+            if not chunk:
+                return True
+            self._reader.feed(chunk)
+            self._pending.extend(self._reader.events())
+        return _spent(self._pending, lambda val: self._sock.sendall(_frame(_PONG, val)))
 
     def _closed_by_peer(self, code: int, reason: str) -> None:
         self.closed = ConnectionClosed(code, reason)
@@ -400,6 +436,32 @@ class AsyncWebSocket:
                 raise self.closed
             self._frames.feed(chunk)
             self._pending.extend(self._frames.events())
+
+    async def unprompted(self) -> bool:
+        """As :meth:`WebSocket.unprompted`: it lets the event loop take in
+        what has arrived and reads it without waiting for more."""
+        if self.closed is not None:
+            return True
+        await asyncio.sleep(0)
+        while True:
+            read = asyncio.ensure_future(self._r.read(65536))
+            await asyncio.sleep(0)
+            if not read.done():
+                read.cancel()  # nothing was taken from the stream
+                try:
+                    await read
+                except asyncio.CancelledError:
+                    pass
+                break
+            try:
+                chunk = read.result()
+            except OSError:
+                return True
+            if not chunk:
+                return True
+            self._frames.feed(chunk)
+            self._pending.extend(self._frames.events())
+        return _spent(self._pending, lambda val: self._w.write(_frame(_PONG, val)))
 
     async def close(self, code: int = 1000, reason: str = "", timeout: float = 2.0) -> None:
         """As :meth:`WebSocket.close`."""

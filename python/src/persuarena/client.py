@@ -46,7 +46,8 @@ from typing import Any, Dict, Generic, List, Optional, TypeVar, Union
 
 from ._bin import BinaryNotFound
 from ._http import ServerError, get_json, request_json
-from ._launch import LaunchError, Server, launch
+from . import _launch
+from ._launch import LaunchError
 from ._ws import DEFAULT_MAX_SIZE, AsyncWebSocket, ConnectionClosed, WebSocket
 
 __all__ = [
@@ -382,8 +383,12 @@ class SyncPersuArenaEnv(_Base):
 
     def connect(self) -> "SyncPersuArenaEnv":
         """Opens the WebSocket session (done by the first request
-        otherwise, and again after the connection closed). Raises
+        otherwise, and again after the connection closed, or after the
+        server ended the session unasked: an idle timeout's SESSION_ERROR,
+        so the next request goes through on a new session). Raises
         ConnectionError when the server cannot be reached or refuses."""
+        if self._ws is not None and self._ws.closed is None and self._ws.unprompted():
+            self.disconnect()
         if self._ws is None or self._ws.closed is not None:
             try:
                 self._ws = WebSocket.connect(self.ws_url, self._connect_timeout, self._max_size)
@@ -501,6 +506,8 @@ class PersuArenaEnv(_Base):
 
     async def connect(self) -> "PersuArenaEnv":
         """As :meth:`SyncPersuArenaEnv.connect`."""
+        if self._ws is not None and self._ws.closed is None and await self._ws.unprompted():
+            await self.disconnect()
         if self._ws is None or self._ws.closed is not None:
             try:
                 self._ws = await AsyncWebSocket.connect(self.ws_url, self._connect_timeout, self._max_size)
@@ -734,3 +741,32 @@ class AsyncHTTPPersuArenaEnv:
 #: "persuarena" (huggingface/OpenEnv 385de5e, src/openenv/auto/_discovery.py:192-223,
 #: _infer_class_name: "persuarena_env" -> "PersuarenaEnv").
 PersuarenaEnv = PersuArenaEnv
+
+
+class Server(_launch.Server):
+    """A running ``persuarena serve`` (:func:`launch`), with constructors of
+    its clients; ``stop()``, ``running()``, ``base_url`` and the log are
+    :class:`persuarena._launch.Server`'s."""
+
+    def client(self, **kwargs: Any) -> "PersuArenaEnv":
+        """An async WebSocket client of this server (:class:`PersuArenaEnv`);
+        ``kwargs`` go to its constructor."""
+        return PersuArenaEnv(self.base_url, **kwargs)
+
+    def sync_client(self, **kwargs: Any) -> "SyncPersuArenaEnv":
+        """A blocking WebSocket client (:class:`SyncPersuArenaEnv`)."""
+        return SyncPersuArenaEnv(self.base_url, **kwargs)
+
+    def http_client(self, **kwargs: Any) -> "HTTPPersuArenaEnv":
+        """A blocking HTTP client (:class:`HTTPPersuArenaEnv`)."""
+        return HTTPPersuArenaEnv(self.base_url, **kwargs)
+
+
+def launch(*flags: str, **kwargs: Any) -> Server:
+    """Starts ``persuarena serve FLAGS`` on a free port and returns the
+    running :class:`Server` (:func:`persuarena._launch.launch`, whose keyword
+    arguments ``binary``, ``host``, ``ready_timeout_s`` and ``env`` it
+    takes). Raises BinaryNotFound or LaunchError as that does."""
+    srv = _launch.launch(*flags, server_class=Server, **kwargs)
+    assert isinstance(srv, Server)
+    return srv
