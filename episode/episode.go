@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/decision"
+	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/reward"
 	"github.com/persuarena/persuarena/scenario"
@@ -75,29 +76,9 @@ func (m Message) TagsOf() tagger.Tags {
 	return tagger.Tag(m.Text)
 }
 
-// Usage counts engine tokens for one call; all zero for the simulator and
-// built-in persuaders.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	// CachedTokens is the part of PromptTokens served from the engine's
-	// prefix cache, when the engine reports it.
-	CachedTokens int `json:"cached_tokens"`
-	// PromptOnceTokens is PromptTokens with the prompt prefix that the
-	// call's requests share counted once, as the Probe-RPO paper's Table 4
-	// counts a probe read-out's K forks "with cache": set where it is known
-	// (package llmagent's probe read-outs on the completions path, from
-	// the engine's own token counts), 0 when unknown.
-	PromptOnceTokens int `json:"prompt_once_tokens,omitempty"`
-	// Requests is the number of engine requests made.
-	Requests int `json:"requests"`
-}
-
-// Add returns u + v.
-func (u Usage) Add(v Usage) Usage {
-	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens,
-		u.CachedTokens + v.CachedTokens, u.PromptOnceTokens + v.PromptOnceTokens, u.Requests + v.Requests}
-}
+// Usage counts a role's engine tokens and requests (llm.Usage, the one
+// definition): all zero for the simulator and built-in persuaders.
+type Usage = llm.Usage
 
 // Utterance is a persuader's turn.
 type Utterance struct {

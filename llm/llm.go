@@ -173,8 +173,9 @@ type Chatter interface {
 
 var _ Chatter = (*Client)(nil)
 
-// Usage counts engine tokens for one call or a sum of calls; package
-// llmagent converts it to the dialogue's episode.Usage (same fields).
+// Usage counts engine tokens for one call or a sum of calls; it is also
+// the dialogue's episode.Usage (one type: every turn records its roles'
+// usage in it).
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`

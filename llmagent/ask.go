@@ -32,9 +32,9 @@ func (s *session) Ask(ctx context.Context, transcript []episode.Message, questio
 	}
 	resp, err := s.p.eng.Chat(ctx, llm.ChatRequest{Messages: msgs, Sampling: sp, Thinking: ptr(false)})
 	if err != nil {
-		return "", episode.Usage(llm.UsageOf(err)), s.wrap("ask", turn, err)
+		return "", llm.UsageOf(err), s.wrap("ask", turn, err)
 	}
-	return strings.TrimSpace(decision.StripThink(resp.Content)), episode.Usage(resp.Usage), nil
+	return strings.TrimSpace(decision.StripThink(resp.Content)), resp.Usage, nil
 }
 
 // askPrompt is the user turn of an Ask fork: the question, private to the

@@ -104,7 +104,7 @@ func (j *Judge) ask(ctx context.Context, prompt []string, schema json.RawMessage
 				errs[k] = err
 				return
 			}
-			texts[k], usages[k] = resp.Content, episode.Usage(resp.Usage)
+			texts[k], usages[k] = resp.Content, resp.Usage
 		}()
 	}
 	wg.Wait()

@@ -469,7 +469,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 	if err != nil {
 		return episode.Reply{}, s.wrap("reply", turn, err)
 	}
-	usage := episode.Usage(resp.Usage)
+	usage := resp.Usage
 	if cutOff(resp) && req.Sampling.MaxTokens <= 0 {
 		// Cut at the engine's own limit: asking again would hit it again.
 		return s.record(decision.CutReply(resp.Content), decision.Continue, usage, true), nil
@@ -481,7 +481,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 		if resp, err = s.p.eng.Chat(ctx, req); err != nil {
 			return episode.Reply{}, s.wrap("reply (repair of a cut reply)", turn, err)
 		}
-		usage = usage.Add(episode.Usage(resp.Usage))
+		usage = usage.Add(resp.Usage)
 		if cutOff(resp) {
 			return s.record(decision.CutReply(resp.Content), decision.Continue, usage, true), nil
 		}
@@ -502,7 +502,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 			if err != nil {
 				return episode.Reply{}, s.wrap("reply (repair)", turn, err)
 			}
-			usage = usage.Add(episode.Usage(resp.Usage))
+			usage = usage.Add(resp.Usage)
 			if cutOff(resp) {
 				return s.record(decision.CutReply(resp.Content), decision.Continue, usage, true), nil
 			}
@@ -522,7 +522,7 @@ func (s *session) Reply(ctx context.Context, transcript []episode.Message) (epis
 			if err != nil {
 				return episode.Reply{}, s.wrap("decision (repair)", turn, err)
 			}
-			usage = usage.Add(episode.Usage(resp.Usage))
+			usage = usage.Add(resp.Usage)
 			d, ok = decision.Parse(resp.Content)
 			if bare := strings.TrimSpace(decision.StripThink(resp.Content)); !ok && !s.structured && len(strings.Fields(bare)) <= 2 {
 				// A bare value ("accept", "**reject**") answers the repair
@@ -684,10 +684,10 @@ func (s *session) probeChat(ctx context.Context, msgs []llm.Message, basis probe
 			resp, err := s.p.eng.Chat(ctx, llm.ChatRequest{Messages: fork, Sampling: probeSampling(eng, false),
 				Logprobs: true, TopLogprobs: top, Thinking: ptr(false)})
 			if err != nil {
-				errs[k], usages[k] = err, episode.Usage(llm.UsageOf(err))
+				errs[k], usages[k] = err, llm.UsageOf(err)
 				return
 			}
-			usages[k] = episode.Usage(resp.Usage)
+			usages[k] = resp.Usage
 			if len(resp.Top) == 0 {
 				errs[k] = llm.ErrLogprobsUnavailable
 				return
@@ -741,10 +741,10 @@ func (s *session) probeCompletions(ctx context.Context, msgs []llm.Message, basi
 	}
 	resp, err := p.eng.Complete(ctx, req)
 	if err != nil {
-		s.probeUsage = s.probeUsage.Add(episode.Usage(llm.UsageOf(err)))
+		s.probeUsage = s.probeUsage.Add(llm.UsageOf(err))
 		return nil, err
 	}
-	u := episode.Usage(resp.Usage)
+	u := resp.Usage
 	if resp.Usage.Requests == 1 { // a retried call's counts cover several sends
 		u.PromptOnceTokens = p.promptOnce(ctx, prompts, len(prefix), resp.Usage.PromptTokens)
 	}

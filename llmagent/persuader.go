@@ -86,7 +86,7 @@ func (s *persuaderSession) Say(ctx context.Context, transcript []episode.Message
 		if err != nil {
 			return episode.Utterance{}, fmt.Errorf("llm persuader %s: scenario %s turn %d: %w", s.p.name, s.pub.ID, turn, err)
 		}
-		usage = usage.Add(episode.Usage(resp.Usage))
+		usage = usage.Add(resp.Usage)
 		if text := cleanUtterance(resp.Content, s.pub); text != "" {
 			return episode.Utterance{Text: text, Usage: usage}, nil
 		}

@@ -132,7 +132,7 @@ func (s *llmSession) Read(ctx context.Context, in Input) (Perception, error) {
 		if err != nil {
 			return Perception{}, fmt.Errorf("perception %s: %w", s.r.name, err)
 		}
-		usage = usage.Add(episode.Usage(resp.Usage))
+		usage = usage.Add(resp.Usage)
 		p, err := parseLLM(resp.Content, s.sc)
 		if err == nil {
 			// the P4G strategies are lexical: read from the text, as the
