@@ -8,10 +8,10 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/registry"
 	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
 )
@@ -288,39 +288,14 @@ type PairMetrics interface {
 	ComparePairs(ctx context.Context, st store.Reader, refs [2]string, a, b []*episode.Episode, c Comparison, o CompareStoredOptions) (any, Table, error)
 }
 
-var (
-	pairMetricsMu sync.RWMutex
-	pairMetrics   = map[string]PairMetrics{}
-)
+// pairMetrics are the registered PairMetrics by --metrics name.
+var pairMetrics = registry.New[PairMetrics]("pair metrics")
 
 // RegisterPairMetrics makes m the metrics CompareStored computes for
-// Metrics == name, as database/sql's Register makes a driver known: the
-// method's package calls it from its init, so this package knows no method
-// by name. It panics when name is empty, m nil, or name taken.
-func RegisterPairMetrics(name string, m PairMetrics) {
-	pairMetricsMu.Lock()
-	defer pairMetricsMu.Unlock()
-	if name == "" || m == nil {
-		panic("analysis: RegisterPairMetrics with an empty name or nil metrics")
-	}
-	if _, dup := pairMetrics[name]; dup {
-		panic("analysis: RegisterPairMetrics called twice for " + name)
-	}
-	pairMetrics[name] = m
-}
-
-// pairMetricsOf returns the metrics registered as name and the names
-// registered, sorted.
-func pairMetricsOf(name string) (PairMetrics, []string) {
-	pairMetricsMu.RLock()
-	defer pairMetricsMu.RUnlock()
-	names := make([]string, 0, len(pairMetrics))
-	for n := range pairMetrics {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return pairMetrics[name], names
-}
+// Metrics == name: the method's package calls it from its init (package
+// registry), so this package knows no method by name. It panics when name
+// is empty or taken.
+func RegisterPairMetrics(name string, m PairMetrics) { pairMetrics.Register(name, m) }
 
 // CompareStored compares two stored arms, each named
 // "RUN[:PERSUADER[:PERSUADEE]]", on their paired (scenario, rollout)
@@ -333,9 +308,9 @@ func pairMetricsOf(name string) (PairMetrics, []string) {
 func CompareStored(ctx context.Context, st store.Reader, refA, refB string, o CompareStoredOptions, out io.Writer) error {
 	var metrics PairMetrics
 	if o.Metrics != "" {
-		var known []string
-		if metrics, known = pairMetricsOf(o.Metrics); metrics == nil {
-			return fmt.Errorf("unknown --metrics %q (want one of: %s)", o.Metrics, strings.Join(known, ", "))
+		var ok bool
+		if metrics, ok = pairMetrics.Lookup(o.Metrics); !ok {
+			return fmt.Errorf("unknown --metrics %q (want one of: %s)", o.Metrics, strings.Join(pairMetrics.Names(), ", "))
 		}
 	}
 	switch {

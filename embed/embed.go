@@ -148,16 +148,7 @@ func (h *HashedTFIDF) Embed(text string) []float64 {
 		}
 		v[i] += w
 	}
-	n := 0.0
-	for _, x := range v {
-		n += x * x
-	}
-	if n > 0 {
-		n = math.Sqrt(n)
-		for i := range v {
-			v[i] /= n
-		}
-	}
+	Normalise(v)
 	return v
 }
 

@@ -91,6 +91,20 @@ func (c *capture) forks() [][]llm.Message {
 	return out
 }
 
+// readT0 reads the default probes of session s before the first turn.
+func readT0(t *testing.T, s episode.PersuadeeSession) []probe.Reading {
+	t.Helper()
+	ans, err := s.(episode.Prober).Probe(context.Background(), nil, probe.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := make([]probe.Reading, len(ans))
+	for k, a := range ans {
+		rs[k] = probe.Read(probe.Default[k].ID, a)
+	}
+	return rs
+}
+
 func behaviourPersuadee(t testing.TB, eng llm.Engine, m *fakeengine.Model, role llm.Role, opts PersuadeeOptions, srvOpts ...fakeengine.Option) (*fakeengine.Server, *Persuadee, *capture) {
 	t.Helper()
 	c := &capture{}
@@ -227,12 +241,7 @@ func TestOneSidedLlamaAnswerNeverReadsOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ans, err := s.(episode.Prober).Probe(context.Background(), nil, probe.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, a := range ans {
-		r := probe.Read(probe.Default[k].ID, a)
+	for _, r := range readT0(t, s) {
 		if r.OK {
 			t.Errorf("%s read %v from one visible side (true 0.6)", r.Probe, r.P)
 		} else if !strings.Contains(r.Reason, "only Yes") {
@@ -241,11 +250,7 @@ func TestOneSidedLlamaAnswerNeverReadsOne(t *testing.T) {
 	}
 	// The same model with its answers in the top 20 reads 0.6.
 	m.AnswerMass, m.Crowd = 0.5, 4
-	ans, err = s.(episode.Prober).Probe(context.Background(), nil, probe.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := probe.Read("ca", ans[0]); !r.OK || math.Abs(r.P-0.6) > 1e-6 {
+	if r := readT0(t, s)[0]; !r.OK || math.Abs(r.P-0.6) > 1e-6 {
 		t.Errorf("two-sided read %+v, want 0.6", r)
 	}
 }
@@ -417,12 +422,8 @@ func TestSampledTailSetsNoFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ans, err := s.(episode.Prober).Probe(context.Background(), nil, probe.Default)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, a := range ans {
-		if r := probe.Read(probe.Default[k].ID, a); r.OK {
+	for _, r := range readT0(t, s) {
+		if r.OK {
 			t.Errorf("%s read %v from one visible side (true 0.971)", r.Probe, r.P)
 		}
 	}

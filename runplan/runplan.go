@@ -9,11 +9,10 @@ package runplan
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/internal/registry"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -80,46 +79,30 @@ func (p Plan) Total() int {
 // reporeward). Its errors name the set.
 type Source func(name string) ([]scenario.Scenario, error)
 
-var (
-	sourcesMu sync.RWMutex
-	sources   = map[string]Source{}
-)
+// sources are the registered scenario sources by prefix.
+var sources = registry.New[Source]("scenario source")
 
 // RegisterSource makes the set references that start with prefix (e.g.
-// "repo:") resolve through src with the rest of the reference, as
-// database/sql's Register makes a driver known: the package that owns the
-// sets calls it from its init, so the run plan knows no method by name.
-// It panics when prefix is empty or registered twice.
-func RegisterSource(prefix string, src Source) {
-	sourcesMu.Lock()
-	defer sourcesMu.Unlock()
-	if prefix == "" || src == nil {
-		panic("runplan: RegisterSource with an empty prefix or a nil source")
-	}
-	if _, dup := sources[prefix]; dup {
-		panic("runplan: RegisterSource called twice for " + prefix)
-	}
-	sources[prefix] = src
-}
+// "repo:") resolve through src with the rest of the reference: the
+// package that owns the sets calls it from its init (package registry), so
+// the run plan knows no method by name. It panics when prefix is empty or
+// registered twice.
+func RegisterSource(prefix string, src Source) { sources.Register(prefix, src) }
 
 // sourceOf returns the registered source whose prefix ref starts with (the
 // longest, when several do) and the rest of ref; ok is false for none.
 func sourceOf(ref string) (src Source, name string, ok bool) {
-	sourcesMu.RLock()
-	defer sourcesMu.RUnlock()
-	prefixes := make([]string, 0, len(sources))
-	for p := range sources {
-		prefixes = append(prefixes, p)
-	}
-	sort.Slice(prefixes, func(i, j int) bool {
-		return len(prefixes[i]) > len(prefixes[j]) || len(prefixes[i]) == len(prefixes[j]) && prefixes[i] < prefixes[j]
-	})
-	for _, p := range prefixes {
-		if rest, found := strings.CutPrefix(ref, p); found {
-			return sources[p], rest, true
+	best := ""
+	for _, p := range sources.Names() {
+		if strings.HasPrefix(ref, p) && len(p) > len(best) {
+			best = p
 		}
 	}
-	return nil, "", false
+	if best == "" {
+		return nil, "", false
+	}
+	src, _ = sources.Lookup(best)
+	return src, ref[len(best):], true
 }
 
 // ResolveSet returns every scenario of one set reference: a set of a

@@ -177,13 +177,22 @@ func legacyEpisodes() []*episode.Episode {
 // the same episodes saved at version 7, and the views turns and
 // probe_readings answer the old tables' queries.
 func TestMigrateFromVersion6(t *testing.T) {
+	forLegacy(t, func(t *testing.T, l legacyDB, old, fresh string) {
+		testMigrate6(t, l, old, fresh)
+	})
+}
+
+// forLegacy runs f on a database at schema version 6 in each dialect
+// (PostgreSQL where the tests have one), with the URL of that database and
+// of a fresh one.
+func forLegacy(t *testing.T, f func(t *testing.T, l legacyDB, old, fresh string)) {
 	t.Run("sqlite", func(t *testing.T) {
 		path := t.TempDir() + "/v6.db"
 		raw, err := sql.Open("sqlite", path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		testMigrate6(t, newLegacy(t, raw, false, store.SQLiteMigrations()), path, t.TempDir()+"/fresh.db")
+		f(t, newLegacy(t, raw, false, store.SQLiteMigrations()), path, t.TempDir()+"/fresh.db")
 	})
 	t.Run("postgres", func(t *testing.T) {
 		storetest.RequirePostgres(t)
@@ -192,22 +201,31 @@ func TestMigrateFromVersion6(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		testMigrate6(t, newLegacy(t, raw, true, store.PostgresMigrations()), u, storetest.PostgresURL(t))
+		f(t, newLegacy(t, raw, true, store.PostgresMigrations()), u, storetest.PostgresURL(t))
 	})
+}
+
+// migrated saves eps (episode ids from firstID on) in the version-6
+// database l, closes it and opens it at url, migrated to the latest
+// version; the store closes when the test ends.
+func migrated(t *testing.T, l legacyDB, url string, eps []*episode.Episode, firstID int64) *store.DB {
+	t.Helper()
+	for i, ep := range eps {
+		l.save(t, firstID+int64(i), ep)
+	}
+	l.Close()
+	db, err := store.OpenURL(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func testMigrate6(t *testing.T, l legacyDB, old, fresh string) {
 	ctx := context.Background()
 	eps := legacyEpisodes()
-	for i, ep := range eps {
-		l.save(t, int64(10+i), ep)
-	}
-	l.Close()
-	db, err := store.OpenURL(ctx, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t, l, old, eps, 10)
 	if v, err := db.SchemaVersion(ctx); err != nil || v != store.SchemaLatest {
 		t.Fatalf("schema version %d, %v; want %d", v, err, store.SchemaLatest)
 	}
@@ -298,23 +316,7 @@ func testMigrate6(t *testing.T, l legacyDB, old, fresh string) {
 // episode whose last read-out was unreadable had its last readable
 // belief (or b0) stored, and now has none, as Episode.FinalBelief says.
 func TestMigrateRederivesBFinal(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) {
-		path := t.TempDir() + "/v6.db"
-		raw, err := sql.Open("sqlite", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testRederiveBFinal(t, newLegacy(t, raw, false, store.SQLiteMigrations()), path)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		storetest.RequirePostgres(t)
-		u := storetest.PostgresURL(t)
-		raw, err := sql.Open("pgx", u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testRederiveBFinal(t, newLegacy(t, raw, true, store.PostgresMigrations()), u)
-	})
+	forLegacy(t, func(t *testing.T, l legacyDB, old, _ string) { testRederiveBFinal(t, l, old) })
 }
 
 func testRederiveBFinal(t *testing.T, l legacyDB, path string) {
@@ -325,15 +327,7 @@ func testRederiveBFinal(t *testing.T, l legacyDB, path string) {
 	readable := &episode.Episode{ScenarioID: "s", Rollout: 1, Persuader: "a", Persuadee: "b", Terminal: decision.TermReject, RGoal: -3, B0: fptr(0.8),
 		Turns: []episode.Turn{{T: 1, Decision: decision.Reject, Acts: []string{}, Belief: fptr(0.25)}}}
 	none := &episode.Episode{ScenarioID: "s", Rollout: 2, Persuader: "a", Persuadee: "b", Terminal: decision.TermTruncated, RGoal: -1, B0: fptr(0.8)}
-	for i, ep := range []*episode.Episode{carried, readable, none} {
-		l.save(t, int64(20+i), ep)
-	}
-	l.Close()
-	db, err := store.OpenURL(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migrated(t, l, path, []*episode.Episode{carried, readable, none}, 20)
 	var got []*float64
 	if err := db.EachOutcome(ctx, "r1", func(o episode.Outcome) error { got = append(got, o.BFinal); return nil }); err != nil {
 		t.Fatal(err)

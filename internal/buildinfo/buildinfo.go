@@ -52,16 +52,7 @@ func VersionOf(bi *debug.BuildInfo, ok bool) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	var rev string
-	modified := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
+	rev, modified := vcs(bi)
 	if rev == "" {
 		return Release() + "-devel"
 	}
@@ -84,6 +75,11 @@ func Commit() (rev string, modified bool) {
 	if !ok {
 		return "", false
 	}
+	return vcs(bi)
+}
+
+// vcs reads the revision and the modified flag bi recorded.
+func vcs(bi *debug.BuildInfo) (rev string, modified bool) {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
