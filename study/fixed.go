@@ -345,8 +345,53 @@ func prefixValue(s *Score, o int) float64 {
 // or more than Tmax or with an act set outside the five acts, a scenario of an
 // unknown type, ctx's error, or a failed episode's error.
 func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	res := &FixedResult{}
+	kinds, err := kindsOf(o.Scenarios, &res.Types)
+	if err != nil {
+		return nil, err
+	}
+	testKinds, err := kindsOf(o.Test, &res.TestTypes)
+	if err != nil {
+		return nil, err
+	}
+	sr := &search{ctx: ctx, o: &o, kinds: kinds, seen: map[string]*Scored{}, best: make([]*Scored, len(Objectives))}
+	if err := sr.beam(); err != nil {
+		return nil, err
+	}
+	if err := sr.polishAll(); err != nil {
+		return nil, err
+	}
+	res.Evaluated = len(sr.seen)
+	for _, b := range sr.best {
+		res.Best = append(res.Best, *b)
+	}
+	for _, per := range o.Baselines {
+		sc, err := scoreOf(ctx, o, kinds, per, o.Tmax)
+		if err != nil {
+			return nil, err
+		}
+		res.Baselines = append(res.Baselines, Scored{Name: per.Name(), Score: sc})
+	}
+	if err := scoreTest(ctx, o, testKinds, res); err != nil {
+		return nil, err
+	}
+	res.TypeOracle = typeOracle(res.Best, res.Types)
+	res.TestTypeOracle = typeOracle(res.Test, res.TestTypes)
+	if err := scoreFresh(ctx, o, kinds, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// defaults fills o's zero fields with FixedStudy's defaults and checks the
+// rest. Errors: no scenarios or persuadee, a negative Fresh, a start of
+// the wrong length or with an act set outside the acts.
+func (o *FixedOptions) defaults() error {
 	if len(o.Scenarios) == 0 || o.Persuadee == nil {
-		return nil, errors.New("study fixed: no scenarios or no persuadee")
+		return errors.New("study fixed: no scenarios or no persuadee")
 	}
 	if o.Tmax <= 0 {
 		o.Tmax = episode.DefaultTmax
@@ -361,7 +406,7 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 		o.Rollouts = 1
 	}
 	if o.Fresh < 0 {
-		return nil, fmt.Errorf("study fixed: Fresh %d, want 0 or more", o.Fresh)
+		return fmt.Errorf("study fixed: Fresh %d, want 0 or more", o.Fresh)
 	}
 	if len(o.Candidates) == 0 {
 		for a := tagger.ActSet(1); a < 1<<tagger.NumActs; a++ {
@@ -370,64 +415,69 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 	}
 	for _, st := range o.Starts {
 		if len(st) == 0 || len(st) > o.Tmax {
-			return nil, fmt.Errorf("study fixed: start %q: %d turns, want 1 to Tmax %d", st.String(), len(st), o.Tmax)
+			return fmt.Errorf("study fixed: start %q: %d turns, want 1 to Tmax %d", st.String(), len(st), o.Tmax)
 		}
 		for _, a := range st {
 			if a == 0 || a >= 1<<tagger.NumActs {
-				return nil, fmt.Errorf("study fixed: start %q: act set %#x is not a non-empty subset of the %d acts", st.String(), uint8(a), tagger.NumActs)
+				return fmt.Errorf("study fixed: start %q: act set %#x is not a non-empty subset of the %d acts", st.String(), uint8(a), tagger.NumActs)
 			}
 		}
 	}
-	res := &FixedResult{}
-	kinds, err := kindsOf(o.Scenarios, &res.Types)
-	if err != nil {
-		return nil, err
-	}
-	testKinds, err := kindsOf(o.Test, &res.TestTypes)
-	if err != nil {
-		return nil, err
-	}
-	play := func(per episode.Persuader, tmax int) (Score, error) {
-		return scoreOf(ctx, o, kinds, per, tmax)
-	}
-	seen := map[string]*Scored{}
-	best := make([]*Scored, len(Objectives))
-	// evalAll plays the sequences not played before and returns every
-	// one's score (a repeat's from seen).
-	evalAll := func(seqs []Seq) ([]*Scored, error) {
-		var out []*Scored
-		for _, s := range seqs {
-			name := s.String()
-			if x, ok := seen[name]; ok {
-				out = append(out, x)
-				continue
-			}
-			sc, err := play(FixedPersuader{Seq: s}, len(s))
-			if err != nil {
-				return nil, err
-			}
-			x := &Scored{Seq: s, Name: name, Score: sc}
-			seen[name] = x
+	return nil
+}
+
+// search is FixedStudy's search over sequences: every sequence played so
+// far (seen, by name) and the best one per objective.
+type search struct {
+	ctx   context.Context
+	o     *FixedOptions
+	kinds []int
+	seen  map[string]*Scored
+	best  []*Scored
+}
+
+// evalAll plays the sequences not played before and returns every one's
+// score (a repeat's from seen), updating the bests.
+func (sr *search) evalAll(seqs []Seq) ([]*Scored, error) {
+	var out []*Scored
+	for _, s := range seqs {
+		name := s.String()
+		if x, ok := sr.seen[name]; ok {
 			out = append(out, x)
-			for ob := range best {
-				if best[ob] == nil || better(x, best[ob], ob) {
-					best[ob] = x
-				}
+			continue
+		}
+		sc, err := scoreOf(sr.ctx, *sr.o, sr.kinds, FixedPersuader{Seq: s}, len(s))
+		if err != nil {
+			return nil, err
+		}
+		x := &Scored{Seq: s, Name: name, Score: sc}
+		sr.seen[name] = x
+		out = append(out, x)
+		for ob := range sr.best {
+			if sr.best[ob] == nil || better(x, sr.best[ob], ob) {
+				sr.best[ob] = x
 			}
 		}
-		return out, nil
 	}
+	return out, nil
+}
+
+// beam plays every candidate act set, then level by level up to Tmax
+// extends the o.Beam best prefixes of each objective (by prefixValue) with
+// every candidate.
+func (sr *search) beam() error {
+	o := sr.o
 	var level []Seq
 	for _, a := range o.Candidates {
 		level = append(level, Seq{a})
 	}
 	for length := 1; ; length++ {
-		played, err := evalAll(level)
+		played, err := sr.evalAll(level)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if length == o.Tmax {
-			break
+			return nil
 		}
 		keep := map[string]*Scored{}
 		for ob := range Objectives {
@@ -453,11 +503,16 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 			}
 		}
 	}
-	// Second starts: one act set every turn and the ask added to it at
-	// the end. The beam ranks prefixes by what they have built so far and
-	// misses sequences that build slowly (the plan turns an avoider needs
-	// before any ask); a polish from the best such uniform sequence finds
-	// them.
+}
+
+// polishAll polishes, for each objective, its best sequence, the given
+// starts (o.Starts) and the best uniform sequence: one act set every turn
+// and the ask added to it at the end. The beam ranks prefixes by what
+// they have built so far and misses sequences that build slowly (the plan
+// turns an avoider needs before any ask); a polish from the best such
+// uniform sequence finds them.
+func (sr *search) polishAll() error {
+	o := sr.o
 	var uniform []Seq
 	if o.Tmax > 1 && o.Refine > 0 {
 		for _, a := range o.Candidates {
@@ -472,16 +527,16 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 			uniform = append(uniform, u)
 		}
 	}
-	us, err := evalAll(uniform)
+	us, err := sr.evalAll(uniform)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	own, err := evalAll(o.Starts)
+	own, err := sr.evalAll(o.Starts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for ob := range Objectives {
-		starts := []*Scored{best[ob]}
+		starts := []*Scored{sr.best[ob]}
 		if o.Refine > 0 {
 			starts = append(starts, own...)
 		}
@@ -491,78 +546,80 @@ func FixedStudy(ctx context.Context, o FixedOptions) (*FixedResult, error) {
 				ub = u
 			}
 		}
-		if ub != nil && ub != best[ob] {
+		if ub != nil && ub != sr.best[ob] {
 			starts = append(starts, ub)
 		}
 		for _, st := range starts {
-			if _, err := polish(st, ob, o.Candidates, o.Refine, evalAll); err != nil {
-				return nil, err
+			if _, err := polish(st, ob, o.Candidates, o.Refine, sr.evalAll); err != nil {
+				return err
 			}
 		}
 	}
-	res.Evaluated = len(seen)
-	for _, b := range best {
-		res.Best = append(res.Best, *b)
+	return nil
+}
+
+// scoreTest scores res's bests and o's baselines on the held-out
+// scenarios o.Test (none: nothing), into res.Test and res.TestBaselines.
+func scoreTest(ctx context.Context, o FixedOptions, testKinds []int, res *FixedResult) error {
+	if len(o.Test) == 0 {
+		return nil
+	}
+	to := o
+	to.Scenarios = o.Test
+	for _, b := range res.Best {
+		sc, err := scoreOf(ctx, to, testKinds, FixedPersuader{Seq: b.Seq}, len(b.Seq))
+		if err != nil {
+			return err
+		}
+		res.Test = append(res.Test, Scored{Seq: b.Seq, Name: b.Name, Score: sc})
 	}
 	for _, per := range o.Baselines {
-		sc, err := play(per, o.Tmax)
+		sc, err := scoreOf(ctx, to, testKinds, per, o.Tmax)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		res.Baselines = append(res.Baselines, Scored{Name: per.Name(), Score: sc})
+		res.TestBaselines = append(res.TestBaselines, Scored{Name: per.Name(), Score: sc})
 	}
-	if len(o.Test) > 0 {
-		to := o
-		to.Scenarios = o.Test
-		for _, b := range res.Best {
-			sc, err := scoreOf(ctx, to, testKinds, FixedPersuader{Seq: b.Seq}, len(b.Seq))
-			if err != nil {
-				return nil, err
-			}
-			res.Test = append(res.Test, Scored{Seq: b.Seq, Name: b.Name, Score: sc})
-		}
-		for _, per := range o.Baselines {
-			sc, err := scoreOf(ctx, to, testKinds, per, o.Tmax)
-			if err != nil {
-				return nil, err
-			}
-			res.TestBaselines = append(res.TestBaselines, Scored{Name: per.Name(), Score: sc})
-		}
+	return nil
+}
+
+// scoreFresh scores res's bests and o's baselines again on o.Fresh fresh
+// rollouts of the searched scenarios (none: nothing), with the
+// acceptance intervals and the type oracle there.
+func scoreFresh(ctx context.Context, o FixedOptions, kinds []int, res *FixedResult) error {
+	if o.Fresh == 0 {
+		return nil
 	}
-	res.TypeOracle = typeOracle(res.Best, res.Types)
-	res.TestTypeOracle = typeOracle(res.Test, res.TestTypes)
-	if o.Fresh > 0 {
-		res.FreshRollouts = o.Fresh
-		fresh := func(per episode.Persuader, name string, seq Seq, tmax int) (FreshScored, error) {
-			eps, err := playOutcomes(ctx, o, per, tmax, o.Rollouts, o.Fresh)
-			if err != nil {
-				return FreshScored{}, err
-			}
-			ci, err := acceptCI(eps, o.Fresh)
-			if err != nil {
-				return FreshScored{}, fmt.Errorf("study fixed: %s on fresh rollouts: %w", name, err)
-			}
-			return FreshScored{Scored: Scored{Seq: seq, Name: name, Score: tally(eps, kinds, o.Fresh)}, AcceptCI: ci}, nil
+	res.FreshRollouts = o.Fresh
+	fresh := func(per episode.Persuader, name string, seq Seq, tmax int) (FreshScored, error) {
+		eps, err := playOutcomes(ctx, o, per, tmax, o.Rollouts, o.Fresh)
+		if err != nil {
+			return FreshScored{}, err
 		}
-		var plain []Scored
-		for _, b := range res.Best {
-			x, err := fresh(FixedPersuader{Seq: b.Seq}, b.Name, b.Seq, len(b.Seq))
-			if err != nil {
-				return nil, err
-			}
-			res.Fresh = append(res.Fresh, x)
-			plain = append(plain, x.Scored)
+		ci, err := acceptCI(eps, o.Fresh)
+		if err != nil {
+			return FreshScored{}, fmt.Errorf("study fixed: %s on fresh rollouts: %w", name, err)
 		}
-		for _, per := range o.Baselines {
-			x, err := fresh(per, per.Name(), nil, o.Tmax)
-			if err != nil {
-				return nil, err
-			}
-			res.FreshBaselines = append(res.FreshBaselines, x)
-		}
-		res.FreshTypeOracle = typeOracle(plain, res.Types)
+		return FreshScored{Scored: Scored{Seq: seq, Name: name, Score: tally(eps, kinds, o.Fresh)}, AcceptCI: ci}, nil
 	}
-	return res, nil
+	var plain []Scored
+	for _, b := range res.Best {
+		x, err := fresh(FixedPersuader{Seq: b.Seq}, b.Name, b.Seq, len(b.Seq))
+		if err != nil {
+			return err
+		}
+		res.Fresh = append(res.Fresh, x)
+		plain = append(plain, x.Scored)
+	}
+	for _, per := range o.Baselines {
+		x, err := fresh(per, per.Name(), nil, o.Tmax)
+		if err != nil {
+			return err
+		}
+		res.FreshBaselines = append(res.FreshBaselines, x)
+	}
+	res.FreshTypeOracle = typeOracle(plain, res.Types)
+	return nil
 }
 
 // acceptCI is FreshScored.AcceptCI for eps, rollouts consecutive
