@@ -116,6 +116,9 @@ func (s *Server) outcomes(ctx context.Context, runID, per, pee string) ([]episod
 	return list, err
 }
 
+// handleCompare serves /compare: the choice of two runs and their arms,
+// and once chosen, their paired outcomes (transitions, acceptance, the
+// paired statistics, the pairs a page at a time).
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -134,47 +137,10 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusOK, "compare", p)
 		return
 	}
-	var peesA, peesB []string
-	if p.PersuadersA, peesA, err = s.armsOf(ctx, f.A); err != nil {
+	if err := s.chooseArms(ctx, &p, &f); err != nil {
 		s.storeError(w, err)
 		return
 	}
-	if p.PersuadersB, peesB, err = s.armsOf(ctx, f.B); err != nil {
-		s.storeError(w, err)
-		return
-	}
-	for _, pee := range peesA {
-		if slices.Contains(peesB, pee) {
-			p.Persuadees = append(p.Persuadees, pee)
-		}
-	}
-	// A choice the (newly chosen) run does not hold falls back to the
-	// default.
-	if !slices.Contains(p.PersuadersA, f.PA) {
-		f.PA = ""
-	}
-	if !slices.Contains(p.PersuadersB, f.PB) {
-		f.PB = ""
-	}
-	if !slices.Contains(p.Persuadees, f.Persuadee) {
-		f.Persuadee = ""
-	}
-	// Defaults: A's first persuader; on B the same persuader when B has
-	// it, else B's first; the first persuadee both runs hold.
-	if f.PA == "" && len(p.PersuadersA) > 0 {
-		f.PA = p.PersuadersA[0]
-	}
-	if f.PB == "" && len(p.PersuadersB) > 0 {
-		f.PB = p.PersuadersB[0]
-		if slices.Contains(p.PersuadersB, f.PA) {
-			f.PB = f.PA
-		}
-	}
-	if f.Persuadee == "" && len(p.Persuadees) > 0 {
-		f.Persuadee = p.Persuadees[0]
-	}
-	p.Form = f
-	p.RunAURL, p.RunBURL = "/runs/"+f.A, "/runs/"+f.B
 	if f.PA == "" || f.PB == "" || f.Persuadee == "" {
 		s.render(w, http.StatusOK, "compare", p)
 		return
@@ -202,6 +168,61 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Ready = true
+	all := p.tally(pg, f)
+	p.paginate(all, page, f)
+	s.render(w, http.StatusOK, "compare", p)
+}
+
+// chooseArms fills p's persuader and persuadee choices from runs f.A and
+// f.B and settles f's choices: one a (newly chosen) run does not hold
+// falls back to the default, A's first persuader; on B the same persuader
+// when B has it, else B's first; the first persuadee both runs hold.
+// Errors: the store's.
+func (s *Server) chooseArms(ctx context.Context, p *comparePage, f *compareForm) error {
+	var peesA, peesB []string
+	var err error
+	if p.PersuadersA, peesA, err = s.armsOf(ctx, f.A); err != nil {
+		return err
+	}
+	if p.PersuadersB, peesB, err = s.armsOf(ctx, f.B); err != nil {
+		return err
+	}
+	for _, pee := range peesA {
+		if slices.Contains(peesB, pee) {
+			p.Persuadees = append(p.Persuadees, pee)
+		}
+	}
+	if !slices.Contains(p.PersuadersA, f.PA) {
+		f.PA = ""
+	}
+	if !slices.Contains(p.PersuadersB, f.PB) {
+		f.PB = ""
+	}
+	if !slices.Contains(p.Persuadees, f.Persuadee) {
+		f.Persuadee = ""
+	}
+	if f.PA == "" && len(p.PersuadersA) > 0 {
+		f.PA = p.PersuadersA[0]
+	}
+	if f.PB == "" && len(p.PersuadersB) > 0 {
+		f.PB = p.PersuadersB[0]
+		if slices.Contains(p.PersuadersB, f.PA) {
+			f.PB = f.PA
+		}
+	}
+	if f.Persuadee == "" && len(p.Persuadees) > 0 {
+		f.Persuadee = p.Persuadees[0]
+	}
+	p.Form = *f
+	p.RunAURL, p.RunBURL = "/runs/"+f.A, "/runs/"+f.B
+	return nil
+}
+
+// tally fills p's transition table, counts and acceptance shares from the
+// pairing pg and the paired statistics (up to maxStatsPairs scored
+// pairs), and returns every pair's row in Pair's order (scenario id, then
+// rollout).
+func (p *comparePage) tally(pg analysis.Pairing, f compareForm) []pairRow {
 	idx := map[decision.Terminal]int{}
 	for i, t := range transitionCols {
 		idx[t] = i
@@ -235,7 +256,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.OnlyA, p.OnlyB = len(pg.OnlyA), len(pg.OnlyB)
-	p.Paired = len(all) // in Pair's order: scenario id, then rollout
+	p.Paired = len(all)
 	p.AcceptA, p.AcceptB = newShare(accA, scored), newShare(accB, scored)
 	switch {
 	case scored == 0:
@@ -254,6 +275,13 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		p.PVal = fmt.Sprintf("%.3g", c.McNemarP)
 		p.Wins, p.Losses = c.Wins, c.Losses
 	}
+	return all
+}
+
+// paginate shows page (1-based, pageSize pairs) of all, or of the changed
+// pairs only when f.Changed, with the links to the neighbouring pages and
+// to the two filters.
+func (p *comparePage) paginate(all []pairRow, page int, f compareForm) {
 	list := all
 	if f.Changed {
 		list = slices.DeleteFunc(slices.Clone(all), func(pr pairRow) bool { return !pr.Changed })
@@ -276,7 +304,6 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	p.ChangedURL = query("/compare", fc.kv()...)
 	fc.Changed = false
 	p.AllURL = query("/compare", fc.kv()...)
-	s.render(w, http.StatusOK, "compare", p)
 }
 
 type pairPage struct {
