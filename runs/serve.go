@@ -50,7 +50,7 @@ type ServeSpec struct {
 	StepBudget time.Duration `json:"-"`
 	Probes     string        `json:"-"`
 	Verbose    bool          `json:"-"`
-	// Guard is the abuse guard (server.Config's FirstStepWindow,
+	// Guard is the abuse guard (server.Config's IdleLease,
 	// MaxSessionsPerClient, AllowOrigins, MaxConns, ReadTimeout; see
 	// serveguard.go); TokenEnv names the variable holding the bearer
 	// token (the token itself is never recorded).
@@ -83,7 +83,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 	}
 	var sets []server.Set
 	for _, ref := range spec.Scenarios {
-		ss, err := runplan.ResolveSet(ref)
+		ss, err := runplan.ResolveSet(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +97,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: spec.Tmax, Basis: spec.Basis,
 			Reward: server.RewardMode(spec.Reward), Rewarder: rw, MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
 		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, StepBudget: spec.StepBudget, Version: buildinfo.Version(), Logger: logger,
-		FirstStepWindow: spec.Guard.FirstStepWindow, MaxSessionsPerClient: spec.Guard.MaxSessionsPerClient, Token: spec.Guard.token,
+		IdleLease: spec.Guard.IdleLease, MaxSessionsPerClient: spec.Guard.MaxSessionsPerClient, Token: spec.Guard.token,
 		AllowOrigins: spec.Guard.AllowOrigins, MaxConns: spec.Guard.MaxConns, ReadTimeout: spec.Guard.ReadTimeout,
 	})
 }

@@ -17,7 +17,7 @@ import (
 // server.DefaultMaxConns or half the open-file limit; both are printed as
 // applied.
 type ServeGuard struct {
-	FirstStepWindow      time.Duration `json:"first_step_window"`
+	IdleLease            time.Duration `json:"idle_lease"`
 	MaxSessionsPerClient int           `json:"max_sessions_per_client"`
 	AllowOrigins         []string      `json:"allow_origins,omitempty"`
 	MaxConns             int           `json:"max_conns"`
@@ -46,7 +46,7 @@ func (spec *ServeSpec) checkGuard() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"idle-timeout", spec.Idle}, {"first-step-window", spec.Guard.FirstStepWindow}, {"read-timeout", spec.Guard.ReadTimeout}} {
+	}{{"idle-timeout", spec.Idle}, {"idle-lease", spec.Guard.IdleLease}, {"read-timeout", spec.Guard.ReadTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("--%s must be > 0, got %v", d.name, d.v)
 		}
@@ -76,6 +76,6 @@ func guardLine(srv *server.Server, tokenEnv string) string {
 	if len(c.AllowOrigins) > 0 {
 		origins = strings.Join(c.AllowOrigins, ", ")
 	}
-	return fmt.Sprintf("guard: first-step window %v; sessions per client %s; browser origins %s; auth %s; max %d connections (+%d for /health), read timeout %v, connection idle timeout %v",
-		c.FirstStepWindow, per, origins, auth, c.MaxConns, c.HealthReserve, c.ReadTimeout, c.ConnIdleTimeout)
+	return fmt.Sprintf("guard: idle lease %v; sessions per client %s; browser origins %s; auth %s; max %d connections (+%d for /health), read timeout %v, connection idle timeout %v",
+		c.IdleLease, per, origins, auth, c.MaxConns, c.HealthReserve, c.ReadTimeout, c.ConnIdleTimeout)
 }

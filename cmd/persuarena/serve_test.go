@@ -38,7 +38,7 @@ func TestServeRejectedInputWritesNothing(t *testing.T) {
 		{[]string{"--idle-timeout", "0"}, "--idle-timeout must be > 0, got 0s"},
 		{[]string{"--max-message-bytes", "0"}, "--max-message-bytes must be >= 1, got 0"},
 		{[]string{"--max-message-bytes", "4611686018427387904"}, "--max-message-bytes must be <= 16777216"},
-		{[]string{"--first-step-window", "0"}, "--first-step-window must be > 0"},
+		{[]string{"--idle-lease", "0"}, "--idle-lease must be > 0"},
 		{[]string{"--max-conns", "-1"}, "--max-conns must be >= 0"},
 		{[]string{"--token-env", "PERSUARENA_TEST_UNSET_TOKEN"}, "--token-env PERSUARENA_TEST_UNSET_TOKEN: the variable is unset or empty"},
 		{[]string{"--addr", "256.0.0.1:1"}, "256.0.0.1"},
@@ -47,7 +47,7 @@ func TestServeRejectedInputWritesNothing(t *testing.T) {
 		// Every flag is given each time: the root command keeps values
 		// between executions.
 		args := append([]string{"serve", "--db", db, "--split", "train", "--reward", "dense", "--max-sessions", "4",
-			"--addr", "127.0.0.1:0", "--idle-timeout", "10m", "--max-message-bytes", "16384", "--first-step-window", "30s",
+			"--addr", "127.0.0.1:0", "--idle-timeout", "10m", "--max-message-bytes", "16384", "--idle-lease", "30s",
 			"--max-conns", "0", "--token-env", ""}, tc.args...)
 		_, _, err := execRoot(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
