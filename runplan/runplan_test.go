@@ -1,6 +1,7 @@
 package runplan
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // 1,440 episodes; split "all" takes all 1,788 + 982.
 func TestPlanTotal(t *testing.T) {
 	g := Grid{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"}, Scenarios: []string{"arena", "p4g"}, Split: "heldout", Rollouts: 3}
-	p, err := Of(g)
+	p, err := Of(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,10 +22,10 @@ func TestPlanTotal(t *testing.T) {
 		t.Errorf("total %d, %d scenarios; want 1440, 240", p.Total(), len(Scenarios(p.Sets)))
 	}
 	g.Split, g.Rollouts = "all", 1
-	if all, err := Of(g); err != nil || all.Total() != 2*(1788+982) {
+	if all, err := Of(context.Background(), g); err != nil || all.Total() != 2*(1788+982) {
 		t.Errorf("split all: total %d, %v; want %d", all.Total(), err, 2*(1788+982))
 	}
-	if _, err := Of(Grid{Scenarios: []string{"arena"}, Split: "test"}); err == nil || !strings.Contains(err.Error(), `unknown split "test"`) {
+	if _, err := Of(context.Background(), Grid{Scenarios: []string{"arena"}, Split: "test"}); err == nil || !strings.Contains(err.Error(), `unknown split "test"`) {
 		t.Errorf("bad split: %v", err)
 	}
 }

@@ -117,7 +117,7 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 	if p.Persuadees, err = reg.Persuadees(spec.Persuadees); err != nil {
 		return nil, err
 	}
-	if p.Plan, err = runplan.Of(spec.Grid); err != nil {
+	if p.Plan, err = runplan.Of(ctx, spec.Grid); err != nil {
 		return nil, err
 	}
 	if _, err := planSize(len(p.Persuaders), len(p.Persuadees), p.Sets, spec.Rollouts); err != nil {

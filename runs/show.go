@@ -306,7 +306,7 @@ func runStatus(run store.Run, pcs []store.PairCounts) string {
 	if err := json.Unmarshal(run.Config, &spec); err != nil {
 		return run.Status
 	}
-	plan, err := runplan.Of(spec.Grid)
+	plan, err := runplan.Of(context.Background(), spec.Grid)
 	if err != nil {
 		return run.Status
 	}

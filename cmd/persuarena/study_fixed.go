@@ -65,7 +65,7 @@ draw, and its fresh acceptance is not.`,
 			if err != nil {
 				return fmt.Errorf("--split: %w", err)
 			}
-			all, err := scenario.ResolveOrBuiltins(sets)
+			all, err := scenario.ResolveOrBuiltins(cmd.Context(), sets)
 			if err != nil {
 				return err
 			}
