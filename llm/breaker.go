@@ -29,7 +29,7 @@ type breaker struct {
 	failures  int    // consecutive failures (for messages)
 	openUntil time.Time
 	open      bool
-	reopened  int // failed probes since the circuit opened
+	reopened  int           // failed probes since the circuit opened
 	probing   bool          // half-open probe in flight
 	last      error         // the latest failure, named when the circuit is open
 	changed   chan struct{} // closed and replaced when the circuit closes or reopens
