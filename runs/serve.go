@@ -11,6 +11,7 @@ import (
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/buildinfo"
+	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runplan"
@@ -58,10 +59,26 @@ type ServeSpec struct {
 	TokenEnv string     `json:"token_env,omitempty"`
 }
 
+// Serve's limits of the embedded reader's process-wide caches
+// (perception.SetCacheLimits), set by NewServer.
+//
+// Choice: 64 scenes (about 7 MB) and 256 text units (a few MB): each
+// session holds its own scene and the analyses of its episode's messages,
+// so the caches only spare the next session of a recent scenario its 2-3
+// ms of set-up, while the defaults (8192 scenes, about 110 KB each) let a
+// long-lived server grow by every scenario and text its clients ever used
+// (450-570 MB under the abuse drill; docs/server.md, "Memory").
+const (
+	ServeCachedScenes = 64
+	ServeCachedTexts  = 256
+)
+
 // NewServer builds the environment server of spec: the persuadee through
 // the role registry (any persuadee kind, llm:ROLE of spec.Config
 // included, its backend preflighted), the scenario sets, and spec's
-// limits; every finished episode goes to sink (may be nil). It records
+// limits, with the process's perception caches cut to ServeCachedScenes
+// and ServeCachedTexts and its lexicon loaded (perception.Preload); every
+// finished episode goes to sink (may be nil). It records
 // the LLM role in spec.LLM. Errors: the registry's, scenario loading's and
 // server.New's.
 func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink func(*episode.Episode) error) (*server.Server, error) {
@@ -77,6 +94,8 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		return nil, err
 	}
 	spec.LLM = reg.LLM()
+	perception.SetCacheLimits(ServeCachedScenes, ServeCachedTexts)
+	perception.Preload()
 	rw, err := rewarder(reg, spec.RewardSpec, "", 0)
 	if err != nil {
 		return nil, fmt.Errorf("--reward-spec: %w", err)
