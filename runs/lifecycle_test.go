@@ -186,14 +186,14 @@ func TestDeadRunToldFromLive(t *testing.T) {
 	}
 	cmd.Wait()
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(status(), "dead (running, no heartbeat for") {
+	for !strings.Contains(status(), "dead (no heartbeat for") {
 		if time.Now().After(deadline) {
 			t.Fatalf("killed run still listed as %q", status())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	var buf bytes.Buffer
-	if err := viewer.Show(ctx, id, &buf); err != nil || !strings.Contains(buf.String(), "its process ended without finishing it; resume it") {
+	if err := viewer.Show(ctx, id, &buf); err != nil || !strings.Contains(buf.String(), "; resume it)") {
 		t.Fatalf("show: %v\n%s", err, buf.String())
 	}
 }

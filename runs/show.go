@@ -317,11 +317,11 @@ func (s *Service) runStatus(run store.Run, pcs []store.PairCounts) string {
 }
 
 // liveStatus is run's status as another process sees it: a running run
-// not stamped for StaleAfter (Stale) is "dead (running, no heartbeat for
-// D: its process ended without finishing it; resume it)".
+// not stamped for StaleAfter (Stale), whose process ended without
+// finishing it, is "dead (no heartbeat for D; resume it)".
 func (s *Service) liveStatus(run store.Run, now time.Time) string {
 	if stale, since := s.Stale(run, now); stale {
-		return fmt.Sprintf("dead (running, no heartbeat for %s: its process ended without finishing it; resume it)", since.Round(time.Second))
+		return fmt.Sprintf("dead (no heartbeat for %s; resume it)", since.Round(time.Second))
 	}
 	return run.Status
 }
