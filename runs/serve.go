@@ -209,6 +209,10 @@ func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) e
 	fmt.Fprintf(errOut, "persuarena serve: http://%s (WebSocket ws://%s/ws); persuadee %s; scenarios %s; reward %s; tmax %d; max %d sessions, idle timeout %v\n",
 		ln.Addr(), ln.Addr(), info.Persuadee, strings.Join(setInfo, ", "), info.Reward, info.Limits.Tmax, info.Limits.MaxSessions, spec.Idle)
 	fmt.Fprintln(errOut, guardLine(srv, spec.TokenEnv))
+	if limit := server.LimitMemory(info.Limits.MaxSessions, info.Limits.MaxMessageBytes); limit > 0 {
+		fmt.Fprintf(errOut, "memory: soft limit %d MB (1.5 x at rest + %d sessions x %d KB; GOMEMLIMIT overrides)\n",
+			limit>>20, info.Limits.MaxSessions, server.SessionMemory(info.Limits.MaxMessageBytes)>>10)
+	}
 	if runID != "" {
 		fmt.Fprintf(errOut, "storing finished episodes in run %s of %s\n", runID, s.DBPath())
 	}
