@@ -1,8 +1,8 @@
 package scenario
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
