@@ -64,7 +64,7 @@ type ServeSpec struct {
 //
 // Choice: 64 scenes (about 7 MB) and 256 text units (a few MB): each
 // session holds its own scene and the analyses of its episode's messages,
-// so the caches only spare the next session of a recent scenario its 2-3
+// so the caches only spare a new session of a recent scenario its 2-3
 // ms of set-up, while the defaults (8192 scenes, about 110 KB each) let a
 // long-lived server grow by every scenario and text its clients ever used
 // (450-570 MB under the abuse drill; docs/server.md, "Memory").

@@ -32,7 +32,7 @@ func mcpCall(t *testing.T, url, tool string, args map[string]any) (int, Result, 
 	return status, r, resp.Result.IsError
 }
 
-// The lock-out drill of issue 50: 64 clients each reset and step once,
+// The lock-out drill: 64 clients each reset and step once,
 // then go quiet, over HTTP and over MCP (reset, then say), with the
 // shipped defaults (64 slots, 10-minute idle timeout). Before the idle
 // lease a stepped episode held its slot for the idle timeout (a new

@@ -1,4 +1,4 @@
-// Command abusedrill is the serve abuse drill (issue 50), loopback only
+// Command abusedrill is the serve abuse drill, loopback only
 // and bounded in time: it starts `persuarena serve` on 127.0.0.1 (a free
 // port) with the shipped defaults, samples the server's resident memory
 // (VmRSS of /proc/PID/status) idle, then while clients abuse it for -for,
