@@ -67,7 +67,7 @@ type ServeSpec struct {
 // so the caches only spare a new session of a recent scenario its 2-3
 // ms of set-up, while the defaults (8192 scenes, about 110 KB each) let a
 // long-lived server grow by every scenario and text its clients ever used
-// (450-570 MB under the abuse drill; docs/server.md, "Memory").
+// (docs/server.md, "Memory").
 const (
 	ServeCachedScenes = 64
 	ServeCachedTexts  = 256
