@@ -20,6 +20,13 @@ import (
 // (10,000, as the MASP paper reports its paired CIs).
 const DefaultResamples = 10000
 
+// MaxResamples bounds bootstrap resamples wherever a user sets them
+// (--resamples of compare, report, fidelity, masp and study).
+//
+// Choice: a million, 100 times the default: intervals stop changing long
+// before, and a million resamples of a large run take minutes, not days.
+const MaxResamples = 1_000_000
+
 // CompareOptions configures Compare.
 type CompareOptions struct {
 	// Intersection compares on the (scenario, rollout) keys both sides

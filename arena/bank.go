@@ -19,12 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -192,7 +192,7 @@ func DefaultBank() (Bank, error) {
 // column for malformed JSON or an unknown field, and a *BankError for
 // content problems.
 func LoadBank(path string) (Bank, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Spec)
 	if err != nil {
 		return Bank{}, err
 	}

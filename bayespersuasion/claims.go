@@ -4,7 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // builtin is the built-in claim set: everyday claims across health,
@@ -22,7 +23,7 @@ func Claims() ([]*Claim, error) { return parseClaims(builtin, "built-in claims")
 // LoadClaims reads a JSON array of claims from path (the built-in set's
 // format) and validates each. Errors name the file and the claim.
 func LoadClaims(path string) ([]*Claim, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := filelimit.ReadFile(path, filelimit.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("bayes: %w", err)
 	}

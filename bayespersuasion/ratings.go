@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/stats"
 )
 
@@ -45,7 +45,7 @@ type RatingReport struct {
 // unreadable file, a missing column, a number that does not parse, no
 // records.
 func ImportRatings(path string) ([]Rating, error) {
-	f, err := os.Open(path)
+	f, err := filelimit.Open(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("bayes: ratings: %w", err)
 	}

@@ -9,11 +9,11 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // NumFeatures is the length of Planner.Theta: weights of an item's value
@@ -208,7 +208,7 @@ func Train(ctx context.Context, cfg TrainConfig) (*Checkpoint, error) {
 	settings := trainSettings(cfg)
 	ck := &Checkpoint{Seed: cfg.Seed, Settings: settings}
 	if cfg.Checkpoint != "" {
-		raw, err := os.ReadFile(cfg.Checkpoint)
+		raw, err := filelimit.ReadFile(cfg.Checkpoint, filelimit.Data)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -285,7 +285,7 @@ func Train(ctx context.Context, cfg TrainConfig) (*Checkpoint, error) {
 
 // LoadPlanner reads the Planner of a Train checkpoint. Errors name path.
 func LoadPlanner(path string) (*Planner, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("bayes: planner: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // Record kinds of a BDI cache line.
@@ -157,7 +158,7 @@ func ReadCache(name string, r io.Reader) (*Cache, error) {
 
 // LoadCache reads the cache file at path (see ReadCache).
 func LoadCache(path string) (*Cache, error) {
-	f, err := os.Open(path)
+	f, err := filelimit.Open(path, filelimit.Data)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,13 @@ import (
 // DefaultTmax is the maximum number of persuader turns (Probe-RPO paper: 10).
 const DefaultTmax = 10
 
+// MaxTmax bounds Tmax wherever a user sets it (--tmax, stored specs).
+//
+// Choice: 1,000 turns, 100 times the papers' 10 and beyond any context
+// window an LLM persuadee has, while a typo such as --tmax 2000000000
+// cannot size a per-turn table of gigabytes.
+const MaxTmax = 1000
+
 // Config configures episodes.
 type Config struct {
 	// Tmax is the maximum number of persuader turns; 0 means DefaultTmax.

@@ -91,6 +91,26 @@ type Config struct {
 // DefaultSeparateThreshold is Config.SeparateThreshold's default.
 const DefaultSeparateThreshold = 0.1
 
+// Upper bounds of the trainers' counts (Validate; the train and selfplay
+// flags).
+//
+// Choice: far above any published setting (the Probe-RPO paper's G is 8,
+// 4 scenarios per step, 2 epochs, 4 updates) so that no real run meets
+// them, while a typo such as --g 9223372036854775807 or --updates 1e9 is
+// refused before anything is allocated or trained.
+const (
+	// MaxG bounds the group size G (rollouts per scenario).
+	MaxG = 4096
+	// MaxScenariosPerStep bounds the groups of one step.
+	MaxScenariosPerStep = 4096
+	// MaxEpochs bounds the passes over the training scenarios.
+	MaxEpochs = 10_000
+	// MaxUpdates bounds the optimiser updates per step.
+	MaxUpdates = 10_000
+	// MaxSteps bounds a run's steps (a step cap, a checkpoint interval).
+	MaxSteps = 1_000_000
+)
+
 // UnmarshalJSON decodes a Config; a field the JSON lacks keeps what
 // configurations stored before it existed meant: dense_mode "pooled"
 // (the only form then) and separate_threshold DefaultSeparateThreshold.
@@ -139,12 +159,12 @@ func (c Config) Validate() error {
 	switch {
 	case !finite(c.Lambda) || c.Lambda < 0:
 		return bad("lambda", c.Lambda, "a finite value >= 0")
-	case c.G < 2:
-		return bad("g", c.G, ">= 2 rollouts per scenario")
-	case c.ScenariosPerStep < 1:
-		return bad("scenarios_per_step", c.ScenariosPerStep, ">= 1")
-	case c.Epochs < 1:
-		return bad("epochs", c.Epochs, ">= 1")
+	case c.G < 2 || c.G > MaxG:
+		return bad("g", c.G, fmt.Sprintf("2..%d rollouts per scenario", MaxG))
+	case c.ScenariosPerStep < 1 || c.ScenariosPerStep > MaxScenariosPerStep:
+		return bad("scenarios_per_step", c.ScenariosPerStep, fmt.Sprintf("1..%d", MaxScenariosPerStep))
+	case c.Epochs < 1 || c.Epochs > MaxEpochs:
+		return bad("epochs", c.Epochs, fmt.Sprintf("1..%d", MaxEpochs))
 	case !finite(c.LearningRate) || c.LearningRate <= 0:
 		return bad("learning_rate", c.LearningRate, "a finite value > 0")
 	case !finite(c.KLBeta) || c.KLBeta < 0:

@@ -8,10 +8,12 @@ import (
 
 // breaker is a per-replica circuit breaker: closed until the failure
 // rate over the last breakerWindow attempts trips it (see trips), then
-// open for cooldown (allow refuses with ErrCircuitOpen; Client.call waits
-// for the circuit rather than failing, see waitCircuit), then half-open:
-// one probe request is let through; its success closes the circuit and
-// wakes every waiter, its failure reopens it for another cooldown.
+// open (allow refuses with ErrCircuitOpen; Client.call waits for the
+// circuit rather than failing, see waitCircuit), then half-open: one
+// probe request is let through; its success closes the circuit and wakes
+// every waiter, its failure reopens it. The circuit stays open for
+// breakerFirstWait the first time, and breakerWaitGrowth times longer at
+// each failed probe, at most cooldown (openFor).
 //
 // Choice: only failures that suggest an unhealthy server count (5xx,
 // connection errors, timeouts); 429 is flow control handled by Retry-After
@@ -27,6 +29,7 @@ type breaker struct {
 	failures  int    // consecutive failures (for messages)
 	openUntil time.Time
 	open      bool
+	reopened  int           // failed probes since the circuit opened
 	probing   bool          // half-open probe in flight
 	last      error         // the latest failure, named when the circuit is open
 	changed   chan struct{} // closed and replaced when the circuit closes or reopens
@@ -47,6 +50,35 @@ const (
 	breakerWindow   = 20
 	breakerTripRate = 0.8
 )
+
+// breakerFirstWait and breakerWaitGrowth set how long an open circuit
+// waits before each half-open probe (openFor).
+//
+// Choice: the first probe after 1 s and each next wait 1.5 times longer,
+// up to the cooldown (Backend.BreakerCooldown, 30 s): a probe is one
+// request, so probing a down engine costs it nothing worth sparing, while
+// a fixed 30 s wait kept every episode waiting up to 30 s after the
+// engine was back (a 20 s outage cost 30 s). With growth 1.5 the circuit
+// closes at most half the outage's length after it ends (about 1 s after
+// a 20 s one: probes at 1, 2.5, 4.8, 8.1, 13.2 and 20.8 s), and the probes
+// of a long outage thin out to one per cooldown.
+const (
+	breakerFirstWait  = time.Second
+	breakerWaitGrowth = 1.5
+)
+
+// openForLocked is how long the circuit stays open now: breakerFirstWait
+// grown by breakerWaitGrowth per failed probe, at most cooldown (all of
+// it when cooldown is shorter than breakerFirstWait). b.mu must be held.
+func (b *breaker) openForLocked() time.Duration {
+	d := min(breakerFirstWait, b.cooldown)
+	for range b.reopened {
+		if d = time.Duration(float64(d) * breakerWaitGrowth); d >= b.cooldown {
+			return b.cooldown
+		}
+	}
+	return d
+}
 
 // record adds one outcome to the window; b.mu must be held.
 func (b *breaker) recordLocked(failed bool) {
@@ -137,7 +169,7 @@ func (b *breaker) success() {
 	b.failures = 0
 	if b.open {
 		// The probe succeeded: a fresh window, and the waiters resume.
-		b.open, b.probing = false, false
+		b.open, b.probing, b.reopened = false, false, 0
 		b.window = nil
 		b.changedLocked()
 	} else {
@@ -158,8 +190,11 @@ func (b *breaker) failure(now time.Time, err error) {
 		b.recordLocked(true)
 	}
 	if b.probing || !b.open && b.tripsLocked() {
+		if b.probing {
+			b.reopened++
+		}
 		b.open, b.probing = true, false
-		b.openUntil = now.Add(b.cooldown)
+		b.openUntil = now.Add(b.openForLocked())
 		b.changedLocked()
 	}
 	b.mu.Unlock()

@@ -162,29 +162,28 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (*ChatResponse, error)
 	if err != nil {
 		return nil, err
 	}
-	var out *ChatResponse
 	var u Usage
-	err = c.call(ctx, &u, func(actx context.Context, rep *replica) error {
+	v, err := c.callHedged(ctx, &u, "/v1/chat/completions", func(actx context.Context, rep *replica) (any, error) {
 		raw, err := c.sendOA("/v1/chat/completions", func(o ...option.RequestOption) error {
 			_, err := rep.oa.Chat.Completions.New(actx, rawChat, append(o, option.WithRequestBody("application/json", body))...)
 			return err
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		resp, cached, err := parseChat(raw, r.Logprobs, r.Logprobs && p.TopLogprobs.Valid())
 		if cached {
 			c.sawCached.Store(true)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = resp
-		return nil
+		return resp, nil
 	})
 	if err != nil {
 		return nil, &CallError{Usage: u, Err: err}
 	}
+	out := v.(*ChatResponse)
 	out.Usage.Requests = u.Requests
 	out.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 	return out, nil

@@ -92,6 +92,8 @@ type Client struct {
 	cmu  sync.Mutex
 	caps *Capabilities
 
+	hedges hedgeTokens // the hedge budget (hedge.go)
+
 	sawCached atomic.Bool // some answer reported cached tokens
 }
 
@@ -268,8 +270,18 @@ func (t transient) RetryAfter() time.Duration { return t.after }
 // call runs fn with the retry loop, replica choice (the affinity of ctx,
 // see Client.Affinity), breaker, semaphore and per-attempt timeout; fn
 // gets the replica of its attempt. Every attempt that reaches fn counts in
-// u.Requests.
+// u.Requests. fn is not hedged (callHedged).
 func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context, r *replica) error) error {
+	_, err := c.callHedged(ctx, u, "", func(ctx context.Context, r *replica) (any, error) { return nil, fn(ctx, r) })
+	return err
+}
+
+// callHedged is call for an fn that returns its result rather than
+// storing it, so that two attempts may run at once: with key, the
+// endpoint whose latencies set the hedge delay, a slow attempt is hedged
+// (hedge.go; a half-open probe never is). It returns the winning
+// attempt's value.
+func (c *Client) callHedged(ctx context.Context, u *Usage, key string, fn func(ctx context.Context, r *replica) (any, error)) (any, error) {
 	a := c.affinityFor(ctx)
 	var waited time.Duration // on open circuits, bounded by circuitWaitLimit
 	var spent time.Duration  // backing off, bounded by RetryBudget
@@ -283,33 +295,31 @@ func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context
 				continue
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("%w (waiting for the circuit: %v)", ctx.Err(), err)
+				return nil, fmt.Errorf("%w (waiting for the circuit: %v)", ctx.Err(), err)
 			}
-			return fmt.Errorf("backend %q: %w", c.b.Name, transient{err, r.br.wait(c.now())})
+			return nil, fmt.Errorf("backend %q: %w", c.b.Name, transient{err, r.br.wait(c.now())})
 		}
 		select {
 		case r.sem <- struct{}{}:
 		case <-ctx.Done():
 			c.leave(r)
 			r.br.release(probe)
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		actx, cancel := context.WithTimeout(ctx, c.b.Timeout)
+		res, sent := c.attempt(ctx, r, key, !probe, fn)
 		if u != nil {
-			u.Requests++
+			u.Requests += sent
 		}
-		err = fn(actx, r)
-		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
+		err, timedOut := res.err, res.timedOut
 		<-r.sem
 		c.leave(r)
 		if err == nil {
 			r.br.success()
-			return nil
+			return res.v, nil
 		}
 		if ctx.Err() != nil {
 			r.br.release(probe)
-			return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
+			return nil, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), err)
 		}
 		var ae *attemptError
 		status, ra := 0, time.Duration(0)
@@ -349,9 +359,9 @@ func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context
 				err = transient{error: err}
 			}
 			if retry && try > 0 {
-				return fmt.Errorf("backend %q: giving up after %d attempts: %w", c.b.Name, try+1, err)
+				return nil, fmt.Errorf("backend %q: giving up after %d attempts: %w", c.b.Name, try+1, err)
 			}
-			return fmt.Errorf("backend %q: %w", c.b.Name, err)
+			return nil, fmt.Errorf("backend %q: %w", c.b.Name, err)
 		}
 		d := c.backoff(try, ra)
 		if ra <= 0 {
@@ -361,7 +371,7 @@ func (c *Client) call(ctx context.Context, u *Usage, fn func(ctx context.Context
 			spent += d
 		}
 		if serr := c.sleep(ctx, d); serr != nil {
-			return fmt.Errorf("%w (waiting to retry after: %v)", serr, err)
+			return nil, fmt.Errorf("%w (waiting to retry after: %v)", serr, err)
 		}
 	}
 }

@@ -72,27 +72,40 @@ func TestBreakerStates(t *testing.T) {
 		}
 		b.failure(now, errRefused)
 	}
-	if _, err := b.allow(now.Add(29 * time.Second)); !errors.Is(err, ErrCircuitOpen) || !strings.Contains(err.Error(), "connection refused") {
+	// Probes come 1 s after the circuit opens, then 1.5 times later at
+	// each failed probe, at most the 30 s cooldown: 1, 1.5, 2.25, ... s.
+	if _, err := b.allow(now.Add(999 * time.Millisecond)); !errors.Is(err, ErrCircuitOpen) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("want open naming the last failure, got %v", err)
 	}
 	if b.state(now) != "open" {
 		t.Fatal(b.state(now))
 	}
-	probe, err := b.allow(now.Add(31 * time.Second))
-	if err != nil || !probe {
-		t.Fatalf("want half-open probe, got %v %v", probe, err)
+	at := now
+	for i, secs := range []float64{1, 1.5, 2.25, 3.375, 5.0625, 7.59375, 11.390625, 17.0859375, 25.62890625, 30, 30} {
+		wait := time.Duration(secs * float64(time.Second))
+		if _, err := b.allow(at.Add(wait - 2*time.Millisecond)); !errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("probe %d before its wait %v: %v", i, wait, err)
+		}
+		at = at.Add(wait)
+		probe, err := b.allow(at)
+		if err != nil || !probe {
+			t.Fatalf("want half-open probe %d after %v, got %v %v", i, wait, probe, err)
+		}
+		if _, err := b.allow(at); !errors.Is(err, ErrCircuitOpen) {
+			t.Fatal("only one half-open probe at a time")
+		}
+		b.failure(at, errRefused) // probe failed: open again, for longer
 	}
-	if _, err := b.allow(now.Add(31 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
-		t.Fatal("only one half-open probe at a time")
-	}
-	b.failure(now.Add(31*time.Second), errRefused) // probe failed: open again
-	if _, err := b.allow(now.Add(60 * time.Second)); !errors.Is(err, ErrCircuitOpen) {
-		t.Fatal("failed probe must reopen for a full cooldown")
-	}
-	probe, _ = b.allow(now.Add(62 * time.Second))
+	probe, _ := b.allow(at.Add(30 * time.Second))
 	b.success()
-	if !probe || b.state(now.Add(62*time.Second)) != "closed" {
+	if !probe || b.state(at.Add(30*time.Second)) != "closed" {
 		t.Fatal("successful probe must close the circuit")
+	}
+	for range 3 { // opened again: the first probe comes after 1 s again
+		b.failure(at, errRefused)
+	}
+	if b.wait(at) != time.Second {
+		t.Fatalf("reopened after a close: wait %v, want 1s", b.wait(at))
 	}
 	off := &breaker{threshold: -1}
 	for range 10 {

@@ -117,30 +117,27 @@ func (c *Client) completeOA(ctx context.Context, u *Usage, r CompletionRequest, 
 	if err != nil {
 		return nil, err
 	}
-	var choices []CompletionChoice
-	var usage Usage
-	err = c.call(ctx, u, func(actx context.Context, rep *replica) error {
+	v, err := c.callHedged(ctx, u, "/v1/completions", func(actx context.Context, rep *replica) (any, error) {
 		raw, err := c.sendOA("/v1/completions", func(o ...option.RequestOption) error {
 			_, err := rep.oa.Completions.New(actx, rawCompletion, append(o, option.WithRequestBody("application/json", body))...)
 			return err
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ch, us, cached, err := parseCompletions(raw, len(prompts), want, r.TokenText)
 		if cached {
 			c.sawCached.Store(true)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		choices, usage = ch, us
-		return nil
+		return &CompletionResponse{Choices: ch, Usage: us}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &CompletionResponse{Choices: choices, Usage: usage}, nil
+	return v.(*CompletionResponse), nil
 }
 
 // completeLlama sends prompts to llama-server's native /completion.
@@ -174,26 +171,24 @@ func (c *Client) completeLlama(ctx context.Context, u *Usage, r CompletionReques
 	for k, v := range s.Extra {
 		body[k] = v
 	}
-	var out *CompletionResponse
-	err := c.call(ctx, u, func(actx context.Context, rep *replica) error {
+	v, err := c.callHedged(ctx, u, "/completion", func(actx context.Context, rep *replica) (any, error) {
 		raw, err := c.sendNative(actx, "POST", rep.nativeURL("/completion", false), "/completion", body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ch, us, cached, err := parseLlamaCompletion(raw, len(r.Prompts), want)
 		if cached {
 			c.sawCached.Store(true)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = &CompletionResponse{Choices: ch, Usage: us}
-		return nil
+		return &CompletionResponse{Choices: ch, Usage: us}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return v.(*CompletionResponse), nil
 }
 
 // errNoEndpoint builds the ErrUnsupported of an engine without an

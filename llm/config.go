@@ -79,6 +79,20 @@ type Backend struct {
 	BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
 }
 
+// Upper bounds of a config's numbers (Config.validate): a value over one
+// is refused with its file, line and field before anything starts.
+//
+// Choice: far above any real setting (an engine serves a few hundred
+// sequences at once, a top-logprobs list of 20), so that a typo such as
+// max_in_flight: 9223372036854775807, which would size a semaphore of
+// that many slots, is refused instead.
+const (
+	MaxConfigCount    = 4096
+	MaxConfigRetries  = 100
+	MaxConfigTokens   = 1 << 20
+	MaxConfigDuration = 24 * time.Hour
+)
+
 // Defaults used by WithDefaults.
 const (
 	DefaultMaxInFlight     = 16
@@ -459,16 +473,22 @@ func (c *Config) validate(file string, lines map[string]int) error {
 			return at(f+".api_key_env", "%q is not an environment variable name (the key itself never goes in the config)", b.APIKeyEnv)
 		}
 		switch {
-		case b.MaxInFlight < 0:
-			return at(f+".max_in_flight", "must be >= 0 (0 = default %d)", DefaultMaxInFlight)
-		case b.Timeout < 0:
-			return at(f+".timeout", "must be >= 0 (0 = default %s)", DefaultTimeout)
-		case b.MaxTopLogprobs < 0:
-			return at(f+".max_top_logprobs", "must be >= 0")
-		case b.MaxRetryWait < 0:
-			return at(f+".max_retry_wait", "must be >= 0")
-		case b.BreakerCooldown < 0:
-			return at(f+".breaker_cooldown", "must be >= 0")
+		case b.MaxInFlight < 0 || b.MaxInFlight > MaxConfigCount:
+			return at(f+".max_in_flight", "%d: want 0..%d (0 = default %d)", b.MaxInFlight, MaxConfigCount, DefaultMaxInFlight)
+		case b.Timeout < 0 || b.Timeout > MaxConfigDuration:
+			return at(f+".timeout", "%v: want 0..%v (0 = default %s)", b.Timeout, MaxConfigDuration, DefaultTimeout)
+		case b.MaxRetries > MaxConfigRetries:
+			return at(f+".max_retries", "%d: want at most %d (negative: no retries)", b.MaxRetries, MaxConfigRetries)
+		case b.RetryBudget > MaxConfigDuration:
+			return at(f+".retry_budget", "%v: want at most %v (negative: no budget)", b.RetryBudget, MaxConfigDuration)
+		case b.MaxTopLogprobs < 0 || b.MaxTopLogprobs > MaxConfigCount:
+			return at(f+".max_top_logprobs", "%d: want 0..%d", b.MaxTopLogprobs, MaxConfigCount)
+		case b.MaxRetryWait < 0 || b.MaxRetryWait > MaxConfigDuration:
+			return at(f+".max_retry_wait", "%v: want 0..%v", b.MaxRetryWait, MaxConfigDuration)
+		case b.BreakerFailures > MaxConfigCount:
+			return at(f+".breaker_failures", "%d: want at most %d (negative: no breaker)", b.BreakerFailures, MaxConfigCount)
+		case b.BreakerCooldown < 0 || b.BreakerCooldown > MaxConfigDuration:
+			return at(f+".breaker_cooldown", "%v: want 0..%v", b.BreakerCooldown, MaxConfigDuration)
 		}
 	}
 	names := make([]string, 0, len(c.Roles))
@@ -494,8 +514,8 @@ func (c *Config) validate(file string, lines map[string]int) error {
 			return at(f+".sampling.temperature", "%g: want 0..2", *s.Temperature)
 		case s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1):
 			return at(f+".sampling.top_p", "%g: want (0, 1]", *s.TopP)
-		case s.MaxTokens < 0:
-			return at(f+".sampling.max_tokens", "%d: want > 0, or 0 for the engine default", s.MaxTokens)
+		case s.MaxTokens < 0 || s.MaxTokens > MaxConfigTokens:
+			return at(f+".sampling.max_tokens", "%d: want 1..%d, or 0 for the engine default", s.MaxTokens, MaxConfigTokens)
 		}
 		if r.Variant != "" && !slices.Contains(PersuadeeVariants, r.Variant) {
 			return at(f+".variant", "%q: want one of %s", r.Variant, strings.Join(PersuadeeVariants, ", "))

@@ -46,6 +46,13 @@ func TestConfigErrors(t *testing.T) {
 		{"temperature", head + "roles:\n  judge:\n    backend: a\n    sampling:\n      temperature: 3\n", "c.yaml:10: roles.judge.sampling.temperature: 3: want 0..2"},
 		{"max tokens", head + "roles:\n  judge:\n    backend: a\n    sampling:\n      max_tokens: -1\n", "c.yaml:10: roles.judge.sampling.max_tokens"},
 		{"type", head + "    max_in_flight: lots\n", "c.yaml:6: backends[0].max_in_flight: cannot unmarshal"},
+		// Numbers a typo makes huge are refused with their range.
+		{"huge in flight", head + "    max_in_flight: 9223372036854775807\n", "c.yaml:6: backends[0].max_in_flight: 9223372036854775807: want 0..4096"},
+		{"negative in flight", head + "    max_in_flight: -1\n", "c.yaml:6: backends[0].max_in_flight: -1: want 0..4096"},
+		{"huge retries", head + "    max_retries: 2147483648\n", "c.yaml:6: backends[0].max_retries: 2147483648: want at most 100"},
+		{"huge timeout", head + "    timeout: 1000h\n", "c.yaml:6: backends[0].timeout: 1000h0m0s: want 0..24h0m0s"},
+		{"huge breaker", head + "    breaker_failures: 2147483648\n", "c.yaml:6: backends[0].breaker_failures: 2147483648: want at most 4096"},
+		{"huge max tokens", head + "roles:\n  judge:\n    backend: a\n    sampling:\n      max_tokens: 9223372036854775807\n", "c.yaml:10: roles.judge.sampling.max_tokens: 9223372036854775807: want 1..1048576"},
 		{"bad duration", head + "    timeout: soon\n", `c.yaml:6: backends[0].timeout: "soon": want a duration`},
 		{"env name", head + "    api_key_env: sk-abc\n", `c.yaml:6: backends[0].api_key_env: "sk-abc" is not an environment variable name`},
 		{"syntax", "backends: [\n", "c.yaml:"},

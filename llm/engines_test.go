@@ -466,10 +466,10 @@ func TestFaults(t *testing.T) {
 		// The open circuit names the fault that opened it and is transient.
 		var ra interface{ RetryAfter() time.Duration }
 		if !strings.Contains(err.Error(), "503") || !errors.Is(err, llm.ErrTransient) ||
-			!errors.As(err, &ra) || ra.RetryAfter() != 30*time.Second {
-			t.Fatalf("open circuit (want transient, naming the 503, retry after the 30 s cooldown): %v", err)
+			!errors.As(err, &ra) || ra.RetryAfter() != time.Second {
+			t.Fatalf("open circuit (want transient, naming the 503, retry after the first 1 s wait): %v", err)
 		}
-		clk.add(31 * time.Second)
+		clk.add(1001 * time.Millisecond)
 		srv.Fail(fakeengine.Fault{Status: 500}) // half-open probe fails: open again
 		if _, err := c.Chat(ctx, req); errors.Is(err, llm.ErrCircuitOpen) || err == nil {
 			t.Fatalf("probe: %v", err)
@@ -477,7 +477,7 @@ func TestFaults(t *testing.T) {
 		if _, err := c.Chat(ctx, req); !errors.Is(err, llm.ErrCircuitOpen) {
 			t.Fatalf("reopened: %v", err)
 		}
-		clk.add(31 * time.Second)
+		clk.add(1501 * time.Millisecond) // 1.5 times the first wait
 		if r, err := c.Chat(ctx, req); err != nil || r.Usage.Requests != 1 || c.BreakerState() != "closed" {
 			t.Fatalf("recovery: %v", err)
 		}

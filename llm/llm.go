@@ -188,7 +188,9 @@ type Usage struct {
 	// (package llmagent's probe read-outs on the completions path, from
 	// the engine's own token counts), 0 when unknown.
 	PromptOnceTokens int `json:"prompt_once_tokens,omitempty"`
-	// Requests is the number of HTTP requests sent, retries included.
+	// Requests is the number of HTTP requests sent, retries included; a
+	// hedged duplicate is not (it depends on timing; Client.Hedges counts
+	// them).
 	Requests int `json:"requests"`
 }
 

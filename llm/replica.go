@@ -22,6 +22,7 @@ type replica struct {
 	sem  chan struct{}
 	br   breaker
 	load int
+	lat  latencies // recent successful latencies per endpoint (hedge.go)
 }
 
 // nativeURL resolves an engine endpoint: under the replica's base URL when

@@ -27,6 +27,9 @@ var issueMix = fakeengine.Chaos{Seed: 30, P5xx: 0.28, P429: 0.04, PTimeout: 0.03
 var drillMix = fakeengine.Chaos{Seed: 30, P5xx: 0.28, P429: 0.04, PTimeout: 0.03, PTruncated: 0.03, PReset: 0.01,
 	TimeoutDelay: 2 * time.Second, Outages: []fakeengine.Outage{{Start: 2 * time.Second, For: 1500 * time.Millisecond}, {Start: 8 * time.Second, For: 1500 * time.Millisecond}}}
 
+// drillLatency is the fake engine's time per request.
+const drillLatency = 50 * time.Millisecond
+
 // drillWorkers and drillInFlight: every episode runs at once and the
 // client holds at most drillInFlight requests at the engine, so that the
 // engine is saturated, as in a real evaluation: the drill's wall time
@@ -37,11 +40,24 @@ const (
 	drillInFlight = 4
 )
 
+// drillSettings are the client and replay settings of one drill; the
+// zero value is the shipped defaults (llm.Backend.WithDefaults: 120 s
+// attempts, a breaker cooldown of 30 s; eval.DefaultRetryWait), with
+// drillInFlight requests at the engine.
+type drillSettings struct {
+	Timeout, Cooldown, RetryWait time.Duration
+}
+
+// fastDrill are the fast drill's own settings: 0.5 s attempts, a 1 s
+// breaker cooldown and 200 ms before an episode's first replay, so that
+// a fault costs little wall time and the drill fits a test.
+var fastDrill = drillSettings{Timeout: 500 * time.Millisecond, Cooldown: time.Second, RetryWait: 200 * time.Millisecond}
+
 // drill plays n LLM-vs-LLM episodes (Tmax 4), drillWorkers at a time, through
 // eval.Execute with 2 replays per episode against one fake vLLM engine
-// (drillLatency per request) with the given chaos (nil: none). It returns the
-// episodes, the wall time and the engine.
-func drill(t testing.TB, n int, chaos *fakeengine.Chaos) ([]*episode.Episode, time.Duration, *fakeengine.Server) {
+// (drillLatency per request) with the given chaos (nil: none) and
+// settings. It returns the episodes, the wall time and the engine.
+func drill(t testing.TB, n int, chaos *fakeengine.Chaos, set drillSettings) ([]*episode.Episode, time.Duration, *fakeengine.Server) {
 	t.Helper()
 	opts := []fakeengine.Option{fakeengine.WithHandler(duoHandler(3)), fakeengine.WithLatency(drillLatency)}
 	if chaos != nil {
@@ -50,7 +66,7 @@ func drill(t testing.TB, n int, chaos *fakeengine.Chaos) ([]*episode.Episode, ti
 	srv := fakeengine.New(llm.VLLM, opts...)
 	t.Cleanup(srv.Close)
 	be := srv.Backend("drill")
-	be.MaxInFlight, be.Timeout, be.BreakerCooldown = drillInFlight, 500*time.Millisecond, time.Second
+	be.MaxInFlight, be.Timeout, be.BreakerCooldown = drillInFlight, set.Timeout, set.Cooldown
 	c, err := llm.NewClient(be)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +83,7 @@ func drill(t testing.TB, n int, chaos *fakeengine.Chaos) ([]*episode.Episode, ti
 	var eps []*episode.Episode
 	t0 := time.Now()
 	err = eval.Execute(context.Background(), jobs, eval.Options{RunID: "drill", Seed: 1, Workers: drillWorkers, Retries: 2,
-		Episode: episode.Config{Tmax: 4}, RetryWait: 200 * time.Millisecond,
+		Episode: episode.Config{Tmax: 4}, RetryWait: set.RetryWait,
 		Sink: func(ep *episode.Episode) error { mu.Lock(); eps = append(eps, ep); mu.Unlock(); return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +102,7 @@ func TestFaultDrillNoTransientFailures(t *testing.T) {
 		t.Skip("drill: about 10 s")
 	}
 	const n = 24
-	clean, base, _ := drill(t, n, nil)
+	clean, base, _ := drill(t, n, nil, fastDrill)
 	if len(clean) != n {
 		t.Fatalf("%d fault-free episodes, want %d", len(clean), n)
 	}
@@ -95,7 +111,7 @@ func TestFaultDrillNoTransientFailures(t *testing.T) {
 		mix  fakeengine.Chaos
 	}{{"issue mix", issueMix}, {"with resets and outages", drillMix}} {
 		mix := tc.mix
-		eps, wall, srv := drill(t, n, &mix)
+		eps, wall, srv := drill(t, n, &mix, fastDrill)
 		if len(eps) != n {
 			t.Fatalf("%s: %d episodes, want %d", tc.name, len(eps), n)
 		}
@@ -133,33 +149,75 @@ func TestFaultDrillPermanent400FailsAtOnce(t *testing.T) {
 	}
 }
 
-// drillLatency is the fake engine's time per request.
-const drillLatency = 50 * time.Millisecond
+// drillDefaultsEpisodes and defaultsMix are the shape of the fault drill
+// at the shipped defaults: 240 episodes under drillMix's random faults
+// (28 % 5xx, 4 % 429, 3 % answers held 2 s, 3 % truncated bodies, 1 %
+// connection resets) and one 20 s outage 5 s after the first request.
+const drillDefaultsEpisodes = 240
 
-// drillBenchEpisodes is the benchmark's drill size: four episodes per
+var defaultsMix = func() fakeengine.Chaos {
+	m := drillMix
+	m.Outages = []fakeengine.Outage{{Start: 5 * time.Second, For: 20 * time.Second}}
+	return m
+}()
+
+// BenchmarkFaultDrill measures the fault drill at the shipped defaults
+// (drillSettings{}: 120 s attempts, 30 s breaker cooldown, 2 s before an
+// episode's first replay, 2 replays) against the fault-free run, side by
+// side in each iteration: drillDefaultsEpisodes episodes, fault-free,
+// then under defaultsMix (target: at most 3x the fault-free wall time,
+// with no episode failed; docs/engines.md). It reports x (the ratio),
+// clean-s and faulted-s (wall times) and failed (episodes failed). One
+// iteration takes about 2 minutes; run it with -benchtime 1x. A timing
+// target, so a benchmark, not a test.
+func BenchmarkFaultDrill(b *testing.B) {
+	var ratio, failed, clean, faulted float64
+	for range b.N {
+		_, base, _ := drill(b, drillDefaultsEpisodes, nil, drillSettings{})
+		mix := defaultsMix
+		eps, wall, srv := drill(b, drillDefaultsEpisodes, &mix, drillSettings{})
+		for _, ep := range eps {
+			if ep.Terminal == decision.TermFailed {
+				failed++
+			}
+		}
+		if len(eps) != drillDefaultsEpisodes {
+			b.Fatalf("%d episodes, want %d", len(eps), drillDefaultsEpisodes)
+		}
+		b.Logf("faults %+v; wall %v vs %v fault-free", srv.ChaosStats(), wall.Round(time.Millisecond), base.Round(time.Millisecond))
+		ratio += wall.Seconds() / base.Seconds()
+		clean += base.Seconds()
+		faulted += wall.Seconds()
+	}
+	b.ReportMetric(ratio/float64(b.N), "x")
+	b.ReportMetric(clean/float64(b.N), "clean-s")
+	b.ReportMetric(faulted/float64(b.N), "faulted-s")
+	b.ReportMetric(failed/float64(b.N), "failed")
+	b.ReportMetric(0, "ns/op")
+}
+
+// drillBenchEpisodes is the fast variant's drill size: four episodes per
 // worker, so that the set-up every episode waits for and the last
 // episodes' tail, a fixed cost, weigh about as in an evaluation of a few
-// hundred episodes, such as the 240 of the lock-out drill (docs/engines.md); with
-// one episode per worker (the test's 24) they are a third of the wall time.
+// hundred episodes; with one episode per worker (the test's 24) they are
+// a third of the wall time.
 const drillBenchEpisodes = 4 * drillWorkers
 
-// BenchmarkFaultDrill measures the fault drill's wall time against the
-// fault-free run (target: at most 3x under the lock-out mix, with no
-// episode failed; docs/engines.md). It plays drillBenchEpisodes episodes
-// and reports lockout-x (the lock-out mix) and outage-x (with resets and
-// two 1.5 s outages, whose 3 s of outage and a cooldown each are a fixed
-// cost), failed (episodes failed, both mixes), and the wall times in
-// seconds (clean-s, lockout-s, outage-s). One iteration plays the drill
-// three times (about 80 s); run it with -benchtime 1x. A timing target,
-// so a benchmark, not a test.
-func BenchmarkFaultDrill(b *testing.B) {
+// BenchmarkFaultDrillFast is the fault drill at its own fast settings
+// (fastDrill: 0.5 s attempts, 1 s breaker cooldown, not the shipped
+// defaults): drillBenchEpisodes episodes fault-free and under both mixes.
+// It reports lockout-x (the lock-out mix) and outage-x (with resets and
+// two 1.5 s outages), failed (episodes failed, both mixes), and the wall
+// times in seconds (clean-s, lockout-s, outage-s). One iteration plays the
+// drill three times (about 80 s); run it with -benchtime 1x.
+func BenchmarkFaultDrillFast(b *testing.B) {
 	const n = drillBenchEpisodes
 	var issue, outage, failed, clean, issueS, outageS float64
 	for range b.N {
-		_, base, _ := drill(b, n, nil)
+		_, base, _ := drill(b, n, nil, fastDrill)
 		clean += base.Seconds()
 		for i, mix := range []fakeengine.Chaos{issueMix, drillMix} {
-			eps, wall, _ := drill(b, n, &mix)
+			eps, wall, _ := drill(b, n, &mix, fastDrill)
 			for _, ep := range eps {
 				if ep.Terminal == decision.TermFailed {
 					failed++

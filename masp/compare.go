@@ -174,7 +174,7 @@ func (storedPairs) ComparePairs(ctx context.Context, st store.Reader, refs [2]st
 			mo.T = min(DefaultT, cfg.Tmax)
 		}
 		for _, s := range cfg.Scenarios {
-			ss, err := runplan.ResolveSet(s)
+			ss, err := runplan.ResolveSet(ctx, s)
 			if err != nil {
 				missing = append(missing, s)
 				continue

@@ -19,13 +19,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/scenario"
 )
@@ -171,7 +171,7 @@ func ReadESConv(name string, r io.Reader) ([]ESCRecord, error) {
 }
 
 func readFile[T any](path string, read func(string, io.Reader) ([]T, error)) ([]T, error) {
-	f, err := os.Open(path)
+	f, err := filelimit.Open(path, filelimit.Data)
 	if err != nil {
 		return nil, err
 	}

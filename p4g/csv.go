@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // table is one CSV file read whole: header, rows, and the line on which
@@ -22,7 +23,7 @@ type table struct {
 // readTable reads path and checks that every column in required is in
 // the header. Errors name the file (and the line for malformed CSV).
 func readTable(path string, required []string) (*table, error) {
-	f, err := os.Open(path)
+	f, err := filelimit.Open(path, filelimit.Data)
 	if err != nil {
 		return nil, err
 	}

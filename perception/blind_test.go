@@ -24,7 +24,7 @@ import (
 // precise.
 func TestGateBlindTemplates(t *testing.T) {
 	ctx := context.Background()
-	all, err := scenario.ResolveOrBuiltins([]string{"p4g", "arena"})
+	all, err := scenario.ResolveOrBuiltins(context.Background(), []string{"p4g", "arena"})
 	if err != nil {
 		t.Fatal(err)
 	}

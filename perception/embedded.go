@@ -153,7 +153,7 @@ func sceneOf(sc *scenario.Scenario) *scene {
 	} else {
 		s = newScene(sc)
 		scenesMu.Lock()
-		if nScenes++; nScenes > 8192 {
+		if nScenes++; nScenes > int(maxScenes.Load()) {
 			scenes.Clear()
 			byPtr.Clear()
 			nScenes = 1
@@ -162,7 +162,7 @@ func sceneOf(sc *scenario.Scenario) *scene {
 		scenes.Store(k, s)
 	}
 	scenesMu.Lock()
-	if nPtrs++; nPtrs > 8192 {
+	if nPtrs++; nPtrs > int(maxScenes.Load()) {
 		byPtr.Clear() // scenarios made afresh per episode: keep the map bounded
 		nPtrs = 1
 	}
@@ -469,7 +469,7 @@ type embSession struct {
 	lastHash []uint64    // their hashes (wordHash)
 	lastMask uint64      // concerns the last reply touches
 	hasLast  bool
-	earlier  []*textInfo // earlier persuader messages
+	earlier  [][]uint64 // earlier persuader messages' content-word sets (textInfo.set)
 	recent   [16]recentInfo
 	nRecent  int
 	cov      []bool       // Read's echo marks, reused
@@ -478,7 +478,7 @@ type embSession struct {
 	// Backing arrays, so an episode of typical length allocates none of
 	// the above.
 	peesArr    [16]*textInfo
-	earlierArr [16]*textInfo
+	earlierArr [16][]uint64
 	covArr     [128]bool
 	concArr    [64]Engagement
 }
@@ -486,7 +486,13 @@ type embSession struct {
 // recentInfo is one of the texts a session looked up last: a turn's text
 // is looked up up to three times (tagged, read, taken in as history), and
 // a scripted persuader repeats its lines within an episode, so the session
-// keeps its last 16 texts rather than asking the scene's memo each time.
+// keeps its last 16 texts rather than asking the scene's memo each time;
+// of texts over recentLong bytes only the latest is kept.
+//
+// Choice: an analysis holds about 30 times its text (500 KB for a 16 KiB
+// message), so a session that kept its last 16 long messages' would hold
+// megabytes; the latest long one is what the next turns ask for again,
+// and long texts rarely repeat.
 type recentInfo struct {
 	text string
 	ti   *textInfo
@@ -511,10 +517,21 @@ func (s *embSession) info(text string) *textInfo {
 		}
 	}
 	ti := s.sc.info(text)
+	if len(text) > recentLong {
+		for i := range s.recent {
+			if len(s.recent[i].text) > recentLong {
+				s.recent[i] = recentInfo{}
+			}
+		}
+	}
 	s.recent[s.nRecent%len(s.recent)] = recentInfo{text: text, ti: ti}
 	s.nRecent++
 	return ti
 }
+
+// recentLong is the length over which a session keeps only its latest
+// text's analysis (recentInfo).
+const recentLong = 1024
 
 // absorb takes in the messages before the one being read.
 func (s *embSession) absorb(ms []episode.Message) {
@@ -524,7 +541,7 @@ func (s *embSession) absorb(ms []episode.Message) {
 	for _, m := range ms[s.seen:] {
 		ti := s.info(m.Text)
 		if m.Speaker == episode.PersuaderSpeaker {
-			s.earlier = append(s.earlier, ti)
+			s.earlier = append(s.earlier, ti.set)
 			continue
 		}
 		s.lastMask, s.hasLast = 0, true
@@ -867,8 +884,8 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 	if len(d.toks) > 0 {
 		p.Echo = float64(n) / float64(len(d.toks))
 	}
-	for _, e := range s.earlier {
-		if jaccard(ti.set, e.set) >= RepeatOverlap {
+	for _, set := range s.earlier {
+		if jaccard(ti.set, set) >= RepeatOverlap {
 			p.Repeat++
 		}
 	}

@@ -258,3 +258,12 @@ func (l *lexicon) related(dst []int32, id int32, maxHypo int) []int32 {
 	slices.Sort(dst)
 	return slices.Compact(dst)
 }
+
+// Preload loads what the embedded reader builds once per process (the
+// WordNet lexicon, about 15 MB, and the global spelling index) now rather
+// than at the first session, so that a server's first episode starts as
+// fast as the others and its memory at rest already holds them.
+func Preload() {
+	theLexicon()
+	globalSpelling()
+}

@@ -62,13 +62,36 @@ func (t *textMemo) load(text string) *textInfo {
 	return ti
 }
 
-// memoBudget bounds the texts memoised over all scenes of the process
-// (about 5 KB each): past it every scene's memo is emptied, so a run over
-// thousands of scenarios holds a bounded cache rather than one per
-// scenario. A memo is a cache only: emptying it changes no reading.
-const memoBudget = 1 << 15
+// DefaultCachedScenes and DefaultCachedTexts are the process-wide cache
+// limits of SetCacheLimits: past DefaultCachedScenes scenes (about 110 KB
+// each) the scene cache is emptied, and past DefaultCachedTexts units of
+// memoised text analyses (a text costs 1 + len/256 units; an analysis
+// holds about 30 times its text, 27 KB for a sentence) every scene's memo
+// is, so a run over thousands of scenarios holds a bounded cache rather
+// than one per scenario. A cache only: emptying it changes no reading.
+const (
+	DefaultCachedScenes = 8192
+	DefaultCachedTexts  = 1 << 15
+)
 
-var memoTotal atomic.Int64
+var (
+	maxScenes  atomic.Int64
+	memoBudget atomic.Int64
+	memoTotal  atomic.Int64
+)
+
+func init() { SetCacheLimits(DefaultCachedScenes, DefaultCachedTexts) }
+
+// SetCacheLimits sets the process-wide limits of the embedded reader's
+// caches, scenes (>= 1 scenes) and texts (>= 1 units, see
+// DefaultCachedTexts), and returns the previous ones. A long-lived server
+// whose sessions each hold their own scene and analyses (persuarena serve)
+// keeps them small, so that its memory does not grow with every scenario
+// and text its clients ever used; an evaluation over thousands of
+// scenarios keeps the defaults. Values below 1 are taken as 1.
+func SetCacheLimits(scenes, texts int) (prevScenes, prevTexts int) {
+	return int(maxScenes.Swap(int64(max(scenes, 1)))), int(memoBudget.Swap(int64(max(texts, 1))))
+}
 
 // clear empties t.
 func (t *textMemo) clear() {
@@ -91,8 +114,9 @@ func (t *textMemo) emptyLocked() {
 
 // store records ti as the analysis of text.
 func (t *textMemo) store(text string, ti *textInfo) {
-	if memoTotal.Add(1) > memoBudget {
-		memoTotal.Store(1)
+	cost := int64(1 + len(text)/256)
+	if memoTotal.Add(cost) > memoBudget.Load() {
+		memoTotal.Store(cost)
 		clearSceneMemos()
 	}
 	t.mu.Lock()

@@ -21,11 +21,12 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // Upstream message roles.
@@ -320,7 +321,7 @@ func (e *FieldError) Error() string {
 // readFile decodes one file's array; it returns the kept rounds and the
 // number read, adding skips to skipped.
 func readFile(path, rel string, skipped map[string]int) ([]Round, int, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, 0, fmt.Errorf("persuasiontrace: %w", err)
 	}

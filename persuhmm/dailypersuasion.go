@@ -3,11 +3,11 @@ package persuhmm
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -42,7 +42,7 @@ type dpTask struct {
 // first domain. Errors: the file's, JSON errors naming the file, or a
 // record without id, goal or background (naming its index).
 func LoadDailyPersuasion(path string) ([]Task, error) {
-	b, err := os.ReadFile(path)
+	b, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("dailypersuasion: %w", err)
 	}

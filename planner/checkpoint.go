@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // CheckpointFormat names the file format in every checkpoint.
@@ -108,7 +110,7 @@ var ErrCheckpoint = errors.New("invalid planner checkpoint")
 // version, a missing policy, wrong matrix sizes, non-finite weights; a
 // JSON syntax error also gives its line.
 func Load(path string) (*Checkpoint, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("planner: %w", err)
 	}

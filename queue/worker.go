@@ -310,6 +310,8 @@ func (w *episodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) e
 	if !ok {
 		return river.JobCancel(fmt.Errorf("%w: run %s has no episode %s", errNoPlan, a.Run, a.key()))
 	}
+	// While it plays, the run is stamped as live (runs.Service.Stale).
+	defer w.svc.Stamp(a.Run)()
 	if w.o.Log != nil {
 		fmt.Fprintf(w.o.Log, "run %s: episode %s playing (attempt %d)\n", a.Run, a.key(), job.Attempt)
 	}

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/stats"
 )
@@ -196,7 +196,7 @@ func WriteFixReport(w io.Writer, r *FixReport) error {
 // writes it to out and prints the pair counts and pairwise accuracies.
 // Errors: ReadPairs', TrainBT's, the file's and the writer's.
 func TrainBTFile(in, out string, cfg BTConfig, w io.Writer) error {
-	f, err := os.Open(in)
+	f, err := filelimit.Open(in, filelimit.Data)
 	if err != nil {
 		return err
 	}

@@ -8,11 +8,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 
 	"github.com/persuarena/persuarena/embed"
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/tagger"
 )
 
@@ -198,7 +198,7 @@ func TrainBT(pairs []Pair, cfg BTConfig) (*BT, BTReport, error) {
 // LoadBT reads a model written by (*BT).Save. Errors: the file's, bad
 // JSON, a weight vector of the wrong length.
 func LoadBT(path string) (*BT, error) {
-	b, err := os.ReadFile(path)
+	b, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("bradley-terry model: %w", err)
 	}

@@ -119,14 +119,14 @@ func WriteStored(ctx context.Context, st store.Reader, runIDs []string, o Stored
 // set's name, as eval names them, into setOf; it returns the names in
 // order. A set that no longer resolves (a moved file) is reported on errOut
 // and its episodes show as set "unknown".
-func runSets(run store.Run, setOf map[string]string, errOut io.Writer) []string {
+func runSets(ctx context.Context, run store.Run, setOf map[string]string, errOut io.Writer) []string {
 	cfg, ok := runplan.DecodeGrid(run.Config)
 	if !ok {
 		return nil
 	}
 	var names []string
 	for _, ref := range cfg.Scenarios {
-		ss, err := runplan.ResolveSet(ref)
+		ss, err := runplan.ResolveSet(ctx, ref)
 		if err != nil {
 			fmt.Fprintf(errOut, "report: run %s: scenario set %s: %v (its episodes show as set \"unknown\")\n", run.ID, ref, err)
 			continue
@@ -181,7 +181,7 @@ func newRunMeta() *runMeta {
 // metrics (st.Metrics); a train run whose λ differs from the first one's
 // is noted on errOut. Errors: st.Metrics'.
 func (m *runMeta) add(ctx context.Context, st store.Reader, run store.Run, errOut io.Writer) error {
-	for _, name := range runSets(run, m.setOf, errOut) {
+	for _, name := range runSets(ctx, run, m.setOf, errOut) {
 		if !slices.Contains(m.sets, name) {
 			m.sets = append(m.sets, name)
 		}

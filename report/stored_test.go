@@ -178,7 +178,7 @@ func TestRunSetsREPOPack(t *testing.T) {
 	run := store.Run{ID: "r", Config: json.RawMessage(`{"scenarios":["repo:negotiation"],"split":"all"}`)}
 	setOf := map[string]string{}
 	var errOut bytes.Buffer
-	names := runSets(run, setOf, &errOut)
+	names := runSets(context.Background(), run, setOf, &errOut)
 	if errOut.Len() != 0 || len(names) != 1 || names[0] != "repo:negotiation" || len(setOf) == 0 {
 		t.Fatalf("names %v, %d scenarios mapped, warnings %q", names, len(setOf), errOut.String())
 	}

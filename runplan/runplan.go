@@ -7,6 +7,7 @@
 package runplan
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -55,8 +56,8 @@ type Plan struct {
 }
 
 // Of loads g's sets (LoadSets). Errors are LoadSets'.
-func Of(g Grid) (Plan, error) {
-	sets, err := LoadSets(g.Scenarios, g.Split)
+func Of(ctx context.Context, g Grid) (Plan, error) {
+	sets, err := LoadSets(ctx, g.Scenarios, g.Split)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -107,20 +108,24 @@ func sourceOf(ref string) (src Source, name string, ok bool) {
 
 // ResolveSet returns every scenario of one set reference: a set of a
 // registered source (RegisterSource: REPO's repo:PACK), a built-in set
-// name or a JSONL file (scenario.Resolve).
-func ResolveSet(ref string) ([]scenario.Scenario, error) {
+// name or a JSONL file (scenario.ResolveAllContext: loading ends when ctx
+// does).
+func ResolveSet(ctx context.Context, ref string) ([]scenario.Scenario, error) {
 	if src, name, ok := sourceOf(ref); ok {
 		return src(name)
 	}
-	return scenario.Resolve(ref)
+	return scenario.ResolveAllContext(ctx, ref)
 }
 
 // LoadSets resolves scenario set references (a registered source's sets,
-// built-in names or JSONL files; ResolveSet) and keeps the split's scenarios (split as
-// scenario.ParseSplit reads it; "all": every one), one Set per reference
-// in order. Errors: an unknown split, a set that does not load, or a set
-// without scenarios of the split.
-func LoadSets(refs []string, split string) ([]eval.Set, error) {
+// built-in names or JSONL files; ResolveSet) and keeps the split's
+// scenarios (split as scenario.ParseSplit reads it; "all": every one), one
+// Set per reference
+// in order. Loading ends when ctx does. Errors: an unknown split, a set
+// that does not load (a file that is not a regular file or is over its
+// size limit is refused before it is read; see scenario.LoadFiles), a set
+// without scenarios of the split, or ctx's (wrapped).
+func LoadSets(ctx context.Context, refs []string, split string) ([]eval.Set, error) {
 	sp, err := scenario.ParseSplit(split)
 	if err != nil {
 		return nil, err
@@ -128,7 +133,7 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 	var sets []eval.Set
 	for _, ref := range refs {
 		if _, _, ok := sourceOf(ref); ok {
-			all, err := ResolveSet(ref)
+			all, err := ResolveSet(ctx, ref)
 			if err != nil {
 				return nil, err
 			}
@@ -139,7 +144,7 @@ func LoadSets(refs []string, split string) ([]eval.Set, error) {
 			return nil, fmt.Errorf("scenario set %s has no %s scenarios", ref, split)
 		}
 		// only the split's lines of a built-in set are decoded
-		ss, err := scenario.ResolveSplit(sp, ref)
+		ss, err := scenario.ResolveSplitContext(ctx, sp, ref)
 		if err != nil {
 			return nil, err
 		}

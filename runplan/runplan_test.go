@@ -1,6 +1,7 @@
 package runplan
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // 1,440 episodes; split "all" takes all 1,788 + 982.
 func TestPlanTotal(t *testing.T) {
 	g := Grid{Persuaders: []string{"script", "pushy"}, Persuadees: []string{"sim"}, Scenarios: []string{"arena", "p4g"}, Split: "heldout", Rollouts: 3}
-	p, err := Of(g)
+	p, err := Of(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,10 +24,10 @@ func TestPlanTotal(t *testing.T) {
 		t.Errorf("total %d, %d scenarios; want 1440, 240", p.Total(), len(Scenarios(p.Sets)))
 	}
 	g.Split, g.Rollouts = "all", 1
-	if all, err := Of(g); err != nil || all.Total() != 2*(1788+982) {
+	if all, err := Of(context.Background(), g); err != nil || all.Total() != 2*(1788+982) {
 		t.Errorf("split all: total %d, %v; want %d", all.Total(), err, 2*(1788+982))
 	}
-	if _, err := Of(Grid{Scenarios: []string{"arena"}, Split: "test"}); err == nil || !strings.Contains(err.Error(), `unknown split "test"`) {
+	if _, err := Of(context.Background(), Grid{Scenarios: []string{"arena"}, Split: "test"}); err == nil || !strings.Contains(err.Error(), `unknown split "test"`) {
 		t.Errorf("bad split: %v", err)
 	}
 }
@@ -42,12 +43,12 @@ func TestRegisterSource(t *testing.T) {
 	RegisterSource("tst:", mk("short"))
 	RegisterSource("tst:long:", mk("long"))
 	for ref, want := range map[string]string{"tst:a": "short/a", "tst:long:b": "long/b"} {
-		ss, err := ResolveSet(ref)
+		ss, err := ResolveSet(context.Background(), ref)
 		if err != nil || len(ss) != 1 || ss[0].ID != want {
 			t.Errorf("ResolveSet(%q) = %v, %v; want %s", ref, ss, err, want)
 		}
 	}
-	sets, err := LoadSets([]string{"tst:a"}, "heldout")
+	sets, err := LoadSets(context.Background(), []string{"tst:a"}, "heldout")
 	if err != nil || len(sets) != 1 || sets[0].Name != "tst:a" {
 		t.Errorf("LoadSets: %+v, %v", sets, err)
 	}

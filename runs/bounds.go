@@ -18,6 +18,21 @@ import (
 // exhausting memory with the run left "running".
 const MaxPlannedEpisodes = 10_000_000
 
+// Upper bounds of the jobs' other counts (flags and stored specs).
+//
+// Choice: far above any real use (a machine has at most a few hundred
+// cores; a fault that outlasts 100 replays is not transient; a judge's
+// verdict is stable after a few samples), so that a typo is refused
+// before anything starts.
+const (
+	// MaxWorkers bounds concurrent episodes, rollouts or jobs.
+	MaxWorkers = 1024
+	// MaxRetries bounds the replays of an episode after transient faults.
+	MaxRetries = 100
+	// MaxJudgeSamples bounds a judge's samples per question.
+	MaxJudgeSamples = 100
+)
+
 // checkRoleLists refuses empty role lists and empty names in them
 // (--persuader ” is a typo, not a run of nothing).
 func checkRoleLists(lists ...any) error {

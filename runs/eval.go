@@ -66,20 +66,20 @@ func (s EvalSpec) Validate() error {
 		return fmt.Errorf("--rollouts must be >= 1, got %d", s.Rollouts)
 	case s.Rollouts > MaxPlannedEpisodes:
 		return fmt.Errorf("--rollouts must be <= %d (MaxPlannedEpisodes), got %d", MaxPlannedEpisodes, s.Rollouts)
-	case s.Tmax < 1:
-		return fmt.Errorf("--tmax must be >= 1, got %d", s.Tmax)
-	case s.Workers < 1:
-		return fmt.Errorf("--workers must be >= 1, got %d", s.Workers)
-	case s.Retries < 0:
-		return fmt.Errorf("--retries must be >= 0, got %d", s.Retries)
+	case s.Tmax < 1 || s.Tmax > episode.MaxTmax:
+		return fmt.Errorf("--tmax must be in 1..%d, got %d", episode.MaxTmax, s.Tmax)
+	case s.Workers < 1 || s.Workers > MaxWorkers:
+		return fmt.Errorf("--workers must be in 1..%d, got %d", MaxWorkers, s.Workers)
+	case s.Retries < 0 || s.Retries > MaxRetries:
+		return fmt.Errorf("--retries must be in 0..%d, got %d", MaxRetries, s.Retries)
 	case s.Metrics != "" && s.Metrics != "masp":
 		return fmt.Errorf("unknown --metrics %q (want masp)", s.Metrics)
-	case s.MASPT < 0:
-		return fmt.Errorf("--masp-t must be >= 0, got %d", s.MASPT)
+	case s.MASPT < 0 || s.MASPT > episode.MaxTmax:
+		return fmt.Errorf("--masp-t must be in 0..%d, got %d", episode.MaxTmax, s.MASPT)
 	case s.JudgeActs && s.Judge == "":
 		return errors.New("--judge-acts needs --judge llm:ROLE")
-	case s.JudgeSamples < 0:
-		return fmt.Errorf("--judge-samples must be >= 0, got %d", s.JudgeSamples)
+	case s.JudgeSamples < 0 || s.JudgeSamples > MaxJudgeSamples:
+		return fmt.Errorf("--judge-samples must be in 0..%d, got %d", MaxJudgeSamples, s.JudgeSamples)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func PrepareEval(ctx context.Context, spec EvalSpec) (*EvalPlan, error) {
 	if p.Persuadees, err = reg.Persuadees(spec.Persuadees); err != nil {
 		return nil, err
 	}
-	if p.Plan, err = runplan.Of(spec.Grid); err != nil {
+	if p.Plan, err = runplan.Of(ctx, spec.Grid); err != nil {
 		return nil, err
 	}
 	if _, err := planSize(len(p.Persuaders), len(p.Persuadees), p.Sets, spec.Rollouts); err != nil {
@@ -275,10 +275,12 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 	// Saving uses a context that Ctrl-C does not cancel, so an episode that
 	// finished is never dropped at the interrupt.
 	bg := context.WithoutCancel(ctx)
-	if err := s.Store.SetRunStatus(bg, res.RunID, store.StatusRunning); err != nil {
+	if err := s.Running(bg, res.RunID); err != nil {
 		return nil, err
 	}
 	if o.Enqueue != nil && len(jobs) > 0 {
+		// The queue's workers play and finish the run (and stamp it).
+		s.Release(res.RunID)
 		return res, o.Enqueue(ctx, res.RunID, jobs)
 	}
 	var onSaved func(int)

@@ -97,10 +97,14 @@ func TestValidate(t *testing.T) {
 		mut  func(*EvalSpec)
 		want string
 	}{
-		{func(s *EvalSpec) { s.Tmax = -3 }, "--tmax must be >= 1, got -3"},
-		{func(s *EvalSpec) { s.Tmax = 0 }, "--tmax must be >= 1, got 0"},
-		{func(s *EvalSpec) { s.Workers = 0 }, "--workers must be >= 1, got 0"},
-		{func(s *EvalSpec) { s.Retries = -1 }, "--retries must be >= 0"},
+		{func(s *EvalSpec) { s.Tmax = -3 }, "--tmax must be in 1..1000, got -3"},
+		{func(s *EvalSpec) { s.Tmax = 0 }, "--tmax must be in 1..1000, got 0"},
+		{func(s *EvalSpec) { s.Tmax = 1 << 62 }, "--tmax must be in 1..1000, got 4611686018427387904"},
+		{func(s *EvalSpec) { s.Workers = 0 }, "--workers must be in 1..1024, got 0"},
+		{func(s *EvalSpec) { s.Workers = 1 << 40 }, "--workers must be in 1..1024"},
+		{func(s *EvalSpec) { s.Retries = -1 }, "--retries must be in 0..100"},
+		{func(s *EvalSpec) { s.MASPT = 9223372036854775807 }, "--masp-t must be in 0..1000"},
+		{func(s *EvalSpec) { s.JudgeSamples = -1 }, "--judge-samples must be in 0..100"},
 		{func(s *EvalSpec) { s.Metrics = "x" }, `unknown --metrics "x"`},
 	} {
 		s := ok

@@ -68,7 +68,7 @@ func (s *Service) REPORate(ctx context.Context, id, judge, config string, sample
 	if err != nil {
 		return err
 	}
-	sets, err := runplan.LoadSets(refs, "all")
+	sets, err := runplan.LoadSets(ctx, refs, "all")
 	if err != nil {
 		return err
 	}

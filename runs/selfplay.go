@@ -94,7 +94,7 @@ func (s *Service) SelfPlay(ctx context.Context, spec SelfPlaySpec) (*SelfPlayRes
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sets, err := runplan.LoadSets(meta.Scenarios, meta.Split)
+	sets, err := runplan.LoadSets(ctx, meta.Scenarios, meta.Split)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func Warmstart(ctx context.Context, spec WarmstartSpec) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--persuadee: %w", err)
 	}
-	sets, err := runplan.LoadSets(spec.Scenarios, spec.Split)
+	sets, err := runplan.LoadSets(ctx, spec.Scenarios, spec.Split)
 	if err != nil {
 		return 0, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/buildinfo"
+	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runplan"
@@ -50,7 +51,7 @@ type ServeSpec struct {
 	StepBudget time.Duration `json:"-"`
 	Probes     string        `json:"-"`
 	Verbose    bool          `json:"-"`
-	// Guard is the abuse guard (server.Config's FirstStepWindow,
+	// Guard is the abuse guard (server.Config's IdleLease,
 	// MaxSessionsPerClient, AllowOrigins, MaxConns, ReadTimeout; see
 	// serveguard.go); TokenEnv names the variable holding the bearer
 	// token (the token itself is never recorded).
@@ -58,10 +59,26 @@ type ServeSpec struct {
 	TokenEnv string     `json:"token_env,omitempty"`
 }
 
+// Serve's limits of the embedded reader's process-wide caches
+// (perception.SetCacheLimits), set by NewServer.
+//
+// Choice: 64 scenes (about 7 MB) and 256 text units (a few MB): each
+// session holds its own scene and the analyses of its episode's messages,
+// so the caches only spare a new session of a recent scenario its 2-3
+// ms of set-up, while the defaults (8192 scenes, about 110 KB each) let a
+// long-lived server grow by every scenario and text its clients ever used
+// (docs/server.md, "Memory").
+const (
+	ServeCachedScenes = 64
+	ServeCachedTexts  = 256
+)
+
 // NewServer builds the environment server of spec: the persuadee through
 // the role registry (any persuadee kind, llm:ROLE of spec.Config
 // included, its backend preflighted), the scenario sets, and spec's
-// limits; every finished episode goes to sink (may be nil). It records
+// limits, with the process's perception caches cut to ServeCachedScenes
+// and ServeCachedTexts and its lexicon loaded (perception.Preload); every
+// finished episode goes to sink (may be nil). It records
 // the LLM role in spec.LLM. Errors: the registry's, scenario loading's and
 // server.New's.
 func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink func(*episode.Episode) error) (*server.Server, error) {
@@ -77,13 +94,15 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		return nil, err
 	}
 	spec.LLM = reg.LLM()
+	perception.SetCacheLimits(ServeCachedScenes, ServeCachedTexts)
+	perception.Preload()
 	rw, err := rewarder(reg, spec.RewardSpec, "", 0)
 	if err != nil {
 		return nil, fmt.Errorf("--reward-spec: %w", err)
 	}
 	var sets []server.Set
 	for _, ref := range spec.Scenarios {
-		ss, err := runplan.ResolveSet(ref)
+		ss, err := runplan.ResolveSet(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +116,7 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		Env: server.EnvConfig{Persuadee: pee, Sets: sets, Split: scenario.Split(split), Tmax: spec.Tmax, Basis: spec.Basis,
 			Reward: server.RewardMode(spec.Reward), Rewarder: rw, MaxMessageBytes: spec.MaxMessageBytes, Seed: spec.Seed, Sink: sink},
 		MaxSessions: spec.MaxSessions, IdleTimeout: spec.Idle, StepBudget: spec.StepBudget, Version: buildinfo.Version(), Logger: logger,
-		FirstStepWindow: spec.Guard.FirstStepWindow, MaxSessionsPerClient: spec.Guard.MaxSessionsPerClient, Token: spec.Guard.token,
+		IdleLease: spec.Guard.IdleLease, MaxSessionsPerClient: spec.Guard.MaxSessionsPerClient, Token: spec.Guard.token,
 		AllowOrigins: spec.Guard.AllowOrigins, MaxConns: spec.Guard.MaxConns, ReadTimeout: spec.Guard.ReadTimeout,
 	})
 }
@@ -190,6 +209,10 @@ func (s *Service) Serve(ctx context.Context, spec ServeSpec, errOut io.Writer) e
 	fmt.Fprintf(errOut, "persuarena serve: http://%s (WebSocket ws://%s/ws); persuadee %s; scenarios %s; reward %s; tmax %d; max %d sessions, idle timeout %v\n",
 		ln.Addr(), ln.Addr(), info.Persuadee, strings.Join(setInfo, ", "), info.Reward, info.Limits.Tmax, info.Limits.MaxSessions, spec.Idle)
 	fmt.Fprintln(errOut, guardLine(srv, spec.TokenEnv))
+	if limit := server.LimitMemory(info.Limits.MaxSessions, info.Limits.MaxMessageBytes); limit > 0 {
+		fmt.Fprintf(errOut, "memory: soft limit %d MB (1.5 x at rest + %d sessions x %d KB; GOMEMLIMIT overrides)\n",
+			limit>>20, info.Limits.MaxSessions, server.SessionMemory(info.Limits.MaxMessageBytes)>>10)
+	}
 	if runID != "" {
 		fmt.Fprintf(errOut, "storing finished episodes in run %s of %s\n", runID, s.DBPath())
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/server"
 )
 
@@ -17,7 +18,7 @@ import (
 // server.DefaultMaxConns or half the open-file limit; both are printed as
 // applied.
 type ServeGuard struct {
-	FirstStepWindow      time.Duration `json:"first_step_window"`
+	IdleLease            time.Duration `json:"idle_lease"`
 	MaxSessionsPerClient int           `json:"max_sessions_per_client"`
 	AllowOrigins         []string      `json:"allow_origins,omitempty"`
 	MaxConns             int           `json:"max_conns"`
@@ -31,24 +32,40 @@ type ServeGuard struct {
 // WebSocket frame limit is 6 times it plus 4 KB, which must not overflow.
 const MaxServeMessageBytes = 16 << 20
 
+// Upper bounds of serve's other limits (flags and checkGuard).
+//
+// Choice: 65,536 sessions and a million connections are far beyond what
+// one process serves (each session holds an environment; each connection
+// a descriptor), and a day is longer than any timeout, lease or step
+// budget means; 2^63-1 or a negative duration is a typo, refused before
+// the address is taken.
+const (
+	MaxServeSessions = 1 << 16
+	MaxServeConns    = 1 << 20
+	MaxServeDuration = 24 * time.Hour
+)
+
 // checkGuard refuses serve flags that are zero or negative where that has
 // no meaning, or out of range, and reads the bearer token from TokenEnv.
 func (spec *ServeSpec) checkGuard() error {
-	if err := AtLeast(1, "max-sessions", spec.MaxSessions, "max-message-bytes", spec.MaxMessageBytes); err != nil {
-		return err
-	}
-	if err := AtLeast(0, "max-sessions-per-client", spec.Guard.MaxSessionsPerClient, "max-conns", spec.Guard.MaxConns); err != nil {
-		return err
-	}
-	if spec.MaxMessageBytes > MaxServeMessageBytes {
-		return fmt.Errorf("--max-message-bytes must be <= %d (16 MiB), got %d", MaxServeMessageBytes, spec.MaxMessageBytes)
+	for _, n := range []struct {
+		name      string
+		v, lo, hi int
+	}{{"max-sessions", spec.MaxSessions, 1, MaxServeSessions}, {"max-message-bytes", spec.MaxMessageBytes, 1, MaxServeMessageBytes},
+		{"max-sessions-per-client", spec.Guard.MaxSessionsPerClient, 0, MaxServeSessions}, {"max-conns", spec.Guard.MaxConns, 0, MaxServeConns},
+		{"tmax", spec.Tmax, 1, episode.MaxTmax}} {
+		if n.v < n.lo || n.v > n.hi {
+			return fmt.Errorf("--%s must be in %d..%d, got %d", n.name, n.lo, n.hi, n.v)
+		}
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"idle-timeout", spec.Idle}, {"first-step-window", spec.Guard.FirstStepWindow}, {"read-timeout", spec.Guard.ReadTimeout}} {
-		if d.v <= 0 {
-			return fmt.Errorf("--%s must be > 0, got %v", d.name, d.v)
+		zero bool // 0 allowed (the default)
+	}{{"idle-timeout", spec.Idle, false}, {"idle-lease", spec.Guard.IdleLease, false}, {"read-timeout", spec.Guard.ReadTimeout, false},
+		{"step-budget", spec.StepBudget, true}} {
+		if d.v < 0 || d.v == 0 && !d.zero || d.v > MaxServeDuration {
+			return fmt.Errorf("--%s must be in 1ns..%v, got %v", d.name, MaxServeDuration, d.v)
 		}
 	}
 	if spec.TokenEnv != "" {
@@ -76,6 +93,6 @@ func guardLine(srv *server.Server, tokenEnv string) string {
 	if len(c.AllowOrigins) > 0 {
 		origins = strings.Join(c.AllowOrigins, ", ")
 	}
-	return fmt.Sprintf("guard: first-step window %v; sessions per client %s; browser origins %s; auth %s; max %d connections (+%d for /health), read timeout %v, connection idle timeout %v",
-		c.FirstStepWindow, per, origins, auth, c.MaxConns, c.HealthReserve, c.ReadTimeout, c.ConnIdleTimeout)
+	return fmt.Sprintf("guard: idle lease %v; sessions per client %s; browser origins %s; auth %s; max %d connections (+%d for /health), read timeout %v, connection idle timeout %v",
+		c.IdleLease, per, origins, auth, c.MaxConns, c.HealthReserve, c.ReadTimeout, c.ConnIdleTimeout)
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
@@ -23,8 +24,9 @@ import (
 const runTimeLayout = "2006-01-02 15:04:05Z"
 
 // List prints the runs of an existing database, newest first: ID,
-// creation time (UTC), kind, status, episodes, failed episodes and the
-// full acceptance share of the scored ones ("-" when none), or "no runs".
+// creation time (UTC), kind, status (liveStatus: a running run whose
+// process died shows as dead), episodes, failed episodes and the full
+// acceptance share of the scored ones ("-" when none), or "no runs".
 // Errors: store.OpenReadOnly's and the store's.
 func (s *Service) List(ctx context.Context, w io.Writer) error {
 	if err := s.ensureRead(ctx); err != nil {
@@ -38,6 +40,7 @@ func (s *Service) List(ctx context.Context, w io.Writer) error {
 		_, err := fmt.Fprintln(w, "no runs")
 		return err
 	}
+	now := s.Now()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tCREATED (UTC)\tKIND\tSTATUS\tEPISODES\tFAILED\tACCEPT")
 	for _, r := range rs {
@@ -46,7 +49,7 @@ func (s *Service) List(ctx context.Context, w io.Writer) error {
 			acc = strconv.FormatFloat(100*r.AcceptShare, 'f', 1, 64) + "%"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.CreatedAt.UTC().Format(runTimeLayout),
-			r.Kind, r.Status, r.Episodes, r.Failed, acc)
+			r.Kind, s.liveStatus(r.Run, now), r.Episodes, r.Failed, acc)
 	}
 	return tw.Flush()
 }
@@ -71,7 +74,7 @@ func (s *Service) Show(ctx context.Context, id string, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\n", run.ID)
 	fmt.Fprintf(tw, "kind\t%s\n", run.Kind)
-	fmt.Fprintf(tw, "status\t%s\n", runStatus(run, pcs))
+	fmt.Fprintf(tw, "status\t%s\n", s.runStatus(run, pcs))
 	fmt.Fprintf(tw, "seed\t%d\n", run.Seed)
 	fmt.Fprintf(tw, "version\t%s\n", run.Version)
 	fmt.Fprintf(tw, "created\t%s\n", run.CreatedAt.UTC().Format(runTimeLayout))
@@ -298,17 +301,27 @@ func (s *Service) ExportEpisodes(ctx context.Context, id, out string, stdout io.
 // its progress: "running, N/TOTAL episodes stored", TOTAL from its stored
 // spec (every persuadee × persuader × scenario × rollout), when its
 // scenario sets still load.
-func runStatus(run store.Run, pcs []store.PairCounts) string {
+func (s *Service) runStatus(run store.Run, pcs []store.PairCounts) string {
 	if run.Kind != "eval" || run.Status != store.StatusRunning {
-		return run.Status
+		return s.liveStatus(run, s.Now())
 	}
 	var spec EvalSpec
 	if err := json.Unmarshal(run.Config, &spec); err != nil {
 		return run.Status
 	}
-	plan, err := runplan.Of(spec.Grid)
+	plan, err := runplan.Of(context.Background(), spec.Grid)
 	if err != nil {
 		return run.Status
 	}
-	return fmt.Sprintf("%s, %d/%d episodes stored", run.Status, store.Stored(pcs), plan.Total())
+	return fmt.Sprintf("%s, %d/%d episodes stored", s.liveStatus(run, s.Now()), store.Stored(pcs), plan.Total())
+}
+
+// liveStatus is run's status as another process sees it: a running run
+// not stamped for StaleAfter (Stale), whose process ended without
+// finishing it, is "dead (no heartbeat for D; resume it)".
+func (s *Service) liveStatus(run store.Run, now time.Time) string {
+	if stale, since := s.Stale(run, now); stale {
+		return fmt.Sprintf("dead (no heartbeat for %s; resume it)", since.Round(time.Second))
+	}
+	return run.Status
 }

@@ -74,12 +74,12 @@ func LambdaStudy(ctx context.Context, spec LambdaStudySpec, command string, log 
 	if o.Persuadee, err = reg.Persuadee(spec.Persuadee); err != nil {
 		return "", err
 	}
-	trainSets, err := runplan.LoadSets(spec.Sets, string(scenario.Train))
+	trainSets, err := runplan.LoadSets(ctx, spec.Sets, string(scenario.Train))
 	if err != nil {
 		return "", err
 	}
 	o.TrainScenarios = runplan.Scenarios(trainSets)
-	if o.Heldout, err = runplan.LoadSets(spec.Sets, string(scenario.Heldout)); err != nil {
+	if o.Heldout, err = runplan.LoadSets(ctx, spec.Sets, string(scenario.Heldout)); err != nil {
 		return "", err
 	}
 	res, err := study.Lambda(ctx, o)

@@ -113,7 +113,7 @@ func (s *Service) Train(ctx context.Context, spec TrainSpec, o TrainOptions) (*T
 	if err != nil {
 		return nil, err
 	}
-	sets, err := runplan.LoadSets(spec.Scenarios, spec.Split)
+	sets, err := runplan.LoadSets(ctx, spec.Scenarios, spec.Split)
 	if err != nil {
 		return nil, err
 	}

@@ -1,36 +1,38 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/persuarena/persuarena/scenarios"
 )
 
-// ResolveOrBuiltins is ResolveAll(refs...), or every built-in set
-// (scenarios.Names) when refs is empty.
-func ResolveOrBuiltins(refs []string) ([]Scenario, error) {
+// ResolveOrBuiltins is ResolveAllContext(ctx, refs...), or every
+// built-in set (scenarios.Names) when refs is empty.
+func ResolveOrBuiltins(ctx context.Context, refs []string) ([]Scenario, error) {
 	if len(refs) == 0 {
 		refs = scenarios.Names
 	}
-	return ResolveAll(refs...)
+	return ResolveAllContext(ctx, refs...)
 }
 
 // WriteList writes one line per scenario of refs (the built-in sets when
 // empty) in split ("" for all): id, split, family, resistance type and
 // domain (cut to 50 runes), as an aligned table with a header. Errors: an
 // unknown split, Resolve's errors, or w's.
-func WriteList(w io.Writer, refs []string, split Split) error {
+func WriteList(ctx context.Context, w io.Writer, refs []string, split Split) error {
 	sp, err := ParseSplit(string(split))
 	if err != nil {
 		return fmt.Errorf("--split %q: %w", split, err)
 	}
 	split = sp
-	ss, err := ResolveOrBuiltins(refs)
+	ss, err := ResolveOrBuiltins(ctx, refs)
 	if err != nil {
 		return err
 	}
@@ -49,8 +51,8 @@ func WriteList(w io.Writer, refs []string, split Split) error {
 // WriteOne writes the scenario id of refs (the built-in sets when empty)
 // as indented JSON; public writes only its Public view (what a persuader
 // sees). Errors: no scenario with that id, Resolve's errors, or w's.
-func WriteOne(w io.Writer, refs []string, id string, public bool) error {
-	ss, err := ResolveOrBuiltins(refs)
+func WriteOne(ctx context.Context, w io.Writer, refs []string, id string, public bool) error {
+	ss, err := ResolveOrBuiltins(ctx, refs)
 	if err != nil {
 		return err
 	}
@@ -72,16 +74,19 @@ func WriteOne(w io.Writer, refs []string, id string, public bool) error {
 // writes each problem of an invalid one (file:line: field: problem;
 // "file: problem" for a file that cannot be read or holds no scenario) or
 // "REF: ok: N scenarios" to w. It returns an error counting the invalid
-// refs, nil when all are valid.
-func CheckFiles(w io.Writer, refs []string) error {
+// refs, nil when all are valid, or ctx's error (wrapped) when it ends
+// first.
+func CheckFiles(ctx context.Context, w io.Writer, refs []string) error {
 	if len(refs) == 0 {
 		refs = scenarios.Names
 	}
 	bad := 0
 	for _, ref := range refs {
-		ss, err := Resolve(ref)
+		ss, err := ResolveAllContext(ctx, ref)
 		var le *LoadError
 		switch {
+		case ctx.Err() != nil:
+			return err
 		case errors.As(err, &le):
 			for _, p := range le.Problems {
 				fmt.Fprintln(w, p)
@@ -90,7 +95,7 @@ func CheckFiles(w io.Writer, refs []string) error {
 		case err != nil:
 			// A file that cannot be read is a whole-file problem
 			// (Problem with line 0: "file: problem").
-			msg := err.Error()
+			msg := strings.TrimPrefix(err.Error(), ref+": ")
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				msg = pe.Op + ": " + pe.Err.Error()

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,25 +16,25 @@ func TestWriteListOneCheckFiles(t *testing.T) {
 	}
 	held := Filter(ss, Heldout)
 	var buf bytes.Buffer
-	if err := WriteList(&buf, []string{"arena"}, Heldout); err != nil {
+	if err := WriteList(context.Background(), &buf, []string{"arena"}, Heldout); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != len(held)+1 || !strings.HasPrefix(lines[0], "ID") || !strings.HasPrefix(lines[1], held[0].ID+" ") {
 		t.Fatalf("%d lines for %d held-out scenarios:\n%s", len(lines), len(held), strings.Join(lines[:2], "\n"))
 	}
-	if err := WriteList(&buf, []string{"arena"}, "test"); err == nil || !strings.Contains(err.Error(), `--split "test"`) {
+	if err := WriteList(context.Background(), &buf, []string{"arena"}, "test"); err == nil || !strings.Contains(err.Error(), `--split "test"`) {
 		t.Fatalf("bad split: %v", err)
 	}
 
 	buf.Reset()
-	if err := WriteOne(&buf, []string{"arena"}, held[0].ID, true); err != nil {
+	if err := WriteOne(context.Background(), &buf, []string{"arena"}, held[0].ID, true); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"id": "`+held[0].ID+`"`) || strings.Contains(buf.String(), `"hidden"`) {
 		t.Fatalf("public view:\n%s", buf.String())
 	}
-	if err := WriteOne(&buf, []string{"arena"}, "nope", false); err == nil || err.Error() != `no scenario with id "nope"` {
+	if err := WriteOne(context.Background(), &buf, []string{"arena"}, "nope", false); err == nil || err.Error() != `no scenario with id "nope"` {
 		t.Fatalf("unknown id: %v", err)
 	}
 
@@ -42,7 +43,7 @@ func TestWriteListOneCheckFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf.Reset()
-	err = CheckFiles(&buf, []string{"arena", bad})
+	err = CheckFiles(context.Background(), &buf, []string{"arena", bad})
 	if err == nil || err.Error() != "1 of 2 files invalid" {
 		t.Fatalf("CheckFiles: %v", err)
 	}
@@ -52,12 +53,12 @@ func TestWriteListOneCheckFiles(t *testing.T) {
 	// A file that cannot be read: a whole-file problem, line 0.
 	buf.Reset()
 	missing := filepath.Join(t.TempDir(), "missing.jsonl")
-	if err := CheckFiles(&buf, []string{missing}); err == nil || buf.String() != missing+": open: no such file or directory\n" {
+	if err := CheckFiles(context.Background(), &buf, []string{missing}); err == nil || buf.String() != missing+": stat: no such file or directory\n" {
 		t.Fatalf("CheckFiles(missing): %v\n%s", err, buf.String())
 	}
 	// No argument: the built-in sets, as list and stats default to.
 	buf.Reset()
-	if err := CheckFiles(&buf, nil); err != nil || buf.String() != "p4g: ok: 982 scenarios\narena: ok: 1788 scenarios\n" {
+	if err := CheckFiles(context.Background(), &buf, nil); err != nil || buf.String() != "p4g: ok: 982 scenarios\narena: ok: 1788 scenarios\n" {
 		t.Fatalf("CheckFiles(nil): %v\n%s", err, buf.String())
 	}
 }

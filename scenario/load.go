@@ -27,6 +27,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/scenarios"
 )
@@ -126,21 +127,43 @@ type loc struct {
 // loader reads one or more JSONL sources, sharing the duplicate-id index
 // across them.
 type loader struct {
+	ctx      context.Context
 	seen     map[string]loc
 	problems []Problem
 	out      []Scenario
 }
 
-func newLoader() *loader { return &loader{seen: map[string]loc{}} }
+func newLoader(ctx context.Context) *loader { return &loader{ctx: ctx, seen: map[string]loc{}} }
 
-// read parses all lines of r. It returns only I/O errors; validation
-// problems accumulate in l.problems.
+// MaxProblems is the most problems one load reports: past it, reading
+// stops with a last problem saying so.
+//
+// Choice: 1,000, more than anyone fixes in one pass, while a file that is
+// not JSONL at all (a binary, random bytes) fails at once instead of
+// collecting a problem per line of its whole size.
+const MaxProblems = 1000
+
+// errTooManyProblems stops a read once MaxProblems are collected.
+var errTooManyProblems = errors.New("too many problems")
+
+// read parses all lines of r. It returns only I/O errors, l.ctx's error
+// (checked at every line, so that a long load ends at once when it is
+// cancelled) and errTooManyProblems; validation problems accumulate in
+// l.problems.
 func (l *loader) read(name string, r io.Reader) error {
 	// bufio.Reader rather than Scanner: scenario lines with full P4G
 	// transcripts can exceed Scanner's 64 KiB default token limit.
 	br := bufio.NewReader(r)
 	before := len(l.out) + len(l.problems)
 	for n := 1; ; n++ {
+		if err := l.ctx.Err(); err != nil {
+			return fmt.Errorf("%s:%d: loading stopped: %w", name, n, err)
+		}
+		if len(l.problems) >= MaxProblems {
+			l.problems = append(l.problems, Problem{File: name, Line: n, Field: "(file)",
+				Msg: fmt.Sprintf("over %d problems: reading stopped (is this a JSONL scenario file?)", MaxProblems)})
+			return errTooManyProblems
+		}
 		line, long, err := readLine(br, MaxLineBytes)
 		switch {
 		case long:
@@ -508,24 +531,28 @@ func allowedProperties(doc any, schemaLoc string) []string {
 // or blank), a UTF-8 byte-order mark, invalid UTF-8 (never silently turned
 // into U+FFFD) and a line longer than MaxLineBytes.
 func ReadJSONL(name string, r io.Reader) ([]Scenario, error) {
-	l := newLoader()
-	if err := l.read(name, r); err != nil {
+	l := newLoader(context.Background())
+	if err := l.read(name, r); err != nil && err != errTooManyProblems {
 		return nil, err
 	}
 	return l.result()
 }
 
-// LoadFile reads the JSONL scenario file at path; see ReadJSONL. A file
-// that cannot be opened yields the *fs.PathError.
+// LoadFile reads the JSONL scenario file at path; see ReadJSONL and
+// LoadFiles.
 func LoadFile(path string) ([]Scenario, error) {
 	return LoadFiles(path)
 }
 
 // LoadFiles reads several JSONL scenario files as one set, in order. Ids
 // must be unique across all files. Problems from all files are collected
-// into one *LoadError; an unreadable file stops loading with its error.
+// (MaxProblems at most) into one *LoadError; an unreadable file stops
+// loading with its error: the *fs.PathError of a missing one, or
+// filelimit.ErrNotRegular (a directory, named pipe or device, refused
+// before it is read) or filelimit.ErrTooLarge (over filelimit.Scenarios
+// bytes), in one line naming the file.
 func LoadFiles(paths ...string) ([]Scenario, error) {
-	return resolve(paths, false)
+	return resolve(context.Background(), paths, false, "")
 }
 
 // Resolve loads a scenario set by reference: a built-in set name ("p4g",
@@ -545,9 +572,15 @@ func SetName(ref string) string {
 
 // ResolveAll loads several references (see Resolve) as one set; ids must
 // be unique across them. It returns nil and a *LoadError listing every
-// problem, or the first I/O error.
+// problem, or the first I/O error (see LoadFiles).
 func ResolveAll(refs ...string) ([]Scenario, error) {
-	return resolve(refs, true)
+	return ResolveAllContext(context.Background(), refs...)
+}
+
+// ResolveAllContext is ResolveAll ending as soon as ctx does (checked at
+// every line read), with an error wrapping ctx.Err().
+func ResolveAllContext(ctx context.Context, refs ...string) ([]Scenario, error) {
+	return resolve(ctx, refs, true, "")
 }
 
 // ResolveSplit is ResolveAll(refs...) filtered to split (Filter), but the
@@ -559,31 +592,35 @@ func ResolveAll(refs ...string) ([]Scenario, error) {
 // among the kept scenarios of the built-in sets (their tests check the
 // whole sets). An empty split means all. Errors are ResolveAll's.
 func ResolveSplit(split Split, refs ...string) ([]Scenario, error) {
-	ss, err := resolveWith(refs, true, split)
+	return ResolveSplitContext(context.Background(), split, refs...)
+}
+
+// ResolveSplitContext is ResolveSplit ending as soon as ctx does (checked
+// at every line read), with an error wrapping ctx.Err().
+func ResolveSplitContext(ctx context.Context, split Split, refs ...string) ([]Scenario, error) {
+	ss, err := resolve(ctx, refs, true, split)
 	if err != nil {
 		return nil, err
 	}
 	return Filter(ss, split), nil
 }
 
-// resolve loads refs in order; built-in set names are recognised only when
-// builtins is set.
-func resolve(refs []string, builtins bool) ([]Scenario, error) {
-	return resolveWith(refs, builtins, "")
-}
-
-// resolveWith is resolve keeping only split's lines of the built-in sets
-// (all when split is "").
-func resolveWith(refs []string, builtins bool, split Split) ([]Scenario, error) {
-	l := newLoader()
+// resolve loads refs in order, keeping only split's lines of the built-in
+// sets (all when split is ""); built-in set names are recognised only
+// when builtins is set.
+func resolve(ctx context.Context, refs []string, builtins bool, split Split) ([]Scenario, error) {
+	l := newLoader(ctx)
 	for _, ref := range refs {
+		var err error
 		if builtins && slices.Contains(scenarios.Names, ref) {
-			if err := l.readBuiltin(ref, split); err != nil {
-				return nil, err
-			}
-			continue
+			err = l.readBuiltin(ref, split)
+		} else {
+			err = l.readFile(ref)
 		}
-		if err := l.readFile(ref); err != nil {
+		if err == errTooManyProblems {
+			break
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -673,8 +710,10 @@ func (l *loader) decodeTrusted(name string, lines []numbered) {
 	}
 }
 
+// readFile reads the JSONL file path: a regular file of at most
+// filelimit.Scenarios bytes, checked before it is opened.
 func (l *loader) readFile(path string) error {
-	f, err := os.Open(path)
+	f, err := filelimit.Open(path, filelimit.Scenarios)
 	if err != nil {
 		return err
 	}
@@ -704,7 +743,7 @@ func Validate(name string, ss []Scenario) error {
 
 // encodeAll marshals and validates ss into JSONL bytes.
 func encodeAll(name string, ss []Scenario) ([]byte, error) {
-	l := newLoader()
+	l := newLoader(context.Background())
 	var buf bytes.Buffer
 	for i := range ss {
 		b, err := Marshal(&ss[i])

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -408,7 +409,7 @@ func TestTrustedLoadStillChecks(t *testing.T) {
 	}
 	first := bytes.SplitN(raw, []byte("\n"), 2)[0]
 	bad := bytes.Replace(first, []byte(`{"id":`), []byte(`{"colour":"red","id":`), 1)
-	l := newLoader()
+	l := newLoader(context.Background())
 	l.decodeTrusted("builtin:test", []numbered{{1, first, ""}, {2, first, ""}, {3, bad, ""}, {4, first, Val}})
 	_, err = l.result()
 	var le *LoadError

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -249,7 +250,7 @@ func Resume(ctx context.Context, dir string, o Options) (*Runner, error) {
 }
 
 func readCheckpoint(path string) (*checkpoint, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("selfplay: %w", err)
 	}
@@ -299,7 +300,7 @@ func ReadInfo(dir string) (Info, error) {
 // field (wrapping ErrCheckpoint): not JSON, unknown fields, another format
 // or version, bad weights, an unknown mind.
 func LoadUser(path string) (*User, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return nil, fmt.Errorf("selfplay: %w", err)
 	}

@@ -178,7 +178,7 @@ func (r *Runner) updateStep(ctx context.Context, cycle int, ph Phase, s int) ([]
 	if system {
 		opt = r.sysOpt
 	}
-	first, last, err := opt.Steps(batch, r.cfg.Updates)
+	first, last, err := opt.Steps(ctx, batch, r.cfg.Updates)
 	if err != nil {
 		return nil, none, none, err
 	}

@@ -114,24 +114,24 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	bad := func(f string, v any, want string) error { return fmt.Errorf("selfplay: %s = %v, want %s", f, v, want) }
 	switch {
-	case c.Cycles < 1:
-		return bad("cycles", c.Cycles, ">= 1")
-	case c.T < 1:
-		return bad("t", c.T, ">= 1")
-	case c.G < 2:
-		return bad("g", c.G, ">= 2")
-	case c.ScenariosPerStep < 1:
-		return bad("scenarios_per_step", c.ScenariosPerStep, ">= 1")
+	case c.Cycles < 1 || c.Cycles > grpo.MaxSteps:
+		return bad("cycles", c.Cycles, fmt.Sprintf("1..%d", grpo.MaxSteps))
+	case c.T < 1 || c.T > episode.MaxTmax:
+		return bad("t", c.T, fmt.Sprintf("1..%d", episode.MaxTmax))
+	case c.G < 2 || c.G > grpo.MaxG:
+		return bad("g", c.G, fmt.Sprintf("2..%d", grpo.MaxG))
+	case c.ScenariosPerStep < 1 || c.ScenariosPerStep > grpo.MaxScenariosPerStep:
+		return bad("scenarios_per_step", c.ScenariosPerStep, fmt.Sprintf("1..%d", grpo.MaxScenariosPerStep))
 	case c.SystemSteps < 1 || c.SystemSteps >= 4096:
 		return bad("system_steps", c.SystemSteps, "1..4095")
 	case c.UserSteps < 0 || c.UserSteps >= 4096:
 		return bad("user_steps", c.UserSteps, "0..4095")
-	case c.Updates < 1:
-		return bad("updates", c.Updates, ">= 1")
+	case c.Updates < 1 || c.Updates > grpo.MaxUpdates:
+		return bad("updates", c.Updates, fmt.Sprintf("1..%d", grpo.MaxUpdates))
 	case c.UserHidden < 0 || c.UserHidden > 4096:
 		return bad("user_hidden", c.UserHidden, "0..4096")
-	case c.UserWarmSteps < 0:
-		return bad("user_warm_steps", c.UserWarmSteps, ">= 0")
+	case c.UserWarmSteps < 0 || c.UserWarmSteps > grpo.MaxSteps:
+		return bad("user_warm_steps", c.UserWarmSteps, fmt.Sprintf("0..%d", grpo.MaxSteps))
 	case !(c.Weights.Gamma > 0 && c.Weights.Gamma <= 1):
 		return bad("weights.gamma", c.Weights.Gamma, "a value in (0, 1]")
 	}
@@ -461,6 +461,9 @@ func (r *Runner) warmUser(ctx context.Context) error {
 	mb := make([]train.Sample, 0, warmBatch)
 	var first, last float64
 	for k := range r.cfg.UserWarmSteps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		mb = mb[:0]
 		for len(mb) < min(warmBatch, len(batch)) {
 			if pos == len(perm) {

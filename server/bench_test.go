@@ -3,9 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/persuarena/persuarena/perception"
 )
 
 // BenchmarkWSEpisode plays whole episodes against sim over one loopback
@@ -48,4 +53,65 @@ func BenchmarkWSEpisode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+}
+
+// BenchmarkSessionMemory measures the memory one session holds against
+// sim (docs/server.md, "Memory"): 64 environments, each reset on its own
+// train scenario and stepped with persuader messages of the given size,
+// are kept alive; it reports the heap they retain per session (after a
+// GC) for 1 and 10 steps. Scenes are built before the measurement (they
+// are shared by every session of a scenario and cached), so the figure is
+// the session's own state: its episode, transcript and the reader's
+// analyses of its messages.
+func BenchmarkSessionMemory(b *testing.B) {
+	// serve's cache limits (runs.ServeCachedScenes, runs.ServeCachedTexts)
+	defer perception.SetCacheLimits(perception.SetCacheLimits(64, 256))
+	f, err := NewFactory(simConfig(b).Env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	const n = 64
+	ids := make([]string, n)
+	pool := f.pools["arena"]["train"]
+	for i := range ids {
+		ids[i] = pool[i].ID
+		e := f.NewEnv()
+		if _, err := e.Reset(ctx, ResetOptions{ScenarioID: ids[i]}); err != nil { // builds and caches the scene
+			b.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		bytes int
+		steps int
+	}{{"message=60B/steps=1", 60, 1}, {"message=60B/steps=10", 60, 10}, {"message=16KiB/steps=1", 16 << 10, 1}, {"message=16KiB/steps=10", 16 << 10, 10}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var per float64
+			for range b.N {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				envs := make([]*Env, n)
+				for i := range envs {
+					envs[i] = f.NewEnv()
+					if _, err := envs[i].Reset(ctx, ResetOptions{ScenarioID: ids[i]}); err != nil {
+						b.Fatal(err)
+					}
+					for s := range tc.steps {
+						msg := strings.Repeat(fmt.Sprintf("Point %d of %d: would it help to try it once? ", s, i), tc.bytes/20+1)[:tc.bytes]
+						if _, _, done, err := envs[i].Step(ctx, Action{Message: msg}); err != nil || done {
+							break
+						}
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				per += float64(after.HeapAlloc-before.HeapAlloc) / n
+				runtime.KeepAlive(envs)
+			}
+			b.ReportMetric(per/float64(b.N)/1024, "KiB/session")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

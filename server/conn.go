@@ -42,16 +42,16 @@ const maxMessageBytesLimit = 1 << 30
 // guardDefaults fills in the guard and connection defaults of cfg and
 // refuses negative values.
 func guardDefaults(cfg *Config) error {
-	if cfg.FirstStepWindow < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxConns < 0 || cfg.HealthReserve < 0 ||
+	if cfg.IdleLease < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxConns < 0 || cfg.HealthReserve < 0 ||
 		cfg.ConnIdleTimeout < 0 || cfg.ReadTimeout < 0 {
-		return fmt.Errorf("server: negative first-step window %v, sessions per client %d, max connections %d, health reserve %d, connection idle timeout %v or read timeout %v",
-			cfg.FirstStepWindow, cfg.MaxSessionsPerClient, cfg.MaxConns, cfg.HealthReserve, cfg.ConnIdleTimeout, cfg.ReadTimeout)
+		return fmt.Errorf("server: negative idle lease %v, sessions per client %d, max connections %d, health reserve %d, connection idle timeout %v or read timeout %v",
+			cfg.IdleLease, cfg.MaxSessionsPerClient, cfg.MaxConns, cfg.HealthReserve, cfg.ConnIdleTimeout, cfg.ReadTimeout)
 	}
 	if cfg.Env.MaxMessageBytes > maxMessageBytesLimit {
 		return fmt.Errorf("server: max message bytes %d over the limit of %d (the frame limit is 6 times it plus 4 KB)", cfg.Env.MaxMessageBytes, maxMessageBytesLimit)
 	}
-	if cfg.FirstStepWindow == 0 {
-		cfg.FirstStepWindow = DefaultFirstStepWindow
+	if cfg.IdleLease == 0 {
+		cfg.IdleLease = DefaultIdleLease
 	}
 	if cfg.HealthReserve == 0 {
 		cfg.HealthReserve = DefaultHealthReserve

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,40 +18,68 @@ import (
 
 // Defaults of the abuse guards in Config.
 const (
-	// DefaultFirstStepWindow is how long an HTTP episode may go from its
-	// reset to its first step before a new session that finds the server
-	// full may take its slot.
+	// DefaultIdleLease is how long a session may go without playing (a
+	// reset or a step, over HTTP, WebSocket or MCP) before a new session
+	// that finds the server full, or its client's share full, may take
+	// its slot.
 	//
 	// Choice: 30 s, well under the 10-minute idle timeout, so that 64
-	// resets without steps lock nobody out for longer than that, and long
-	// enough for a trainer to generate a batch's first utterances between
-	// its resets and its first steps. The window only evicts when a new
-	// session needs the slot: an idle server leaves slow clients alone.
-	DefaultFirstStepWindow = 30 * time.Second
-	// DefaultRemotePerClientDivisor: a non-loopback client address may
-	// hold at most MaxSessions/4 (at least 1) sessions by default; a
-	// loopback address (the trainer on the same machine) may hold all.
+	// sessions that reset (and step, or not) and then go quiet lock
+	// nobody out for longer than that, and long enough for a trainer to
+	// generate a batch's next utterances between two steps. The lease is
+	// enforced only when a new session needs the slot: an idle server
+	// leaves slow clients alone until IdleTimeout.
+	DefaultIdleLease = 30 * time.Second
+	// DefaultRemotePerClientDivisor: a non-loopback client may hold at
+	// most MaxSessions/4 (at least 1) sessions by default; a loopback
+	// address (the trainer on the same machine) may hold all.
 	DefaultRemotePerClientDivisor = 4
+	// clientPrefixV6 is the IPv6 prefix length one client is counted by
+	// (clientKey).
+	//
+	// Choice: /64, the smallest block an ISP or cloud hands one host or
+	// site (RFC 6177): counting single IPv6 addresses would let one host
+	// take every slot from the 2^64 addresses of its own subnet.
+	clientPrefixV6 = 64
 )
 
-// clientAddr is the client address a request's per-client cap counts
-// against: the peer IP of the TCP connection (forwarding headers are not
-// trusted; a server behind a proxy sees the proxy's address).
+// clientAddr is the client a request's per-client cap counts against
+// (clientKey of the TCP peer's IP; forwarding headers are not trusted: a
+// server behind a proxy sees the proxy's address).
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	return clientKey(host)
 }
 
-// isLoopbackAddr reports whether host (an IP) is a loopback address.
-func isLoopbackAddr(host string) bool {
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// clientKey names the client of peer IP host: an IPv4 address (also when
+// IPv4-mapped) or ::1 as it is, any other IPv6 address as its /64 prefix
+// ("2001:db8:1:2::/64"); a host that is no IP as it is.
+func clientKey(host string) string {
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	addr = addr.Unmap()
+	if addr.Is4() || addr.IsLoopback() {
+		return addr.String()
+	}
+	p, err := addr.WithZone("").Prefix(clientPrefixV6)
+	if err != nil {
+		return addr.String()
+	}
+	return p.String()
 }
 
-// perClientLimit is the number of sessions one client address may hold.
+// isLoopbackAddr reports whether client (clientKey) is a loopback address.
+func isLoopbackAddr(client string) bool {
+	addr, err := netip.ParseAddr(client)
+	return err == nil && addr.Unmap().IsLoopback()
+}
+
+// perClientLimit is the number of sessions one client may hold.
 func (s *Server) perClientLimit(client string) int {
 	if s.cfg.MaxSessionsPerClient > 0 {
 		return s.cfg.MaxSessionsPerClient
@@ -85,7 +114,9 @@ func (s *Server) clientHeldLocked(client string) int {
 }
 
 // clientCapErrorLocked returns CAPACITY_REACHED when client already holds
-// its per-client share of the slots, else nil. s.mu must be held.
+// its per-client share of the slots (after taking back one of its own
+// sessions idle past the lease, evictIdleLocked), else nil. s.mu must be
+// held.
 func (s *Server) clientCapErrorLocked(client string) *Error {
 	limit := s.perClientLimit(client)
 	if limit >= s.cfg.MaxSessions {
@@ -95,8 +126,8 @@ func (s *Server) clientCapErrorLocked(client string) *Error {
 	}
 	s.activeLocked() // forget expired episodes first
 	held := s.clientHeldLocked(client)
-	if held >= limit && s.evictUnsteppedLocked(client) > 0 {
-		held = s.clientHeldLocked(client)
+	if held >= limit && s.evictIdleLocked(client) {
+		held--
 	}
 	if held >= limit {
 		return errf(CapacityReached, "client %s holds %d of its %d sessions; finish or close one (POST /close) first", client, held, limit)
@@ -104,22 +135,35 @@ func (s *Server) clientCapErrorLocked(client string) *Error {
 	return nil
 }
 
-// evictUnsteppedLocked forgets the HTTP episodes (of client, or of every
-// client when client is "") that were reset longer than FirstStepWindow
-// ago and have not stepped since, and closes (1008) the WebSocket
-// sessions that have sent no message for that long since they connected,
-// and returns how many it freed; it
-// wakes waiting sessions when any. s.mu must be held. admitLocked calls
-// it when every slot is held, clientCapErrorLocked when the client holds
-// its share.
-func (s *Server) evictUnsteppedLocked(client string) int {
+// evictIdleLocked frees the slot of the session (of client, or of any
+// client when client is "") that has gone longest without playing, if
+// that is longer than IdleLease and it is not handling a request: an
+// HTTP episode (reset, stepped or not) or MCP session is forgotten (its id
+// then gets SESSION_ERROR), a WebSocket session gets SESSION_ERROR and is closed
+// with 1008. It reports whether it freed one, and wakes waiting sessions
+// when it did. s.mu must be held. admitLocked calls it when every slot
+// is held, clientCapErrorLocked when the client holds its share: one
+// eviction per session admitted, so an idle session keeps its slot while
+// no one needs it.
+func (s *Server) evictIdleLocked(client string) bool {
 	now := s.now()
-	n := 0
+	var (
+		oldest    time.Time
+		victimID  string
+		victimWS  *wsSession
+		victimMCP *mcpSession
+	)
+	none := func() bool { return victimID == "" && victimWS == nil && victimMCP == nil }
 	for id, ep := range s.http {
-		if (client == "" || ep.client == client) && !ep.done && !ep.stepped && !ep.reset.IsZero() && now.Sub(ep.reset) > s.cfg.FirstStepWindow {
-			delete(s.http, id)
-			s.log.Info("evicted", "transport", "http", "episode", id, "reason", "no step within the first-step window")
-			n++
+		if (client == "" || ep.client == client) && !ep.done && ep.busy == 0 && now.Sub(ep.played) > s.cfg.IdleLease &&
+			(none() || ep.played.Before(oldest)) {
+			oldest, victimID, victimWS, victimMCP = ep.played, id, nil, nil
+		}
+	}
+	for _, ms := range s.mcpS {
+		if (client == "" || ms.client == client) && ms.busy == 0 && now.Sub(ms.played) > s.cfg.IdleLease &&
+			(none() || ms.played.Before(oldest)) {
+			oldest, victimID, victimWS, victimMCP = ms.played, "", nil, ms
 		}
 	}
 	for ws := range s.ws {
@@ -127,22 +171,39 @@ func (s *Server) evictUnsteppedLocked(client string) int {
 			continue
 		}
 		ws.mu.Lock()
-		silent := !ws.spoke && !ws.busy && !ws.expired && time.Since(ws.last) > s.cfg.FirstStepWindow
-		if silent {
-			ws.expired = true // its idle timer and reader stand down
-		}
+		played, idle := ws.played, !ws.busy && !ws.expired
 		ws.mu.Unlock()
-		if silent {
-			delete(s.ws, ws)
-			s.log.Info("evicted", "transport", "ws", "reason", "no message within the first-step window")
-			go ws.conn.Close(websocket.StatusPolicyViolation, "no message within the first-step window")
-			n++
+		if idle && now.Sub(played) > s.cfg.IdleLease && (none() || played.Before(oldest)) {
+			oldest, victimID, victimWS, victimMCP = played, "", ws, nil
 		}
 	}
-	if n > 0 {
-		s.freedLocked()
+	switch {
+	case victimID != "":
+		delete(s.http, victimID)
+		s.log.Info("evicted", "transport", "http", "episode", victimID, "reason", "idle past the lease while the server was full")
+	case victimMCP != nil:
+		delete(s.mcpS, victimMCP.id)
+		s.log.Info("evicted", "transport", "mcp", "session", victimMCP.id, "reason", "idle past the lease while the server was full")
+	case victimWS != nil:
+		ws := victimWS
+		ws.mu.Lock()
+		if ws.busy || ws.expired { // it started a message meanwhile
+			ws.mu.Unlock()
+			return false
+		}
+		ws.expired = true // its idle timer and reader stand down
+		ws.mu.Unlock()
+		delete(s.ws, ws)
+		s.log.Info("evicted", "transport", "ws", "reason", "idle past the lease while the server was full")
+		go func() {
+			ws.sendError(errf(SessionError, "session closed: no reset or step for over %v while other clients waited for a slot", s.cfg.IdleLease))
+			ws.conn.Close(websocket.StatusPolicyViolation, "idle past the lease")
+		}()
+	default:
+		return false
 	}
-	return n
+	s.freedLocked()
+	return true
 }
 
 // guardErrors answer requests refused before any endpoint runs.

@@ -61,25 +61,22 @@ func resetID(t *testing.T, body []byte) string {
 	return r.Observation.Metadata.EpisodeID
 }
 
-// Resets without steps hold every slot for FirstStepWindow at most, not
+// Resets without steps hold every slot for the idle lease at most, not
 // IdleTimeout: a new client that finds the server full takes the slot of
-// an episode that has not stepped within the window; an episode that
-// stepped keeps its slot.
-func TestResetSquatFreedAfterFirstStepWindow(t *testing.T) {
+// the episode that has gone longest without playing, once that is longer
+// than the lease; an episode that keeps stepping keeps its slot, and
+// polling GET /state does not renew a lease.
+func TestResetSquatFreedAfterIdleLease(t *testing.T) {
 	cfg := fakeConfig(t, &fake{})
 	cfg.MaxSessions, cfg.CapacityWait = 4, -1
 	s, ts := start(t, cfg)
 	advance := clock(s)
-	if s.cfg.FirstStepWindow != DefaultFirstStepWindow || s.cfg.IdleTimeout != DefaultIdleTimeout {
-		t.Fatalf("defaults: window %v idle %v", s.cfg.FirstStepWindow, s.cfg.IdleTimeout)
+	if s.cfg.IdleLease != DefaultIdleLease || s.cfg.IdleTimeout != DefaultIdleTimeout {
+		t.Fatalf("defaults: lease %v idle %v", s.cfg.IdleLease, s.cfg.IdleTimeout)
 	}
 	// One honest episode that steps, three squatters that never do.
 	_, body := httpDo(t, "POST", ts.URL+"/reset", `{}`)
 	honest := resetID(t, body)
-	step := mustJSON(t, map[string]any{"episode_id": honest, "action": map[string]any{"message": "Hi."}})
-	if status, body := httpDo(t, "POST", ts.URL+"/step", step); status != 200 {
-		t.Fatalf("step: %d %s", status, body)
-	}
 	var squat []string
 	for range 3 {
 		_, body := httpDo(t, "POST", ts.URL+"/reset", `{}`)
@@ -87,20 +84,28 @@ func TestResetSquatFreedAfterFirstStepWindow(t *testing.T) {
 	}
 	status, body := httpDo(t, "POST", ts.URL+"/reset", `{}`)
 	wantHTTPError(t, status, body, 503, CapacityReached)
-	advance(DefaultFirstStepWindow - time.Second)
+	advance(DefaultIdleLease - time.Second)
+	step := mustJSON(t, map[string]any{"episode_id": honest, "action": map[string]any{"message": "Hi."}})
+	if status, body := httpDo(t, "POST", ts.URL+"/step", step); status != 200 {
+		t.Fatalf("step: %d %s", status, body)
+	}
+	if status, _ := httpDo(t, "GET", ts.URL+"/state?episode_id="+squat[0], ""); status != 200 { // does not renew
+		t.Fatalf("state: %d", status)
+	}
 	status, body = httpDo(t, "POST", ts.URL+"/reset", `{}`)
-	wantHTTPError(t, status, body, 503, CapacityReached) // within the window
+	wantHTTPError(t, status, body, 503, CapacityReached) // within the lease
 	advance(2 * time.Second)
 	for i := range 3 {
 		if status, body := httpDo(t, "POST", ts.URL+"/reset", `{}`); status != 200 {
-			t.Fatalf("new client %d after the first-step window: %d %s", i, status, body)
+			t.Fatalf("new client %d after the lease: %d %s", i, status, body)
 		}
 	}
 	status, body = httpDo(t, "POST", ts.URL+"/reset", `{}`)
-	wantHTTPError(t, status, body, 503, CapacityReached) // the new episodes are within their window
-	// The squatters are gone; the honest episode still steps.
-	status, body = httpDo(t, "GET", ts.URL+"/state?episode_id="+squat[0], "")
-	wantHTTPError(t, status, body, 404, SessionError)
+	wantHTTPError(t, status, body, 503, CapacityReached) // the honest episode stepped within its lease
+	for _, id := range squat {
+		status, body = httpDo(t, "GET", ts.URL+"/state?episode_id="+id, "")
+		wantHTTPError(t, status, body, 404, SessionError)
+	}
 	step = mustJSON(t, map[string]any{"episode_id": honest, "action": map[string]any{"message": "Again."}})
 	if status, body := httpDo(t, "POST", ts.URL+"/step", step); status != 200 {
 		t.Fatalf("honest episode after eviction: %d %s", status, body)
@@ -206,7 +211,7 @@ func TestBearerToken(t *testing.T) {
 // Negative guard settings are refused.
 func TestGuardConfigNegativeRefused(t *testing.T) {
 	for _, mod := range []func(*Config){
-		func(c *Config) { c.FirstStepWindow = -1 },
+		func(c *Config) { c.IdleLease = -1 },
 		func(c *Config) { c.MaxSessionsPerClient = -1 },
 		func(c *Config) { c.MaxConns = -1 },
 		func(c *Config) { c.ReadTimeout = -1 },
@@ -233,25 +238,44 @@ func TestEngineErrorBodyWithheld(t *testing.T) {
 	}
 }
 
-// A WebSocket connection that sends nothing holds its slot for the
-// first-step window at most when a new session needs it; one that spoke
-// keeps its slot.
-func TestSilentWebSocketEvictedAfterFirstStepWindow(t *testing.T) {
+// A WebSocket session that has not reset or stepped for the idle lease
+// (silent since it connected, or quiet since its last step) gives its
+// slot to a new session that needs it, longest idle first, one per new
+// session; one that plays within the lease keeps its slot, and state
+// messages do not renew the lease.
+func TestIdleWebSocketEvictedAfterIdleLease(t *testing.T) {
 	cfg := fakeConfig(t, &fake{})
-	cfg.MaxSessions, cfg.CapacityWait, cfg.FirstStepWindow = 2, -1, 200*time.Millisecond
+	cfg.MaxSessions, cfg.CapacityWait, cfg.IdleLease = 3, -1, 300*time.Millisecond
 	_, ts := start(t, cfg)
+	silent := dial(t, ts)
+	quiet := dial(t, ts)
+	result(t, call(t, quiet, `{"type":"reset"}`))
+	result(t, call(t, quiet, `{"type":"step","data":{"message":"Hi."}}`))
 	talker := dial(t, ts)
 	result(t, call(t, talker, `{"type":"reset"}`))
-	silent := dial(t, ts)
-	third := dial(t, ts) // within the window: refused
+	third := dial(t, ts) // within the lease: refused
 	if msg := recv(t, third); msg.Type != "error" || !strings.Contains(msg.raw, "CAPACITY_REACHED") {
-		t.Fatalf("third session within the window: %s", msg.raw)
+		t.Fatalf("new session within the lease: %s", msg.raw)
 	}
-	time.Sleep(300 * time.Millisecond)
+	deadline := time.Now().Add(400 * time.Millisecond)
+	for time.Now().Before(deadline) { // the talker keeps playing; quiet only asks its state
+		result(t, call(t, talker, `{"type":"step","data":{"message":"Still here."}}`))
+		if f := call(t, quiet, `{"type":"state"}`); f.Type != "state" {
+			t.Fatalf("state: %s", f.raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	fourth := dial(t, ts)
 	result(t, call(t, fourth, `{"type":"reset"}`))
+	wantError(t, recv(t, silent), SessionError) // idle longest
 	wantClose(t, silent, websocket.StatusPolicyViolation)
+	fifth := dial(t, ts)
+	result(t, call(t, fifth, `{"type":"reset"}`))
+	if msg := recv(t, quiet); msg.Type != "error" || !strings.Contains(msg.raw, "SESSION_ERROR") || !strings.Contains(msg.raw, "no reset or step") {
+		t.Fatalf("quiet session: %s", msg.raw)
+	}
+	wantClose(t, quiet, websocket.StatusPolicyViolation)
 	if f := call(t, talker, `{"type":"state"}`); f.Type != "state" { // still served
-		t.Fatalf("the session that spoke: %s", f.raw)
+		t.Fatalf("the session that played: %s", f.raw)
 	}
 }

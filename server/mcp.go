@@ -115,10 +115,13 @@ func (httpTools) needsEpisode() bool { return true }
 type wsTools struct{ ws *wsSession }
 
 func (t wsTools) reset(ctx context.Context, o ResetOptions) (Observation, error) {
-	return t.ws.env.Reset(ctx, o)
+	obs, err := t.ws.env.Reset(ctx, o)
+	t.ws.playing = t.ws.playing || err == nil
+	return obs, err
 }
 func (t wsTools) say(ctx context.Context, _ string, a Action) (Observation, error) {
 	obs, _, _, err := t.ws.env.Step(ctx, a)
+	t.ws.playing = t.ws.playing || err == nil
 	return obs, err
 }
 func (wsTools) needsEpisode() bool { return false }

@@ -34,13 +34,19 @@ type mcpSession struct {
 	// session is forgotten after Config.IdleTimeout without one.
 	last   time.Time
 	client string // the creating client's address (per-client cap)
+	id     string
+	// played and busy (guarded by Server.mu) are the last reset or say's
+	// end (or the create) and the tool calls running, for the idle lease
+	// (guard.go's evictIdleLocked).
+	played time.Time
+	busy   int
 }
 
 // createMCPSession opens an MCP session for client and returns its id
 // ("mcp-" and 26 random characters). Errors: SESSION_ERROR while shutting
 // down, CAPACITY_REACHED when every slot (or client's share) is held.
 func (s *Server) createMCPSession(ctx context.Context, client string) (string, error) {
-	ms := &mcpSession{env: s.f.NewEnv(), client: client}
+	ms := &mcpSession{env: s.f.NewEnv(), client: client, id: "mcp-" + rand.Text()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -56,11 +62,11 @@ func (s *Server) createMCPSession(ctx context.Context, client string) (string, e
 		}
 		return "", s.capacityError(n)
 	}
-	id := "mcp-" + rand.Text()
 	ms.last = s.now()
-	s.mcpS[id] = ms
-	s.log.Info("open", "transport", "mcp", "session", id)
-	return id, nil
+	ms.played = ms.last
+	s.mcpS[ms.id] = ms
+	s.log.Info("open", "transport", "mcp", "session", ms.id)
+	return ms.id, nil
 }
 
 // mcpSessionByID returns the live MCP session id and marks it used.
@@ -93,18 +99,44 @@ func (s *Server) closeMCPSession(id string) error {
 }
 
 // mcpSessionTools plays the MCP tools on one MCP session's environment.
-type mcpSessionTools struct{ ms *mcpSession }
+type mcpSessionTools struct {
+	s  *Server
+	ms *mcpSession
+}
 
 func (t mcpSessionTools) reset(ctx context.Context, o ResetOptions) (Observation, error) {
-	t.ms.mu.Lock()
-	defer t.ms.mu.Unlock()
-	return t.ms.env.Reset(ctx, o)
+	return t.play(func() (Observation, error) { return t.ms.env.Reset(ctx, o) })
 }
 
 func (t mcpSessionTools) say(ctx context.Context, _ string, a Action) (Observation, error) {
-	t.ms.mu.Lock()
-	defer t.ms.mu.Unlock()
-	obs, _, _, err := t.ms.env.Step(ctx, a)
+	return t.play(func() (Observation, error) {
+		obs, _, _, err := t.ms.env.Step(ctx, a)
+		return obs, err
+	})
+}
+
+// play runs a reset or say on the session, marked busy so that the idle
+// lease cannot take its slot meanwhile; a success renews the lease.
+// Errors: SESSION_ERROR when the session was closed or evicted since it
+// was looked up, and f's.
+func (t mcpSessionTools) play(f func() (Observation, error)) (Observation, error) {
+	s, ms := t.s, t.ms
+	s.mu.Lock()
+	if s.mcpS[ms.id] != ms {
+		s.mu.Unlock()
+		return Observation{}, errf(SessionError, "session %s was closed", ms.id)
+	}
+	ms.busy++
+	s.mu.Unlock()
+	ms.mu.Lock()
+	obs, err := f()
+	ms.mu.Unlock()
+	s.mu.Lock()
+	ms.busy--
+	if err == nil {
+		ms.played = s.now()
+	}
+	s.mu.Unlock()
 	return obs, err
 }
 
@@ -123,7 +155,7 @@ func (t httpTools) session(id string) (mcpTools, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mcpSessionTools{ms}, nil
+	return mcpSessionTools{t.s, ms}, nil
 }
 
 // The session methods of the WebSocket transport.

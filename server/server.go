@@ -96,13 +96,18 @@ type Config struct {
 	// Logger receives session events; nil discards them.
 	Logger *slog.Logger
 
-	// FirstStepWindow: when every slot is held, a new session takes the
-	// slot of an HTTP episode reset longer than this ago that has not
-	// stepped since; 0 means DefaultFirstStepWindow.
-	FirstStepWindow time.Duration
-	// MaxSessionsPerClient bounds the sessions one client IP holds at
-	// once (one more gets CAPACITY_REACHED at once); 0 means MaxSessions
-	// for loopback addresses and MaxSessions/4 (at least 1) for others.
+	// IdleLease: when every slot is held (or a client holds its share),
+	// a new session takes the slot of the session that has gone longest
+	// without a reset or step, if that is longer than this and it is not
+	// handling a request (guard.go); 0 means DefaultIdleLease. Other
+	// requests (GET /state, WebSocket state, MCP ping) do not renew the
+	// lease. IdleTimeout still closes any session idle that long.
+	IdleLease time.Duration
+	// MaxSessionsPerClient bounds the sessions one client holds at once
+	// (one more gets CAPACITY_REACHED at once, unless one of its own
+	// sessions is idle past the lease); 0 means MaxSessions for loopback
+	// addresses and MaxSessions/4 (at least 1) for others. A client is an
+	// IPv4 address or an IPv6 /64 (clientKey).
 	MaxSessionsPerClient int
 	// Token, when set, is the bearer token every request but GET /health
 	// must carry ("Authorization: Bearer TOKEN"); for non-loopback use.
@@ -149,14 +154,14 @@ type Server struct {
 type httpEpisode struct {
 	mu   sync.Mutex // serialises steps of one episode
 	env  *Env       // nil once finished: only final is kept
-	last time.Time  // guarded by Server.mu
+	last time.Time  // guarded by Server.mu: the last request (IdleTimeout)
 	done bool       // guarded by Server.mu; finished episodes free their slot
-	// client, reset and stepped (guarded by Server.mu) are the creating
-	// client's address, the reset's end and whether a step came since
-	// (guard.go).
-	client  string
-	reset   time.Time
-	stepped bool
+	// client (guarded by Server.mu) is the creating client (clientAddr),
+	// played the end of its last reset or step (the idle lease) and busy
+	// whether a reset or step is under way (guard.go).
+	client string
+	played time.Time
+	busy   int // resets and steps under way
 	// final is the State at the end (guarded by mu); a finished episode
 	// keeps only this, for DoneRetention.
 	final *State
@@ -341,7 +346,7 @@ func (s *Server) admitLocked(ctx context.Context) (int, bool) {
 		if n < s.cfg.MaxSessions {
 			return n, true
 		}
-		if s.evictUnsteppedLocked("") > 0 {
+		if s.evictIdleLocked("") {
 			continue
 		}
 		if s.cfg.CapacityWait < 0 {
@@ -563,18 +568,19 @@ func (s *Server) resetHTTP(ctx context.Context, client string, opts ResetOptions
 		s.mu.Unlock()
 		return Observation{}, errf(ValidationError, "episode_id %q is already in use", opts.EpisodeID)
 	}
-	ep.last, ep.client = s.now(), client
+	ep.last, ep.played, ep.client, ep.busy = s.now(), s.now(), client, 1
 	s.http[opts.EpisodeID] = ep
 	s.mu.Unlock()
 
 	obs, err := ep.env.Reset(ctx, opts)
 	s.mu.Lock()
+	ep.busy--
 	if err != nil {
 		delete(s.http, opts.EpisodeID)
 		s.freedLocked() // a waiting reset may take the slot at once
 	} else {
 		ep.last = s.now()
-		ep.reset = ep.last
+		ep.played = ep.last
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -584,8 +590,10 @@ func (s *Server) resetHTTP(ctx context.Context, client string, opts ResetOptions
 	return obs, nil
 }
 
-// lookup returns the live HTTP episode id, or a SESSION_ERROR.
-func (s *Server) lookup(id string) (*httpEpisode, error) {
+// lookup returns the live HTTP episode id, or a SESSION_ERROR; play marks
+// it busy (a step is starting: it cannot be evicted until stepHTTP ends
+// it).
+func (s *Server) lookup(id string, play bool) (*httpEpisode, error) {
 	if id == "" {
 		return nil, errf(ValidationError, "episode_id is required: this server keeps HTTP episodes by the id /reset returned in metadata.episode_id")
 	}
@@ -597,6 +605,9 @@ func (s *Server) lookup(id string) (*httpEpisode, error) {
 		return nil, errf(SessionError, "unknown or expired episode_id %q (episodes are forgotten after %v without a request)", id, s.cfg.IdleTimeout)
 	}
 	ep.last = s.now()
+	if play {
+		ep.busy++
+	}
 	return ep, nil
 }
 
@@ -648,13 +659,16 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 // its slot. Errors: lookup's, EXECUTION_ERROR for a finished episode, and
 // Env.Step's.
 func (s *Server) stepHTTP(ctx context.Context, id string, a Action) (Observation, error) {
-	ep, err := s.lookup(id)
+	ep, err := s.lookup(id, true)
 	if err != nil {
 		return Observation{}, err
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.env == nil {
+		s.mu.Lock()
+		ep.busy--
+		s.mu.Unlock()
 		return Observation{}, errf(ExecutionError, "episode %s is finished (%s); send a reset to start another", ep.final.EpisodeID, ep.final.Terminal)
 	}
 	obs, _, _, err := ep.env.Step(ctx, a)
@@ -668,7 +682,10 @@ func (s *Server) stepHTTP(ctx context.Context, id string, a Action) (Observation
 	s.mu.Lock()
 	ep.last = s.now()
 	ep.done = done
-	ep.stepped = ep.stepped || done || err == nil
+	ep.busy--
+	if err == nil {
+		ep.played = ep.last
+	}
 	if done {
 		s.freedLocked()
 	}
@@ -684,7 +701,7 @@ func (s *Server) stepHTTP(ctx context.Context, id string, a Action) (Observation
 
 // handleState is GET /state?episode_id=ID.
 func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
-	ep, err := s.lookup(r.URL.Query().Get("episode_id"))
+	ep, err := s.lookup(r.URL.Query().Get("episode_id"), false)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -719,7 +736,7 @@ func (s *Server) handleClose(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if _, err := s.lookup(req.EpisodeID); err != nil {
+	if _, err := s.lookup(req.EpisodeID, false); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -45,11 +45,14 @@ type wsSession struct {
 	id string
 
 	mu      sync.Mutex
-	busy    bool // a message is being handled
-	spoke   bool // a message has arrived (guard.go's first-step window)
-	last    time.Time
+	busy    bool      // a message is being handled
+	last    time.Time // the last message's end (IdleTimeout)
+	played  time.Time // the last reset or step's end, or the connect (guard.go's idle lease)
 	expired bool
 	timer   *time.Timer
+	// playing is set by the handler of a successful reset or step (also
+	// an MCP reset or say) and read after it, on the session's goroutine.
+	playing bool
 
 	// wmu guards out and enc, the session's reused encoding buffer (the
 	// idle timer's error message may be written from its own goroutine).
@@ -69,7 +72,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the request
 	}
 	conn.SetReadLimit(s.frame)
-	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: time.Now(), client: clientAddr(r), id: "ws-" + rand.Text()}
+	now := s.now()
+	sess := &wsSession{s: s, conn: conn, env: s.f.NewEnv(), last: now, played: now, client: clientAddr(r), id: "ws-" + rand.Text()}
 	s.mu.Lock()
 	if e := s.clientCapErrorLocked(sess.client); e != nil {
 		s.mu.Unlock()
@@ -156,8 +160,9 @@ func (ws *wsSession) run() {
 			ws.mu.Unlock()
 			return
 		}
-		ws.busy, ws.spoke = true, true
+		ws.busy = true
 		ws.mu.Unlock()
+		ws.playing = false
 
 		reply, closeReq := ws.handle(ctx, data)
 		if closeReq {
@@ -175,7 +180,10 @@ func (ws *wsSession) run() {
 		}
 		ws.mu.Lock()
 		ws.busy = false
-		ws.last = time.Now()
+		ws.last = s.now()
+		if ws.playing {
+			ws.played = ws.last
+		}
 		ws.timer.Reset(idle)
 		ws.mu.Unlock()
 		if err != nil {
@@ -193,7 +201,7 @@ func (ws *wsSession) onIdle() {
 		ws.mu.Unlock()
 		return // the handler re-arms the timer when done
 	}
-	if since := time.Since(ws.last); since < idle {
+	if since := ws.s.now().Sub(ws.last); since < idle {
 		ws.timer.Reset(idle - since)
 		ws.mu.Unlock()
 		return
@@ -268,6 +276,7 @@ func (ws *wsSession) handle(ctx context.Context, data []byte) (reply Message, cl
 		if err != nil {
 			return errorMessage(err), false
 		}
+		ws.playing = true
 		ws.s.log.Info("reset", "transport", "ws", "episode", obs.Metadata.EpisodeID, "scenario", obs.Scenario.ID)
 		return Message{Type: "observation", Data: obs.Result()}, false
 	case "step":
@@ -279,6 +288,7 @@ func (ws *wsSession) handle(ctx context.Context, data []byte) (reply Message, cl
 		if err != nil {
 			return errorMessage(err), false
 		}
+		ws.playing = true
 		if obs.Done {
 			ws.s.log.Info("done", "transport", "ws", "episode", obs.Metadata.EpisodeID, "terminal", obs.Metadata.Terminal)
 		}

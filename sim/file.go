@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // FileSchema is the schema tag of a simulator config file (version 1).
@@ -92,7 +93,7 @@ func IsFileRef(name string) bool {
 // configuration, named "sim:" + path. Errors name the file and line:
 // "path:3: params.Acept: sim: unknown parameter ...".
 func LoadFile(path string) (Config, *File, error) {
-	data, err := os.ReadFile(path)
+	data, err := filelimit.ReadFile(path, filelimit.Spec)
 	if err != nil {
 		return Config{}, nil, err
 	}

@@ -37,12 +37,13 @@ type EpisodeSaver interface {
 }
 
 // RunWriter is a run's lifecycle and what it records beside episodes:
-// create, set the status, delete, drop failed episodes for a replay,
+// create, set the status, stamp a running run's heartbeat, delete, drop failed episodes for a replay,
 // step metrics and artifacts. Errors are as documented on *DB
 // (ErrDuplicate for an existing run, ErrNotFound for an unknown one).
 type RunWriter interface {
 	CreateRun(ctx context.Context, r Run) error
 	SetRunStatus(ctx context.Context, id, status string) error
+	TouchRun(ctx context.Context, id string) error
 	DeleteRun(ctx context.Context, id string) error
 	DeleteFailed(ctx context.Context, runID string) (int, error)
 	SaveMetrics(ctx context.Context, runID string, step int, metrics map[string]float64) error

@@ -66,6 +66,9 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	if IsURL(path) || path == ":memory:" {
 		return OpenExisting(ctx, path)
 	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("store: open %s: %w: not a regular file: give a run database file", path, ErrInvalid)
+	}
 	if !existingFile(path) {
 		return nil, fmt.Errorf("no run database at %s (set --db)", Shown(path))
 	}

@@ -85,3 +85,18 @@ func TestOpenReadOnlyWithoutWALIndex(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// A --db that is a directory, a named pipe or a device is refused at once
+// in one line, for writing and for reading (a pipe could block; SQLite
+// answered "disk I/O error").
+func TestOpenRefusesNonRegular(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, path := range []string{dir, "/dev/zero"} {
+		for _, open := range []func(context.Context, string) (*DB, error){Open, OpenExisting, OpenReadOnly} {
+			if _, err := open(ctx, path); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+": invalid value: not a regular file") {
+				t.Errorf("%s: %v", path, err)
+			}
+		}
+	}
+}

@@ -206,6 +206,32 @@ func (db *DB) SetRunStatus(ctx context.Context, id, status string) error {
 	return nil
 }
 
+// TouchRun stamps a running run's UpdatedAt with the current time, the
+// heartbeat of the process that plays it (runs.Service); a run with
+// another status is left as it is, so a late heartbeat never undoes a
+// finish. Errors: ErrNotFound for an unknown run.
+func (db *DB) TouchRun(ctx context.Context, id string) error {
+	var n int64
+	err := db.write(ctx, func(tx *dbtx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET updated_at = ? WHERE id = ? AND status = ?`,
+			formatTime(db.now()), id, StatusRunning)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: run %s: touch: %w", id, err)
+	}
+	if n == 0 {
+		if _, err := db.GetRun(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RunSummary is a run with its episode counts, as ListRuns reports it.
 type RunSummary struct {
 	Run

@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -72,11 +73,17 @@ type DB struct {
 // connection (tests); it is lost on Close.
 //
 // Errors: ErrInvalid for an empty path or one containing '?' (the driver
-// reads connection options after it); ErrSchemaNewer when the file was
+// reads connection options after it), or a path that exists but is not a
+// regular file (a directory, named pipe or device); ErrSchemaNewer when the file was
 // migrated by a newer binary; otherwise the wrapped driver error.
 func Open(ctx context.Context, path string) (*DB, error) {
 	if path == "" || strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("store: open %q: %w: path must be non-empty and must not contain '?'", path, ErrInvalid)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A directory, named pipe or device is no database (SQLite would
+		// answer "disk I/O error", or block on a pipe).
+		return nil, fmt.Errorf("store: open %s: %w: not a regular file: give a run database file", path, ErrInvalid)
 	}
 	// Per-connection settings travel in the DSN so that every pooled
 	// connection gets them, not just the first.

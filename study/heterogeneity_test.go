@@ -36,7 +36,7 @@ func parseSeq(t testing.TB, s string) Seq {
 // type's scenarios (EB 65, IT 77, AR 41, AA 57): the dynamics are seeded.
 func TestTypeOptimaConflict(t *testing.T) {
 	ctx := context.Background()
-	all, err := scenario.ResolveOrBuiltins([]string{"p4g", "arena"})
+	all, err := scenario.ResolveOrBuiltins(context.Background(), []string{"p4g", "arena"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/grpo"
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/train"
@@ -252,7 +253,7 @@ func (o *Options) cell(ctx context.Context, arm Arm, seed uint64, fp string) (*C
 	if o.Dir != "" {
 		path = filepath.Join(o.Dir, fmt.Sprintf("cell-%s-s%d.json", arm.ID, seed))
 		ckpt = filepath.Join(o.Dir, fmt.Sprintf("planner-%s-s%d.json", arm.ID, seed))
-		if raw, err := os.ReadFile(path); err == nil {
+		if raw, err := filelimit.ReadFile(path, filelimit.Data); err == nil {
 			var c Cell
 			if err := json.Unmarshal(raw, &c); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)

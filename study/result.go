@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/internal/filelimit"
 	"github.com/persuarena/persuarena/stats"
 	"github.com/persuarena/persuarena/train"
 )
@@ -415,7 +415,7 @@ func pval(p float64) string {
 // none; the file is written atomically. Errors: I/O, or a BEGIN marker
 // without its END.
 func UpdateDoc(path, name, body string) error {
-	raw, err := os.ReadFile(path)
+	raw, err := filelimit.ReadFile(path, filelimit.Data)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,9 @@ package tagger
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"github.com/persuarena/persuarena/internal/filelimit"
 )
 
 // WriteP4GAgreement measures the tagger against PersuasionForGood's
@@ -20,7 +21,7 @@ func WriteP4GAgreement(dir string, out io.Writer) error {
 		return fmt.Errorf("--from DIR is required (the folder holding 300_dialog.csv)")
 	}
 	path := filepath.Join(dir, "300_dialog.csv")
-	f, err := os.Open(path)
+	f, err := filelimit.Open(path, filelimit.Data)
 	if err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func WriteP4GAgreement(dir string, out io.Writer) error {
 		return err
 	}
 	infoPath := filepath.Join(dir, "300_info.csv")
-	g, err := os.Open(infoPath)
+	g, err := filelimit.Open(infoPath, filelimit.Data)
 	if err != nil {
 		return err
 	}

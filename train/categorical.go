@@ -1,6 +1,7 @@
 package train
 
 import (
+	stdcontext "context"
 	"encoding/json"
 	"fmt"
 
@@ -96,10 +97,12 @@ func (o *Optimizer) Step(batch []Sample) (LossTerms, error) { return o.m.Step(ba
 // Steps takes n >= 1 Adam steps on batch (as Step, n times) and returns
 // the loss terms of the first step (at the weights before the updates:
 // the reported loss, KL and entropy) and of the last (its clip fraction
-// is the share clipped at the final update). Errors: as Loss; the steps
-// before a failed one are kept.
-func (o *Optimizer) Steps(batch []Sample, n int) (first, last LossTerms, err error) {
-	return o.m.steps(batch, n)
+// is the share clipped at the final update). It checks ctx before each
+// step and returns ctx.Err() once it has ended, so that a long run of
+// updates stops at a signal. Errors: as Loss, or ctx's; the steps before
+// a failed one are kept.
+func (o *Optimizer) Steps(ctx stdcontext.Context, batch []Sample, n int) (first, last LossTerms, err error) {
+	return o.m.steps(ctx.Err, batch, n)
 }
 
 // StepNLL takes one Adam step on the supervised loss -(1/N) Σ_n log

@@ -239,8 +239,11 @@ func (m *model) Step(batch []Sample) (LossTerms, error) { return m.run(m.update,
 
 // steps takes n >= 1 Adam steps on batch and returns the loss terms of
 // the first and of the last step (each at the weights before it).
-func (m *model) steps(batch []Sample, n int) (first, last LossTerms, err error) {
+func (m *model) steps(stop func() error, batch []Sample, n int) (first, last LossTerms, err error) {
 	for u := range n {
+		if err := stop(); err != nil {
+			return LossTerms{}, LossTerms{}, err
+		}
 		lt, err := m.Step(batch)
 		if err != nil {
 			return LossTerms{}, LossTerms{}, err

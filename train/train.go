@@ -92,14 +92,14 @@ func (c Config) Validate() error {
 	switch {
 	case c.Hidden < 0 || c.Hidden > 4096:
 		return fmt.Errorf("train: hidden = %d, want 0..4096", c.Hidden)
-	case c.Updates < 1:
-		return fmt.Errorf("train: updates = %d, want >= 1", c.Updates)
-	case c.MaxSteps < 0:
-		return fmt.Errorf("train: max_steps = %d, want >= 0", c.MaxSteps)
-	case c.Tmax < 1:
-		return fmt.Errorf("train: tmax = %d, want >= 1", c.Tmax)
-	case c.CheckpointEvery < 0:
-		return fmt.Errorf("train: checkpoint_every = %d, want >= 0", c.CheckpointEvery)
+	case c.Updates < 1 || c.Updates > grpo.MaxUpdates:
+		return fmt.Errorf("train: updates = %d, want 1..%d", c.Updates, grpo.MaxUpdates)
+	case c.MaxSteps < 0 || c.MaxSteps > grpo.MaxSteps:
+		return fmt.Errorf("train: max_steps = %d, want 0..%d", c.MaxSteps, grpo.MaxSteps)
+	case c.Tmax < 1 || c.Tmax > episode.MaxTmax:
+		return fmt.Errorf("train: tmax = %d, want 1..%d", c.Tmax, episode.MaxTmax)
+	case c.CheckpointEvery < 0 || c.CheckpointEvery > grpo.MaxSteps:
+		return fmt.Errorf("train: checkpoint_every = %d, want 0..%d", c.CheckpointEvery, grpo.MaxSteps)
 	}
 	return nil
 }
@@ -412,7 +412,7 @@ func (t *Trainer) Step(ctx context.Context) (Metrics, error) {
 		return Metrics{}, err
 	}
 	if len(batch) > 0 {
-		first, last, err := t.m.steps(batch, t.cfg.Updates)
+		first, last, err := t.m.steps(ctx.Err, batch, t.cfg.Updates)
 		if err != nil {
 			return Metrics{}, err
 		}

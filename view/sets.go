@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/persuarena/persuarena/runplan"
@@ -36,7 +37,7 @@ func (s *Server) setsOf(run store.Run) *runSets {
 		rs.err = fmt.Errorf("run %s stores no scenario sets", run.ID)
 		return rs
 	}
-	plan, err := runplan.Of(g)
+	plan, err := runplan.Of(context.Background(), g) // cached per run: not a request's context
 	if err != nil {
 		rs.err = fmt.Errorf("run %s's scenario sets do not load: %w", run.ID, err)
 		return rs

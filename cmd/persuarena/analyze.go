@@ -7,6 +7,8 @@ import (
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/flagbound"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -37,11 +39,11 @@ episodes of stored runs, concatenated. See docs/analysis.md.`,
 	f.StringVar(&o.What, "what", "all", "analysis: "+strings.Join(analysis.Analyses, ", ")+" or all")
 	f.StringVar(&o.Persuader, "persuader", "", "keep only this persuader (for table8: the trace's persuader)")
 	f.StringVar(&o.Scenario, "scenario", "", "table8: scenario id of the episode to trace")
-	f.IntVar(&o.Rollout, "rollout", 0, "table8: rollout of the episode to trace (default 0 with --scenario)")
+	flagbound.Int(f, &o.Rollout, "rollout", 0, 0, runs.MaxPlannedEpisodes, "table8: rollout of the episode to trace (default 0 with --scenario)")
 	f.StringVar(&o.Format, "format", "text", "output format: text, csv or markdown")
 	f.Var(&o.GRPO.DenseMode, "dense-mode", "deadgroups: dense advantage (scaled, pooled, turn, rtg-per-turn, length-only)")
-	f.Float64Var(&o.GRPO.Lambda, "lambda", o.GRPO.Lambda, "deadgroups: λ weighting the dense term in the separation test")
-	f.Float64Var(&o.GRPO.SeparateThreshold, "separate-threshold", o.GRPO.SeparateThreshold, "deadgroups: separated when λ·A_dense at turn 1 differs by more than this")
+	flagbound.Float(f, &o.GRPO.Lambda, "lambda", o.GRPO.Lambda, 0, 1e6, "deadgroups: λ weighting the dense term in the separation test")
+	flagbound.Float(f, &o.GRPO.SeparateThreshold, "separate-threshold", o.GRPO.SeparateThreshold, 0, 1e6, "deadgroups: separated when λ·A_dense at turn 1 differs by more than this")
 	dbFlag(f, &dbPath)
 	rootCmd.AddCommand(cmd)
 }

@@ -5,6 +5,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/persuarena/persuarena/bayespersuasion"
+	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/flagbound"
 )
 
 var bayesCmd = &cobra.Command{
@@ -15,7 +17,7 @@ var bayesCmd = &cobra.Command{
 // claimsFlags declares --claims and --limit into s.
 func claimsFlags(f *pflag.FlagSet, s *bayespersuasion.ClaimSpec) {
 	f.StringVar(&s.File, "claims", "", "claim set JSON file (default: the built-in set)")
-	f.IntVar(&s.Limit, "limit", 0, "use only the first N claims (0: all)")
+	flagbound.Int(f, &s.Limit, "limit", 0, 0, 1_000_000, "use only the first N claims (0: all)")
 }
 
 func init() {
@@ -46,7 +48,7 @@ func init() {
 	f.StringSliceVar(&ev.Senders, "sender", nil, "extra LLM senders, llm:ROLE (repeatable); the built-in senders always play")
 	f.StringVar(&ev.Planner, "planner", "", "a trained planner checkpoint (bayes train --out) to add as a sender")
 	f.StringSliceVar(&ev.Settings, "setting", nil, "settings to play: static, dynamic (default both)")
-	f.IntVar(&ev.Rollouts, "rollouts", 20, "worlds per claim")
+	flagbound.Int(f, &ev.Rollouts, "rollouts", 20, 1, 1_000_000, "worlds per claim")
 
 	var tr bayespersuasion.TrainSpec
 	train := &cobra.Command{
@@ -61,7 +63,7 @@ func init() {
 	claimsFlags(f, &tr.ClaimSpec)
 	seedFlag(f, &tr.Seed, seedUse)
 	f.StringVar(&tr.Out, "out", "", "checkpoint file (resumed when it exists)")
-	f.IntVar(&tr.Steps, "steps", 200, "policy-gradient steps")
+	flagbound.Int(f, &tr.Steps, "steps", 200, 1, grpo.MaxSteps, "policy-gradient steps")
 
 	var from string
 	var seed uint64

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"math"
+
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -29,11 +33,11 @@ margin, McNemar, Wilcoxon and bootstrap intervals. See docs/analysis.md.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Intersection, "intersection", false, "compare on the (scenario, rollout) keys both sides hold when their sets differ")
-	f.Uint64Var(&o.Seed, "seed", 1, "bootstrap seed (same seed, same intervals)")
-	f.IntVar(&o.Resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples")
+	flagbound.Uint64(f, &o.Seed, "seed", 1, 0, math.MaxUint64, "bootstrap seed (same seed, same intervals)")
+	flagbound.Int(f, &o.Resamples, "resamples", analysis.DefaultResamples, 1, analysis.MaxResamples, "paired bootstrap resamples")
 	f.StringVar(&o.Format, "format", "text", "output format: text or json")
 	dbFlag(f, &dbPath)
 	f.StringVar(&o.Metrics, "metrics", "", "extra metrics: masp (paired SR@T, AT, RCSR@T differences; docs/masp.md)")
-	f.IntVar(&o.MASPT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, run A's tmax))")
+	flagbound.Int(f, &o.MASPT, "masp-t", 0, 0, episode.MaxTmax, "turn budget T of --metrics masp (0: min(8, run A's tmax))")
 	rootCmd.AddCommand(cmd)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/internal/progress"
 	"github.com/persuarena/persuarena/queue"
 	"github.com/persuarena/persuarena/roles"
@@ -62,7 +63,7 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	scenariosFlag(f, &spec.Scenarios, "scenario sets")
 	f.StringVar(&spec.Split, "split", "heldout", "split to use: train, val, heldout or all")
 	tmaxFlag(f, &spec.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
-	f.IntVar(&spec.Rollouts, "rollouts", 1, "rollouts per scenario")
+	flagbound.Int(f, &spec.Rollouts, "rollouts", 1, 1, runs.MaxPlannedEpisodes, "rollouts per scenario")
 	f.BoolVar(&spec.SequentialProbes, "sequential-probes", false, "read each turn's probes before asking the persuader for its next utterance (slower; for engines whose concurrent requests change each other's numerics)")
 	seedFlag(f, &spec.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	probesFlag(f, &o.Probes, "default")
@@ -71,15 +72,15 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.StringVar(&o.Format, "format", "table", "output format: table, json or csv")
 	f.StringVar(&o.RunID, "resume", "", "resume the run RUN_ID (its stored configuration is used)")
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "with --resume: remove the run's failed episodes first, so they are played again")
-	f.IntVar(&spec.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault (5xx, timeout, refused connection, open circuit breaker) before its failure is stored")
+	flagbound.Int(f, &spec.Retries, "retries", 2, 0, runs.MaxRetries, "replays of an episode that failed with a transient engine fault (5xx, timeout, refused connection, open circuit breaker) before its failure is stored")
 	f.BoolVar(&enqueue, "enqueue", false, "with --db postgres://...: create the run and queue its missing episodes for persuarena worker processes instead of playing them (docs/scale.md)")
 	f.BoolVar(&wait, "wait", false, "with --enqueue: follow the run's progress until the workers finish it")
 	f.StringVar(&spec.Judge, "judge", "", "llm:NAME: LLM judge (a role of --config) rating each episode's strategy, R_strategy in [-1, 1]")
-	f.IntVar(&spec.JudgeSamples, "judge-samples", 1, "judge samples per question, averaged (with --judge)")
+	flagbound.Int(f, &spec.JudgeSamples, "judge-samples", 1, 1, runs.MaxJudgeSamples, "judge samples per question, averaged (with --judge)")
 	f.BoolVar(&spec.JudgeActs, "judge-acts", false, "store the judge's persuasion-act tags instead of the rule tagger's (with --judge; one judge request per persuader turn)")
 	f.StringVar(&spec.Reward, "reward", "", "repo:SPEC: score every episode with a heterogeneous reward spec (REPO paper; built in: negotiation, negotiation-judged; docs/repo.md)")
 	f.StringVar(&spec.Metrics, "metrics", "", "extra metrics after the outcome table: masp (SR@T, AT, RCSR@T, worst case over persuadees; docs/masp.md)")
-	f.IntVar(&spec.MASPT, "masp-t", 0, "turn budget T of --metrics masp (0: min(8, --tmax))")
+	flagbound.Int(f, &spec.MASPT, "masp-t", 0, 0, episode.MaxTmax, "turn budget T of --metrics masp (0: min(8, --tmax))")
 	cmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")
 	rootCmd.AddCommand(cmd)
 }

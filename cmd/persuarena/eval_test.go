@@ -130,7 +130,9 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 		{func(c *evalConfig) { c.Persuadees = []string{"sim", " "} }, "--persuadee holds an empty name"},
 		{func(c *evalConfig) { c.Rollouts = 1_000_000_000 }, "--rollouts must be <= 10000000"},
 		{func(c *evalConfig) { c.Rollouts = 9_000_000 }, "over the limit of 10000000 episodes per run"},
-		{func(c *evalConfig) { c.Config = "/dev/zero" }, "/dev/zero: file too large"},
+		{func(c *evalConfig) { c.Config = "/dev/zero" }, "/dev/zero: not a regular file (a character device)"},
+		{func(c *evalConfig) { c.MASPT = 2_000_000_000 }, "--masp-t must be in 0..1000, got 2000000000"},
+		{func(c *evalConfig) { c.Tmax = 1 << 40 }, "--tmax must be in 1..1000"},
 	} {
 		cfg := testConfig()
 		tc.mut(&cfg)
@@ -154,9 +156,10 @@ func TestEvalRejectedInputWritesNothing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--tmax", "-3"}, "--tmax must be >= 1, got -3"},
-		{[]string{"--tmax", "0"}, "--tmax must be >= 1, got 0"},
-		{[]string{"--workers", "0"}, "--workers must be >= 1, got 0"},
+		{[]string{"--tmax", "-3"}, `invalid argument "-3" for "--tmax" flag: want an integer in 1..1000`},
+		{[]string{"--tmax", "0"}, `invalid argument "0" for "--tmax" flag: want an integer in 1..1000`},
+		{[]string{"--workers", "0"}, `invalid argument "0" for "--workers" flag: want an integer in 1..1024`},
+		{[]string{"--masp-t", "2000000000", "--metrics", "masp"}, `invalid argument "2000000000" for "--masp-t" flag: want an integer in 0..1000`},
 		{[]string{"--scenarios", empty, "--split", "all"}, "no scenarios"},
 		{[]string{"--resume", "nope"}, "no run database"},
 	} {

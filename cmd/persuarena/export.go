@@ -8,6 +8,8 @@ import (
 
 	"github.com/persuarena/persuarena/export"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/flagbound"
+	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 )
 
@@ -48,9 +50,9 @@ Probe-RPO advantages (never the hidden profile). See docs/export.md.`,
 	fl.StringVar(&format, "format", "jsonl", "output format: jsonl, parquet or episodes")
 	fl.StringVar(&out, "out", "", "output file, written atomically (default: standard output for jsonl)")
 	dbFlag(fl, &db)
-	fl.Float64Var(&opt.Config.Lambda, "lambda", grpo.DefaultConfig().Lambda, "λ in A = A_out + λ·A_dense (Probe-RPO paper, Table 9 best: 0.5; 0 = outcome GRPO)")
+	flagbound.Float(fl, &opt.Config.Lambda, "lambda", grpo.DefaultConfig().Lambda, 0, 1e6, "λ in A = A_out + λ·A_dense (Probe-RPO paper, Table 9 best: 0.5; 0 = outcome GRPO)")
 	fl.Var(&opt.Config.DenseMode, "dense-mode", "dense advantage: scaled (default), pooled, turn, rtg-per-turn or length-only (docs/grpo.md)")
 	fl.StringVar(&groupBy, "group-by", "scenario", "GRPO group: scenario (one persuader/persuadee pair's rollouts of one scenario)")
-	fl.IntVar(&opt.GroupSize, "group-size", 0, "split each scenario's rollouts into groups of N consecutive rollout indices (0 = one group)")
+	flagbound.Int(fl, &opt.GroupSize, "group-size", 0, 0, runs.MaxPlannedEpisodes, "split each scenario's rollouts into groups of N consecutive rollout indices (0 = one group)")
 	rootCmd.AddCommand(cmd)
 }

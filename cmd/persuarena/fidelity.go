@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/runs"
 )
 
@@ -48,7 +50,7 @@ against the real outcomes. See docs/fidelity.md.`,
 	f.StringVar(&spec.Persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim-hand (the hand-set parameters), sim:FILE (a simulator config file) or llm:NAME (with --config)")
 	f.StringVar(&spec.Split, "split", "", "replay only this split (train, val or heldout); default all")
 	seedFlag(f, &spec.Seed, "persuadee sessions and bootstrap")
-	f.IntVar(&spec.Resamples, "resamples", 10000, "user-grouped bootstrap resamples for the AUC intervals")
+	flagbound.Int(f, &spec.Resamples, "resamples", 10000, 1, analysis.MaxResamples, "user-grouped bootstrap resamples for the AUC intervals")
 	workersFlag(f, &spec.Workers)
 	f.StringVar(&format, "format", "table", "output format: table or json")
 	probesFlag(f, &spec.Probes, "default")
@@ -94,7 +96,7 @@ with person-grouped bootstrap intervals. See docs/fidelity.md.`,
 	pf.StringVar(&ptSpec.From, "from", "", "PersuasionTrace directory: folders of the upstream exporter's round files (required)")
 	pf.StringVar(&ptSpec.Persuadee, "persuadee", "sim", "persuadee to check: sim, sim-soft, sim-hard, sim-hand, sim:FILE or llm:NAME (with --config)")
 	seedFlag(pf, &ptSpec.Seed, "persuadee sessions and bootstrap")
-	pf.IntVar(&ptSpec.Resamples, "resamples", 10000, "person-grouped bootstrap resamples for the intervals")
+	flagbound.Int(pf, &ptSpec.Resamples, "resamples", 10000, 1, analysis.MaxResamples, "person-grouped bootstrap resamples for the intervals")
 	workersFlag(pf, &ptSpec.Workers)
 	pf.StringVar(&ptFormat, "format", "table", "output format: table or json")
 	probesFlag(pf, &ptSpec.Probes, "agreement")

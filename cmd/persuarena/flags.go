@@ -2,10 +2,15 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
 	"github.com/spf13/pflag"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/flagbound"
+	"github.com/persuarena/persuarena/runs"
 )
 
 // The shared flag vocabulary: one name, one default and one meaning per
@@ -21,14 +26,15 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 }
 
 // workersFlag declares --workers (concurrent episodes or dialogues,
-// default the number of CPUs, >= 1; results never depend on it).
+// default the number of CPUs, 1..runs.MaxWorkers; results never depend
+// on it).
 func workersFlag(f *pflag.FlagSet, p *int) {
-	f.IntVar(p, "workers", runtime.NumCPU(), "concurrent episodes (>= 1; results do not depend on it)")
+	flagbound.Int(f, p, "workers", min(runtime.NumCPU(), runs.MaxWorkers), 1, runs.MaxWorkers, "concurrent episodes (results do not depend on it)")
 }
 
 // seedFlag declares --seed (the run seed, default 1).
 func seedFlag(f *pflag.FlagSet, p *uint64, what string) {
-	f.Uint64Var(p, "seed", 1, "run seed: "+what)
+	flagbound.Uint64(f, p, "seed", 1, 0, math.MaxUint64, "run seed: "+what)
 }
 
 // scenariosFlag declares --scenarios (scenario sets, default p4g,arena;
@@ -38,9 +44,10 @@ func scenariosFlag(f *pflag.FlagSet, p *[]string, what string) {
 	f.Var(&commaList{p: p}, "scenarios", what+`: built-in names (p4g, arena) or JSONL files, comma-separated (a backslash escapes a comma or backslash in a name: a\,b.jsonl)`)
 }
 
-// tmaxFlag declares --tmax (maximum persuader turns per episode, >= 1).
+// tmaxFlag declares --tmax (maximum persuader turns per episode,
+// 1..episode.MaxTmax).
 func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
-	f.IntVar(p, "tmax", def, fmt.Sprintf("maximum persuader turns per episode (>= 1; %s)", paper))
+	flagbound.Int(f, p, "tmax", def, 1, episode.MaxTmax, fmt.Sprintf("maximum persuader turns per episode (%s)", paper))
 }
 
 // probesFlag declares --probes (the probe basis, probe.Resolve), with

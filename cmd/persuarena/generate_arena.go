@@ -1,9 +1,12 @@
 package main
 
 import (
+	"math"
+
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/arena"
+	"github.com/persuarena/persuarena/internal/flagbound"
 )
 
 func init() {
@@ -24,12 +27,12 @@ arena/domains.json) and write it as JSONL; same seed, same bytes. See docs/arena
 		},
 	}
 	fl := cmd.Flags()
-	fl.Uint64Var(&seed, "seed", 1, "generator seed (the committed scenarios/arena.jsonl uses 1)")
+	flagbound.Uint64(fl, &seed, "seed", 1, 0, math.MaxUint64, "generator seed (the committed scenarios/arena.jsonl uses 1)")
 	fl.StringVar(&out, "out", "scenarios/arena.jsonl", "output JSONL file (written atomically)")
 	fl.StringVar(&domains, "domains", "", "domain bank JSON file (default: the embedded arena/domains.json)")
-	fl.IntVar(&sizes.Train, "train", sizes.Train, "train scenarios")
-	fl.IntVar(&sizes.Val, "val", sizes.Val, "validation scenarios")
-	fl.IntVar(&sizes.Heldout, "heldout", sizes.Heldout, "held-out scenarios")
+	flagbound.Int(fl, &sizes.Train, "train", sizes.Train, 0, 100_000, "train scenarios")
+	flagbound.Int(fl, &sizes.Val, "val", sizes.Val, 0, 100_000, "validation scenarios")
+	flagbound.Int(fl, &sizes.Heldout, "heldout", sizes.Heldout, 0, 100_000, "held-out scenarios")
 	generate.AddCommand(cmd)
 	scenariosCmd.AddCommand(generate)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -35,13 +36,33 @@ var scenariosCmd = &cobra.Command{
 
 func init() { rootCmd.AddCommand(scenariosCmd) }
 
+// interruptGrace is how long a command may run on after SIGINT or
+// SIGTERM before the process exits anyway.
+//
+// Choice: 3 s. Every phase observes the signal (loading, playing, training
+// and their store writes end within a fraction of a second, keeping what
+// is done and printing how to resume); the grace only ends a loop that
+// does not, with the run it played left to look dead (runs list) and be
+// resumed, rather than holding a core until SIGKILL. A second signal ends
+// the process at once.
+const interruptGrace = 3 * time.Second
+
 func main() {
 	// Ctrl-C cancels the context: running commands stop cleanly, keeping
 	// everything already finished.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() { cancel(interrupted{<-sigs}) }()
+	go func() {
+		sig := <-sigs
+		cancel(interrupted{sig})
+		select {
+		case <-sigs:
+		case <-time.After(interruptGrace):
+			fmt.Fprintf(os.Stderr, "persuarena: not stopped %v after the signal; exiting (persuarena runs list shows its run; resume it)\n", interruptGrace)
+		}
+		os.Exit(exitStatus(interrupted{sig}, nil, os.Stderr))
+	}()
 	err := rootCmd.ExecuteContext(ctx)
 	signal.Stop(sigs)
 	os.Exit(exitStatus(context.Cause(ctx), err, os.Stderr))

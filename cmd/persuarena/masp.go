@@ -5,8 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/bdi"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/internal/progress"
 	"github.com/persuarena/persuarena/masp"
 	"github.com/persuarena/persuarena/runs"
@@ -63,20 +65,20 @@ See docs/masp.md.`,
 	f.StringSliceVar(&spec.Persuaders, "persuader", baseline.BaselineFirst(), "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
 	tmaxFlag(f, &spec.T, masp.DefaultT, "MASP paper: 8")
 	seedFlag(f, &spec.Seed, "episode seeds and bootstrap")
-	f.IntVar(&spec.Resamples, "resamples", 10000, "bootstrap resamples")
-	f.Float64Var(&spec.TauQ, "tau-q", masp.DefaultTauQ, "rationality threshold tau_q of RCSR (MASP paper: 0.70)")
+	flagbound.Int(f, &spec.Resamples, "resamples", 10000, 1, analysis.MaxResamples, "bootstrap resamples")
+	flagbound.Float(f, &spec.TauQ, "tau-q", masp.DefaultTauQ, 0, 1, "rationality threshold tau_q of RCSR (MASP paper: 0.70)")
 	f.BoolVar(&spec.StrictP4G, "strict-p4g", false, "P4G success needs mean > 0.6 (released code) instead of >= 0.6 (paper)")
 	f.BoolVar(&curves, "curves", false, "also print RCSR@t for t = 1..T")
 	f.BoolVar(&spec.NoBDI, "no-bdi", false, "skip teacher states and progress")
 	workersFlag(f, &spec.Workers)
 	f.StringVar(&spec.Out, "out", "", "also write every dialogue as JSON Lines to this file")
 	f.StringVar(&spec.Student, "student", "", "fit the history-only student mentalizer on this BDI cache (persuarena masp cache) and report its error ||z-hat - z||_A^2")
-	f.Float64Var(&spec.Ridge, "ridge", bdi.DefaultLambda, "ridge penalty of the student mentalizer's fit")
+	flagbound.Float(f, &spec.Ridge, "ridge", bdi.DefaultLambda, 0, 1e6, "ridge penalty of the student mentalizer's fit")
 	dbFlag(f, &dbPath)
 	f.StringVar(&spec.Config, "config", "", "persuarena.yaml with the LLM backends and roles named by llm:NAME")
 	f.StringVar(&spec.Judge, "judge", "", "llm:ROLE: LLM rationality judge for every user (default: rule-based for sim users, none for LLM users)")
 	f.StringVar(&spec.SuccessJudge, "success-judge", "", "llm:ROLE: LLM success judge for every user (default: read the user's decision)")
-	f.IntVar(&spec.JudgeSamples, "judge-samples", 3, "samples per LLM success verdict (MASP paper: 3)")
+	flagbound.Int(f, &spec.JudgeSamples, "judge-samples", 3, 1, runs.MaxJudgeSamples, "samples per LLM success verdict (MASP paper: 3)")
 	f.StringVar(&spec.Teacher, "teacher", "", "llm:ROLE: LLM teacher mentalizer for BDI states (default: the simulator's latent state, sim users only)")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/persuhmm"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/runs"
@@ -63,12 +64,12 @@ func init() {
 	scenariosFlag(f, &lo.Scenarios, "learning scenarios")
 	f.StringVar(&lo.Split, "split", string(scenario.Train), "scenario split to learn on (train, val, heldout; empty: all)")
 	f.StringVar(&lo.DailyPersuasion, "dailypersuasion", "", "learn on a DailyPersuasion JSON file instead of --scenarios")
-	f.IntVar(&lo.Tasks, "tasks", 0, "use only the first N tasks (0: all)")
-	f.IntVar(&lo.B, "batch", persuhmm.DefaultB, "batch size B (PersuHMM paper: 10)")
-	f.IntVar(&lo.U, "cap", persuhmm.DefaultU, "strategies per domain U (PersuHMM paper: 24)")
-	f.IntVar(&lo.W, "patterns", persuhmm.DefaultW, "success patterns per strategy W (PersuHMM paper: 3)")
-	f.IntVar(&lo.Nd, "nd", persuhmm.DefaultNd, "validation threshold N_d (PersuHMM paper: 15)")
-	f.IntVar(&lo.MacroDomains, "macro-domains", 0, "macro domains for K-means (0: 21/35 of the domains, as the PersuHMM paper)")
+	flagbound.Int(f, &lo.Tasks, "tasks", 0, 0, 1_000_000, "use only the first N tasks (0: all)")
+	flagbound.Int(f, &lo.B, "batch", persuhmm.DefaultB, 1, 100_000, "batch size B (PersuHMM paper: 10)")
+	flagbound.Int(f, &lo.U, "cap", persuhmm.DefaultU, 1, 100_000, "strategies per domain U (PersuHMM paper: 24)")
+	flagbound.Int(f, &lo.W, "patterns", persuhmm.DefaultW, 1, 1000, "success patterns per strategy W (PersuHMM paper: 3)")
+	flagbound.Int(f, &lo.Nd, "nd", persuhmm.DefaultNd, 1, 100_000, "validation threshold N_d (PersuHMM paper: 15)")
+	flagbound.Int(f, &lo.MacroDomains, "macro-domains", 0, 0, 100_000, "macro domains for K-means (0: 21/35 of the domains, as the PersuHMM paper)")
 	f.BoolVar(&lo.NoHierarchy, "no-hierarchy", false, "skip K-means hierarchisation after learning")
 	f.StringVar(&lo.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
 	f.StringVar(&lo.LLM, "llm", "", "run every component as this LLM role (llm:ROLE of --config); default the embedded rules")
@@ -101,8 +102,8 @@ the built-in persuaders, McNemar against the strongest. See docs/persuhmm.md.`,
 	f = ablate.Flags()
 	scenariosFlag(f, &ao.Scenarios, "scenario sets (train split to learn, val and held-out to test)")
 	f.StringVar(&ao.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
-	f.IntVar(&ao.Tasks, "tasks", 0, "learn on only the first N train tasks (0: all)")
-	f.IntVar(&ao.TopK, "top-k", 0, "test-time top-k retrieval (0: the whole subtree)")
+	flagbound.Int(f, &ao.Tasks, "tasks", 0, 0, 1_000_000, "learn on only the first N train tasks (0: all)")
+	flagbound.Int(f, &ao.TopK, "top-k", 0, 0, 100_000, "test-time top-k retrieval (0: the whole subtree)")
 	f.BoolVar(&ao.Cross, "cross", false, "also print the cross-domain table")
 	f.StringVar(&ao.Encoder, "encoder", "tfidf", "text encoder: tfidf (hashed TF-IDF) or llm:ROLE (the backend's /v1/embeddings)")
 	f.StringVar(&aconfig, "config", "", "persuarena.yaml with LLM roles (for --encoder llm:ROLE)")
@@ -130,10 +131,10 @@ the built-in persuaders, McNemar against the strongest. See docs/persuhmm.md.`,
 	scenariosFlag(f, &co.Scenarios, "test scenarios")
 	f.StringVar(&co.Split, "split", string(scenario.Heldout), "scenario split to test on (train, val, heldout; empty: all)")
 	f.StringVar(&co.DailyPersuasion, "dailypersuasion", "", "test on a DailyPersuasion JSON file instead of --scenarios")
-	f.IntVar(&co.Tasks, "tasks", 0, "use only the first N tasks (0: all)")
+	flagbound.Int(f, &co.Tasks, "tasks", 0, 0, 1_000_000, "use only the first N tasks (0: all)")
 	f.StringVar(&co.Persuadee, "persuadee", "sim", "persuadee: "+roles.PersuadeeKinds)
 	f.StringArrayVar(&co.Judges, "judge", nil, "LLM judge llm:ROLE (repeat for several; two or more add kappa)")
-	f.IntVar(&co.Samples, "judge-samples", 1, "samples per judge question")
+	flagbound.Int(f, &co.Samples, "judge-samples", 1, 1, runs.MaxJudgeSamples, "samples per judge question")
 	f.StringVar(&cconfig, "config", "", "persuarena.yaml with LLM roles")
 	seedFlag(f, &co.Seed, "episodes")
 	tmaxFlag(f, &co.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/reporeward"
 	"github.com/persuarena/persuarena/runs"
 )
@@ -32,7 +33,7 @@ func init() {
 			return svc.REPORate(cmd.Context(), args[0], judge, config, samples, sets, cmd.OutOrStdout())
 		}}
 	rate.Flags().StringVar(&judge, "judge", "", "llm:ROLE judge of --config")
-	rate.Flags().IntVar(&samples, "judge-samples", 1, "judge samples per question")
+	flagbound.Int(rate.Flags(), &samples, "judge-samples", 1, 1, runs.MaxJudgeSamples, "judge samples per question")
 	rate.Flags().StringSliceVar(&sets, "scenarios", []string{"repo:negotiation"}, "scenario sets of the run")
 	bt := &cobra.Command{Use: "bt-train PAIRS.jsonl", Short: "Train the embedded Bradley–Terry reward model on preference pairs", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

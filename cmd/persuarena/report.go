@@ -1,9 +1,12 @@
 package main
 
 import (
+	"math"
+
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/report"
 	"github.com/persuarena/persuarena/store"
 )
@@ -31,8 +34,8 @@ Probe-RPO paper tables and figures and paired comparisons. See docs/report.md.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Out, "out", "", "directory to write index.html and the figures into (created if missing)")
 	f.StringVar(&o.Title, "title", "", `report title (default "PersuArena report")`)
-	f.Uint64Var(&o.Seed, "seed", 1, "bootstrap seed of the paired comparison")
-	f.IntVar(&o.Resamples, "resamples", analysis.DefaultResamples, "paired bootstrap resamples of the comparison")
+	flagbound.Uint64(f, &o.Seed, "seed", 1, 0, math.MaxUint64, "bootstrap seed of the paired comparison")
+	flagbound.Int(f, &o.Resamples, "resamples", analysis.DefaultResamples, 1, analysis.MaxResamples, "paired bootstrap resamples of the comparison")
 	f.StringVar(&o.Baseline, "baseline", "", "persuader every other persuader is compared against (default: the first in the runs)")
 	f.StringVar(&o.ViewAddr, "view-addr", "", "link runs and the Table 8 episode to a running persuarena view at host:port (e.g. 127.0.0.1:8080)")
 	f.BoolVar(&o.Timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")

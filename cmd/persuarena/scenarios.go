@@ -12,7 +12,7 @@ func init() {
 		Use:   "list [SET|FILE ...]",
 		Short: "List scenarios (default: the built-in sets p4g and arena)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return scenario.WriteList(cmd.OutOrStdout(), args, scenario.Split(listSplit))
+			return scenario.WriteList(cmd.Context(), cmd.OutOrStdout(), args, scenario.Split(listSplit))
 		},
 	}
 	list.Flags().StringVar(&listSplit, "split", "", "only this split (train, val, heldout)")
@@ -24,7 +24,7 @@ func init() {
 		Short: "Print one scenario as JSON (--public: only what a persuader sees)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return scenario.WriteOne(cmd.OutOrStdout(), showFrom, args[0], showPublic)
+			return scenario.WriteOne(cmd.Context(), cmd.OutOrStdout(), showFrom, args[0], showPublic)
 		},
 	}
 	show.Flags().StringSliceVar(&showFrom, "from", nil, "scenario sets or files to search (default: p4g, arena)")
@@ -33,14 +33,16 @@ func init() {
 	validate := &cobra.Command{
 		Use:   "validate [SET|FILE ...]",
 		Short: "Check scenario files (default: the built-in sets) against the schema; print every problem",
-		RunE:  func(cmd *cobra.Command, args []string) error { return scenario.CheckFiles(cmd.OutOrStdout(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return scenario.CheckFiles(cmd.Context(), cmd.OutOrStdout(), args)
+		},
 	}
 
 	stats := &cobra.Command{
 		Use:   "stats [SET|FILE ...]",
 		Short: "Count scenarios by split, family, resistance, closeness, relationship",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ss, err := scenario.ResolveOrBuiltins(args)
+			ss, err := scenario.ResolveOrBuiltins(cmd.Context(), args)
 			if err != nil {
 				return err
 			}

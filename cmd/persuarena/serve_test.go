@@ -32,14 +32,20 @@ func TestServeRejectedInputWritesNothing(t *testing.T) {
 	}{
 		{[]string{"--split", "bogus"}, `unknown split "bogus"`},
 		{[]string{"--reward", "lots"}, `unknown reward mode "lots"`},
-		{[]string{"--max-sessions", "-1"}, "--max-sessions must be >= 1, got -1"},
-		// Zero limits are refused, not silently the defaults.
-		{[]string{"--max-sessions", "0"}, "--max-sessions must be >= 1, got 0"},
-		{[]string{"--idle-timeout", "0"}, "--idle-timeout must be > 0, got 0s"},
-		{[]string{"--max-message-bytes", "0"}, "--max-message-bytes must be >= 1, got 0"},
-		{[]string{"--max-message-bytes", "4611686018427387904"}, "--max-message-bytes must be <= 16777216"},
-		{[]string{"--first-step-window", "0"}, "--first-step-window must be > 0"},
-		{[]string{"--max-conns", "-1"}, "--max-conns must be >= 0"},
+		{[]string{"--max-sessions", "-1"}, `invalid argument "-1" for "--max-sessions" flag: want an integer in 1..65536`},
+		// Zero limits are refused, not silently the defaults; so are
+		// negative durations and numbers no server can hold.
+		{[]string{"--max-sessions", "0"}, `"--max-sessions" flag: want an integer in 1..65536`},
+		{[]string{"--max-sessions", "9223372036854775807"}, `"--max-sessions" flag: want an integer in 1..65536`},
+		{[]string{"--idle-timeout", "0"}, `"--idle-timeout" flag: want a duration in 1s..24h0m0s`},
+		{[]string{"--step-budget", "-1s"}, `"--step-budget" flag: want a duration in 1s..24h0m0s`},
+		{[]string{"--max-message-bytes", "0"}, `"--max-message-bytes" flag: want an integer in 1..16777216`},
+		{[]string{"--max-message-bytes", "4611686018427387904"}, `"--max-message-bytes" flag: want an integer in 1..16777216`},
+		{[]string{"--idle-lease", "0"}, `"--idle-lease" flag: want a duration in 1s..24h0m0s`},
+		{[]string{"--max-conns", "-1"}, `"--max-conns" flag: want an integer in 0..1048576`},
+		{[]string{"--max-conns", "9223372036854775807"}, `"--max-conns" flag: want an integer in 0..1048576`},
+		{[]string{"--max-sessions-per-client", "9223372036854775807"}, `"--max-sessions-per-client" flag: want an integer in 0..65536`},
+		{[]string{"--tmax", "9223372036854775807"}, `"--tmax" flag: want an integer in 1..1000`},
 		{[]string{"--token-env", "PERSUARENA_TEST_UNSET_TOKEN"}, "--token-env PERSUARENA_TEST_UNSET_TOKEN: the variable is unset or empty"},
 		{[]string{"--addr", "256.0.0.1:1"}, "256.0.0.1"},
 	} {
@@ -47,7 +53,7 @@ func TestServeRejectedInputWritesNothing(t *testing.T) {
 		// Every flag is given each time: the root command keeps values
 		// between executions.
 		args := append([]string{"serve", "--db", db, "--split", "train", "--reward", "dense", "--max-sessions", "4",
-			"--addr", "127.0.0.1:0", "--idle-timeout", "10m", "--max-message-bytes", "16384", "--first-step-window", "30s",
+			"--addr", "127.0.0.1:0", "--idle-timeout", "10m", "--max-message-bytes", "16384", "--idle-lease", "30s",
 			"--max-conns", "0", "--token-env", ""}, tc.args...)
 		_, _, err := execRoot(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/internal/atomicfile"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/simfit"
 )
@@ -69,10 +71,10 @@ func fitCommand(use, short, long string, trace bool) *cobra.Command {
 	f.StringVar(&out, "out", "", "write the fitted config file here (default: standard output)")
 	f.StringVar(&spec.Base, "base", sim.HandName, "configuration the fit starts from: "+sim.HandName+" (the hand-set parameters), "+strings.Join(sim.Names, ", "))
 	f.StringVar(&spec.Bounds, "bounds", bounds, "fitted parameters and bounds: people (argument gain and the three strategy reactions), narrow (each dynamics parameter within half and twice its hand-set value), wide, traits (trait multipliers and strategy reactions only), core (seven) or strategy (three strategy reactions)")
-	f.Uint64Var(&spec.Seed, "seed", 1, "replay seed (same seed, same fit)")
-	f.IntVar(&spec.Folds, "folds", folds, "user-grouped cross-validation folds within the P4G train users (0: none)")
-	f.IntVar(&spec.MaxEvals, "max-evals", evals, "objective evaluations per Nelder-Mead fit")
-	f.IntVar(&spec.ClosedN, "closed-n", simfit.DefaultClosedN, "train scenarios per set (arena, p4g) of the closed-loop eval that constrains the fit (0: open-loop objective only)")
+	flagbound.Uint64(f, &spec.Seed, "seed", 1, 0, math.MaxUint64, "replay seed (same seed, same fit)")
+	flagbound.Int(f, &spec.Folds, "folds", folds, 0, 100, "user-grouped cross-validation folds within the P4G train users (0: none)")
+	flagbound.Int(f, &spec.MaxEvals, "max-evals", evals, 1, 1_000_000, "objective evaluations per Nelder-Mead fit")
+	flagbound.Int(f, &spec.ClosedN, "closed-n", simfit.DefaultClosedN, 0, 100_000, "train scenarios per set (arena, p4g) of the closed-loop eval that constrains the fit (0: open-loop objective only)")
 	workersFlag(f, &spec.Workers)
 	return cmd
 }

@@ -2,18 +2,23 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/persuarena/persuarena/analysis"
+	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/runs"
 )
 
 func init() {
 	var (
 		spec  runs.LambdaStudySpec
-		seeds []uint
+		seeds []uint64
 	)
 	cmd := &cobra.Command{Use: "study", Short: "Reusable experiments (the λ study of Probe-RPO)"}
 	lcmd := &cobra.Command{
@@ -30,10 +35,7 @@ NAME -->" markers.
 Arms (--arms): ` + runs.ArmList(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			spec.Seeds = nil
-			for _, s := range seeds {
-				spec.Seeds = append(spec.Seeds, uint64(s))
-			}
+			spec.Seeds = slices.Clone(seeds)
 			line := []string{"persuarena study lambda"}
 			cmd.Flags().Visit(func(fl *pflag.Flag) {
 				if fl.Name != "workers" && fl.Name != "out" { // neither changes the result
@@ -49,15 +51,15 @@ Arms (--arms): ` + runs.ArmList(),
 		},
 	}
 	f := lcmd.Flags()
-	f.UintSliceVar(&seeds, "seeds", []uint{1, 2, 3, 4, 5}, "training seeds, one run per arm and seed")
+	flagbound.Uint64s(f, &seeds, "seeds", []uint64{1, 2, 3, 4, 5}, 0, math.MaxUint64, 1000, "training seeds, one run per arm and seed")
 	f.StringSliceVar(&spec.Arms, "arms", nil, "arms to run (default: all)")
 	scenariosFlag(f, &spec.Sets, "scenario sets (their train splits train, their held-out splits evaluate)")
 	f.StringVar(&spec.Persuadee, "persuadee", "sim", "persuadee to train and evaluate against (sim, sim-soft, sim-hard, sim:FILE)")
-	f.IntVar(&spec.MaxSteps, "max-steps", 0, "cap each run's training steps (0: the full 2-epoch schedule)")
-	f.IntVar(&spec.Rollouts, "rollouts", 3, "held-out rollouts per scenario")
-	f.Uint64Var(&spec.EvalSeed, "eval-seed", 1, "seed of the held-out episodes (the same for every checkpoint)")
+	flagbound.Int(f, &spec.MaxSteps, "max-steps", 0, 0, grpo.MaxSteps, "cap each run's training steps (0: the full 2-epoch schedule)")
+	flagbound.Int(f, &spec.Rollouts, "rollouts", 3, 1, 100_000, "held-out rollouts per scenario")
+	flagbound.Uint64(f, &spec.EvalSeed, "eval-seed", 1, 0, math.MaxUint64, "seed of the held-out episodes (the same for every checkpoint)")
 	workersFlag(f, &spec.Workers)
-	f.IntVar(&spec.Resamples, "resamples", 10000, "bootstrap replicates")
+	flagbound.Int(f, &spec.Resamples, "resamples", 10000, 1, analysis.MaxResamples, "bootstrap replicates")
 	f.StringVar(&spec.Dir, "dir", "out/lambda-study", "directory for finished runs (resume) and checkpoints")
 	f.StringVar(&spec.Out, "out", "", "write the Markdown tables to this file (default: standard output)")
 	f.StringVar(&spec.Doc, "doc", "", "also write the tables into this Markdown file's --section")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/study"
@@ -44,13 +45,7 @@ draw, and its fresh acceptance is not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if refine < 0 {
-				return fmt.Errorf("--refine %d: want 0 or more", refine)
-			}
-			o.Refine = refine
-			if o.Fresh < 0 {
-				return fmt.Errorf("--fresh %d: want 0 or more", o.Fresh)
-			}
+			o.Refine = refine // bounded by its flag (0..1000)
 			for _, text := range starts {
 				sq, err := study.ParseSeq(text)
 				if err != nil {
@@ -65,7 +60,7 @@ draw, and its fresh acceptance is not.`,
 			if err != nil {
 				return fmt.Errorf("--split: %w", err)
 			}
-			all, err := scenario.ResolveOrBuiltins(sets)
+			all, err := scenario.ResolveOrBuiltins(cmd.Context(), sets)
 			if err != nil {
 				return err
 			}
@@ -110,11 +105,11 @@ draw, and its fresh acceptance is not.`,
 	f.StringVar(&configPath, "config", "", "persuarena.yaml for llm:NAME persuadees")
 	f.StringSliceVar(&baselines, "baseline", []string{"random", "script"}, "built-in persuaders scored on the same episodes")
 	tmaxFlag(f, &o.Tmax, episode.DefaultTmax, "the longest sequence searched")
-	f.IntVar(&o.Beam, "beam", 3, "prefixes kept per objective and length")
-	f.IntVar(&refine, "refine", 4, "polishing passes after the beam: each best sequence's turns replaced by every other act set, or dropped, and swapped (0: none)")
+	flagbound.Int(f, &o.Beam, "beam", 3, 1, 10_000, "prefixes kept per objective and length")
+	flagbound.Int(f, &refine, "refine", 4, 0, 1000, "polishing passes after the beam: each best sequence's turns replaced by every other act set, or dropped, and swapped (0: none)")
 	f.StringArrayVar(&starts, "start", nil, `a sequence of your own to play and polish beside the search's ("d+p > e+p > p+c+a"; repeatable)`)
-	f.IntVar(&o.Rollouts, "rollouts", 1, "rollouts per scenario")
-	f.IntVar(&o.Fresh, "fresh", 10, "fresh rollouts per searched scenario (other persons, never searched on) on which the best sequences and the baselines are scored again (0: none)")
+	flagbound.Int(f, &o.Rollouts, "rollouts", 1, 1, 100_000, "rollouts per scenario")
+	flagbound.Int(f, &o.Fresh, "fresh", 10, 0, 100_000, "fresh rollouts per searched scenario (other persons, never searched on) on which the best sequences and the baselines are scored again (0: none)")
 	seedFlag(f, &o.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	workersFlag(f, &o.Workers)
 	f.StringVar(&format, "format", "table", "output format: table (Markdown) or json")

@@ -14,7 +14,7 @@ func TestStudyFixedFresh(t *testing.T) {
 	defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
 	// (--baseline only once: a slice flag set again in one process appends)
 	rootCmd.SetArgs([]string{"study", "fixed", "--fresh", "-1"})
-	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), "--fresh -1: want 0 or more") {
+	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), `invalid argument "-1" for "--fresh" flag: want an integer in 0..100000`) {
 		t.Fatalf("--fresh -1: error %v", err)
 	}
 	rootCmd.SetArgs([]string{"study", "fixed", "--tmax", "1", "--refine", "0", "--baseline", "script", "--fresh", "2"})

@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/queue"
+	"github.com/persuarena/persuarena/runs"
 )
 
 func init() {
@@ -35,9 +38,9 @@ shows the progress from any machine. See docs/scale.md.`,
 	f.StringVar(&dbPath, "db", "", "the PostgreSQL run database: postgres://user:pass@host:5432/db (required)")
 	workersFlag(f, &o.Workers)
 	f.StringVar(&o.Config, "config", "", "persuarena.yaml on this machine, replacing the runs' stored --config path (docs/llm-roles.md)")
-	f.IntVar(&o.Retries, "retries", 2, "replays of an episode that failed with a transient engine fault before its failure is stored")
-	f.DurationVar(&o.JobTimeout, "job-timeout", queue.DefaultJobTimeout, "cancel an episode running longer (its job is retried)")
-	f.DurationVar(&o.RescueAfter, "rescue-after", 0, "replay a job on another worker once it has run this long without finishing (a killed worker's); must exceed --job-timeout (0: the job timeout plus a tenth, at least 30s more)")
+	flagbound.Int(f, &o.Retries, "retries", 2, 0, runs.MaxRetries, "replays of an episode that failed with a transient engine fault before its failure is stored")
+	flagbound.Duration(f, &o.JobTimeout, "job-timeout", queue.DefaultJobTimeout, time.Second, 7*24*time.Hour, "cancel an episode running longer (its job is retried)")
+	flagbound.Duration(f, &o.RescueAfter, "rescue-after", 0, 0, 7*24*time.Hour, "replay a job on another worker once it has run this long without finishing (a killed worker's); must exceed --job-timeout (0: the job timeout plus a tenth, at least 30s more)")
 	cmd.MarkFlagRequired("db")
 	rootCmd.AddCommand(cmd)
 }

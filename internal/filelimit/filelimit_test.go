@@ -19,8 +19,25 @@ func TestReadFile(t *testing.T) {
 	if _, err := ReadFile(p, 4); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "5 bytes, over the limit of 4") {
 		t.Fatalf("regular file over the limit: %v", err)
 	}
-	// A device that never ends stops at the limit.
-	if _, err := ReadFile("/dev/zero", 1<<10); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "/dev/zero") {
-		t.Fatalf("/dev/zero: %v", err)
+}
+
+// A file that grows past its limit after Open fails at the limit.
+func TestOpenStopsAtLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("1234"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.WriteFile(p, []byte("123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	n, err := f.Read(buf)
+	if n != 5 || !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("read %d bytes, %v; want 5 (limit+1) and ErrTooLarge", n, err)
 	}
 }

@@ -11,8 +11,36 @@ package parallel
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 )
+
+// PanicError is the error of a call that panicked: the pool recovers it,
+// so that the caller (a run's job) can record the failure before the
+// process ends, instead of the panic killing the process with the run
+// left running.
+type PanicError struct {
+	// Index is the call's index; Value what it panicked with; Stack the
+	// goroutine's stack at the panic.
+	Index int
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("call %d panicked: %v\n%s", e.Index, e.Value, e.Stack)
+}
+
+// call runs fn(ctx, i), turning a panic into a *PanicError.
+func call[R any](ctx context.Context, i int, fn func(ctx context.Context, i int) (R, error)) (r R, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Index: i, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn(ctx, i)
+}
 
 // Map calls fn(ctx, i) once for each i in [0, n), in increasing order of
 // dispatch, on min(max(1, workers), n) goroutines (fn must be safe for
@@ -22,7 +50,8 @@ import (
 // The ctx fn gets ends when the caller's ctx ends or a call fails; from
 // then no further index is dispatched, though one handed to a worker at
 // that moment still runs, with the ended ctx (the results of calls never
-// made are R's zero value). The error is that of the lowest index whose call failed,
+// made are R's zero value). A call that panics fails with a *PanicError.
+// The error is that of the lowest index whose call failed,
 // leaving out calls that failed only because an earlier failure cancelled
 // their ctx (a context.Canceled after the pool cancelled it); with no call
 // failed it is ctx.Err() (nil, or the caller's cancellation or deadline).
@@ -43,7 +72,7 @@ func Map[R any](ctx context.Context, n, workers int, fn func(ctx context.Context
 	for range min(max(1, workers), max(n, 1)) {
 		wg.Go(func() {
 			for i := range jobs {
-				r, err := fn(inner, i)
+				r, err := call(inner, i, fn)
 				out[i], errs[i] = r, err
 				if err != nil {
 					mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -91,5 +92,22 @@ func TestMapCallerCancelled(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || calls.Load() != 2 {
 		t.Errorf("cancelled by call 1: err = %v after %d calls, want context.Canceled after 2", err, calls.Load())
+	}
+}
+
+// A call that panics fails its index with a *PanicError carrying the
+// value and stack; the pool stops dispatching and the process lives on.
+func TestPanicIsAnError(t *testing.T) {
+	_, err := Map(context.Background(), 100, 4, func(_ context.Context, i int) (int, error) {
+		if i == 7 {
+			var m map[string]int
+			m["x"] = 1 // assignment to entry in nil map
+		}
+		return i, nil
+	})
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Index != 7 || !strings.Contains(pe.Error(), "assignment to entry in nil map") ||
+		!strings.Contains(string(pe.Stack), "parallel_test.go") {
+		t.Fatalf("panic: %v", err)
 	}
 }

@@ -174,6 +174,26 @@ func testRuns(t *testing.T, st store.Store) {
 		t.Fatalf("after SetRunStatus: %+v, %v", got, err)
 	}
 
+	// Heartbeat: TouchRun stamps a running run's UpdatedAt and leaves a
+	// finished one as it is.
+	before = time.Now().Add(-time.Second)
+	if err := st.TouchRun(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = st.GetRun(ctx, "b"); err != nil || b.Status != store.StatusRunning || b.UpdatedAt.Before(before) ||
+		b.UpdatedAt.After(time.Now().Add(time.Second)) || !b.CreatedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("after TouchRun(b): %+v, %v", b, err)
+	}
+	if err := st.TouchRun(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := st.GetRun(ctx, r.ID); err != nil || again.Status != store.StatusDone || !again.UpdatedAt.Equal(got.UpdatedAt) {
+		t.Fatalf("TouchRun of a finished run changed it: %+v, %v", again, err)
+	}
+	if err := st.TouchRun(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("TouchRun(nope): %v", err)
+	}
+
 	// List: newest first (c is now, b is t0+1h, r is t0); counts.
 	if err := st.SaveEpisodes(ctx, "b", []*episode.Episode{
 		short("a", "s", "x", 0, decision.TermAccept, scenario.Train, scenario.Charity, scenario.EntrenchedBelief),
