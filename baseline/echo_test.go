@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -59,6 +60,7 @@ func stockEchoes(t *testing.T, scs []scenario.Scenario, n int) (int, []string) {
 // The script echoes only the persuadee's own concern words: no content
 // phrase of a simulator reply comes from the simulator's stock wording.
 func TestScriptEchoesNoStockWords(t *testing.T) {
+	cidata.Slow(t, "plays the script on every scenario")
 	for _, name := range []string{"arena", "p4g"} {
 		all, err := scenario.Resolve(name)
 		if err != nil {

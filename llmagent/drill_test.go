@@ -12,6 +12,7 @@ import (
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/llm"
 	"github.com/persuarena/persuarena/llm/fakeengine"
 	"github.com/persuarena/persuarena/scenario"
@@ -98,9 +99,7 @@ func drill(t testing.TB, n int, chaos *fakeengine.Chaos, set drillSettings) ([]*
 // fault-free run is logged; BenchmarkFaultDrill measures it against its
 // target (docs/engines.md).
 func TestFaultDrillNoTransientFailures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drill: about 10 s")
-	}
+	cidata.Slow(t, "a fault drill of about 10 s")
 	const n = 24
 	clean, base, _ := drill(t, n, nil, fastDrill)
 	if len(clean) != n {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/persuhmm"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
@@ -152,6 +153,7 @@ func TestLoadTasks(t *testing.T) {
 // seed 1, as "persuarena memory ablate --tasks 4" prints on the v6
 // simulator, default = the fit to people (sim/fits/people.json).
 func TestRunAblate(t *testing.T) {
+	cidata.Slow(t, "learns and scores four memories")
 	spec := persuhmm.AblateSpec{Scenarios: []string{"p4g", "arena"}, Tasks: 4, Persuadee: "sim", Roles: registry(t), Seed: 1}
 	var out bytes.Buffer
 	if err := persuhmm.RunAblate(context.Background(), spec, &out, nil); err != nil {

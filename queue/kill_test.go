@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/runs"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/store/storetest"
@@ -123,6 +124,7 @@ func (w *workerProc) inFlight() []string {
 // episodes and the table are byte-identical to a single-process eval of
 // the same spec and seed.
 func TestKillAWorker(t *testing.T) {
+	cidata.Slow(t, "kills a worker process and waits for its episodes to be rescued")
 	ctx := context.Background()
 	db := storetest.PostgresURL(t)
 	cfg, _ := fleet(t, 40*time.Millisecond)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/store"
 	"github.com/persuarena/persuarena/store/storetest"
 )
@@ -43,6 +44,7 @@ func TestRetryPolicy(t *testing.T) {
 // before the second retry and 81 s before the third (and leaves them to
 // the leader's scheduler). The bound is on River's stored timestamps.
 func TestRetriedJobPickedUpPromptly(t *testing.T) {
+	cidata.Slow(t, "waits for a retried job")
 	ctx := context.Background()
 	db := storetest.PostgresURL(t)
 	cfg, _ := fleet(t, 0)

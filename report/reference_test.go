@@ -17,6 +17,7 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/cidata"
 )
 
 // storeOrder sorts a copy of eps as store.DB.Episodes and EachEpisode
@@ -62,6 +63,7 @@ func writeAll(t *testing.T, r *Report) map[string]string {
 // two rollouts (Figure 7 groups, comparison), with training steps, and
 // with three persuaders (no comparison).
 func TestBuildStreamEqualsInMemory(t *testing.T) {
+	cidata.Slow(t, "builds a report twice over a large run")
 	hb, run := handBuilt(t)
 	two := withRollouts(hb)
 	var train []*episode.Episode

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/internal/parallel"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/runplan"
@@ -127,9 +128,7 @@ func TestCloseFailsUnfinishedRuns(t *testing.T) {
 // still played: the live process stamps its run every Heartbeat, and a
 // running run without a stamp for StaleAfter is shown dead.
 func TestDeadRunToldFromLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a process")
-	}
+	cidata.Slow(t, "starts a process")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "r.db")
 	if db, err := store.Open(ctx, path); err != nil {

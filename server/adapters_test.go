@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -58,6 +59,7 @@ func (s slowSession) Probe(ctx context.Context, tr []episode.Message, b probe.Ba
 // TRL. Skipped
 // only where python3 is not installed (failed under CI).
 func TestPythonAdapters(t *testing.T) {
+	cidata.Slow(t, "runs the Python adapters against a server")
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") != "" {

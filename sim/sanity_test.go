@@ -10,6 +10,7 @@ import (
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -133,9 +134,7 @@ func TestOutcomeTable(t *testing.T) {
 // rollouts per scenario): statistically clear gaps, not exact numbers, and
 // the final belief's shape by outcome.
 func TestSanity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("plays 2 x 4 x 360 episodes")
-	}
+	cidata.Slow(t, "plays 2 x 4 x 360 episodes")
 	for _, set := range []string{"arena", "p4g"} {
 		t.Run(set, func(t *testing.T) {
 			rows := outcomes(t, set, 3, sim.DefaultConfig())

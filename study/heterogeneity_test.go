@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/scenario"
 )
@@ -35,6 +36,7 @@ func parseSeq(t testing.TB, s string) Seq {
 // (docs/simulator.md, "Heterogeneity"). Exact shares, in percent of each
 // type's scenarios (EB 65, IT 77, AR 41, AA 57): the dynamics are seeded.
 func TestTypeOptimaConflict(t *testing.T) {
+	cidata.Slow(t, "searches fixed sequences per type")
 	ctx := context.Background()
 	all, err := scenario.ResolveOrBuiltins(context.Background(), []string{"p4g", "arena"})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
 )
@@ -79,6 +80,7 @@ func lintSet(t testing.TB, scs []scenario.Scenario, turns int) *Report {
 // no lower-case sentence start, no crumb, no third-person self-reference,
 // no honorific used as a name, and no reply above 2 % of all replies.
 func TestBuiltinSetsLintClean(t *testing.T) {
+	cidata.Slow(t, "scans every built-in scenario")
 	sets := map[string][]scenario.Scenario{}
 	for _, name := range []string{"arena", "p4g"} {
 		all, err := scenario.Resolve(name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/planner"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
@@ -231,6 +232,7 @@ func acceptances(t *testing.T, p *planner.Policy, scs []scenario.Scenario, rollo
 // check, while λ = 0.5 at 80 steps gave 13 -> 55 and 70 (seeds 1 and 2,
 // p <= 1.3e-10). The outcome-only arm is the λ study's (docs/results.md).
 func TestLearningRaisesHeldOutAccept(t *testing.T) {
+	cidata.Slow(t, "trains a planner")
 	train, held := arena(t, scenario.Train), arena(t, scenario.Heldout)
 	cfg := DefaultConfig()
 	cfg.GRPO.Lambda = 0.5

@@ -1,9 +1,11 @@
-// Package cidata is the tests' one rule for data that lives outside the
-// module (the shared P4G and PPDPP copies beside the clone): a missing
-// file or directory skips the test on a developer's machine and fails it
-// under CI (CI set in the environment), where the data is always present
-// and a skip would hide a broken check. Data embedded in the module (the
-// built-in scenario sets) is never optional: its tests call t.Fatal.
+// Package cidata is the tests' one rule for what may be left out on a
+// developer's machine but never under CI (CI set in the environment): data
+// that lives outside the module (the shared P4G and PPDPP copies beside
+// the clone), whose absence skips a test here and fails it under CI, where
+// the data is always present and a skip would hide a broken check; and
+// slow tests (Slow), which go test -short skips here and CI always runs.
+// Data embedded in the module (the built-in scenario sets) is never
+// optional: its tests call t.Fatal.
 package cidata
 
 import (
@@ -37,4 +39,15 @@ func Missing(t testing.TB, what string, err error) {
 		return
 	}
 	t.Skipf("%s not available: %v", what, err)
+}
+
+// Slow marks t as slow (an integration drill, a repository scan, a
+// training run; more than about 5 s on 2 cores): under go test -short it
+// is skipped, saying why, so that the short loop stays fast; under CI
+// -short is ignored and it always runs.
+func Slow(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() && !Under() {
+		t.Skipf("slow (%s): go test -short leaves it out; go test ./... and CI run it", why)
+	}
 }

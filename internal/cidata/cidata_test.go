@@ -1,6 +1,7 @@
 package cidata
 
 import (
+	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,29 @@ func TestRequire(t *testing.T) {
 		}
 		if !strings.Contains(stopped, missing) || !strings.Contains(stopped, "no such file") {
 			t.Errorf("CI=%q: message %q does not name the path and the error", ci, stopped)
+		}
+	}
+}
+
+// Slow skips only under -short and never under CI.
+func TestSlow(t *testing.T) {
+	was := testing.Short()
+	t.Cleanup(func() { flag.Set("test.short", fmt.Sprint(was)) })
+	for _, c := range []struct {
+		short    bool
+		ci, want string
+	}{
+		{false, "", ""},
+		{false, "true", ""},
+		{true, "true", ""},
+		{true, "", "slow (a drill): go test -short leaves it out; go test ./... and CI run it"},
+	} {
+		flag.Set("test.short", fmt.Sprint(c.short))
+		t.Setenv("CI", c.ci)
+		r := &recorder{TB: t}
+		Slow(r, "a drill")
+		if r.skip != c.want || r.fatal != "" {
+			t.Errorf("short %v, CI=%q: skip %q, fatal %q; want skip %q", c.short, c.ci, r.skip, r.fatal, c.want)
 		}
 	}
 }

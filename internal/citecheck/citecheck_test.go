@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/persuarena/persuarena/internal/cidata"
 )
 
 // TestModuleCitesPapersByName fails when product code, CLI help or docs cite
 // documents that do not ship. Rewrite such a citation to the paper's name
 // (docs/papers.md), e.g. "Probe-RPO paper, Table 5".
 func TestModuleCitesPapersByName(t *testing.T) {
+	cidata.Slow(t, "scans the module's source")
 	found, err := Scan(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
