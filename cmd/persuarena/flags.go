@@ -11,14 +11,12 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/internal/flagbound"
 	"github.com/persuarena/persuarena/runs"
+	"github.com/persuarena/persuarena/scenarios"
 )
 
 // The shared flag vocabulary: one name, one default and one meaning per
 // flag across commands.
 const defaultDB = "persuarena.db"
-
-// defaultScenarios is --scenarios' one default set.
-var defaultScenarios = []string{"p4g", "arena"}
 
 // dbFlag declares --db (the run database, default persuarena.db).
 func dbFlag(f *pflag.FlagSet, p *string) {
@@ -37,10 +35,11 @@ func seedFlag(f *pflag.FlagSet, p *uint64, what string) {
 	flagbound.Uint64(f, p, "seed", 1, 0, math.MaxUint64, "run seed: "+what)
 }
 
-// scenariosFlag declares --scenarios (scenario sets, default p4g,arena;
-// a copy per flag, since decoding a stored config reuses the slice).
+// scenariosFlag declares --scenarios, the one way to choose scenario sets
+// (default the built-in sets, p4g,arena; a copy per flag, since decoding
+// a stored config reuses the slice).
 func scenariosFlag(f *pflag.FlagSet, p *[]string, what string) {
-	*p = slices.Clone(defaultScenarios)
+	*p = slices.Clone(scenarios.Names)
 	f.Var(&commaList{p: p}, "scenarios", what+`: built-in names (p4g, arena) or JSONL files, comma-separated (a backslash escapes a comma or backslash in a name: a\,b.jsonl)`)
 }
 

@@ -25,8 +25,6 @@ func newMASPCmd() *cobra.Command {
 	return c
 }
 
-func init() { rootCmd.AddCommand(newMASPCmd()) }
-
 func maspEvalCmd() *cobra.Command {
 	var (
 		spec   runs.MASPSpec

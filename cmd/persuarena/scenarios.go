@@ -6,7 +6,9 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-func init() {
+// newScenariosCmd returns scenarios and its list, show, validate, stats,
+// import and generate subcommands.
+func newScenariosCmd() *cobra.Command {
 	var listSplit string
 	list := &cobra.Command{
 		Use:   "list [SET|FILE ...]",
@@ -50,5 +52,10 @@ func init() {
 		},
 	}
 
-	scenariosCmd.AddCommand(list, show, validate, stats)
+	scenarios := &cobra.Command{
+		Use:   "scenarios",
+		Short: "List, inspect, validate, import and generate scenario sets",
+	}
+	scenarios.AddCommand(list, show, validate, stats, newImportCmd(), newGenerateCmd())
+	return scenarios
 }
