@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/persuarena/persuarena/episode"
@@ -53,4 +55,24 @@ func tmaxFlag(f *pflag.FlagSet, p *int, def int, paper string) {
 // def the basis "" stands for.
 func probesFlag(f *pflag.FlagSet, p *string, def string) {
 	f.StringVar(p, "probes", "", "probe basis: default (the CA/PE/AC basis of the Probe-RPO paper, Table 1), agreement (one probe of agreement with the proposal), a JSON file, or none (eval only: outcome-only episodes without belief read-outs, for persuadees whose engine gives no log-probs); empty: "+def)
+}
+
+// scenariosHint follows an unknown flag that guesses at choosing scenario
+// sets.
+const scenariosHint = "a scenario set is chosen with --scenarios"
+
+// flagErrorHint is the root's flag error function (subcommands inherit
+// it): on a command that takes --scenarios, an unknown flag a newcomer
+// may try for it (--set, --scenario, --from, --data, ...) gets
+// scenariosHint; every other error is returned as it is.
+func flagErrorHint(cmd *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || cmd.Flags().Lookup("scenarios") == nil {
+		return err
+	}
+	switch ne.GetSpecifiedName() {
+	case "set", "sets", "scenario", "scenario-set", "scenario-sets", "scenarios-set", "from", "data", "dataset", "data-set":
+		return fmt.Errorf("%w (%s)", err, scenariosHint)
+	}
+	return err
 }

@@ -33,6 +33,7 @@ The default persuadee "sim" is a seeded simulator, not an LLM. See README.md.`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("persuarena {{.Version}}\n")
+	root.SetFlagErrorFunc(flagErrorHint) // inherited by every subcommand
 	root.AddCommand(
 		newEvalCmd(), newTrainCmd(), newServeCmd(), newWorkerCmd(),
 		newRunsCmd(), newViewCmd(), newAnalyzeCmd(), newCompareCmd(), newReportCmd(), newExportCmd(),
