@@ -12,7 +12,8 @@ import (
 	"github.com/persuarena/persuarena/store"
 )
 
-func init() {
+// newAnalyzeCmd returns analyze: the Probe-RPO paper's analyses of stored runs.
+func newAnalyzeCmd() *cobra.Command {
 	var (
 		o      = analysis.AnalyzeOptions{GRPO: grpo.DefaultConfig()}
 		dbPath string
@@ -45,5 +46,5 @@ episodes of stored runs, concatenated. See docs/analysis.md.`,
 	flagbound.Float(f, &o.GRPO.Lambda, "lambda", o.GRPO.Lambda, 0, 1e6, "deadgroups: λ weighting the dense term in the separation test")
 	flagbound.Float(f, &o.GRPO.SeparateThreshold, "separate-threshold", o.GRPO.SeparateThreshold, 0, 1e6, "deadgroups: separated when λ·A_dense at turn 1 differs by more than this")
 	dbFlag(f, &dbPath)
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

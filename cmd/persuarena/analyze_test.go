@@ -93,19 +93,16 @@ func TestCompareCLI(t *testing.T) {
 		"1000 resamples, seed 1")
 
 	// Through cobra, JSON output.
-	out.Reset()
-	rootCmd.SetOut(&out)
-	defer func() { rootCmd.SetOut(nil); rootCmd.SetArgs(nil) }()
-	rootCmd.SetArgs([]string{"compare", "r1:alpha", "r1:beta", "--db", db, "--intersection", "--format", "json", "--resamples", "200", "--seed", "3"})
-	if err := rootCmd.ExecuteContext(ctx); err != nil {
+	js, _, err := execRoot(t, "compare", "r1:alpha", "r1:beta", "--db", db, "--intersection", "--format", "json", "--resamples", "200", "--seed", "3")
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("json: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatalf("json: %v\n%s", err, js)
 	}
 	if got["pairs"] != 4.0 || got["wins"] != 2.0 || got["losses"] != 1.0 || got["delta_pp"] != 25.0 || got["seed"] != 3.0 {
-		t.Errorf("json %s", out.String())
+		t.Errorf("json %s", js)
 	}
 }
 

@@ -9,18 +9,15 @@ import (
 	"github.com/persuarena/persuarena/internal/flagbound"
 )
 
-var bayesCmd = &cobra.Command{
-	Use:   "bayes",
-	Short: "Bayesian-persuasion environment with exact optima (Strategic Persuasion paper)",
-}
-
 // claimsFlags declares --claims and --limit into s.
 func claimsFlags(f *pflag.FlagSet, s *bayespersuasion.ClaimSpec) {
 	f.StringVar(&s.File, "claims", "", "claim set JSON file (default: the built-in set)")
 	flagbound.Int(f, &s.Limit, "limit", 0, 0, 1_000_000, "use only the first N claims (0: all)")
 }
 
-func init() {
+// newBayesCmd returns bayes (Strategic Persuasion paper) and its optimum,
+// eval, train and import subcommands.
+func newBayesCmd() *cobra.Command {
 	const seedUse = "worlds, sampling and bootstrap"
 	var opt bayespersuasion.ClaimSpec
 	optimum := &cobra.Command{
@@ -78,6 +75,10 @@ func init() {
 	seedFlag(imp.Flags(), &seed, seedUse)
 	imp.Flags().StringVar(&from, "from", "", "rating data, .jsonl or .csv")
 
-	bayesCmd.AddCommand(optimum, eval, train, imp)
-	rootCmd.AddCommand(bayesCmd)
+	bayes := &cobra.Command{
+		Use:   "bayes",
+		Short: "Bayesian-persuasion environment with exact optima (Strategic Persuasion paper)",
+	}
+	bayes.AddCommand(optimum, eval, train, imp)
+	return bayes
 }

@@ -38,7 +38,10 @@ func eachCommand(cmd *cobra.Command, fn func(*cobra.Command)) {
 func TestNumericFlagsBounded(t *testing.T) {
 	values := []string{"0", "-1", "2147483648", "9223372036854775807", "x"}
 	flags, refused := 0, 0
-	eachCommand(rootCmd, func(cmd *cobra.Command) {
+	// One tree is walked and its values set and restored; each refused
+	// value is then given on a command line to a fresh tree, as main
+	// would run it.
+	eachCommand(newRootCmd(), func(cmd *cobra.Command) {
 		path := strings.Fields(cmd.CommandPath())[1:]
 		cmd.LocalFlags().VisitAll(func(fl *pflag.Flag) {
 			if !numericTypes[fl.Value.Type()] {
@@ -67,19 +70,26 @@ func TestNumericFlagsBounded(t *testing.T) {
 				}
 				refused++
 				// Refused: the command line with it fails at parse time.
-				rootCmd.SetArgs(append(append([]string{}, path...), "--"+fl.Name, v))
-				rootCmd.SetOut(io.Discard)
-				rootCmd.SetErr(io.Discard)
-				err := rootCmd.Execute()
-				rootCmd.SetArgs(nil)
-				rootCmd.SetOut(nil)
-				rootCmd.SetErr(nil)
+				root := newRootCmd()
+				sub, _, err := root.Find(path)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				given := sub.LocalFlags().Lookup(fl.Name)
+				if given == nil {
+					t.Fatalf("%s: not on a fresh tree", name)
+				}
+				before := given.Value.String()
+				root.SetArgs(append(append([]string{}, path...), "--"+fl.Name, v))
+				root.SetOut(io.Discard)
+				root.SetErr(io.Discard)
+				err = root.Execute()
 				want := `invalid argument "` + v + `" for "--` + fl.Name + `" flag: `
 				if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), bv.Range()) || strings.Contains(err.Error(), "\n") {
 					t.Errorf("%s %s: %v, want one line %q... naming %s", name, v, err, want, bv.Range())
 				}
-				if fl.Value.String() != old {
-					t.Errorf("%s %s: refused but the value changed to %s", name, v, fl.Value.String())
+				if given.Value.String() != before {
+					t.Errorf("%s %s: refused but the value changed from %s to %s", name, v, before, given.Value.String())
 				}
 			}
 		})

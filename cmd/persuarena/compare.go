@@ -11,7 +11,8 @@ import (
 	"github.com/persuarena/persuarena/store"
 )
 
-func init() {
+// newCompareCmd returns compare: a paired comparison of two persuaders.
+func newCompareCmd() *cobra.Command {
 	var (
 		o      analysis.CompareStoredOptions
 		dbPath string
@@ -39,5 +40,5 @@ margin, McNemar, Wilcoxon and bootstrap intervals. See docs/analysis.md.`,
 	dbFlag(f, &dbPath)
 	f.StringVar(&o.Metrics, "metrics", "", "extra metrics: masp (paired SR@T, AT, RCSR@T differences; docs/masp.md)")
 	flagbound.Int(f, &o.MASPT, "masp-t", 0, 0, episode.MaxTmax, "turn budget T of --metrics masp (0: min(8, run A's tmax))")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

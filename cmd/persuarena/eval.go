@@ -16,7 +16,8 @@ import (
 	"github.com/persuarena/persuarena/view"
 )
 
-func init() {
+// newEvalCmd returns eval: the main job.
+func newEvalCmd() *cobra.Command {
 	var (
 		spec          runs.EvalSpec
 		o             runs.EvalOptions
@@ -82,7 +83,7 @@ See README.md, docs/llm-roles.md (--judge) and docs/masp.md (--metrics masp).`,
 	f.StringVar(&spec.Metrics, "metrics", "", "extra metrics after the outcome table: masp (SR@T, AT, RCSR@T, worst case over persuadees; docs/masp.md)")
 	flagbound.Int(f, &spec.MASPT, "masp-t", 0, 0, episode.MaxTmax, "turn budget T of --metrics masp (0: min(8, --tmax))")
 	cmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backends and roles of llm:NAME persuaders/persuadees (docs/llm-roles.md)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // evalEnqueue is eval --enqueue: the run is created and its missing

@@ -146,7 +146,6 @@ func TestEvalRejectsBadFlags(t *testing.T) {
 // TestEvalRejectedInputWritesNothing: bad flags or a bad scenario file are
 // errors, and no run database is created (hardening issue).
 func TestEvalRejectedInputWritesNothing(t *testing.T) {
-	t.Cleanup(func() { resetEvalFlags(t) })
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.jsonl")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
@@ -164,10 +163,7 @@ func TestEvalRejectedInputWritesNothing(t *testing.T) {
 		{[]string{"--resume", "nope"}, "no run database"},
 	} {
 		db := filepath.Join(dir, "runs.db")
-		// Every flag is given each time: the root command keeps values
-		// between executions.
-		args := append([]string{"eval", "--db", db, "--tmax", "4", "--workers", "1", "--scenarios", "p4g",
-			"--split", "heldout", "--resume", ""}, tc.args...)
+		args := append([]string{"eval", "--db", db, "--tmax", "4", "--workers", "1", "--split", "heldout"}, tc.args...)
 		_, _, err := execRoot(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
@@ -228,15 +224,11 @@ func TestEvalRetryFailed(t *testing.T) {
 		return n
 	}
 	exec := func(args ...string) string {
-		var errOut bytes.Buffer
-		rootCmd.SetOut(&bytes.Buffer{})
-		rootCmd.SetErr(&errOut)
-		rootCmd.SetArgs(append([]string{"eval", "--db", path, "--workers", "1", "--tmax", "10", "--retry-failed=false"}, args...))
-		defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
-		if err := rootCmd.ExecuteContext(ctx); err != nil {
+		_, errOut, err := execRoot(t, append([]string{"eval", "--db", path, "--workers", "1", "--tmax", "10"}, args...)...)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return errOut.String()
+		return errOut
 	}
 	if out := exec("--resume", runID); !strings.Contains(out, "0 episodes to play") || failed() != 2 ||
 		!strings.Contains(out, "view: persuarena view --db "+path+", then open http://127.0.0.1:8080/runs/"+runID+"\n") {
@@ -273,15 +265,8 @@ func TestRunsShowEpisodeAndRm(t *testing.T) {
 	eps, _ := db.Episodes(ctx, rs[0].ID)
 	db.Close()
 	run := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		rootCmd.SetOut(&out)
-		rootCmd.SetErr(&bytes.Buffer{})
-		rootCmd.SetArgs(args)
-		err := rootCmd.ExecuteContext(ctx)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		rootCmd.SetArgs(nil)
-		return out.String(), err
+		out, _, err := execRoot(t, args...)
+		return out, err
 	}
 	key := episode.KeyOf(eps[0]).String()
 	out, err := run("runs", "show", rs[0].ID, "--db", dbPath, "--episode", key)

@@ -13,7 +13,8 @@ import (
 	"github.com/persuarena/persuarena/store"
 )
 
-func init() {
+// newExportCmd returns export: a run as training data.
+func newExportCmd() *cobra.Command {
 	var (
 		db, format, out, groupBy string
 		opt                      = export.DefaultOptions()
@@ -54,5 +55,5 @@ Probe-RPO advantages (never the hidden profile). See docs/export.md.`,
 	fl.Var(&opt.Config.DenseMode, "dense-mode", "dense advantage: scaled (default), pooled, turn, rtg-per-turn or length-only (docs/grpo.md)")
 	fl.StringVar(&groupBy, "group-by", "scenario", "GRPO group: scenario (one persuader/persuadee pair's rollouts of one scenario)")
 	flagbound.Int(fl, &opt.GroupSize, "group-size", 0, 0, runs.MaxPlannedEpisodes, "split each scenario's rollouts into groups of N consecutive rollout indices (0 = one group)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -45,11 +44,8 @@ func TestExportCommand(t *testing.T) {
 	db.Close()
 
 	run := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		rootCmd.SetOut(&out)
-		rootCmd.SetArgs(args)
-		err := rootCmd.ExecuteContext(ctx)
-		return out.String(), err
+		out, _, err := execRoot(t, args...)
+		return out, err
 	}
 	base := []string{"export", "r1", "--db", dbPath, "--group-by", "scenario", "--group-size", "0"}
 	out, err := run(append(base, "--format", "jsonl", "--out", "", "--lambda", "0")...)

@@ -11,7 +11,9 @@ import (
 	"github.com/persuarena/persuarena/runs"
 )
 
-func init() {
+// newFidelityCmd returns fidelity and its p4g and persuasiontrace
+// subcommands.
+func newFidelityCmd() *cobra.Command {
 	var (
 		spec   runs.FidelitySpec
 		format string
@@ -103,5 +105,5 @@ with person-grouped bootstrap intervals. See docs/fidelity.md.`,
 	fidelityCmd := &cobra.Command{Use: "fidelity", Short: "Check a persuadee against real people (open-loop replay of real dialogues)"}
 	fidelityCmd.PersistentFlags().StringVar(&spec.Config, "config", "", "persuarena.yaml naming the backend and role of an llm:NAME persuadee (docs/llm-roles.md)")
 	fidelityCmd.AddCommand(p4gCmd, ptCmd)
-	rootCmd.AddCommand(fidelityCmd)
+	return fidelityCmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -22,13 +21,8 @@ var ptFixture = filepath.Join("..", "..", "persuasiontrace", "testdata", "rounds
 // JSON form with the embedded simulator, the table with sim-hard, and the
 // required --from.
 func TestFidelityPersuasionTraceCommand(t *testing.T) {
-	ctx := context.Background()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&bytes.Buffer{})
-	defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
-	rootCmd.SetArgs([]string{"fidelity", "persuasiontrace", "--from", ptFixture, "--persuadee", "sim", "--resamples", "50", "--format", "json"})
-	if err := rootCmd.ExecuteContext(ctx); err != nil {
+	out, _, err := execRoot(t, "fidelity", "persuasiontrace", "--from", ptFixture, "--persuadee", "sim", "--resamples", "50", "--format", "json")
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -52,29 +46,27 @@ func TestFidelityPersuasionTraceCommand(t *testing.T) {
 			Sim     []*float64        `json:"sim"`
 		} `json:"rounds"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("json: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
 	}
 	if got.Persuadee != "sim" || got.Import.Read != 6 || got.Import.Reports != 7 || got.Persuasion.Rounds != 2 || got.Persuasion.People != 1 ||
 		got.Control.Rounds != 1 || len(got.References) != 10 || len(got.Targets) != 7 || len(got.Rounds) != 3 ||
 		got.Rounds[2].ID != "pt-nested-deeper-b-000" || len(got.Rounds[2].Reports) != 3 || len(got.Rounds[2].Sim) != 3 || got.Rounds[2].Sim[0] == nil {
-		t.Errorf("json %s", out.String())
+		t.Errorf("json %s", out)
 	}
 
-	out.Reset()
-	rootCmd.SetArgs([]string{"fidelity", "persuasiontrace", "--from", ptFixture, "--persuadee", "sim-hard", "--resamples", "50", "--format", "table"})
-	if err := rootCmd.ExecuteContext(ctx); err != nil {
+	out, _, err = execRoot(t, "fidelity", "persuasiontrace", "--from", ptFixture, "--persuadee", "sim-hard", "--resamples", "50", "--format", "table")
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Open-loop fidelity on PersuasionTrace: persuadee sim-hard, seed 1",
 		"imported 6 rounds from 2 files", "skipped 1: no messages", "control rounds: 1 of 1 people, 1 reports", "fidelity targets:"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
 
-	rootCmd.SetArgs([]string{"fidelity", "persuasiontrace", "--from", "", "--format", "table"})
-	if err := rootCmd.ExecuteContext(ctx); err == nil || !strings.Contains(err.Error(), "--from: the PersuasionTrace directory is required") {
+	if _, _, err := execRoot(t, "fidelity", "persuasiontrace", "--from", "", "--format", "table"); err == nil || !strings.Contains(err.Error(), "--from: the PersuasionTrace directory is required") {
 		t.Errorf("no --from: %v", err)
 	}
 }

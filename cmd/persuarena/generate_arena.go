@@ -9,7 +9,8 @@ import (
 	"github.com/persuarena/persuarena/internal/flagbound"
 )
 
-func init() {
+// newGenerateCmd returns scenarios generate and its arena subcommand.
+func newGenerateCmd() *cobra.Command {
 	generate := &cobra.Command{Use: "generate", Short: "Generate scenario sets from the project's own generators"}
 	var (
 		seed         uint64
@@ -34,5 +35,5 @@ arena/domains.json) and write it as JSONL; same seed, same bytes. See docs/arena
 	flagbound.Int(fl, &sizes.Val, "val", sizes.Val, 0, 100_000, "validation scenarios")
 	flagbound.Int(fl, &sizes.Heldout, "heldout", sizes.Heldout, 0, 100_000, "held-out scenarios")
 	generate.AddCommand(cmd)
-	scenariosCmd.AddCommand(generate)
+	return generate
 }

@@ -51,7 +51,7 @@ func TestHelpArgumentNames(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(rootCmd)
+	walk(newRootCmd())
 	if n < 100 {
 		t.Fatalf("only %d flags seen", n)
 	}
@@ -59,21 +59,18 @@ func TestHelpArgumentNames(t *testing.T) {
 
 // persuarena --version and persuarena version name the build.
 func TestVersion(t *testing.T) {
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	defer func() { rootCmd.SetOut(nil); rootCmd.SetArgs(nil) }()
+	var out string
 	for _, args := range [][]string{{"--version"}, {"version"}} {
-		out.Reset()
-		rootCmd.SetArgs(args)
-		if err := rootCmd.Execute(); err != nil {
+		var err error
+		if out, _, err = execRoot(t, args...); err != nil {
 			t.Fatal(err)
 		}
-		first := strings.SplitN(out.String(), "\n", 2)[0]
+		first := strings.SplitN(out, "\n", 2)[0]
 		if first != "persuarena "+buildinfo.Version() {
 			t.Errorf("%v: first line %q, want %q", args, first, "persuarena "+buildinfo.Version())
 		}
 	}
-	if !strings.Contains(out.String(), "\ncommit ") || !strings.Contains(out.String(), runtime.Version()) {
-		t.Errorf("version:\n%s", out.String())
+	if !strings.Contains(out, "\ncommit ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("version:\n%s", out)
 	}
 }

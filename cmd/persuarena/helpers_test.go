@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/runs"
@@ -26,6 +30,25 @@ var (
 	loadRunEpisodes = analysis.LoadRun
 	contains        = slices.Contains[[]string, string]
 )
+
+// execRoot runs persuarena with args on a fresh command tree, as main
+// does, and returns its standard output and standard error.
+func execRoot(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	return execTree(t, newRootCmd(), args...)
+}
+
+// execTree runs the command tree root (newRootCmd's, its flags perhaps
+// set beforehand) with args.
+func execTree(t *testing.T, root *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
 
 // have passes an open database to runEval.
 func have(db *store.DB) *store.DB { return db }

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // --scenarios splits on commas only; a backslash escapes a comma or a
@@ -52,7 +49,6 @@ func TestResumeRefusesPlanFlags(t *testing.T) {
 	if id == nil {
 		t.Fatalf("no run id in:\n%s", errOut)
 	}
-	t.Cleanup(func() { resetEvalFlags(t) }) // later tests run eval without --resume
 	_, _, err = execEval(t, false, false, "--resume", id[1], "--rollouts", "3", "--db", db)
 	if err == nil || !strings.Contains(err.Error(), "--resume plays the run's stored plan (rollouts 1); --rollouts 3 would change it") {
 		t.Fatalf("--resume --rollouts 3: %v", err)
@@ -60,24 +56,4 @@ func TestResumeRefusesPlanFlags(t *testing.T) {
 	if _, errOut, err := execEval(t, false, false, "--resume", id[1], "--rollouts", "1", "--db", db); err != nil || !strings.Contains(errOut, "0 episodes to play") {
 		t.Fatalf("--resume --rollouts 1 (the stored value): %v\n%s", err, errOut)
 	}
-}
-
-// resetEvalFlags sets every eval flag back to its default, not given, and
-// returns the eval command: the root command keeps values between
-// executions.
-func resetEvalFlags(t *testing.T) *cobra.Command {
-	c, _, _ := rootCmd.Find([]string{"eval"})
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		var err error
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			err = sv.Replace(strings.Split(strings.Trim(f.DefValue, "[]"), ","))
-		} else {
-			err = f.Value.Set(f.DefValue)
-		}
-		if err != nil {
-			t.Errorf("--%s: %v", f.Name, err)
-		}
-		f.Changed = false
-	})
-	return c
 }

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/fidelity"
@@ -480,21 +478,9 @@ func TestEvalProbesNone(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "r.db")
 	exec := func(args ...string) (string, error) {
-		// pflag's string slices append once given: the roles are set here.
-		c := resetEvalFlags(t)
-		for name, v := range map[string]string{"persuader": "script", "persuadee": "llm:q"} {
-			if err := c.Flags().Lookup(name).Value.(pflag.SliceValue).Replace([]string{v}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var out, errOut bytes.Buffer
-		rootCmd.SetOut(&out)
-		rootCmd.SetErr(&errOut)
-		rootCmd.SetArgs(append([]string{"eval", "--db", db, "--config", cfg,
-			"--scenarios", writeScenarios(t, 2), "--split", "all", "--workers", "2"}, args...))
-		defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
-		err := rootCmd.ExecuteContext(context.Background())
-		return out.String(), err
+		out, _, err := execRoot(t, append([]string{"eval", "--persuader", "script", "--persuadee", "llm:q", "--db", db, "--config", cfg,
+			"--scenarios", writeScenarios(t, 2), "--split", "all", "--workers", "2"}, args...)...)
+		return out, err
 	}
 	_, err := exec()
 	if err == nil || !strings.Contains(err.Error(), "--probes none") || strings.Contains(err.Error(), "\n") {

@@ -1,7 +1,8 @@
 // Command persuarena simulates, trains and evaluates persuaders in
 // multi-turn strategic dialogue. It is a thin layer over the library
-// packages; each subcommand lives in its own file and registers itself on
-// rootCmd in an init function.
+// packages: each command is built by a constructor (newEvalCmd, ...) that
+// declares its flags into local variables, and newRootCmd assembles a
+// fresh tree, so no flag value outlives one execution.
 package main
 
 import (
@@ -15,26 +16,33 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/persuarena/persuarena/internal/buildinfo"
 )
 
-var rootCmd = &cobra.Command{
-	Use:   "persuarena",
-	Short: "Simulate, train and evaluate persuaders against persuadees with hidden profiles",
-	Long: `PersuArena simulates multi-turn persuasion against persuadees with hidden
+// newRootCmd returns a fresh persuarena command tree.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "persuarena",
+		Short: "Simulate, train and evaluate persuaders against persuadees with hidden profiles",
+		Long: `PersuArena simulates multi-turn persuasion against persuadees with hidden
 profiles, rewards probed belief changes (Probe-RPO) and evaluates persuaders.
 The default persuadee "sim" is a seeded simulator, not an LLM. See README.md.`,
-	SilenceUsage:  true,
-	SilenceErrors: true,
+		Version:       buildinfo.Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("persuarena {{.Version}}\n")
+	root.SetFlagErrorFunc(flagErrorHint) // inherited by every subcommand
+	root.AddCommand(
+		newEvalCmd(), newTrainCmd(), newServeCmd(), newWorkerCmd(),
+		newRunsCmd(), newViewCmd(), newAnalyzeCmd(), newCompareCmd(), newReportCmd(), newExportCmd(),
+		newScenariosCmd(), newFidelityCmd(), newSimCmd(), newTagCmd(),
+		newMASPCmd(), newSelfplayCmd(), newMemoryCmd(), newBayesCmd(), newRepoCmd(), newStudyCmd(),
+		newVersionCmd(),
+	)
+	return root
 }
-
-// scenariosCmd groups scenario subcommands (list, show, validate, stats,
-// import, generate); files add their subcommands to it.
-var scenariosCmd = &cobra.Command{
-	Use:   "scenarios",
-	Short: "List, inspect, validate, import and generate scenario sets",
-}
-
-func init() { rootCmd.AddCommand(scenariosCmd) }
 
 // interruptGrace is how long a command may run on after SIGINT or
 // SIGTERM before the process exits anyway.
@@ -63,7 +71,7 @@ func main() {
 		}
 		os.Exit(exitStatus(interrupted{sig}, nil, os.Stderr))
 	}()
-	err := rootCmd.ExecuteContext(ctx)
+	err := newRootCmd().ExecuteContext(ctx)
 	signal.Stop(sigs)
 	os.Exit(exitStatus(context.Cause(ctx), err, os.Stderr))
 }

@@ -25,8 +25,6 @@ func newMASPCmd() *cobra.Command {
 	return c
 }
 
-func init() { rootCmd.AddCommand(newMASPCmd()) }
-
 func maspEvalCmd() *cobra.Command {
 	var (
 		spec   runs.MASPSpec
@@ -60,6 +58,7 @@ See docs/masp.md.`,
 	f := cmd.Flags()
 	f.StringVar(&spec.Task, "task", "p4g", "task: p4g, esconv or cb")
 	f.StringVar(&spec.From, "from", "", "cases: p4g: scenario set name or JSONL file (default p4g); esconv, cb: PPDPP file (esc-*.txt, cb-*.txt)")
+	f.Var(f.Lookup("from").Value, "scenarios", "task p4g: the scenario set, a built-in name or a JSONL file (another name of --from)")
 	f.StringVar(&spec.Split, "split", "heldout", "p4g split: train, val, heldout or all (PPDPP files are one split each)")
 	f.StringSliceVar(&spec.Users, "users", []string{"sim-soft", "sim-hard", "sim"}, "users (the ensemble): sim, sim-soft, sim-hard, llm:NAME roles of --config")
 	f.StringSliceVar(&spec.Persuaders, "persuader", baseline.BaselineFirst(), "persuaders to evaluate (built-in names); the first is the baseline of the paired differences")
@@ -103,6 +102,7 @@ func maspCacheCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&spec.Task, "task", "p4g", "task: p4g, esconv or cb")
 	f.StringVar(&spec.From, "from", "", "cases (as for masp eval)")
+	f.Var(f.Lookup("from").Value, "scenarios", "task p4g: the scenario set (another name of --from)")
 	f.StringVar(&spec.Split, "split", "train", "p4g split: train, val, heldout or all")
 	f.StringSliceVar(&spec.Users, "users", []string{"sim"}, "simulator users: sim, sim-soft, sim-hard")
 	f.StringSliceVar(&spec.Persuaders, "persuader", []string{"script", "random"}, "persuaders that generate the dialogues")

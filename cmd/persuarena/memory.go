@@ -11,14 +11,6 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// memoryCmd groups the PersuHMM memory subcommands.
-var memoryCmd = &cobra.Command{
-	Use:   "memory",
-	Short: "Learn, inspect and evaluate a PersuHMM hierarchical meta-strategy memory",
-	Long: `A PersuHMM paper memory: domain -> category -> strategy with validity and
-success patterns; play it with --persuader hmm:FILE. See docs/persuhmm.md.`,
-}
-
 // memoryFile declares a subcommand that loads the memory FILE and prints
 // it with write.
 func memoryFile(use, short string, write func(*persuhmm.Memory, *cobra.Command) error) *cobra.Command {
@@ -34,7 +26,8 @@ func memoryFile(use, short string, write func(*persuhmm.Memory, *cobra.Command) 
 	}
 }
 
-func init() {
+// newMemoryCmd returns memory, the PersuHMM memory subcommands.
+func newMemoryCmd() *cobra.Command {
 	var lo persuhmm.LearnSpec
 	var config string
 	learn := &cobra.Command{
@@ -139,6 +132,12 @@ the built-in persuaders, McNemar against the strongest. See docs/persuhmm.md.`,
 	seedFlag(f, &co.Seed, "episodes")
 	tmaxFlag(f, &co.Tmax, episode.DefaultTmax, "Probe-RPO paper: 10")
 
-	memoryCmd.AddCommand(learn, show, export, statsCmd, ablate, compare)
-	rootCmd.AddCommand(memoryCmd)
+	memory := &cobra.Command{
+		Use:   "memory",
+		Short: "Learn, inspect and evaluate a PersuHMM hierarchical meta-strategy memory",
+		Long: `A PersuHMM paper memory: domain -> category -> strategy with validity and
+success patterns; play it with --persuader hmm:FILE. See docs/persuhmm.md.`,
+	}
+	memory.AddCommand(learn, show, export, statsCmd, ablate, compare)
+	return memory
 }

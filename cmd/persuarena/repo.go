@@ -8,7 +8,8 @@ import (
 	"github.com/persuarena/persuarena/runs"
 )
 
-func init() {
+// newRepoCmd returns repo (REPO paper) and its subcommands.
+func newRepoCmd() *cobra.Command {
 	root := &cobra.Command{Use: "repo", Short: "REPO paper: bad-case suite, A/B analysis, judge ratings, Bradley–Terry reward model (docs/repo.md)"}
 	var spec, per, config, judge, dbPath, out string
 	var seed uint64
@@ -49,5 +50,5 @@ func init() {
 	dbFlag(ab.Flags(), &dbPath)
 	dbFlag(rate.Flags(), &dbPath)
 	root.AddCommand(bad, ab, rate, bt)
-	rootCmd.AddCommand(root)
+	return root
 }

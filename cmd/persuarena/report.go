@@ -11,7 +11,8 @@ import (
 	"github.com/persuarena/persuarena/store"
 )
 
-func init() {
+// newReportCmd returns report: an HTML report of stored runs.
+func newReportCmd() *cobra.Command {
 	var (
 		o      report.StoredOptions
 		dbPath string
@@ -41,5 +42,5 @@ Probe-RPO paper tables and figures and paired comparisons. See docs/report.md.`,
 	f.BoolVar(&o.Timestamp, "timestamp", false, "add a generated-at line (the report is then no longer byte-identical across builds)")
 	dbFlag(f, &dbPath)
 	cmd.MarkFlagRequired("out")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/persuarena/persuarena/store"
 )
 
-func init() {
+// newRunsCmd returns runs and its list, show, export and rm subcommands.
+func newRunsCmd() *cobra.Command {
 	var dbPath string
 	runsCmd := &cobra.Command{
 		Use:   "runs",
@@ -96,5 +97,5 @@ func init() {
 		},
 	}
 	runsCmd.AddCommand(list, show, exp, rm)
-	rootCmd.AddCommand(runsCmd)
+	return runsCmd
 }

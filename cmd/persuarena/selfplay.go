@@ -12,8 +12,6 @@ import (
 	"github.com/persuarena/persuarena/train"
 )
 
-func init() { rootCmd.AddCommand(newSelfplayCmd()) }
-
 // newSelfplayCmd returns "selfplay" and its "warmstart" subcommand; a
 // fresh tree each call, so tests do not share flag state.
 func newSelfplayCmd() *cobra.Command {

@@ -12,7 +12,8 @@ import (
 	"github.com/persuarena/persuarena/server"
 )
 
-func init() {
+// newServeCmd returns serve: the OpenEnv-compatible environment server.
+func newServeCmd() *cobra.Command {
 	var (
 		spec   runs.ServeSpec
 		dbPath string
@@ -54,5 +55,5 @@ utterance per step and gets the persuadee's reply and reward. See docs/server.md
 	f.StringVar(&spec.TokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /health must carry (use it off loopback)")
 	flagbound.Int(f, &spec.Guard.MaxConns, "max-conns", 0, 0, runs.MaxServeConns, "maximum open TCP connections, a few more kept for GET /health (0: 4096, or half the open-file limit when that is lower)")
 	flagbound.Duration(f, &spec.Guard.ReadTimeout, "read-timeout", server.DefaultReadTimeout, time.Second, runs.MaxServeDuration, "maximum time to receive one request body")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

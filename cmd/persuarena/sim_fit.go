@@ -13,7 +13,8 @@ import (
 	"github.com/persuarena/persuarena/simfit"
 )
 
-func init() {
+// newSimCmd returns sim and its fit subcommands.
+func newSimCmd() *cobra.Command {
 	simCmd := &cobra.Command{Use: "sim", Short: "Work with the embedded simulated persuadee (fit its parameters to data)"}
 	fitCmd := &cobra.Command{Use: "fit", Short: "Fit the simulator's parameters to real data"}
 	fitCmd.AddCommand(fitCommand("p4g [--from DIR] [--seed N] [--out FILE]",
@@ -29,7 +30,7 @@ closed-loop limits; the validation people of both are scored, the held-out
 people never read. Writes a config for --persuadee sim:FILE. See
 docs/simulator.md ("Fitting to people").`, true))
 	simCmd.AddCommand(fitCmd)
-	rootCmd.AddCommand(simCmd)
+	return simCmd
 }
 
 // fitCommand is one `sim fit` subcommand; trace adds the required

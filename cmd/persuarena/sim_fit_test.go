@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,19 +11,6 @@ import (
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/simfit"
 )
-
-func execRoot(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errb)
-	rootCmd.SetArgs(args)
-	err := rootCmd.ExecuteContext(context.Background())
-	rootCmd.SetOut(nil)
-	rootCmd.SetErr(nil)
-	rootCmd.SetArgs(nil)
-	return out.String(), errb.String(), err
-}
 
 // TestSimFitWritesALoadableFile runs a one-evaluation fit (the real fit is
 // checked by package simfit) and resolves its file as a persuadee.

@@ -15,7 +15,8 @@ import (
 	"github.com/persuarena/persuarena/runs"
 )
 
-func init() {
+// newStudyCmd returns study and its lambda and fixed subcommands.
+func newStudyCmd() *cobra.Command {
 	var (
 		spec  runs.LambdaStudySpec
 		seeds []uint64
@@ -64,6 +65,6 @@ Arms (--arms): ` + runs.ArmList(),
 	f.StringVar(&spec.Out, "out", "", "write the Markdown tables to this file (default: standard output)")
 	f.StringVar(&spec.Doc, "doc", "", "also write the tables into this Markdown file's --section")
 	f.StringVar(&spec.Section, "section", "", "name of the marked section of --doc")
-	cmd.AddCommand(lcmd)
-	rootCmd.AddCommand(cmd)
+	cmd.AddCommand(lcmd, newStudyFixedCmd())
+	return cmd
 }

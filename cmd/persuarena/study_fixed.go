@@ -14,7 +14,8 @@ import (
 	"github.com/persuarena/persuarena/study"
 )
 
-func init() {
+// newStudyFixedCmd returns study fixed.
+func newStudyFixedCmd() *cobra.Command {
 	var (
 		o          study.FixedOptions
 		sets       []string
@@ -113,11 +114,5 @@ draw, and its fresh acceptance is not.`,
 	seedFlag(f, &o.Seed, "each episode's seed derives from (seed, scenario id, rollout)")
 	workersFlag(f, &o.Workers)
 	f.StringVar(&format, "format", "table", "output format: table (Markdown) or json")
-	for _, c := range rootCmd.Commands() {
-		if c.Name() == "study" {
-			c.AddCommand(cmd)
-			return
-		}
-	}
-	panic("study fixed: no study command")
+	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -9,19 +8,13 @@ import (
 // TestStudyFixedFresh runs `study fixed` at one turn with fresh rollouts:
 // the fresh table is printed, and a negative count names its flag.
 func TestStudyFixedFresh(t *testing.T) {
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	defer func() { rootCmd.SetOut(nil); rootCmd.SetErr(nil); rootCmd.SetArgs(nil) }()
-	// (--baseline only once: a slice flag set again in one process appends)
-	rootCmd.SetArgs([]string{"study", "fixed", "--fresh", "-1"})
-	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), `invalid argument "-1" for "--fresh" flag: want an integer in 0..100000`) {
+	if _, _, err := execRoot(t, "study", "fixed", "--fresh", "-1"); err == nil || !strings.Contains(err.Error(), `invalid argument "-1" for "--fresh" flag: want an integer in 0..100000`) {
 		t.Fatalf("--fresh -1: error %v", err)
 	}
-	rootCmd.SetArgs([]string{"study", "fixed", "--tmax", "1", "--refine", "0", "--baseline", "script", "--fresh", "2"})
-	if err := rootCmd.Execute(); err != nil {
+	s, _, err := execRoot(t, "study", "fixed", "--tmax", "1", "--refine", "0", "--baseline", "script", "--fresh", "2")
+	if err != nil {
 		t.Fatal(err)
 	}
-	s := out.String()
 	if !strings.Contains(s, "The same sequences on fresh persons of the searched scenarios (2 rollouts each") ||
 		strings.Count(s, "| (baseline) | script |") != 2 || strings.Count(s, "Told each persuadee's type") != 2 {
 		t.Errorf("output:\n%s", s)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,12 +10,8 @@ import (
 
 func runTag(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	defer func() { rootCmd.SetOut(nil); rootCmd.SetArgs(nil) }()
-	rootCmd.SetArgs(args)
-	err := rootCmd.ExecuteContext(context.Background())
-	return out.String(), err
+	out, _, err := execRoot(t, args...)
+	return out, err
 }
 
 func TestTagCommandStrategies(t *testing.T) {
@@ -49,7 +43,6 @@ func TestTagAgreementCommand(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	tagAgreementFrom = ""
 	if _, err := runTag(t, "tag", "agreement", "--from", t.TempDir()); err == nil || !strings.Contains(err.Error(), "300_dialog.csv") {
 		t.Errorf("missing data: %v", err)
 	}

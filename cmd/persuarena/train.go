@@ -11,7 +11,9 @@ import (
 	"github.com/persuarena/persuarena/train"
 )
 
-func init() {
+// newTrainCmd returns train (Probe-RPO training of a planner) and its
+// metrics subcommand.
+func newTrainCmd() *cobra.Command {
 	var (
 		spec   = runs.TrainSpec{Train: train.DefaultConfig()}
 		o      runs.TrainOptions
@@ -73,8 +75,6 @@ func init() {
 	probesFlag(f, &o.Probes, "default")
 	workersFlag(f, &o.Workers)
 	dbFlag(f, &dbPath)
-	rootCmd.AddCommand(cmd)
-
 	var metricsDB string
 	mcmd := &cobra.Command{
 		Use:   "metrics RUN_ID",
@@ -90,4 +90,5 @@ stored metric in name order (docs/training.md).`,
 	}
 	dbFlag(mcmd.Flags(), &metricsDB)
 	cmd.AddCommand(mcmd)
+	return cmd
 }

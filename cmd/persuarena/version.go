@@ -9,10 +9,10 @@ import (
 	"github.com/persuarena/persuarena/internal/buildinfo"
 )
 
-func init() {
-	rootCmd.Version = buildinfo.Version()
-	rootCmd.SetVersionTemplate("persuarena {{.Version}}\n")
-	rootCmd.AddCommand(&cobra.Command{
+// newVersionCmd returns version (persuarena --version prints its first
+// line).
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the commit it was built from and the Go toolchain",
 		Args:  cobra.NoArgs,
@@ -27,5 +27,5 @@ func init() {
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "persuarena %s\ncommit %s\n%s %s/%s\n", buildinfo.Version(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err
 		},
-	})
+	}
 }

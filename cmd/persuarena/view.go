@@ -7,7 +7,8 @@ import (
 	"github.com/persuarena/persuarena/view"
 )
 
-func init() {
+// newViewCmd returns view: the read-only web viewer.
+func newViewCmd() *cobra.Command {
 	var dbPath, addr string
 	var allowHosts []string
 	cmd := &cobra.Command{
@@ -30,5 +31,5 @@ pair by pair. It listens on loopback by default. See docs/view.md.`,
 	dbFlag(cmd.Flags(), &dbPath)
 	cmd.Flags().StringVar(&addr, "addr", view.DefaultAddr, "listen address (host:port); keep it on loopback unless the network is trusted")
 	cmd.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "host name the viewer answers besides localhost and IP addresses (e.g. a machine name off loopback); repeatable")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/persuarena/persuarena/runs"
 )
 
-func init() {
+// newWorkerCmd returns worker: plays the queued episodes of eval --enqueue.
+func newWorkerCmd() *cobra.Command {
 	var (
 		dbPath string
 		o      queue.WorkerOptions
@@ -42,5 +43,5 @@ shows the progress from any machine. See docs/scale.md.`,
 	flagbound.Duration(f, &o.JobTimeout, "job-timeout", queue.DefaultJobTimeout, time.Second, 7*24*time.Hour, "cancel an episode running longer (its job is retried)")
 	flagbound.Duration(f, &o.RescueAfter, "rescue-after", 0, 0, 7*24*time.Hour, "replay a job on another worker once it has run this long without finishing (a killed worker's); must exceed --job-timeout (0: the job timeout plus a tenth, at least 30s more)")
 	cmd.MarkFlagRequired("db")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

@@ -13,18 +13,23 @@ import (
 	"github.com/persuarena/persuarena/store/storetest"
 )
 
-// execEval runs eval of persuader script against sim on the held-out p4g
-// scenarios, every other flag at its default: the root command keeps
-// flag values between executions (list flags append to them).
+// execEval runs eval of persuader script against sim on the p4g
+// scenarios, every other flag at its default. The three are set as
+// defaults, not given, so that args may replace them (a list flag given
+// twice appends).
 func execEval(t *testing.T, enqueue, wait bool, args ...string) (string, string, error) {
 	t.Helper()
-	c := resetEvalFlags(t)
+	root := newRootCmd()
+	c, _, err := root.Find([]string{"eval"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, v := range map[string]string{"persuader": "script", "persuadee": "sim", "scenarios": "p4g"} {
 		if err := c.Flags().Lookup(name).Value.(pflag.SliceValue).Replace([]string{v}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return execRoot(t, append([]string{"eval", "--enqueue=" + strconv.FormatBool(enqueue), "--wait=" + strconv.FormatBool(wait)}, args...)...)
+	return execTree(t, root, append([]string{"eval", "--enqueue=" + strconv.FormatBool(enqueue), "--wait=" + strconv.FormatBool(wait)}, args...)...)
 }
 
 // eval --enqueue needs a PostgreSQL --db and --wait needs --enqueue; on
@@ -34,11 +39,6 @@ func TestEvalEnqueue(t *testing.T) {
 	dir := t.TempDir()
 	sqlite := filepath.Join(dir, "runs.db")
 	base := []string{"--split", "heldout", "--tmax", "4", "--workers", "1"}
-	t.Cleanup(func() { // later tests run eval without the queue flags
-		c, _, _ := rootCmd.Find([]string{"eval"})
-		c.Flags().Set("enqueue", "false")
-		c.Flags().Set("wait", "false")
-	})
 	if _, _, err := execEval(t, true, false, append(base, "--db", sqlite)...); err == nil || !strings.Contains(err.Error(), "--enqueue needs --db postgres://") {
 		t.Fatalf("SQLite --enqueue: %v", err)
 	}
