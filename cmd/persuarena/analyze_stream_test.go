@@ -13,6 +13,7 @@ import (
 	"github.com/persuarena/persuarena/analysis"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/grpo"
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/runplan"
 	"github.com/persuarena/persuarena/store"
@@ -25,6 +26,7 @@ import (
 // rollouts (dead groups present), on the hand-built runs, and on two runs
 // combined (renamed persuaders), for every analysis, format and selection.
 func TestAnalyzeStreamedEqualsInMemory(t *testing.T) {
+	cidata.Slow(t, "analyses a large run twice")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "r.db")
 	db, err := store.Open(ctx, path)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/store/storetest"
 )
 
@@ -86,6 +87,7 @@ func checkInterrupted(t *testing.T, code int, stderr, want string) {
 // Ctrl-C stops eval, train, serve and worker (on PostgreSQL) cleanly: the
 // resume line (eval, train), no error line, exit status 130.
 func TestInterruptExitStatus(t *testing.T) {
+	cidata.Slow(t, "starts and interrupts processes")
 	bin := builtBinary(t)
 	t.Run("eval", func(t *testing.T) {
 		// 221,600 episodes: still playing when the signal arrives.

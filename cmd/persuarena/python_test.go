@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/persuarena/persuarena/internal/cidata"
 )
 
 // asMainEnv makes this test binary act as the persuarena command (see
@@ -29,6 +31,7 @@ func TestMain(m *testing.M) {
 // runs the same tests from the built wheel in a fresh venv (.ci/run).
 // Skipped only where python3 is not installed, and never under CI.
 func TestPythonPackage(t *testing.T) {
+	cidata.Slow(t, "runs the Python package's tests")
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") != "" {

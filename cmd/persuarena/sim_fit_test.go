@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/persuarena/persuarena/internal/cidata"
 	"github.com/persuarena/persuarena/roles"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/simfit"
@@ -15,6 +16,7 @@ import (
 // TestSimFitWritesALoadableFile runs a one-evaluation fit (the real fit is
 // checked by package simfit) and resolves its file as a persuadee.
 func TestSimFitWritesALoadableFile(t *testing.T) {
+	cidata.Slow(t, "fits the simulator")
 	out := filepath.Join(t.TempDir(), "fit.json")
 	_, stderr, err := execRoot(t, "sim", "fit", "p4g", "--max-evals", "1", "--folds", "0", "--seed", "1", "--out", out)
 	if err != nil {
