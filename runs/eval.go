@@ -185,7 +185,10 @@ type EvalOptions struct {
 	// Log receives one line per phase (may be nil).
 	Log io.Writer
 	// Progress, when set, is called once with the number of episodes to
-	// play and returns the function counting stored episodes.
+	// play and returns the function counting finished ones, called as each
+	// is handed to the store's batched writer (so the count moves with the
+	// play, not in jumps of a written batch; an interrupt still stores
+	// every finished episode, see Eval).
 	Progress func(total int) func(n int)
 	// Enqueue, when set, hands the episodes still to play to a job queue
 	// (package queue) instead of playing them: Eval creates or resumes the
@@ -283,12 +286,11 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 		s.Release(res.RunID)
 		return res, o.Enqueue(ctx, res.RunID, jobs)
 	}
-	var onSaved func(int)
+	var onFinished func(int)
 	if o.Progress != nil {
-		onSaved = o.Progress(len(jobs))
+		onFinished = o.Progress(len(jobs))
 	}
-	// Episodes are written in batches; progress counts stored ones only.
-	w := store.NewWriter(s.Store, res.RunID, 0, 0, onSaved)
+	w := store.NewWriter(s.Store, res.RunID, 0, 0, nil)
 	// A run played whole here is summarised from the outcomes as they are
 	// stored, not read back (the table does not depend on their order:
 	// eval.Accumulator sums exactly).
@@ -306,6 +308,9 @@ func (s *Service) Eval(ctx context.Context, plan *EvalPlan, o EvalOptions) (*Eva
 			}
 			if err := w.Add(bg, ep); err != nil {
 				return err
+			}
+			if onFinished != nil {
+				onFinished(1)
 			}
 			if seen != nil {
 				seen.add(ep.Outcome())

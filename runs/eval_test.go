@@ -6,8 +6,11 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/eval"
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/runplan"
@@ -143,5 +146,61 @@ func TestStatusAndFinish(t *testing.T) {
 	var cfg map[string]int
 	if run, err := svc.Resume(ctx, id, &cfg); err != nil || cfg["t"] != 8 || run.Kind != "masp" {
 		t.Errorf("resume: %+v %v %v", run, cfg, err)
+	}
+}
+
+// slowSaver holds every batched write until release is closed.
+type slowSaver struct {
+	store.Store
+	release chan struct{}
+}
+
+func (s slowSaver) SaveEpisodes(ctx context.Context, runID string, eps []*episode.Episode) error {
+	<-s.release
+	return s.Store.SaveEpisodes(ctx, runID, eps)
+}
+
+// Eval's progress counts episodes as they finish, not as the store's
+// batches are written: with every write held back, it still reaches the
+// total (before, it stayed at 0 until a batch was written), and every
+// episode is stored once the writes go through.
+func TestProgressCountsFinishedEpisodes(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	spec := EvalSpec{Grid: runplan.Grid{Persuaders: []string{"script"}, Persuadees: []string{"sim"}, Scenarios: []string{"arena"}, Split: "heldout", Tmax: 4, Rollouts: 1, Seed: 5}, Basis: probe.Default, Workers: 2}
+	plan, err := PrepareEval(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := slowSaver{db, make(chan struct{})}
+	var total, n atomic.Int64
+	reached := make(chan struct{})
+	o := EvalOptions{Progress: func(all int) func(int) {
+		total.Store(int64(all))
+		return func(k int) {
+			if n.Add(int64(k)) == total.Load() {
+				close(reached)
+			}
+		}
+	}}
+	done := make(chan error, 1)
+	var res *EvalResult
+	go func() {
+		var err error
+		res, err = New(st).Eval(ctx, plan, o)
+		done <- err
+	}()
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("progress %d of %d with the writes held back", n.Load(), total.Load())
+	}
+	close(st.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	eps, err := db.Episodes(ctx, res.RunID)
+	if err != nil || len(eps) != 120 || n.Load() != 120 {
+		t.Fatalf("%d stored, %v; progress %d (want 120)", len(eps), err, n.Load())
 	}
 }
