@@ -136,7 +136,8 @@ func TestBuildStreamEqualsInMemory(t *testing.T) {
 
 // buildInMemory is Build as it was before streaming (with its helpers
 // summarizeInMemory and topTwoTableInMemory): every analysis over the
-// slice.
+// slice, assembled into sections by the report's own assemble (the
+// headings and intros are not what this reference checks).
 func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 	if len(eps) == 0 {
 		return nil, errors.New("report: no episodes")
@@ -162,68 +163,6 @@ func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 
 	step("summary (Tables 5 and 9)")
 	r.Summary = summarizeInMemory(eps, o)
-	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (Probe-RPO paper, Tables 5 and 9)",
-		Intro: "Terminal shares, mean R_goal and turns (Probe-RPO paper, Table 5) and final-belief conversion (Table 9), per scenario set.",
-		Table: summaryTable(r.Summary)})
-	r.Tables = append(r.Tables, terminalCISection(r.Summary))
-	fig := func(f *Figure, err error) error {
-		if errors.Is(err, ErrNoData) {
-			r.Skipped = append(r.Skipped, strings.TrimPrefix(err.Error(), "report: "))
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r.Figures = append(r.Figures, f)
-		return nil
-	}
-	step("terminal bars")
-	if err := fig(TerminalBars(r.Summary)); err != nil {
-		return nil, err
-	}
-
-	step("Table 6")
-	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (Probe-RPO paper, Table 6)",
-		Intro: "Full-acceptance rate per hidden resistance type (EB, IT, AR, AA) and domain family, with n per cell.",
-		Table: analysis.AcceptanceByProfile(eps).Table()})
-	step("Table 7")
-	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (Probe-RPO paper, Table 7)",
-		Intro: "Full-acceptance rate per persuader (rows) and persuadee (columns).",
-		Table: analysis.AcceptanceGrid(eps).Table()})
-	step("Table 8")
-	if ep, err := analysis.LargestDenseAccepted(eps, ""); err != nil {
-		r.Skipped = append(r.Skipped, "table 8: "+err.Error())
-	} else {
-		tr := analysis.TraceOf(ep)
-		intro := "The fully accepted episode with the largest Σ|r_dense| (earliest on a tie): per turn, the tagged acts, each probe state s = 2p − 1, belief B_t, dense reward r_t and the persuadee's decision."
-		if len(o.Runs) > 1 {
-			intro += " Run " + ep.RunID + "."
-		}
-		if !math.IsNaN(tr.TopTwoShare) {
-			intro += fmt.Sprintf(" Its two largest turns carry %s%% of Σ|r_dense| (the Probe-RPO paper's example: 95.9%%).", pct(tr.TopTwoShare))
-		}
-		r.Tables = append(r.Tables, Section{ID: "table8", Heading: "Probe trace of one episode (Probe-RPO paper, Table 8)", Intro: intro, Table: tr.Table(), Caption: true})
-		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
-			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
-			Table: topTwoTableInMemory(eps)})
-	}
-	step("Table 9")
-	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (Probe-RPO paper, Table 9)",
-		Intro: "Mean final belief B_T, share moved (B_T > 0.5) and share of moved episodes closed, pooled over sets.",
-		Table: analysis.ConversionOf(eps).Table()})
-
-	step("Figure 5")
-	acts := analysis.ActsByTurn(eps)
-	if err := fig(Figure5(acts)); err != nil {
-		return nil, err
-	}
-	step("Figure 6")
-	traj := analysis.BeliefTrajectories(eps)
-	if err := fig(Figure6(traj)); err != nil {
-		return nil, err
-	}
-	step("Figure 7")
-	dead := analysis.DeadGroups(eps, o.Groups)
 	cfg := grpo.DefaultConfig()
 	if o.GRPO != nil {
 		cfg = *o.GRPO
@@ -232,28 +171,22 @@ func buildInMemory(eps []*episode.Episode, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fig(Figure7(dead, adv)); err != nil {
+	largest, largestErr := analysis.LargestDenseAccepted(eps, "")
+	err = r.assemble(o, step, analyses{
+		byProfile:    func() analysis.ProfileAcceptance { return analysis.AcceptanceByProfile(eps) },
+		grid:         func() analysis.Grid { return analysis.AcceptanceGrid(eps) },
+		largest:      largest,
+		largestErr:   largestErr,
+		topTwo:       func() analysis.Table { return topTwoTableInMemory(eps) },
+		conversion:   func() analysis.Conversion { return analysis.ConversionOf(eps) },
+		acts:         func() analysis.ActCurves { return analysis.ActsByTurn(eps) },
+		trajectories: func() analysis.Trajectories { return analysis.BeliefTrajectories(eps) },
+		dead:         func() analysis.DeadGroupStats { return analysis.DeadGroups(eps, o.Groups) },
+		terms:        func() AdvantageTerms { return adv },
+	})
+	if err != nil {
 		return nil, err
 	}
-	hasSteps := false
-	for _, tr := range o.Training {
-		hasSteps = hasSteps || len(tr.Steps) > 0
-	}
-	if hasSteps {
-		step("training curves")
-		if err := fig(TrainingFigure(o.Training)); err != nil {
-			return nil, err
-		}
-		r.Tables = append(r.Tables, Section{ID: "training-data", Heading: "Training data", Table: trainingTable(o.Training), Figure: "training", Caption: true})
-	}
-	r.Tables = append(r.Tables,
-		Section{ID: "figure5-data", Heading: "Figure 5 data", Table: acts.Table(), Figure: "figure5", Caption: true},
-		Section{ID: "figure6-data", Heading: "Figure 6 data", Table: traj.Table(), Figure: "figure6", Caption: true},
-		Section{ID: "figure7-data", Heading: "Figure 7 data", Table: dead.Table(), Figure: "figure7", Caption: true})
-	if len(adv.Overall) > 0 {
-		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: adv.Table(), Figure: "figure7", Caption: true})
-	}
-
 	if err := r.compare(o, SliceSource(eps).Outcomes, step); err != nil {
 		return nil, err
 	}

@@ -257,6 +257,43 @@ func BuildStream(src Source, o Options) (*Report, error) {
 	}
 	r.Failed = st.Failed()
 	r.Summary = sum.summaries()
+	largest, largestErr := st.LargestDenseAccepted()
+	if err := r.assemble(o, step, analyses{
+		byProfile: st.AcceptanceByProfile, grid: st.AcceptanceGrid,
+		largest: largest, largestErr: largestErr, topTwo: func() analysis.Table { return topTwoTable(st, top) },
+		conversion: st.ConversionOf, acts: st.ActsByTurn, trajectories: st.BeliefTrajectories, dead: st.DeadGroups,
+		terms: func() AdvantageTerms { return adv.terms(st.Arms()) },
+	}); err != nil {
+		return nil, err
+	}
+	if err := r.compare(o, src.Outcomes, step); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// analyses are what a report's sections are made of, however they were
+// computed: in one streamed pass (BuildStream), or over a slice in the
+// tests' reference. Each is computed when assemble asks for it, in the
+// order of the sections.
+type analyses struct {
+	byProfile    func() analysis.ProfileAcceptance
+	grid         func() analysis.Grid
+	largest      *episode.Episode // Table 8's episode, unless largestErr
+	largestErr   error
+	topTwo       func() analysis.Table
+	conversion   func() analysis.Conversion
+	acts         func() analysis.ActCurves
+	trajectories func() analysis.Trajectories
+	dead         func() analysis.DeadGroupStats
+	terms        func() AdvantageTerms
+}
+
+// assemble appends r's sections and figures after its summary (r.Summary
+// set), in the report's order, with their headings and intros: the one
+// place they are written. Errors: a figure that fails for a reason other
+// than missing data (ErrNoData).
+func (r *Report) assemble(o Options, step func(string), a analyses) error {
 	r.Tables = append(r.Tables, Section{ID: "summary", Heading: "Outcomes per persuader, persuadee and set (Probe-RPO paper, Tables 5 and 9)",
 		Intro: "Terminal shares, mean R_goal and turns (Probe-RPO paper, Table 5) and final-belief conversion (Table 9), per scenario set.",
 		Table: summaryTable(r.Summary)})
@@ -274,21 +311,22 @@ func BuildStream(src Source, o Options) (*Report, error) {
 	}
 	step("terminal bars")
 	if err := fig(TerminalBars(r.Summary)); err != nil {
-		return nil, err
+		return err
 	}
 
 	step("Table 6")
 	r.Tables = append(r.Tables, Section{ID: "table6", Heading: "Full acceptance by resistance type and family (Probe-RPO paper, Table 6)",
 		Intro: "Full-acceptance rate per hidden resistance type (EB, IT, AR, AA) and domain family, with n per cell.",
-		Table: st.AcceptanceByProfile().Table()})
+		Table: a.byProfile().Table()})
 	step("Table 7")
 	r.Tables = append(r.Tables, Section{ID: "table7", Heading: "Persuader × persuadee grid (Probe-RPO paper, Table 7)",
 		Intro: "Full-acceptance rate per persuader (rows) and persuadee (columns).",
-		Table: st.AcceptanceGrid().Table()})
+		Table: a.grid().Table()})
 	step("Table 8")
-	if ep, err := st.LargestDenseAccepted(); err != nil {
-		r.Skipped = append(r.Skipped, "table 8: "+err.Error())
+	if a.largestErr != nil {
+		r.Skipped = append(r.Skipped, "table 8: "+a.largestErr.Error())
 	} else {
+		ep := a.largest
 		tr := analysis.TraceOf(ep)
 		intro := "The fully accepted episode with the largest Σ|r_dense| (earliest on a tie): per turn, the tagged acts, each probe state s = 2p − 1, belief B_t, dense reward r_t and the persuadee's decision."
 		if len(o.Runs) > 1 {
@@ -304,28 +342,28 @@ func BuildStream(src Source, o Options) (*Report, error) {
 		r.Tables = append(r.Tables, sec)
 		r.Tables = append(r.Tables, Section{ID: "table8-shares", Heading: "Top-two share over accepted episodes",
 			Intro: "How concentrated the dense signal is in every fully accepted episode, not only the one traced above: the share of Σ|r_dense| carried by the episode's two largest turns.",
-			Table: topTwoTable(st, top)})
+			Table: a.topTwo()})
 	}
 	step("Table 9")
 	r.Tables = append(r.Tables, Section{ID: "table9", Heading: "Final belief and conversion (Probe-RPO paper, Table 9)",
 		Intro: "Mean final belief B_T, share moved (B_T > 0.5) and share of moved episodes closed, pooled over sets.",
-		Table: st.ConversionOf().Table()})
+		Table: a.conversion().Table()})
 
 	step("Figure 5")
-	acts := st.ActsByTurn()
+	acts := a.acts()
 	if err := fig(Figure5(acts)); err != nil {
-		return nil, err
+		return err
 	}
 	step("Figure 6")
-	traj := st.BeliefTrajectories()
+	traj := a.trajectories()
 	if err := fig(Figure6(traj)); err != nil {
-		return nil, err
+		return err
 	}
 	step("Figure 7")
-	dead := st.DeadGroups()
-	terms := adv.terms(st.Arms())
+	dead := a.dead()
+	terms := a.terms()
 	if err := fig(Figure7(dead, terms)); err != nil {
-		return nil, err
+		return err
 	}
 	hasSteps := false
 	for _, tr := range o.Training {
@@ -334,7 +372,7 @@ func BuildStream(src Source, o Options) (*Report, error) {
 	if hasSteps {
 		step("training curves")
 		if err := fig(TrainingFigure(o.Training)); err != nil {
-			return nil, err
+			return err
 		}
 		r.Tables = append(r.Tables, Section{ID: "training-data", Heading: "Training data", Table: trainingTable(o.Training), Figure: "training", Caption: true})
 	}
@@ -346,10 +384,7 @@ func BuildStream(src Source, o Options) (*Report, error) {
 		r.Tables = append(r.Tables, Section{ID: "figure7c-data", Heading: "Figure 7(c) data", Table: terms.Table(), Figure: "figure7", Caption: true})
 	}
 
-	if err := r.compare(o, src.Outcomes, step); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return nil
 }
 
 // compare adds the paired comparison of every persuader against the
