@@ -96,42 +96,27 @@ var determiners = map[string]string{
 // stopword, a number word, a word of the proposal or the names, or a word
 // of the persuader's own previous turn.
 func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase {
-	type cand struct {
-		p    phrase
-		sent int
-		pos  int
-	}
 	if hasNonASCII(text) {
 		text = punctReplacer.Replace(text)
 	}
-	var cands []cand
-	sent, pos := 0, 0
-	var run []string
-	det := ""
+	cands, sents := candidates(text, stop)
+	return choose(cands, sents, skip, max)
+}
+
+// candidate is one phrase of a text, with the sentence it is in (0 the
+// first) and its position among the text's phrases.
+type candidate struct {
+	p    phrase
+	sent int
+	pos  int
+}
+
+// candidates splits text (ASCII punctuation) into its phrases (see
+// extract) and returns them in text order with the number of sentence
+// ends seen.
+func candidates(text string, stop stopSet) (cands []candidate, sents int) {
+	var b phraseBuilder
 	prev := ""
-	flush := func() {
-		if len(run) > 0 && connector(run[len(run)-1]) {
-			run = run[:len(run)-1]
-		}
-		if len(run) > 0 {
-			if len(run) > maxPhraseWords {
-				run = run[len(run)-maxPhraseWords:]
-				det = ""
-			}
-			if connector(run[0]) {
-				run = run[1:]
-			}
-			key := strings.Join(run, " ")
-			t := key
-			if det != "" {
-				t = det + " " + key
-			}
-			cands = append(cands, cand{phrase{text: t, key: key}, sent, pos})
-			pos++
-		}
-		run = run[:0]
-		det = ""
-	}
 	i := 0
 	for i < len(text) {
 		c := text[i]
@@ -144,84 +129,122 @@ func extract(text string, skip map[string]bool, stop stopSet, max int) []phrase 
 			w := strings.TrimSuffix(strings.ToLower(text[i:j]), "'s")
 			switch {
 			case content(w, stop):
-				if len(run) == 0 {
-					det = determiners[prev]
-				}
-				run = append(run, w)
-			case connector(w) && len(run) > 0 && !connector(run[len(run)-1]):
+				b.add(w, prev)
+			case connector(w) && b.open():
 				// "standard of clean", "overhead and salaries"; dropped
 				// again if no content word follows.
-				run = append(run, w)
+				b.run = append(b.run, w)
 			default:
-				flush()
+				cands = b.flush(cands, sents)
 			}
 			prev = w
 			i = j
 		case c == '.' || c == '!' || c == '?' || c == ';' || c == '\n':
-			flush()
-			sent++
+			cands = b.flush(cands, sents)
+			sents++
 			prev = ""
 			i++
 		case c == ',' || c == ':' || c == '(' || c == ')' || c == '"':
-			flush()
+			cands = b.flush(cands, sents)
 			prev = ""
 			i++
 		default:
 			if c >= '0' && c <= '9' {
-				flush()
+				cands = b.flush(cands, sents)
 				prev = ""
 			}
 			i++
 		}
 	}
-	flush()
-	// Prefer the latest sentences and, within one, noun-like phrases (a
-	// determiner before them, then several words); keep text order in the
-	// result.
-	score := func(p phrase) int {
-		n := 0
-		if p.text != p.key {
-			n += 2
-		}
-		if strings.Contains(p.key, " ") {
-			n++
-		}
-		return n
+	return b.flush(cands, sents), sents
+}
+
+// phraseBuilder collects the words of the phrase being read.
+type phraseBuilder struct {
+	run []string
+	det string // the determiner before the first word, mapped (determiners)
+}
+
+// add appends content word w; prev is the word before it.
+func (b *phraseBuilder) add(w, prev string) {
+	if len(b.run) == 0 {
+		b.det = determiners[prev]
 	}
-	// A bare single word ending in -ed or -ly is most often a verb or an
-	// adverb ("packed", "really"), never a topic: it is skipped.
-	var out []phrase
-	var at []int // text position of each chosen phrase
-	chosen := func(key string) bool {
-		for _, p := range out {
-			if p.key == key {
-				return true
-			}
-		}
-		return false
+	b.run = append(b.run, w)
+}
+
+// open reports whether a connector may follow: the run ends on a content
+// word.
+func (b *phraseBuilder) open() bool { return len(b.run) > 0 && !connector(b.run[len(b.run)-1]) }
+
+// flush ends the phrase being read, appending it to cands (sentence sent)
+// unless it holds no content word, and returns cands.
+func (b *phraseBuilder) flush(cands []candidate, sent int) []candidate {
+	run, det := b.run, b.det
+	b.run, b.det = b.run[:0], ""
+	if len(run) > 0 && connector(run[len(run)-1]) {
+		run = run[:len(run)-1]
 	}
-	for s := sent; s >= 0 && len(out) < max; s-- {
-		for want := 3; want >= 0 && len(out) < max; want-- {
-			// Later phrases first: a reply usually ends on its point.
-			for ci := len(cands) - 1; ci >= 0; ci-- {
+	if len(run) == 0 {
+		return cands
+	}
+	if len(run) > maxPhraseWords {
+		run = run[len(run)-maxPhraseWords:]
+		det = ""
+	}
+	if connector(run[0]) {
+		run = run[1:]
+	}
+	key := strings.Join(run, " ")
+	t := key
+	if det != "" {
+		t = det + " " + key
+	}
+	return append(cands, candidate{phrase{text: t, key: key}, sent, len(cands)})
+}
+
+// nounLike scores how much p looks like a noun phrase: 2 for a
+// determiner before it, 1 more for several words.
+func nounLike(p phrase) int {
+	n := 0
+	if p.text != p.key {
+		n += 2
+	}
+	if strings.Contains(p.key, " ") {
+		n++
+	}
+	return n
+}
+
+// choose picks up to max of cands whose keys are not in skip: the latest
+// sentences first (of sents+1) and, within one, the most noun-like
+// (nounLike), later phrases first (a reply usually ends on its point). It
+// returns them in text order.
+func choose(cands []candidate, sents int, skip map[string]bool, max int) []phrase {
+	var chosen []candidate
+	taken := func(key string) bool {
+		return slices.ContainsFunc(chosen, func(c candidate) bool { return c.p.key == key })
+	}
+	for s := sents; s >= 0 && len(chosen) < max; s-- {
+		for want := 3; want >= 0 && len(chosen) < max; want-- {
+			for ci := len(cands) - 1; ci >= 0 && len(chosen) < max; ci-- {
 				c := cands[ci]
-				if c.sent != s || score(c.p) != want || skip[c.p.key] || chosen(c.p.key) || len(out) >= max {
+				if c.sent != s || nounLike(c.p) != want || skip[c.p.key] || taken(c.p.key) {
 					continue
 				}
+				// A bare single word ending in -ed or -ly is most often a
+				// verb or an adverb ("packed", "really"), never a topic.
 				if want == 0 && len(c.p.key) > 4 && (strings.HasSuffix(c.p.key, "ed") || strings.HasSuffix(c.p.key, "ly")) {
 					continue
 				}
-				out = append(out, c.p)
-				at = append(at, ci)
+				chosen = append(chosen, c)
 			}
 		}
 	}
-	// Restore text order.
-	for a := 1; a < len(out); a++ {
-		for b := a; b > 0 && at[b] < at[b-1]; b-- {
-			out[b], out[b-1] = out[b-1], out[b]
-			at[b], at[b-1] = at[b-1], at[b]
-		}
+	slices.SortFunc(chosen, func(a, b candidate) int { return a.pos - b.pos })
+	out := make([]phrase, len(chosen))
+	for i, c := range chosen {
+		out[i] = c.p
 	}
 	return out
 }
