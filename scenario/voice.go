@@ -173,7 +173,7 @@ func FirstPerson(desc, persuadee string) string {
 // ThirdPerson reports whether text contains a third-person singular
 // pronoun (he, she, him, his, her, hers, himself, herself and their
 // contractions), the words FirstPerson rewrites. A persuadee speaking of
-// itself never needs them; the text lint (package textlint) and the
+// itself never needs them; the text lint (package internal/textlint) and the
 // loader's check of a concern's voiced field use it.
 func ThirdPerson(text string) bool {
 	toks := tokenize(text)
