@@ -285,9 +285,13 @@ type Metadata struct {
 	// Belief is B_t in [0, 1] after this step (B_0 after a reset); null
 	// when every probe was unreadable.
 	Belief *float64 `json:"belief"`
-	// Dense is r_t = B_t - B_{t-1}; null after a reset and when either
-	// belief is missing.
+	// Dense is r_t = B_t - B_{t-1} over the probes readable at both t-1
+	// and t; null after a reset and when there are none.
 	Dense *float64 `json:"dense"`
+	// DenseProbes is the number of probes Dense was computed over when
+	// that is fewer than the basis's (episode.Turn.DenseProbes); absent
+	// when it used every probe.
+	DenseProbes int `json:"dense_probes,omitempty"`
 	// RewardMissing is true when the dense part of the reward was due but
 	// missing (Dense is null) and was replaced by 0.
 	RewardMissing bool `json:"reward_missing"`
@@ -627,7 +631,7 @@ func (e *Env) fail(ctx context.Context, turn episode.Turn, err error) (Observati
 // finished episode to the sink.
 func (e *Env) observe(turn episode.Turn, reply, dec string) Observation {
 	cfg := &e.f.cfg
-	md := Metadata{EpisodeID: e.id, RewardMode: e.mode, Acts: turn.Acts, Belief: turn.Belief, Dense: turn.Dense}
+	md := Metadata{EpisodeID: e.id, RewardMode: e.mode, Acts: turn.Acts, Belief: turn.Belief, Dense: turn.Dense, DenseProbes: turn.DenseProbes}
 	var rw float64
 	if e.mode == Dense || e.mode == Both {
 		if turn.Dense != nil {

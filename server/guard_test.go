@@ -245,25 +245,27 @@ func TestEngineErrorBodyWithheld(t *testing.T) {
 // messages do not renew the lease.
 func TestIdleWebSocketEvictedAfterIdleLease(t *testing.T) {
 	cfg := fakeConfig(t, &fake{})
-	cfg.MaxSessions, cfg.CapacityWait, cfg.IdleLease = 3, -1, 300*time.Millisecond
-	_, ts := start(t, cfg)
+	cfg.MaxSessions, cfg.CapacityWait, cfg.IdleLease = 3, -1, 30*time.Second
+	s, ts := start(t, cfg)
+	advance := clock(s) // the lease is read on the server's clock, not the machine's speed
 	silent := dial(t, ts)
+	advance(time.Second)
 	quiet := dial(t, ts)
 	result(t, call(t, quiet, `{"type":"reset"}`))
 	result(t, call(t, quiet, `{"type":"step","data":{"message":"Hi."}}`))
 	talker := dial(t, ts)
 	result(t, call(t, talker, `{"type":"reset"}`))
-	third := dial(t, ts) // within the lease: refused
+	advance(29 * time.Second) // silent is 30 s idle: not past the lease
+	third := dial(t, ts)
 	if msg := recv(t, third); msg.Type != "error" || !strings.Contains(msg.raw, "CAPACITY_REACHED") {
 		t.Fatalf("new session within the lease: %s", msg.raw)
 	}
-	deadline := time.Now().Add(400 * time.Millisecond)
-	for time.Now().Before(deadline) { // the talker keeps playing; quiet only asks its state
+	for range 4 { // the talker keeps playing; quiet only asks its state
+		advance(15 * time.Second)
 		result(t, call(t, talker, `{"type":"step","data":{"message":"Still here."}}`))
 		if f := call(t, quiet, `{"type":"state"}`); f.Type != "state" {
 			t.Fatalf("state: %s", f.raw)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	fourth := dial(t, ts)
 	result(t, call(t, fourth, `{"type":"reset"}`))
