@@ -20,6 +20,32 @@ func clock(s *Server) (advance func(time.Duration)) {
 	return func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 }
 
+// settled waits until the server holds n WebSocket sessions and none is
+// handling a message: a dial returns at the handshake, and a reply
+// reaches the client before its handler is done, both maybe before the
+// server's books say so, which is what eviction reads.
+func settled(t *testing.T, s *Server, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		held, busy := len(s.ws), 0
+		for ws := range s.ws {
+			ws.mu.Lock()
+			if ws.busy {
+				busy++
+			}
+			ws.mu.Unlock()
+		}
+		s.mu.Unlock()
+		if held == n && busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d WebSocket sessions (%d busy), want %d idle", held, busy, n)
+		}
+	}
+}
+
 // postJSON sends a POST with the given headers and returns status and body.
 func postJSON(t *testing.T, url, body string, hdr map[string]string) (int, []byte) {
 	t.Helper()
@@ -249,6 +275,7 @@ func TestIdleWebSocketEvictedAfterIdleLease(t *testing.T) {
 	s, ts := start(t, cfg)
 	advance := clock(s) // the lease is read on the server's clock, not the machine's speed
 	silent := dial(t, ts)
+	settled(t, s, 1)
 	advance(time.Second)
 	quiet := dial(t, ts)
 	result(t, call(t, quiet, `{"type":"reset"}`))
@@ -256,6 +283,7 @@ func TestIdleWebSocketEvictedAfterIdleLease(t *testing.T) {
 	talker := dial(t, ts)
 	result(t, call(t, talker, `{"type":"reset"}`))
 	advance(29 * time.Second) // silent is 30 s idle: not past the lease
+	settled(t, s, 3)
 	third := dial(t, ts)
 	if msg := recv(t, third); msg.Type != "error" || !strings.Contains(msg.raw, "CAPACITY_REACHED") {
 		t.Fatalf("new session within the lease: %s", msg.raw)
@@ -267,10 +295,12 @@ func TestIdleWebSocketEvictedAfterIdleLease(t *testing.T) {
 			t.Fatalf("state: %s", f.raw)
 		}
 	}
+	settled(t, s, 3)
 	fourth := dial(t, ts)
 	result(t, call(t, fourth, `{"type":"reset"}`))
 	wantError(t, recv(t, silent), SessionError) // idle longest
 	wantClose(t, silent, websocket.StatusPolicyViolation)
+	settled(t, s, 3)
 	fifth := dial(t, ts)
 	result(t, call(t, fifth, `{"type":"reset"}`))
 	if msg := recv(t, quiet); msg.Type != "error" || !strings.Contains(msg.raw, "SESSION_ERROR") || !strings.Contains(msg.raw, "no reset or step") {
