@@ -15,12 +15,14 @@ import (
 
 // TestGoldenEpisodes plays every built-in persuader against the hand-set
 // simulator (sim.HandConfig) and the default one (the shipped P4G fit,
-// sim.Fitted) on the first 60 scenarios of each built-in set, two rollouts
-// each, and compares the episodes (golden.EpisodeJSON, latencies zeroed) with
+// sim.Fitted) on a few held-out scenarios of each built-in set (goldenCases:
+// two of each resistance type, the first of them in two rollouts), and
+// compares the episodes (golden.EpisodeJSON, latencies zeroed) with
 // testdata/golden/<config>-<set>.txt, one case per episode, so any change
 // to transcripts, probes, beliefs or rewards fails here and shows the
-// fields that moved. An intended change to the dynamics bumps sim.Version
-// and re-records with
+// fields that moved. The statistics over whole sets are the sanity and
+// gate tests'; these are few enough to read. An intended change to the
+// dynamics bumps sim.Version and re-records with
 //
 //	go test ./sim -run Golden -update
 func TestGoldenEpisodes(t *testing.T) {
@@ -46,16 +48,15 @@ func goldenEpisodes(t *testing.T, cfg sim.Config, set string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scs = scs[:min(60, len(scs))]
 	var f golden.File
 	for _, name := range baseline.Names() {
 		per, err := baseline.New(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range scs {
-			for r := range 2 {
-				ep, err := episode.Run(ctx, episode.Config{}, &scs[i], per, pee, episode.Seed(7, scs[i].ID, r))
+		for _, c := range goldenCases(scs) {
+			for r := range c.rollouts {
+				ep, err := episode.Run(ctx, episode.Config{}, c.sc, per, pee, episode.Seed(7, c.sc.ID, r))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,9 +68,33 @@ func goldenEpisodes(t *testing.T, cfg sim.Config, set string) []byte {
 				if err != nil {
 					t.Fatal(err)
 				}
-				f.Case(fmt.Sprintf("episode persuader=%s scenario=%s rollout=%d", name, scs[i].ID, r), b)
+				f.Case(fmt.Sprintf("episode persuader=%s scenario=%s resistance=%s rollout=%d", name, c.sc.ID, c.sc.Hidden.Resistance, r), b)
 			}
 		}
 	}
 	return f.Bytes()
+}
+
+// goldenCase is one scenario of the goldens and its number of rollouts.
+type goldenCase struct {
+	sc       *scenario.Scenario
+	rollouts int
+}
+
+// goldenCases picks, in set order, the first two held-out scenarios of
+// each resistance type (the hidden profile's most telling part: EB, IT,
+// AR and AA answer the same persuader differently), the first of each
+// type in two rollouts (the persuadee's own randomness).
+func goldenCases(scs []scenario.Scenario) []goldenCase {
+	var out []goldenCase
+	seen := map[scenario.Resistance]int{}
+	for i := range scs {
+		sc := &scs[i]
+		if sc.Split != scenario.Heldout || seen[sc.Hidden.Resistance] >= 2 {
+			continue
+		}
+		seen[sc.Hidden.Resistance]++
+		out = append(out, goldenCase{sc, 3 - seen[sc.Hidden.Resistance]})
+	}
+	return out
 }
