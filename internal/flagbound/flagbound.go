@@ -30,125 +30,96 @@ type Value interface {
 // usage appends the range to a flag's help text.
 func usage(u, rng string) string { return u + " (" + rng + ")" }
 
-// intValue is an int in [lo, hi].
-type intValue struct {
-	p      *int
-	lo, hi int
+// bounded is a flag value of kind k in [lo, hi].
+type bounded[T int | uint64 | float64 | time.Duration] struct {
+	p      *T
+	lo, hi T
+	k      kind[T]
 }
 
-// Int declares an int flag name with default def, bounded to [lo, hi].
+// kind is how a bounded value of T reads and shows.
+type kind[T any] struct {
+	typ    string // pflag's type name, shown by help
+	noun   string // what the error asks for: "an integer", ...
+	parse  func(string) (T, error)
+	format func(T) string
+}
+
+var (
+	intKind = kind[int]{"int", "an integer",
+		func(s string) (int, error) {
+			n, err := strconv.ParseInt(s, 0, 64)
+			return int(n), rangeErr(err, n == int64(int(n)))
+		},
+		strconv.Itoa}
+	uintKind = kind[uint64]{"uint64", "an integer",
+		func(s string) (uint64, error) { return strconv.ParseUint(s, 0, 64) },
+		func(n uint64) string { return strconv.FormatUint(n, 10) }}
+	// NaN is refused: it is in no range.
+	floatKind = kind[float64]{"float64", "a number",
+		func(s string) (float64, error) {
+			x, err := strconv.ParseFloat(s, 64)
+			return x, rangeErr(err, !math.IsNaN(x))
+		},
+		func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }}
+	durationKind = kind[time.Duration]{"duration", "a duration", time.ParseDuration, time.Duration.String}
+)
+
+// rangeErr is err, or an error when ok is false.
+func rangeErr(err error, ok bool) error {
+	if err == nil && !ok {
+		return strconv.ErrRange
+	}
+	return err
+}
+
+// declare sets *p to def and declares flag name on f, bounded to [lo, hi].
 // It panics when def is outside the range (a programming error).
-func Int(f *pflag.FlagSet, p *int, name string, def, lo, hi int, help string) {
-	if def < lo || def > hi {
-		panic(fmt.Sprintf("flagbound: --%s default %d outside %d..%d", name, def, lo, hi))
-	}
-	*p = def
-	v := &intValue{p, lo, hi}
-	f.Var(v, name, usage(help, v.Range()))
-}
-
-func (v *intValue) String() string { return strconv.Itoa(*v.p) }
-func (v *intValue) Type() string   { return "int" }
-func (v *intValue) Range() string  { return fmt.Sprintf("%d..%d", v.lo, v.hi) }
-func (v *intValue) In() bool       { return *v.p >= v.lo && *v.p <= v.hi }
-func (v *intValue) Set(s string) error {
-	n, err := strconv.ParseInt(s, 0, 64)
-	if err != nil || n < int64(v.lo) || n > int64(v.hi) {
-		return fmt.Errorf("want an integer in %s", v.Range())
-	}
-	*v.p = int(n)
-	return nil
-}
-
-// uintValue is a uint64 in [lo, hi].
-type uintValue struct {
-	p      *uint64
-	lo, hi uint64
-}
-
-// Uint64 declares a uint64 flag name with default def, bounded to [lo,
-// hi] (a seed takes 0..math.MaxUint64). It panics when def is outside.
-func Uint64(f *pflag.FlagSet, p *uint64, name string, def, lo, hi uint64, help string) {
-	if def < lo || def > hi {
-		panic(fmt.Sprintf("flagbound: --%s default %d outside %d..%d", name, def, lo, hi))
-	}
-	*p = def
-	v := &uintValue{p, lo, hi}
-	f.Var(v, name, usage(help, v.Range()))
-}
-
-func (v *uintValue) String() string { return strconv.FormatUint(*v.p, 10) }
-func (v *uintValue) Type() string   { return "uint64" }
-func (v *uintValue) Range() string  { return fmt.Sprintf("%d..%d", v.lo, v.hi) }
-func (v *uintValue) In() bool       { return *v.p >= v.lo && *v.p <= v.hi }
-func (v *uintValue) Set(s string) error {
-	n, err := strconv.ParseUint(s, 0, 64)
-	if err != nil || n < v.lo || n > v.hi {
-		return fmt.Errorf("want an integer in %s", v.Range())
-	}
-	*v.p = n
-	return nil
-}
-
-// floatValue is a finite float64 in [lo, hi].
-type floatValue struct {
-	p      *float64
-	lo, hi float64
-}
-
-// Float declares a float64 flag name with default def, bounded to [lo,
-// hi]; NaN and infinities are refused. It panics when def is outside.
-func Float(f *pflag.FlagSet, p *float64, name string, def, lo, hi float64, help string) {
+func declare[T int | uint64 | float64 | time.Duration](f *pflag.FlagSet, p *T, name string, def, lo, hi T, help string, k kind[T]) {
+	v := &bounded[T]{p, lo, hi, k}
 	if !(def >= lo && def <= hi) {
-		panic(fmt.Sprintf("flagbound: --%s default %g outside %g..%g", name, def, lo, hi))
+		panic(fmt.Sprintf("flagbound: --%s default %s outside %s", name, k.format(def), v.Range()))
 	}
 	*p = def
-	v := &floatValue{p, lo, hi}
 	f.Var(v, name, usage(help, v.Range()))
 }
 
-func (v *floatValue) String() string { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
-func (v *floatValue) Type() string   { return "float64" }
-func (v *floatValue) Range() string  { return fmt.Sprintf("%g..%g", v.lo, v.hi) }
-func (v *floatValue) In() bool       { return *v.p >= v.lo && *v.p <= v.hi }
-func (v *floatValue) Set(s string) error {
-	x, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(x) || x < v.lo || x > v.hi {
-		return fmt.Errorf("want a number in %s", v.Range())
+func (v *bounded[T]) String() string { return v.k.format(*v.p) }
+func (v *bounded[T]) Type() string   { return v.k.typ }
+func (v *bounded[T]) Range() string  { return v.k.format(v.lo) + ".." + v.k.format(v.hi) }
+func (v *bounded[T]) In() bool       { return *v.p >= v.lo && *v.p <= v.hi }
+func (v *bounded[T]) Set(s string) error {
+	x, err := v.k.parse(s)
+	if err != nil || !(x >= v.lo && x <= v.hi) {
+		return fmt.Errorf("want %s in %s", v.k.noun, v.Range())
 	}
 	*v.p = x
 	return nil
 }
 
-// durationValue is a time.Duration in [lo, hi].
-type durationValue struct {
-	p      *time.Duration
-	lo, hi time.Duration
+// Int declares an int flag name with default def, bounded to [lo, hi].
+// It panics when def is outside the range (a programming error).
+func Int(f *pflag.FlagSet, p *int, name string, def, lo, hi int, help string) {
+	declare(f, p, name, def, lo, hi, help, intKind)
+}
+
+// Uint64 declares a uint64 flag name with default def, bounded to [lo,
+// hi] (a seed takes 0..math.MaxUint64). It panics when def is outside.
+func Uint64(f *pflag.FlagSet, p *uint64, name string, def, lo, hi uint64, help string) {
+	declare(f, p, name, def, lo, hi, help, uintKind)
+}
+
+// Float declares a float64 flag name with default def, bounded to [lo,
+// hi]; NaN and infinities are refused. It panics when def is outside.
+func Float(f *pflag.FlagSet, p *float64, name string, def, lo, hi float64, help string) {
+	declare(f, p, name, def, lo, hi, help, floatKind)
 }
 
 // Duration declares a duration flag name (time.ParseDuration's form,
 // e.g. 30s, 5m) with default def, bounded to [lo, hi]. It panics when def
 // is outside.
 func Duration(f *pflag.FlagSet, p *time.Duration, name string, def, lo, hi time.Duration, help string) {
-	if def < lo || def > hi {
-		panic(fmt.Sprintf("flagbound: --%s default %v outside %v..%v", name, def, lo, hi))
-	}
-	*p = def
-	v := &durationValue{p, lo, hi}
-	f.Var(v, name, usage(help, v.Range()))
-}
-
-func (v *durationValue) String() string { return v.p.String() }
-func (v *durationValue) Type() string   { return "duration" }
-func (v *durationValue) Range() string  { return fmt.Sprintf("%v..%v", v.lo, v.hi) }
-func (v *durationValue) In() bool       { return *v.p >= v.lo && *v.p <= v.hi }
-func (v *durationValue) Set(s string) error {
-	d, err := time.ParseDuration(s)
-	if err != nil || d < v.lo || d > v.hi {
-		return fmt.Errorf("want a duration in %s", v.Range())
-	}
-	*v.p = d
-	return nil
+	declare(f, p, name, def, lo, hi, help, durationKind)
 }
 
 // uintsValue is a list of uint64s, each in [lo, hi], at most max of them.
