@@ -403,11 +403,17 @@ class VerlTest(unittest.TestCase):
             h.reset(seed=1)
         sleeps = []
 
+        real = agent_loop.asyncio.sleep
+
         async def fake_sleep(delay):
+            # asyncio.sleep is patched for the whole process; a zero
+            # delay is the client yielding to the event loop, not a
+            # back-off.
+            if delay == 0:
+                return await real(0)
             sleeps.append(delay)
             held.pop().disconnect()
 
-        real = agent_loop.asyncio.sleep
         agent_loop.asyncio.sleep = fake_sleep
         try:
             out, _ = self.run_rollout(0)
