@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/scenario"
@@ -22,18 +23,31 @@ import (
 // hypernyms, hyponyms, similar and opposite words count as the concern's
 // words too. It is deterministic, needs no model and is safe for
 // concurrent use.
-type Embedded struct{}
+//
+// An Embedded made by NewEmbedded keeps what it derives from scenarios
+// and texts in caches of its own, bounded (maxScenes scenarios, memoBudget
+// texts), so a run that makes one reader holds a bounded cache that ends
+// with the run; the zero Embedded caches nothing between episodes (each
+// Start derives its scenario afresh). Caches never change a reading.
+type Embedded struct{ c *embCache }
+
+// NewEmbedded returns an embedded reader with empty caches of its own.
+func NewEmbedded() Embedded { return Embedded{c: newEmbCache()} }
 
 // Name returns EmbeddedName.
 func (Embedded) Name() string { return EmbeddedName }
 
 // Start returns a session on sc, whose derived vocabulary is computed once
-// per scenario content and cached. Errors: a nil scenario.
-func (Embedded) Start(_ context.Context, sc *scenario.Scenario) (Session, error) {
+// per scenario content and cached by the reader. Errors: a nil scenario.
+func (e Embedded) Start(_ context.Context, sc *scenario.Scenario) (Session, error) {
 	if sc == nil {
 		return nil, errors.New("perception: nil scenario")
 	}
-	s := &embSession{sc: sceneOf(sc)}
+	c := e.c
+	if c == nil {
+		c = newEmbCache()
+	}
+	s := &embSession{sc: c.sceneOf(sc)}
 	s.reset()
 	return s, nil
 }
@@ -68,13 +82,9 @@ type scene struct {
 	// they are masked when cues and dismissals are matched (cueDoc).
 	quoted map[string]bool
 	memo   textMemo
-	name   string // the persuadee's first name, lower-case
-	public string // the public scenario text, lower-case
-	// dict orders the scene's spelling words (keywords, their lexicon
-	// relatives) by when they were added; the one-letter deletions of
-	// them all live in the process-wide spellIndex, so a scene holds no
-	// deletion strings of its own.
-	dict map[string]int32
+	own    *embCache // the reader's caches the scene belongs to
+	name   string    // the persuadee's first name, lower-case
+	public string    // the public scenario text, lower-case
 }
 
 type kwPhrase struct {
@@ -82,20 +92,46 @@ type kwPhrase struct {
 	mask  uint64
 }
 
-var (
-	scenes   sync.Map // content key -> *scene
-	nScenes  int
-	nPtrs    int
-	scenesMu sync.Mutex
+// Bounds of an embedded reader's caches.
+const (
+	// maxScenes is the most scenarios whose vocabularies a reader keeps;
+	// past it they are all dropped (the next episode on each derives it
+	// again, about 0.1 ms).
+	maxScenes = 512
+	// maxExpand is the most seed words whose lexicon neighbourhoods
+	// (expand) a reader keeps.
+	maxExpand = 1 << 14
+	// maxBases is the most words whose base forms a reader keeps.
+	maxBases = 1 << 16
 )
 
-// clearSceneMemos empties the text memo of every cached scene
-// (memoBudget).
-func clearSceneMemos() {
-	scenes.Range(func(_, v any) bool {
-		v.(*scene).memo.clear()
-		return true
-	})
+// embCache is what one embedded reader keeps between episodes: scenes by
+// content and by address, the lexicon neighbourhoods of seed words, the
+// base forms of words read, and the budget of the scenes' text memos. Each is bounded; a cache never changes a reading.
+type embCache struct {
+	mu     sync.Mutex
+	scenes map[string]*scene // content key -> scene
+	byPtr  map[*scenario.Scenario]*ptrEntry
+	expand map[int32][]int32 // seed word id -> its filtered lexicon neighbours
+
+	basesMu sync.RWMutex
+	bases   map[string][]int32
+
+	memoTotal atomic.Int64 // texts stored in the scenes' memos since the last clearing
+}
+
+func newEmbCache() *embCache {
+	return &embCache{scenes: map[string]*scene{}, byPtr: map[*scenario.Scenario]*ptrEntry{},
+		expand: map[int32][]int32{}, bases: map[string][]int32{}}
+}
+
+// clearMemos empties the text memo of every scene of c (memoBudget).
+func (c *embCache) clearMemos() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.scenes {
+		s.memo.clear()
+	}
 }
 
 func sceneKey(sc *scenario.Scenario) string {
@@ -128,54 +164,103 @@ func sceneFields(dst []string, sc *scenario.Scenario) []string {
 	return dst
 }
 
-// byPtr caches a scenario's scene by its address, with the strings it was
-// derived from: a hit compares them (cheap: the same strings), so an
+// ptrEntry is a scene found by a scenario's address, with the strings it
+// was derived from: a hit compares them (cheap: the same strings), so an
 // edited scenario never gets its old scene.
-var byPtr sync.Map // *scenario.Scenario -> *ptrEntry
-
 type ptrEntry struct {
 	sc     *scene
 	fields []string
 }
 
-func sceneOf(sc *scenario.Scenario) *scene {
+// sceneOf returns sc's scene, from c when a scenario of the same content
+// was seen.
+func (c *embCache) sceneOf(sc *scenario.Scenario) *scene {
 	var buf [64]string
 	fields := sceneFields(buf[:0], sc)
-	if v, ok := byPtr.Load(sc); ok {
-		if e := v.(*ptrEntry); slices.Equal(e.fields, fields) {
-			return e.sc
-		}
+	c.mu.Lock()
+	if e := c.byPtr[sc]; e != nil && slices.Equal(e.fields, fields) {
+		c.mu.Unlock()
+		return e.sc
 	}
 	k := sceneKey(sc)
-	var s *scene
-	if v, ok := scenes.Load(k); ok {
-		s = v.(*scene)
+	s := c.scenes[k]
+	c.mu.Unlock()
+	if s == nil {
+		s = c.newScene(sc)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.scenes[k]; t != nil {
+		s = t // another episode derived it meanwhile
 	} else {
-		s = newScene(sc)
-		scenesMu.Lock()
-		if nScenes++; nScenes > 8192 {
-			scenes.Clear()
-			byPtr.Clear()
-			nScenes = 1
+		if len(c.scenes) >= maxScenes {
+			clear(c.scenes)
+			clear(c.byPtr)
 		}
-		scenesMu.Unlock()
-		scenes.Store(k, s)
+		c.scenes[k] = s
 	}
-	scenesMu.Lock()
-	if nPtrs++; nPtrs > 8192 {
-		byPtr.Clear() // scenarios made afresh per episode: keep the map bounded
-		nPtrs = 1
+	if len(c.byPtr) >= maxScenes {
+		clear(c.byPtr) // scenarios made afresh per episode: keep the map bounded
 	}
-	scenesMu.Unlock()
-	byPtr.Store(sc, &ptrEntry{sc: s, fields: slices.Clone(fields)})
+	c.byPtr[sc] = &ptrEntry{sc: s, fields: slices.Clone(fields)}
 	return s
 }
 
-func newScene(sc *scenario.Scenario) *scene {
+// expansion returns the lexicon neighbours of seed word id that may count
+// as a concern's words (related, minus words too short, stop and
+// acknowledging words, and words of more than maxSenses senses), from c.
+func (c *embCache) expansion(id int32) []int32 {
+	c.mu.Lock()
+	rel, ok := c.expand[id]
+	c.mu.Unlock()
+	if ok {
+		return rel
+	}
 	l := theLexicon()
+	all := l.related(nil, id, maxHypo)
+	rel = all[:0]
+	for _, r := range all {
+		w := l.words[r]
+		if len(w) < 3 || stopWords[w] || ackWords[w] || l.senseCount(r) > maxSenses {
+			continue
+		}
+		rel = append(rel, r)
+	}
+	rel = slices.Clip(rel)
+	c.mu.Lock()
+	if len(c.expand) >= maxExpand {
+		clear(c.expand)
+	}
+	c.expand[id] = rel
+	c.mu.Unlock()
+	return rel
+}
+
+// basesOf returns the lexicon base ids of w (read only), from c.
+func (c *embCache) basesOf(w string) []int32 {
+	c.basesMu.RLock()
+	ids, ok := c.bases[w]
+	c.basesMu.RUnlock()
+	if ok {
+		return ids
+	}
+	ids = slices.Clip(theLexicon().bases(nil, w))
+	c.basesMu.Lock()
+	if len(c.bases) >= maxBases {
+		clear(c.bases)
+	}
+	c.bases[strings.Clone(w)] = ids
+	c.basesMu.Unlock()
+	return ids
+}
+
+func (own *embCache) newScene(sc *scenario.Scenario) *scene {
+	l := theLexicon()
+	basesOf := own.basesOf
 	s := &scene{
-		n: min(len(sc.Hidden.Concerns), 64), vocab: map[int32]uint64{}, seeds: map[int32]uint64{}, exact: map[string]uint64{},
-		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, kwStem: map[string]bool{}, dict: map[string]int32{},
+		own: own,
+		n:   min(len(sc.Hidden.Concerns), 64), vocab: map[int32]uint64{}, seeds: map[int32]uint64{}, exact: map[string]uint64{},
+		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, kwStem: map[string]bool{},
 		public: strings.ToLower(strings.Join([]string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")),
 	}
 	if f := strings.Fields(sc.Persuadee.Name); len(f) > 0 {
@@ -201,7 +286,6 @@ func newScene(sc *scenario.Scenario) *scene {
 			s.pubStem[stem(t.w)] = true
 		}
 	}
-	var spell []string
 	for ci := 0; ci < s.n; ci++ {
 		c := &sc.Hidden.Concerns[ci]
 		bit := uint64(1) << ci
@@ -225,7 +309,6 @@ func newScene(sc *scenario.Scenario) *scene {
 					s.seeds[id] |= bit
 				}
 				seeds = append(seeds, ids...)
-				spell = append(spell, w)
 			case len(ws) > 1:
 				p := kwPhrase{mask: bit}
 				for _, t := range ws {
@@ -244,26 +327,18 @@ func newScene(sc *scenario.Scenario) *scene {
 						s.vocab[id] |= bit
 						s.seeds[id] |= bit
 						seeds = append(seeds, id)
-						spell = append(spell, l.words[id])
 					}
 				}
 			}
 		}
-		var rel []int32
 		for _, id := range seeds {
-			rel = l.related(rel[:0], id, maxHypo)
-			for _, r := range rel {
-				w := l.words[r]
-				if len(w) < 3 || stopWords[w] || ackWords[w] || s.topic[r] || l.senseCount(r) > maxSenses {
+			for _, r := range own.expansion(id) {
+				if s.topic[r] {
 					continue
 				}
 				s.vocab[r] |= bit
-				spell = append(spell, w)
 			}
 		}
-	}
-	for _, w := range spell {
-		s.addSpelling(w)
 	}
 	return s
 }
@@ -285,177 +360,6 @@ var (
 	linkWords = setOf(linkText)
 	negators  = setOf("not no never don't won't can't cannot isn't aren't doesn't didn't wouldn't shouldn't couldn't nobody nothing without hardly dont wont cant isnt doesnt didnt")
 )
-
-// basesCache maps a word to its lexicon base ids (perception reads the
-// same words over and over).
-var (
-	basesCache sync.Map
-	nBases     int
-	basesMu    sync.Mutex
-)
-
-func basesOf(w string) []int32 {
-	if v, ok := basesCache.Load(w); ok {
-		return v.([]int32)
-	}
-	ids := theLexicon().bases(w)
-	basesMu.Lock()
-	if nBases++; nBases > 200000 {
-		basesCache.Clear()
-		nBases = 1
-	}
-	basesMu.Unlock()
-	basesCache.Store(strings.Clone(w), ids)
-	return ids
-}
-
-// Spelling: a word not in the lexicon or the tagger's tables, four
-// letters or more, is corrected to a dictionary word one edit away
-// (insertion, deletion, substitution or transposition), found through
-// the words' single-deletion variants.
-var (
-	globalSpellOnce sync.Once
-	globalDict      map[string]bool
-	globalDels      map[string]string
-)
-
-func globalSpelling() (map[string]bool, map[string]string) {
-	globalSpellOnce.Do(func() {
-		globalDict, globalDels = map[string]bool{}, map[string]string{}
-		ws := tagger.Vocabulary()
-		for _, list := range []string{stopText, ackText, linkText} {
-			ws = append(ws, strings.Fields(list)...)
-		}
-		for _, ps := range [][]string{dismissPhrases, guiltPhrases, urgencyPhrases, socialPhrases, threatPhrases, autonomyPhrases, ackPhrases} {
-			for _, p := range ps {
-				for _, w := range strings.Fields(p) {
-					ws = append(ws, strings.Split(w, "/")...)
-				}
-			}
-		}
-		for _, w := range ws {
-			addSpelling(globalDict, globalDels, w)
-		}
-	})
-	return globalDict, globalDels
-}
-
-// speller is a spelling dictionary: has reports a word of it, deleted the
-// first-added word that d is one letter short of.
-type speller interface {
-	has(w string) bool
-	deleted(d string) (string, bool)
-}
-
-// mapSpeller is a dictionary with its own deletion table (addSpelling).
-type mapSpeller struct {
-	dict map[string]bool
-	dels map[string]string
-}
-
-func (m mapSpeller) has(w string) bool { return m.dict[w] }
-func (m mapSpeller) deleted(d string) (string, bool) {
-	c, ok := m.dels[d]
-	return c, ok
-}
-
-// spellIndex maps each one-letter deletion of every word a scene has added
-// to those words (each once): shared by all scenes, it is bounded by the
-// vocabulary rather than by the number of scenarios seen.
-var spellIndex struct {
-	sync.RWMutex
-	added map[string]bool
-	dels  map[string][]string
-}
-
-func indexSpelling(w string) {
-	spellIndex.RLock()
-	done := spellIndex.added[w]
-	spellIndex.RUnlock()
-	if done {
-		return
-	}
-	spellIndex.Lock()
-	defer spellIndex.Unlock()
-	if spellIndex.added == nil {
-		spellIndex.added, spellIndex.dels = map[string]bool{}, map[string][]string{}
-	}
-	if spellIndex.added[w] {
-		return
-	}
-	spellIndex.added[w] = true
-	for i := 0; i < len(w); i++ {
-		d := w[:i] + w[i+1:]
-		if !slices.Contains(spellIndex.dels[d], w) {
-			spellIndex.dels[d] = append(spellIndex.dels[d], w)
-		}
-	}
-}
-
-// addSpelling adds w to the scene's dictionary (as addSpelling does to a
-// map pair) and its deletions to spellIndex.
-func (s *scene) addSpelling(w string) {
-	if len(w) < 4 || strings.ContainsAny(w, "'*") {
-		return
-	}
-	if _, ok := s.dict[w]; ok {
-		return
-	}
-	s.dict[w] = int32(len(s.dict))
-	indexSpelling(w)
-}
-
-func (s *scene) has(w string) bool {
-	_, ok := s.dict[w]
-	return ok
-}
-
-// deleted returns the scene word first added among those d is one letter
-// short of: what a per-scene deletion table filled in the same order
-// (addSpelling's "first word kept") would hold.
-func (s *scene) deleted(d string) (string, bool) {
-	spellIndex.RLock()
-	defer spellIndex.RUnlock()
-	best, bw := int32(-1), ""
-	for _, w := range spellIndex.dels[d] {
-		if o, ok := s.dict[w]; ok && (best < 0 || o < best) {
-			best, bw = o, w
-		}
-	}
-	return bw, best >= 0
-}
-
-func addSpelling(dict map[string]bool, dels map[string]string, w string) {
-	if len(w) < 4 || dict[w] || strings.ContainsAny(w, "'*") {
-		return
-	}
-	dict[w] = true
-	for i := 0; i < len(w); i++ {
-		d := w[:i] + w[i+1:]
-		if _, ok := dels[d]; !ok {
-			dels[d] = w
-		}
-	}
-}
-
-// correction returns the dictionary word one edit from w, or "".
-func correction(w string, sp speller) string {
-	if c, ok := sp.deleted(w); ok {
-		return c // a letter dropped
-	}
-	buf := make([]byte, 0, len(w))
-	for i := 0; i < len(w); i++ {
-		buf = append(buf[:0], w[:i]...)
-		buf = append(buf, w[i+1:]...)
-		if sp.has(string(buf)) {
-			return string(buf) // a letter added
-		}
-		if c, ok := sp.deleted(string(buf)); ok && len(c) == len(w) {
-			return c // a letter changed or two swapped
-		}
-	}
-	return ""
-}
 
 // embSession is one episode of the embedded reader; it keeps what it has
 // learnt of the transcript so far.
@@ -549,13 +453,13 @@ func gram(ts []token) uint64 {
 	return h.Sum64()
 }
 
-func contentSet(d doc) []uint64 {
+func (sc *scene) contentSet(d doc) []uint64 {
 	var out []uint64
 	for _, t := range d.toks {
 		if content(t) {
 			h := fnv.New64a()
 			w := t.w
-			if ids := basesOf(w); len(ids) > 0 {
+			if ids := sc.own.basesOf(w); len(ids) > 0 {
 				w = theLexicon().words[ids[0]]
 			}
 			h.Write([]byte(w))
@@ -595,7 +499,7 @@ func jaccard(a, b []uint64) float64 {
 func (sc *scene) hits(d doc, i int) uint64 {
 	w := d.toks[i].w
 	m := sc.exact[w]
-	for _, id := range basesOf(w) {
+	for _, id := range sc.own.basesOf(w) {
 		m |= sc.vocab[id]
 	}
 	for _, p := range sc.phrases {
@@ -604,7 +508,7 @@ func (sc *scene) hits(d doc, i int) uint64 {
 		}
 		ok := true
 		for k, pw := range p.words {
-			if !sameWord(d.toks[i+k].w, pw) {
+			if !sc.sameWord(d.toks[i+k].w, pw) {
 				ok = false
 				break
 			}
@@ -621,7 +525,7 @@ func (sc *scene) seedHit(w string) bool {
 	if sc.exact[w] != 0 {
 		return true
 	}
-	for _, id := range basesOf(w) {
+	for _, id := range sc.own.basesOf(w) {
 		if sc.seeds[id] != 0 {
 			return true
 		}
@@ -630,12 +534,12 @@ func (sc *scene) seedHit(w string) bool {
 }
 
 // sameWord reports whether two words are equal or share a base form.
-func sameWord(a, b string) bool {
+func (sc *scene) sameWord(a, b string) bool {
 	if a == b {
 		return true
 	}
-	for _, x := range basesOf(a) {
-		for _, y := range basesOf(b) {
+	for _, x := range sc.own.basesOf(a) {
+		for _, y := range sc.own.basesOf(b) {
 			if x == y {
 				return true
 			}
@@ -701,7 +605,7 @@ func (sc *scene) info(text string) *textInfo {
 		return ti
 	}
 	ti := sc.analyse(text)
-	sc.memo.store(text, ti)
+	sc.memo.store(sc.own, text, ti)
 	return ti
 }
 
@@ -721,7 +625,7 @@ func (sc *scene) analyse(text string) *textInfo {
 		ti.tokHit[i] = sc.hits(d, i)
 		ti.content[i] = content(t)
 		ti.words = append(ti.words, t.w)
-		for _, id := range basesOf(t.w) {
+		for _, id := range sc.own.basesOf(t.w) {
 			ti.words = append(ti.words, l.words[id])
 		}
 		if i+4 <= len(d.toks) {
@@ -756,7 +660,7 @@ func (sc *scene) analyse(text string) *textInfo {
 		}
 	}
 	ti.claims = sc.claims(d)
-	ti.set = contentSet(d)
+	ti.set = sc.contentSet(d)
 	for _, w := range ti.words {
 		ti.wordSet = append(ti.wordSet, wordHash(w))
 	}
@@ -769,7 +673,7 @@ func (sc *scene) analyse(text string) *textInfo {
 	for i, t := range d.toks {
 		if ti.content[i] {
 			w := t.w
-			if ids := basesOf(w); len(ids) > 0 {
+			if ids := sc.own.basesOf(w); len(ids) > 0 {
 				w = l.words[ids[0]]
 			}
 			ti.baseWords = append(ti.baseWords, w)
@@ -880,35 +784,6 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 	}
 	p.Relevance = s.relevance(ti, engaged)
 	return p, nil
-}
-
-// correct fixes one-edit misspellings (see correction); it returns the
-// document of the corrected text and whether anything changed.
-func (sc *scene) correct(d doc) (doc, bool) {
-	gd, gdel := globalSpelling()
-	global := mapSpeller{gd, gdel}
-	var b strings.Builder
-	last, changed := 0, false
-	for _, t := range d.toks {
-		if t.num || len(t.w) < 4 || len(basesOf(t.w)) > 0 || gd[t.w] || sc.has(t.w) || strings.ContainsRune(t.w, '\'') {
-			continue
-		}
-		c := correction(t.w, sc)
-		if c == "" {
-			c = correction(t.w, global)
-		}
-		if c == "" {
-			continue
-		}
-		b.WriteString(d.text[last:t.start])
-		b.WriteString(c)
-		last, changed = t.end, true
-	}
-	if !changed {
-		return d, false
-	}
-	b.WriteString(d.text[last:])
-	return tokenize(b.String()), true
 }
 
 // echoed marks the tokens of d inside a run of four or more words that

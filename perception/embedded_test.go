@@ -25,7 +25,7 @@ func testScenario() *scenario.Scenario {
 
 func read(t *testing.T, msgs ...string) Perception {
 	t.Helper()
-	s, err := Embedded{}.Start(context.Background(), testScenario())
+	s, err := NewEmbedded().Start(context.Background(), testScenario())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,11 @@ func TestEmbeddedReadings(t *testing.T) {
 func TestLexicon(t *testing.T) {
 	l := theLexicon()
 	var words []string
-	for _, id := range l.related(nil, l.index["expensive"], maxHypo) {
+	exp, ok := l.id("expensive")
+	if !ok {
+		t.Fatal("expensive: not in the lexicon")
+	}
+	for _, id := range l.related(nil, exp, maxHypo) {
 		words = append(words, l.words[id])
 	}
 	for _, w := range []string{"costly", "cheap", "price"} {
@@ -130,7 +134,7 @@ func TestLexicon(t *testing.T) {
 	}
 	for w, base := range map[string]string{"studies": "study", "children": "child", "stopped": "stop", "costs": "cost"} {
 		found := false
-		for _, id := range l.bases(w) {
+		for _, id := range l.bases(nil, w) {
 			found = found || l.words[id] == base
 		}
 		if !found {
@@ -147,8 +151,8 @@ func TestLexicon(t *testing.T) {
 	if err := wordnetgen.Generate("/usr/share/wordnet", &b); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b.Bytes(), lexiconGz) {
-		t.Error("perception/lexicon.bin.gz differs from the generator's output: run go run ./scripts/wordnetgen")
+	if b.String() != lexiconBin {
+		t.Error("perception/lexicon.bin differs from the generator's output: run go run ./scripts/wordnetgen")
 	}
 }
 
@@ -161,7 +165,7 @@ func TestQuotedPropositionIsNoCue(t *testing.T) {
 	sc.Proposal = `Come to agree with the statement "Social media are making people stupid."`
 	readIn := func(sc *scenario.Scenario, msg string) Perception {
 		t.Helper()
-		s, err := Embedded{}.Start(context.Background(), sc)
+		s, err := NewEmbedded().Start(context.Background(), sc)
 		if err != nil {
 			t.Fatal(err)
 		}

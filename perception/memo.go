@@ -62,13 +62,11 @@ func (t *textMemo) load(text string) *textInfo {
 	return ti
 }
 
-// memoBudget bounds the texts memoised over all scenes of the process
+// memoBudget bounds the texts memoised over all scenes of one reader
 // (about 5 KB each): past it every scene's memo is emptied, so a run over
 // thousands of scenarios holds a bounded cache rather than one per
 // scenario. A memo is a cache only: emptying it changes no reading.
-const memoBudget = 1 << 15
-
-var memoTotal atomic.Int64
+const memoBudget = 1 << 13
 
 // clear empties t.
 func (t *textMemo) clear() {
@@ -89,11 +87,12 @@ func (t *textMemo) emptyLocked() {
 	t.n = 0
 }
 
-// store records ti as the analysis of text.
-func (t *textMemo) store(text string, ti *textInfo) {
-	if memoTotal.Add(1) > memoBudget {
-		memoTotal.Store(1)
-		clearSceneMemos()
+// store records ti as the analysis of text; own is the reader whose
+// memo budget it counts against.
+func (t *textMemo) store(own *embCache, text string, ti *textInfo) {
+	if own.memoTotal.Add(1) > memoBudget {
+		own.memoTotal.Store(1)
+		own.clearMemos()
 	}
 	t.mu.Lock()
 	if t.n++; t.n > maxMemo {

@@ -32,7 +32,7 @@ func TestSessionReadsAsFresh(t *testing.T) {
 		}
 		tr = append(tr, episode.Message{Speaker: sp, Text: l})
 	}
-	kept, err := Embedded{}.Start(ctx, testScenario())
+	kept, err := NewEmbedded().Start(ctx, testScenario())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSessionReadsAsFresh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh, err := Embedded{}.Start(ctx, testScenario())
+			fresh, err := NewEmbedded().Start(ctx, testScenario())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,13 +95,14 @@ func TestBloom(t *testing.T) {
 func TestTextMemo(t *testing.T) {
 	var m textMemo
 	a, b := &textInfo{claims: 1}, &textInfo{claims: 2}
-	m.store("a", a)
-	m.store("b", b)
+	own := newEmbCache()
+	m.store(own, "a", a)
+	m.store(own, "b", b)
 	if m.load("a") != a || m.load("b") != b || m.load("c") != nil {
 		t.Fatalf("load a, b, c: %p %p %p, want %p %p nil", m.load("a"), m.load("b"), m.load("c"), a, b)
 	}
 	for i := range maxMemo - 1 {
-		m.store(fmt.Sprint("t", i), b)
+		m.store(own, fmt.Sprint("t", i), b)
 	}
 	if m.load("a") != nil || m.load(fmt.Sprint("t", maxMemo-2)) != b {
 		t.Errorf("after %d insertions: a still there or the last one missing", maxMemo+1)
@@ -112,6 +113,7 @@ func TestTextMemo(t *testing.T) {
 // stored, its own or another's (go test -race checks the locking).
 func TestTextMemoConcurrent(t *testing.T) {
 	var m textMemo
+	own := newEmbCache()
 	infos := make([]*textInfo, 400)
 	for i := range infos {
 		infos[i] = &textInfo{claims: i}
@@ -126,7 +128,7 @@ func TestTextMemoConcurrent(t *testing.T) {
 					done <- fmt.Errorf("%q: got claims %d", text, ti.claims)
 					return
 				}
-				m.store(text, infos[k])
+				m.store(own, text, infos[k])
 				if m.load(text) != infos[k] {
 					done <- fmt.Errorf("%q: not found after its store", text)
 					return

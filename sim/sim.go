@@ -47,7 +47,7 @@ func New(cfg Config) *Persuadee {
 	if cfg.Name == "" {
 		cfg.Name = "sim"
 	}
-	return &Persuadee{cfg: cfg, reader: perception.Embedded{}, err: cfg.Validate()}
+	return &Persuadee{cfg: cfg, reader: perception.NewEmbedded(), err: cfg.Validate()}
 }
 
 // WithReader returns a copy of p that perceives persuader messages with
