@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -221,7 +222,7 @@ func (c *embCache) expansion(id int32) []int32 {
 	rel = all[:0]
 	for _, r := range all {
 		w := l.words[r]
-		if len(w) < 3 || stopWords[w] || ackWords[w] || l.senseCount(r) > maxSenses {
+		if len(w) < 3 || stopWords.has(w) || ackWords[w] || l.senseCount(r) > maxSenses {
 			continue
 		}
 		rel = append(rel, r)
@@ -351,15 +352,20 @@ func stem(w string) string { return w[:min(len(w), 5)] }
 // three letters or more that is neither a stop word nor a word of
 // acknowledging.
 func content(t token) bool {
-	return t.num || len(t.w) >= 3 && !stopWords[t.w] && !ackWords[t.w]
+	return t.num || len(t.w) >= 3 && !stopWords.has(t.w) && !ackWords[t.w]
 }
 
 var (
-	stopWords = setOf(stopText)
 	ackWords  = setOf(ackText)
 	linkWords = setOf(linkText)
-	negators  = setOf("not no never don't won't can't cannot isn't aren't doesn't didn't wouldn't shouldn't couldn't nobody nothing without hardly dont wont cant isnt doesnt didnt")
 )
+
+// stopWords reports a stop word (prose.StopWords).
+var stopWords = stopSet{}
+
+type stopSet struct{}
+
+func (stopSet) has(w string) bool { return prose.IsStop(w) }
 
 // embSession is one episode of the embedded reader; it keeps what it has
 // learnt of the transcript so far.
@@ -611,11 +617,12 @@ func (sc *scene) info(text string) *textInfo {
 
 func (sc *scene) analyse(text string) *textInfo {
 	ti := &textInfo{}
-	ti.d, ti.corrected = sc.correct(tokenize(text))
-	ti.rawTags = tagger.Tag(text)
+	raw := tokenize(text)
+	ti.d, ti.corrected = sc.correct(raw)
+	ti.rawTags = tagger.TagDoc(raw.pd)
 	ti.tags = ti.rawTags
 	if ti.corrected {
-		ti.tags = tagger.Tag(ti.d.text)
+		ti.tags = tagger.TagDoc(ti.d.pd)
 	}
 	d := ti.d
 	l := theLexicon()
@@ -641,10 +648,10 @@ func (sc *scene) analyse(text string) *textInfo {
 		}
 		ts := d.toks[st.first:st.end]
 		var f uint8
-		if matchAny(cd.toks[st.first:st.end], dismissPhrases) {
+		if matchAny(cd, cd.toks[st.first:st.end], dismissPhrases) {
 			f |= sfDismiss
 		}
-		if matchAny(ts, ackPhrases) {
+		if matchAny(d, ts, ackPhrases) {
 			f |= sfAck
 		}
 		if sc.linked(d, st, ti.tokHit) {
@@ -727,10 +734,7 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 	ti := s.info(msg.Text)
 	d := ti.d
 	var p Perception
-	tg := msg.TagsOf()
-	if ti.corrected {
-		tg = ti.tags
-	}
+	tg := ti.tags
 	p.Acts, p.Strategies, p.Pressure = tg.Acts, tg.Strategies, tg.Pressure
 	// each Read's Concerns its own memory, carved from a block
 	if len(s.conc) < s.sc.n {
@@ -898,22 +902,22 @@ func cuesOf(d doc, flags []uint8) CueSet {
 	for si, st := range d.sents {
 		var sc CueSet
 		ts := d.toks[st.first:st.end]
-		if matchAny(ts, guiltPhrases) {
+		if matchAny(d, ts, guiltPhrases) {
 			sc = sc.With(Guilt)
 		}
-		if matchAny(ts, urgencyPhrases) {
+		if matchAny(d, ts, urgencyPhrases) {
 			sc = sc.With(Urgency)
 		}
-		if matchAny(ts, dismissPhrases) {
+		if matchAny(d, ts, dismissPhrases) {
 			sc = sc.With(Contempt)
 		}
-		if matchAny(ts, socialPhrases) {
+		if matchAny(d, ts, socialPhrases) {
 			sc = sc.With(SocialProof)
 		}
-		if matchAny(ts, threatPhrases) {
+		if matchAny(d, ts, threatPhrases) {
 			sc = sc.With(Threat)
 		}
-		if at := firstMatch(ts, autonomyPhrases); at >= 0 {
+		if at := firstMatch(d, ts, autonomyPhrases); at >= 0 {
 			but, next := false, false
 			for _, t := range ts[at:] {
 				if t.w == "but" || t.w == "however" {
@@ -1054,11 +1058,11 @@ func compiled(ps []string) *phraseIndex {
 	return ix
 }
 
-func matchAny(ts []token, ps []string) bool { return firstMatch(ts, ps) >= 0 }
+func matchAny(d doc, ts []token, ps []string) bool { return firstMatch(d, ts, ps) >= 0 }
 
-// firstMatch returns the token index where one of ps first matches in ts
-// without a negator before it in its clause (negatedAt), or -1.
-func firstMatch(ts []token, ps []string) int {
+// firstMatch returns the index in ts (tokens of d) where one of ps first
+// matches without being negated (prose.Doc.Negated), or -1.
+func firstMatch(d doc, ts []token, ps []string) int {
 	ix := compiled(ps)
 	for i := range ts {
 		for _, list := range [2][]phrase{ix.byFirst[ts[i].w], ix.any} {
@@ -1073,29 +1077,11 @@ func firstMatch(ts []token, ps []string) int {
 						break
 					}
 				}
-				if ok && !negatedAt(ts, i) {
+				if ok && !d.pd.Negated(ts[i].i) {
 					return i
 				}
 			}
 		}
 	}
 	return -1
-}
-
-// negatedAt reports whether a negator stands before token i in its clause
-// (clause-level scope: "I don't think your worry is silly"), except a
-// negative imperative right before it ("don't be ridiculous").
-func negatedAt(ts []token, i int) bool {
-	if i >= 2 && ts[i-1].w == "be" && (ts[i-2].w == "don't" || ts[i-2].w == "dont") && ts[i-2].clause == ts[i].clause {
-		return false
-	}
-	for k := i - 1; k >= 0; k-- {
-		if ts[k].clause != ts[i].clause {
-			return false
-		}
-		if negators[ts[k].w] {
-			return true
-		}
-	}
-	return false
 }

@@ -137,7 +137,7 @@ func (s *llmSession) Read(ctx context.Context, in Input) (Perception, error) {
 		if err == nil {
 			// the P4G strategies are lexical: read from the text, as the
 			// engine's tags have them
-			p.Strategies = msg.TagsOf().Strategies
+			p.Strategies = tagger.Tag(msg.Text).Strategies
 			p.Usage = usage
 			return p, nil
 		}

@@ -171,8 +171,7 @@ type Perception struct {
 const RepeatOverlap = 0.75
 
 // Input is what a reader reads: the transcript so far, ending with the
-// persuader message to perceive (whose engine tags, Message.TagsOf, a
-// reader may reuse when it reads the raw text).
+// persuader message to perceive. A reader reads the raw text.
 type Input struct {
 	Transcript []episode.Message
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/tagger"
 )
 
@@ -46,7 +47,7 @@ func globalWords() map[string]bool {
 func buildSpelling() {
 	globalDict = map[string]bool{}
 	ws := tagger.Vocabulary()
-	for _, list := range []string{stopText, ackText, linkText} {
+	for _, list := range []string{prose.StopWords, ackText, linkText} {
 		ws = append(ws, strings.Fields(list)...)
 	}
 	for _, ps := range [][]string{dismissPhrases, guiltPhrases, urgencyPhrases, socialPhrases, threatPhrases, autonomyPhrases, ackPhrases} {

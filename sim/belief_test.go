@@ -15,6 +15,7 @@ import (
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/tagger"
 )
 
 // contentFree are persuader turns that carry no act, no pressure and touch
@@ -27,7 +28,7 @@ var contentFree = []string{"ok", "Hmm.", "asdf qwer zxcv", "The weather is lovel
 func TestContentFreeIsUntagged(t *testing.T) {
 	for _, sc := range fixtures() {
 		for _, line := range contentFree {
-			tg := (episode.Message{Text: line}).TagsOf()
+			tg := tagger.Tag(line)
 			if tg.Acts != 0 || tg.Pressure != 0 {
 				t.Fatalf("%q tagged %v pressure %d", line, tg.Acts.Strings(), tg.Pressure)
 			}
