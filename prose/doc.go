@@ -87,6 +87,8 @@ type Doc struct {
 	Tokens    []Token
 	Clauses   []Clause
 	Sentences []Sentence
+	// unmarked: the text has no sentence mark at all (capitalBreak).
+	unmarked bool
 }
 
 // Parse reads text into a new Doc (see Reset for the rules).
@@ -197,6 +199,13 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 
 func (d *Doc) parse(text string) {
 	d.Text = text
+	// about one token per five bytes of chat text: room for most texts
+	// in one allocation each
+	if want := len(text)/5 + 4; cap(d.Tokens) < want {
+		d.Tokens = make([]Token, 0, want)
+		d.Clauses = make([]Clause, 0, want/3+1)
+		d.Sentences = make([]Sentence, 0, want/8+1)
+	}
 	d.Tokens = d.Tokens[:0]
 	d.Clauses = d.Clauses[:0]
 	d.Sentences = d.Sentences[:0]
@@ -223,6 +232,18 @@ func (d *Doc) parse(text string) {
 		sentStartClause = nc
 	}
 	n := len(text)
+	// A text without any sentence mark (chat with its punctuation dropped)
+	// is split where a capital letter opens a sentence (capitalBreak).
+	unmarked := true
+	for i := 0; i < len(text) && unmarked; i++ {
+		switch text[i] {
+		case '.', '!', '?', ';', '\n':
+			unmarked = false
+		case 0xE2: // U+2026, the ellipsis
+			unmarked = !(i+2 < len(text) && text[i+1] == 0x80 && text[i+2] == 0xA6)
+		}
+	}
+	d.unmarked = unmarked
 	// The normalised text is never longer than text (a curly apostrophe
 	// shrinks, every other byte is copied or dropped), so norm is sized
 	// once and written by index: w is its length.
@@ -280,6 +301,9 @@ func (d *Doc) parse(text string) {
 			f := classOf(buf[start:w], h)
 			if text[ts] >= 'A' && text[ts] <= 'Z' {
 				f |= Upper
+				if unmarked && capitalBreak(d, f, buf[start:w]) {
+					endSentence(false)
+				}
 			}
 			d.Tokens = append(d.Tokens, Token{Start: int32(ts), End: int32(i), s: start, e: w, Clause: int32(len(d.Clauses)), Hash: h, Flags: f})
 		case isDigit(c):
@@ -358,6 +382,51 @@ func (d *Doc) parse(text string) {
 		d.addSentence(sentStartClause, nc, q)
 	}
 }
+
+// capitalBreak reports whether a capitalised word (flags f, word w)
+// opens a new sentence in a text without sentence marks: a word that
+// opens sentences (a subject, second-person, wh-, auxiliary or discourse
+// word other than "I") right after a lower-case word of the same
+// sentence other than a preposition, article, possessive or conjunction
+// ("... whatever you choose Would you be open to it"), or, for a wh- or
+// second-person word, which no name is, after any lower-case word
+// ("... how you feel about this What worries you").
+//
+// Choice: only texts with no '.', '!', '?', ';', line break or ellipsis
+// at all are split this way, so a name in ordinary text ("I told Will.")
+// never splits a sentence; other capitalised words ("... aside Studies
+// show ...") split no sentence but end a negator's scope (Negated), so
+// chat whose names stand mid-sentence ("have you heard of Save the
+// Children") keeps its sentences.
+func capitalBreak(d *Doc, f Flag, w []byte) bool {
+	if f&(Subject|You|WH|Aux|Marker) == 0 || w[0] == 'i' && (len(w) == 1 || w[1] == '\'') {
+		return false
+	}
+	n := len(d.Tokens)
+	if n == 0 || len(d.Sentences) > 0 && n == int(d.Sentences[len(d.Sentences)-1].End) {
+		return false
+	}
+	if f&(WH|You) != 0 && f&Aux == 0 {
+		// never a name: "... about this What worries you"
+		p := d.Tokens[n-1]
+		return p.Flags&(Upper|Num|Percent|Dollar) == 0
+	}
+	return capitalAfter(d, n)
+}
+
+// capitalAfter reports whether token n, capitalised, follows a lower-case
+// word that no name follows (beforeNames).
+func capitalAfter(d *Doc, n int) bool {
+	if n == 0 {
+		return false
+	}
+	p := d.Tokens[n-1]
+	return p.Flags&(Upper|Num|Percent|Dollar) == 0 && !beforeNames[string(d.norm[p.s:p.e])]
+}
+
+// beforeNames are the words a name follows inside a sentence.
+var beforeNames = Set("of to in on at by for with from into about the a an my your our their his her its this that " +
+	"these those and or than as like via per called named")
 
 // addSentence appends the sentence of clauses [c0, c1), marked or not.
 //

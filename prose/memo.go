@@ -7,7 +7,8 @@ import (
 
 // Memo is a bounded cache from keys (a text, or a text and what it was
 // read against) to values, safe for concurrent use. It holds at most its
-// capacity of entries: a shard that fills up is emptied. A memo only
+// capacity of entries: a shard that is full drops one entry, chosen by
+// Go's map order, for each one added. A memo only
 // saves work, so what it drops and when never changes a result; whoever
 // makes one owns it (a run's reader, not the process), so its memory
 // ends with its owner.
@@ -43,7 +44,8 @@ func (m *Memo[K, V]) Get(k K) (V, bool) {
 	return v, ok
 }
 
-// Put stores v for k, emptying k's shard first when it is full.
+// Put stores v for k, dropping one entry of k's shard first when it is
+// full.
 func (m *Memo[K, V]) Put(k K, v V) {
 	sh := m.shard(k)
 	sh.mu.Lock()
@@ -51,7 +53,10 @@ func (m *Memo[K, V]) Put(k K, v V) {
 		sh.m = make(map[K]V, min(m.perShard, 64))
 	}
 	if _, ok := sh.m[k]; !ok && len(sh.m) >= m.perShard {
-		clear(sh.m)
+		for old := range sh.m {
+			delete(sh.m, old)
+			break
+		}
 	}
 	sh.m[k] = v
 	sh.mu.Unlock()

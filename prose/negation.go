@@ -7,7 +7,10 @@ package prose
 // ridiculous", "do not be silly") does not negate it: it says the thing.
 //
 // Choice: the scope is the rest of the clause, as polarity scopes over a
-// clause; clause boundaries (commas, dashes, brackets) end it.
+// clause; clause boundaries (commas, dashes, brackets) end it, and in a
+// text without sentence marks so does a capitalised word after a
+// lower-case one ("I don't want to brush that aside Studies show ...":
+// Studies is not negated; see capitalBreak).
 func (d *Doc) Negated(i int) bool {
 	ts := d.Tokens
 	c := ts[i].Clause
@@ -15,12 +18,15 @@ func (d *Doc) Negated(i int) bool {
 		i >= 3 && d.is(i-2, "not") && d.is(i-3, "do") && ts[i-3].Clause == c) {
 		return false
 	}
-	for k := i - 1; k >= 0; k-- {
+	for k := i; k >= 0; k-- {
 		if ts[k].Clause != c {
 			return false
 		}
-		if ts[k].Flags&Negator != 0 {
+		if k < i && ts[k].Flags&Negator != 0 {
 			return true
+		}
+		if d.unmarked && ts[k].Flags&Upper != 0 && !d.is(k, "i") && capitalAfter(d, k) {
+			return false // k opens a new scope
 		}
 	}
 	return false

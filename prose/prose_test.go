@@ -74,6 +74,20 @@ func TestQuestion(t *testing.T) {
 	}
 }
 
+// A text without sentence marks is split where a capitalised opening
+// word follows a lower-case one; a marked text never is.
+func TestCapitalBreaks(t *testing.T) {
+	d := Parse("There's no pressure here it's your decision Would you be open to it What else is on your mind")
+	if len(d.Sentences) != 3 || !d.Sentences[1].Question || !d.Sentences[2].Question || d.Sentences[0].Question {
+		t.Errorf("unmarked chat: %d sentences %+v, want 3, the last two questions", len(d.Sentences), d.Sentences)
+	}
+	for _, text := range []string{"I told Will about it.", "so I think we could go", "We met The Guardian team."} {
+		if d := Parse(text); len(d.Sentences) != 1 {
+			t.Errorf("%q: %d sentences, want 1", text, len(d.Sentences))
+		}
+	}
+}
+
 // Negation scope: a negator reaches the end of its clause; a negative
 // imperative says the thing.
 func TestNegated(t *testing.T) {
