@@ -3,7 +3,7 @@ package perception
 import (
 	"context"
 	"errors"
-	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +12,6 @@ import (
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/tagger"
 )
 
 // Embedded is the model-free reader (docs/simulator.md, "The embedded
@@ -70,6 +69,7 @@ const (
 type scene struct {
 	n       int
 	vocab   map[int32]uint64  // lexicon word id -> concerns (bit i = concern i)
+	matter  map[int32]uint8   // the public scenario's things and their lexicon neighbours: matterNear, matterFar bits
 	seeds   map[int32]uint64  // the seeds alone (keywords, description words)
 	exact   map[string]uint64 // keyword words not in the lexicon -> concerns
 	phrases []kwPhrase
@@ -82,14 +82,15 @@ type scene struct {
 	// stupid"): quoting the proposition is its topic, not contempt, so
 	// they are masked when cues and dismissals are matched (cueDoc).
 	quoted map[string]bool
-	memo   textMemo
 	own    *embCache // the reader's caches the scene belongs to
+	id     uint64    // the scene's number in its reader (memo hashing)
 	name   string    // the persuadee's first name, lower-case
 	public string    // the public scenario text, lower-case
 }
 
 type kwPhrase struct {
 	words []string
+	bases [][]int32 // per word, its base forms
 	mask  uint64
 }
 
@@ -102,8 +103,8 @@ const (
 	// maxExpand is the most seed words whose lexicon neighbourhoods
 	// (expand) a reader keeps.
 	maxExpand = 1 << 14
-	// maxBases is the most words whose base forms a reader keeps.
-	maxBases = 1 << 16
+	// maxWords is the most words whose wordInfo a reader keeps.
+	maxWords = 1 << 16
 )
 
 // embCache is what one embedded reader keeps between episodes: scenes by
@@ -115,24 +116,26 @@ type embCache struct {
 	byPtr  map[*scenario.Scenario]*ptrEntry
 	expand map[int32][]int32 // seed word id -> its filtered lexicon neighbours
 
-	basesMu sync.RWMutex
-	bases   map[string][]int32
+	words [wordShards]wordShard
+	// unknown holds the wordInfo of recent words the reader has nothing
+	// on, one per slot (by hash): bounded, so new words cost no memory.
+	unknown [1 << 10]atomic.Pointer[unknownWord]
 
-	memoTotal atomic.Int64 // texts stored in the scenes' memos since the last clearing
+	memo *prose.Memo[memoKey, *textInfo] // text analyses, memoBudget at most
+	// seen holds the hashes of texts analysed once: a text is memoised
+	// from its second analysis on, so texts that never repeat (a language
+	// model's) cost the memo nothing.
+	seen [1 << 12]atomic.Uint64
+	// nScenes numbers the scenes derived (scene.id).
+	nScenes atomic.Uint64
 }
+
+// memoBudget bounds the text analyses a reader memoises (a few KB each).
+const memoBudget = 1 << 13
 
 func newEmbCache() *embCache {
 	return &embCache{scenes: map[string]*scene{}, byPtr: map[*scenario.Scenario]*ptrEntry{},
-		expand: map[int32][]int32{}, bases: map[string][]int32{}}
-}
-
-// clearMemos empties the text memo of every scene of c (memoBudget).
-func (c *embCache) clearMemos() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.scenes {
-		s.memo.clear()
-	}
+		expand: map[int32][]int32{}, memo: prose.NewMemo[memoKey, *textInfo](memoBudget)}
 }
 
 func sceneKey(sc *scenario.Scenario) string {
@@ -237,37 +240,126 @@ func (c *embCache) expansion(id int32) []int32 {
 	return rel
 }
 
-// basesOf returns the lexicon base ids of w (read only), from c.
-func (c *embCache) basesOf(w string) []int32 {
-	c.basesMu.RLock()
-	ids, ok := c.bases[w]
-	c.basesMu.RUnlock()
-	if ok {
-		return ids
-	}
-	ids = slices.Clip(theLexicon().bases(nil, w))
-	c.basesMu.Lock()
-	if len(c.bases) >= maxBases {
-		clear(c.bases)
-	}
-	c.bases[strings.Clone(w)] = ids
-	c.basesMu.Unlock()
-	return ids
+// wordInfo is what the reader looks up about a word once per reader:
+// its frame key, classes, lexical fields and lexicon base forms.
+type wordInfo struct {
+	key    string
+	cls    wclass
+	fields uint64
+	bases  []int32
+	// hashes are wordHash of the word and of each of its base forms;
+	// baseHash that of its first base form (the word when it has none).
+	hashes   []uint64
+	baseHash uint64
+	// frames are the frames whose first word the word can be
+	// (frameBank.byKey of its key).
+	frames []*frame
 }
+
+// newWordInfo derives w's wordInfo.
+func newWordInfo(w string) *wordInfo {
+	k := frameKey(w)
+	l := theLexicon()
+	wi := &wordInfo{key: k, cls: wordClasses[w], fields: fieldsOf(w, k), bases: slices.Clip(l.bases(nil, w)), frames: frames.byKey[k]}
+	wi.hashes = make([]uint64, 1, 1+len(wi.bases))
+	wi.hashes[0] = wordHash(w)
+	wi.baseHash = wi.hashes[0]
+	for i, id := range wi.bases {
+		h := wordHash(l.words[id])
+		wi.hashes = append(wi.hashes, h)
+		if i == 0 {
+			wi.baseHash = h
+		}
+	}
+	return wi
+}
+
+// word returns w's wordInfo (read only), from c. A word the reader has
+// nothing on (no base form, class or field: a name, a typo, a made-up
+// word) is not kept, so texts that never repeat fill no cache. Reads take
+// no lock: each shard of c.words is a published map, replaced (never
+// written) once the words added since are as many as a quarter of it.
+func (c *embCache) word(w string, h uint64) *wordInfo {
+	sh := &c.words[h&(wordShards-1)]
+	if m := sh.read.Load(); m != nil {
+		if wi, ok := (*m)[w]; ok {
+			return wi
+		}
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if wi, ok := sh.dirty[w]; ok {
+		return wi
+	}
+	u := &c.unknown[h&(uint64(len(c.unknown))-1)]
+	if e := u.Load(); e != nil && e.w == w {
+		return e.wi
+	}
+	wi := newWordInfo(w)
+	if wi.cls == 0 && wi.fields == 0 && len(wi.bases) == 0 && len(wi.frames) == 0 {
+		// kept only in a small table of recent words (names recur)
+		u.Store(&unknownWord{w: strings.Clone(w), wi: wi})
+		return wi
+	}
+	old := sh.read.Load()
+	n := 0
+	if old != nil {
+		n = len(*old)
+	}
+	if n+len(sh.dirty) >= maxWords/wordShards {
+		sh.read.Store(nil)
+		clear(sh.dirty)
+		n, old = 0, nil
+	}
+	if sh.dirty == nil {
+		sh.dirty = map[string]*wordInfo{}
+	}
+	sh.dirty[strings.Clone(w)] = wi
+	if len(sh.dirty) >= max(16, n/4) {
+		m := make(map[string]*wordInfo, n+len(sh.dirty))
+		if old != nil {
+			maps.Copy(m, *old)
+		}
+		maps.Copy(m, sh.dirty)
+		sh.read.Store(&m)
+		clear(sh.dirty)
+	}
+	return wi
+}
+
+// unknownWord is an entry of embCache.unknown.
+type unknownWord struct {
+	w  string
+	wi *wordInfo
+}
+
+// wordShards is the number of shards of a reader's word cache (a power
+// of two).
+const wordShards = 16
+
+// wordShard is one shard of the word cache (embCache.word).
+type wordShard struct {
+	mu    sync.Mutex
+	read  atomic.Pointer[map[string]*wordInfo] // published, read without a lock
+	dirty map[string]*wordInfo                 // added since, under mu
+}
+
+// basesOf returns the lexicon base ids of w (read only), from c.
+func (c *embCache) basesOf(w string) []int32 { return c.word(w, prose.Hash(w)).bases }
 
 func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 	l := theLexicon()
 	basesOf := own.basesOf
 	s := &scene{
-		own: own,
-		n:   min(len(sc.Hidden.Concerns), 64), vocab: map[int32]uint64{}, seeds: map[int32]uint64{}, exact: map[string]uint64{},
+		own: own, id: own.nScenes.Add(1),
+		n: min(len(sc.Hidden.Concerns), 64), seeds: map[int32]uint64{}, exact: map[string]uint64{},
 		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, kwStem: map[string]bool{},
 		public: strings.ToLower(strings.Join([]string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")),
 	}
 	if f := strings.Fields(sc.Persuadee.Name); len(f) > 0 {
 		s.name = strings.ToLower(f[0])
 	}
-	for _, t := range tokenize(sc.Proposal).toks {
+	for _, t := range tokenizeWith(own, sc.Proposal).toks {
 		if oneWordCue(t.w) {
 			if s.quoted == nil {
 				s.quoted = map[string]bool{}
@@ -282,17 +374,18 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 		}
 	}
 	// the proposal's own words, not the background's names and places
-	for _, t := range tokenize(strings.Join([]string{sc.Proposal, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")).toks {
+	for _, t := range tokenizeWith(own, strings.Join([]string{sc.Proposal, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")).toks {
 		if content(t) {
 			s.pubStem[stem(t.w)] = true
 		}
 	}
+	vocab := make([]vocabEntry, 0, 2048)
 	for ci := 0; ci < s.n; ci++ {
 		c := &sc.Hidden.Concerns[ci]
 		bit := uint64(1) << ci
 		var seeds []int32
 		for _, kw := range c.Keywords {
-			ws := tokenize(kw).toks
+			ws := tokenizeWith(own, kw).toks
 			for _, t := range ws {
 				if content(t) {
 					s.kwStem[stem(t.w)] = true
@@ -306,7 +399,7 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 					s.exact[w] |= bit
 				}
 				for _, id := range ids {
-					s.vocab[id] |= bit
+					vocab = append(vocab, vocabEntry{id, bit})
 					s.seeds[id] |= bit
 				}
 				seeds = append(seeds, ids...)
@@ -314,18 +407,19 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 				p := kwPhrase{mask: bit}
 				for _, t := range ws {
 					p.words = append(p.words, t.w)
+					p.bases = append(p.bases, basesOf(t.w))
 				}
 				s.phrases = append(s.phrases, p)
 			}
 		}
 		for _, text := range []string{c.Description, c.Voiced} {
-			for _, t := range tokenize(text).toks {
+			for _, t := range tokenizeWith(own, text).toks {
 				if !content(t) || s.topicW[t.w] {
 					continue
 				}
 				for _, id := range basesOf(t.w) {
 					if !s.topic[id] && l.senseCount(id) <= maxSenses {
-						s.vocab[id] |= bit
+						vocab = append(vocab, vocabEntry{id, bit})
 						s.seeds[id] |= bit
 						seeds = append(seeds, id)
 					}
@@ -337,11 +431,50 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 				if s.topic[r] {
 					continue
 				}
-				s.vocab[r] |= bit
+				vocab = append(vocab, vocabEntry{r, bit})
 			}
 		}
 	}
+	// the matter at hand: the public scenario's things (nounish content
+	// words) and their lexicon neighbours (onMatter); matterNear marks
+	// those of its specific things (at most specificSenses senses)
+	type mword struct {
+		id  int32
+		bit uint8
+	}
+	var matter []mword
+	for _, t := range tokenizeWith(own, s.public).toks {
+		if !content(t) || t.wi.cls&(wGeneric|wWorry) != 0 || len(t.wi.bases) == 0 ||
+			!l.nounish(t.wi.bases[0]) {
+			continue
+		}
+		bit := matterFar
+		if l.senseCount(t.wi.bases[0]) <= specificSenses {
+			bit |= matterNear
+		}
+		for _, id := range t.wi.bases {
+			matter = append(matter, mword{id, bit})
+			for _, r := range own.expansion(id) {
+				matter = append(matter, mword{r, bit})
+			}
+		}
+	}
+	s.matter = make(map[int32]uint8, len(matter))
+	for _, m := range matter {
+		s.matter[m.id] |= m.bit
+	}
+	// one map of the right size, filled once
+	s.vocab = make(map[int32]uint64, len(vocab))
+	for _, v := range vocab {
+		s.vocab[v.id] |= v.mask
+	}
 	return s
+}
+
+// vocabEntry is a concern word found while deriving a scene.
+type vocabEntry struct {
+	id   int32
+	mask uint64
 }
 
 // stem is the first five letters of w (all of a shorter word): a crude
@@ -352,7 +485,7 @@ func stem(w string) string { return w[:min(len(w), 5)] }
 // three letters or more that is neither a stop word nor a word of
 // acknowledging.
 func content(t token) bool {
-	return t.num || len(t.w) >= 3 && !stopWords.has(t.w) && !ackWords[t.w]
+	return t.num || len(t.w) >= 3 && t.wi.cls&(wStop|wAck) == 0
 }
 
 var (
@@ -375,8 +508,7 @@ type embSession struct {
 	pees     []*textInfo // the persuadee's replies so far
 	said     bloom       // over their wordSets
 	saidGram bloom       // over their gramSets
-	last     []string    // content words of the persuadee's last reply (its textInfo's; read only)
-	lastHash []uint64    // their hashes (wordHash)
+	lastHash []uint64    // hashes of the base forms of the persuadee's last reply's content words (read only)
 	lastMask uint64      // concerns the last reply touches
 	hasLast  bool
 	earlier  []*textInfo // earlier persuader messages
@@ -398,12 +530,13 @@ type embSession struct {
 // a scripted persuader repeats its lines within an episode, so the session
 // keeps its last 16 texts rather than asking the scene's memo each time.
 type recentInfo struct {
-	text string
-	ti   *textInfo
+	text  string
+	reply bool
+	ti    *textInfo
 }
 
 func (s *embSession) reset() {
-	s.seen, s.last, s.lastHash, s.lastMask, s.hasLast = 0, nil, nil, 0, false
+	s.seen, s.lastHash, s.lastMask, s.hasLast = 0, nil, 0, false
 	s.pees, s.said, s.saidGram = s.peesArr[:0], bloom{}, bloom{}
 	s.earlier = s.earlierArr[:0]
 	s.cov = s.covArr[:0]
@@ -412,16 +545,16 @@ func (s *embSession) reset() {
 	}
 }
 
-// info returns the scene's analysis of text, from the session's recent
-// texts when it is one of them.
-func (s *embSession) info(text string) *textInfo {
+// info returns the scene's analysis of text (a persuadee reply's when
+// reply), from the session's recent texts when it is one of them.
+func (s *embSession) info(text string, reply bool) *textInfo {
 	for i := range s.recent {
-		if r := &s.recent[i]; r.ti != nil && r.text == text {
+		if r := &s.recent[i]; r.ti != nil && r.reply == reply && r.text == text {
 			return r.ti
 		}
 	}
-	ti := s.sc.info(text)
-	s.recent[s.nRecent%len(s.recent)] = recentInfo{text: text, ti: ti}
+	ti := s.sc.info(text, reply)
+	s.recent[s.nRecent%len(s.recent)] = recentInfo{text: text, reply: reply, ti: ti}
 	s.nRecent++
 	return ti
 }
@@ -432,7 +565,7 @@ func (s *embSession) absorb(ms []episode.Message) {
 		s.reset()
 	}
 	for _, m := range ms[s.seen:] {
-		ti := s.info(m.Text)
+		ti := s.info(m.Text, m.Speaker != episode.PersuaderSpeaker)
 		if m.Speaker == episode.PersuaderSpeaker {
 			s.earlier = append(s.earlier, ti)
 			continue
@@ -442,7 +575,7 @@ func (s *embSession) absorb(ms []episode.Message) {
 		s.said.or(&ti.wordBloom)
 		s.saidGram.or(&ti.gramBloom)
 		// by base form, as relevance compares them
-		s.last, s.lastHash = ti.baseWords, ti.baseHash
+		s.lastHash = ti.baseHash
 		for _, m := range ti.tokHit {
 			s.lastMask |= m
 		}
@@ -450,30 +583,17 @@ func (s *embSession) absorb(ms []episode.Message) {
 	s.seen = len(ms)
 }
 
+// gram is the FNV-1a hash of the words of ts, each followed by a zero
+// byte.
 func gram(ts []token) uint64 {
-	h := fnv.New64a()
+	h := uint64(14695981039346656037)
 	for _, t := range ts {
-		h.Write([]byte(t.w))
-		h.Write([]byte{0})
-	}
-	return h.Sum64()
-}
-
-func (sc *scene) contentSet(d doc) []uint64 {
-	var out []uint64
-	for _, t := range d.toks {
-		if content(t) {
-			h := fnv.New64a()
-			w := t.w
-			if ids := sc.own.basesOf(w); len(ids) > 0 {
-				w = theLexicon().words[ids[0]]
-			}
-			h.Write([]byte(w))
-			out = append(out, h.Sum64())
+		for i := 0; i < len(t.w); i++ {
+			h = (h ^ uint64(t.w[i])) * 1099511628211
 		}
+		h *= 1099511628211 // the zero byte
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return h
 }
 
 func jaccard(a, b []uint64) float64 {
@@ -503,18 +623,19 @@ func jaccard(a, b []uint64) float64 {
 // base form), a keyword word outside the lexicon, or the first word of a
 // keyword phrase that matches from i.
 func (sc *scene) hits(d doc, i int) uint64 {
-	w := d.toks[i].w
-	m := sc.exact[w]
-	for _, id := range sc.own.basesOf(w) {
+	t := &d.toks[i]
+	m := sc.exact[t.w]
+	for _, id := range t.wi.bases {
 		m |= sc.vocab[id]
 	}
-	for _, p := range sc.phrases {
-		if i+len(p.words) > len(d.toks) || d.toks[i+len(p.words)-1].sent != d.toks[i].sent {
+	for pi := range sc.phrases {
+		p := &sc.phrases[pi]
+		if i+len(p.words) > len(d.toks) || d.toks[i+len(p.words)-1].sent != d.toks[i].sent || !sameTok(&d.toks[i], p.words[0], p.bases[0]) {
 			continue
 		}
 		ok := true
-		for k, pw := range p.words {
-			if !sc.sameWord(d.toks[i+k].w, pw) {
+		for k := 1; k < len(p.words); k++ {
+			if !sameTok(&d.toks[i+k], p.words[k], p.bases[k]) {
 				ok = false
 				break
 			}
@@ -524,6 +645,33 @@ func (sc *scene) hits(d doc, i int) uint64 {
 		}
 	}
 	return m
+}
+
+// sameTok reports whether token t is word w (base forms bs) or shares a
+// base form with it.
+func sameTok(t *token, w string, bs []int32) bool {
+	if t.w == w {
+		return true
+	}
+	for _, x := range t.wi.bases {
+		if slices.Contains(bs, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// seedHitTok is seedHit of token t, by its base forms.
+func (sc *scene) seedHitTok(t *token) bool {
+	if sc.exact[t.w] != 0 {
+		return true
+	}
+	for _, id := range t.wi.bases {
+		if sc.seeds[id] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // seedHit reports whether w is a seed of some concern (by base form).
@@ -539,169 +687,6 @@ func (sc *scene) seedHit(w string) bool {
 	return false
 }
 
-// sameWord reports whether two words are equal or share a base form.
-func (sc *scene) sameWord(a, b string) bool {
-	if a == b {
-		return true
-	}
-	for _, x := range sc.own.basesOf(a) {
-		for _, y := range sc.own.basesOf(b) {
-			if x == y {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// textInfo is everything the reader derives from one text on one scene
-// alone, memoised per scene (persuaders and the persuadee repeat their
-// texts across turns and episodes); the history-dependent readings (echo,
-// newness, repetition, relevance) are computed per Read from it.
-type textInfo struct {
-	d         doc
-	corrected bool
-	tags      tagger.Tags // of the corrected text, when corrected
-	rawTags   tagger.Tags // tagger.Tag of the text as written
-	tokHit    []uint64    // per token: the concerns it names
-	grams     []uint64    // per token i with i+4 <= len: the hash of tokens i..i+3
-	content   []bool      // per token: a content word
-	sentHit   []uint64    // per sentence: the concerns it names
-	sentFlags []uint8     // per sentence: sfDismiss, sfAck, sfLink, sfCue
-	cues      CueSet
-	claims    int
-	// onTopic reports whether the message names the proposal or a
-	// concern: a content word of the public proposal text or of a
-	// concern's keywords (by stem). Only then can it answer a concern
-	// (engage): an argument about something else answers no worry about
-	// this proposal, however generic the worry's words.
-	onTopic   bool
-	set       []uint64 // content-word hashes, sorted
-	words     []string // the tokens' words and their base forms
-	wordSet   []uint64 // hashes of words, sorted, unique
-	tokHash   []uint64 // per token: the hash of its word
-	gramSet   []uint64 // grams, sorted, unique
-	baseWords []string // per content token: its first base form (or the word)
-	baseHash  []uint64 // per baseWords entry: its hash
-	wordBloom bloom    // over wordSet
-	gramBloom bloom    // over gramSet
-}
-
-func wordHash(w string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(w); i++ {
-		h = (h ^ uint64(w[i])) * 1099511628211
-	}
-	return h
-}
-
-const (
-	sfDismiss uint8 = 1 << iota
-	sfAck
-	sfLink
-	// sfCue: the sentence carries a manipulation cue (cuesOf).
-	sfCue
-)
-
-// maxMemo bounds a scene's text memo; past it the memo is emptied.
-const maxMemo = 4096
-
-func (sc *scene) info(text string) *textInfo {
-	if ti := sc.memo.load(text); ti != nil {
-		return ti
-	}
-	ti := sc.analyse(text)
-	sc.memo.store(sc.own, text, ti)
-	return ti
-}
-
-func (sc *scene) analyse(text string) *textInfo {
-	ti := &textInfo{}
-	raw := tokenize(text)
-	ti.d, ti.corrected = sc.correct(raw)
-	ti.rawTags = tagger.TagDoc(raw.pd)
-	ti.tags = ti.rawTags
-	if ti.corrected {
-		ti.tags = tagger.TagDoc(ti.d.pd)
-	}
-	d := ti.d
-	l := theLexicon()
-	ti.tokHit = make([]uint64, len(d.toks))
-	ti.content = make([]bool, len(d.toks))
-	for i, t := range d.toks {
-		ti.tokHit[i] = sc.hits(d, i)
-		ti.content[i] = content(t)
-		ti.words = append(ti.words, t.w)
-		for _, id := range sc.own.basesOf(t.w) {
-			ti.words = append(ti.words, l.words[id])
-		}
-		if i+4 <= len(d.toks) {
-			ti.grams = append(ti.grams, gram(d.toks[i:i+4]))
-		}
-	}
-	ti.sentHit = make([]uint64, len(d.sents))
-	ti.sentFlags = make([]uint8, len(d.sents))
-	cd := sc.cueDoc(d)
-	for si, st := range d.sents {
-		for i := st.first; i < st.end; i++ {
-			ti.sentHit[si] |= ti.tokHit[i]
-		}
-		ts := d.toks[st.first:st.end]
-		var f uint8
-		if matchAny(cd, cd.toks[st.first:st.end], dismissPhrases) {
-			f |= sfDismiss
-		}
-		if matchAny(d, ts, ackPhrases) {
-			f |= sfAck
-		}
-		if sc.linked(d, st, ti.tokHit) {
-			f |= sfLink
-		}
-		ti.sentFlags[si] = f
-	}
-	ti.cues = cuesOf(cd, ti.sentFlags)
-	for _, t := range d.toks {
-		if content(t) && (sc.pubStem[stem(t.w)] || sc.kwStem[stem(t.w)]) {
-			ti.onTopic = true
-			break
-		}
-	}
-	ti.claims = sc.claims(d)
-	ti.set = sc.contentSet(d)
-	for _, w := range ti.words {
-		ti.wordSet = append(ti.wordSet, wordHash(w))
-	}
-	slices.Sort(ti.wordSet)
-	ti.wordSet = slices.Compact(ti.wordSet)
-	ti.tokHash = make([]uint64, len(d.toks))
-	for i, t := range d.toks {
-		ti.tokHash[i] = wordHash(t.w)
-	}
-	for i, t := range d.toks {
-		if ti.content[i] {
-			w := t.w
-			if ids := sc.own.basesOf(w); len(ids) > 0 {
-				w = l.words[ids[0]]
-			}
-			ti.baseWords = append(ti.baseWords, w)
-		}
-	}
-	sg := slices.Clone(ti.grams)
-	slices.Sort(sg)
-	ti.gramSet = slices.Compact(sg)
-	ti.baseHash = make([]uint64, len(ti.baseWords))
-	for i, w := range ti.baseWords {
-		ti.baseHash[i] = wordHash(w)
-	}
-	for _, h := range ti.wordSet {
-		ti.wordBloom.add(h)
-	}
-	for _, h := range ti.gramSet {
-		ti.gramBloom.add(h)
-	}
-	return ti
-}
-
 // peeSaid reports whether the persuadee's replies hold word hash h (or,
 // with gram, the 4-word run hash h).
 func (s *embSession) peeSaid(h uint64, gram bool) bool {
@@ -713,169 +698,26 @@ func (s *embSession) peeSaid(h uint64, gram bool) bool {
 		if gram {
 			set = ti.gramSet
 		}
-		if _, ok := slices.BinarySearch(set, h); ok {
+		if set.has(h) {
 			return true
 		}
 	}
 	return false
 }
 
-// Tags returns tagger.Tag(text) from the scene's memo (see Tagger).
-func (s *embSession) Tags(text string) tagger.Tags { return s.info(text).rawTags }
-
-// Read perceives the last message of in.Transcript (see Embedded).
-// Errors: ErrNoMessage.
-func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
-	msg, err := in.last()
-	if err != nil {
-		return Perception{}, err
-	}
-	s.absorb(in.Transcript[:len(in.Transcript)-1])
-	ti := s.info(msg.Text)
-	d := ti.d
-	var p Perception
-	tg := ti.tags
-	p.Acts, p.Strategies, p.Pressure = tg.Acts, tg.Strategies, tg.Pressure
-	// each Read's Concerns its own memory, carved from a block
-	if len(s.conc) < s.sc.n {
-		s.conc = make([]Engagement, max(64, s.sc.n))
-	}
-	p.Concerns, s.conc = s.conc[:s.sc.n:s.sc.n], s.conc[s.sc.n:]
-	hit := ti.sentHit
-	covered := s.echoed(ti)
-	for si, st := range d.sents {
-		if hit[si] == 0 {
-			continue
-		}
-		// the sentence, and the next one when it names no other concern,
-		// asks nothing and carries no manipulation cue ("You mentioned
-		// the cost. In similar cases, ...")
-		end := st.end
-		if si+1 < len(d.sents) && hit[si+1]&^hit[si] == 0 && !d.sents[si+1].question && ti.sentFlags[si+1]&sfCue == 0 {
-			end = d.sents[si+1].end
-		}
-		e := s.engage(ti, si, end, covered)
-		for ci := 0; ci < s.sc.n; ci++ {
-			if hit[si]&(1<<ci) == 0 {
-				continue
-			}
-			if cur := p.Concerns[ci]; e == Dismissed || cur != Dismissed && e > cur {
-				p.Concerns[ci] = e
-			}
-		}
-	}
-	p.Cues = ti.cues
-	p.Unsupported = ti.claims
-	n := 0
-	for _, c := range covered {
-		if c {
-			n++
-		}
-	}
-	if len(d.toks) > 0 {
-		p.Echo = float64(n) / float64(len(d.toks))
-	}
-	for _, e := range s.earlier {
-		if jaccard(ti.set, e.set) >= RepeatOverlap {
-			p.Repeat++
-		}
-	}
-	var engaged uint64
-	for ci, g := range p.Concerns {
-		if g.Touches() {
-			engaged |= 1 << ci
-		}
-	}
-	p.Relevance = s.relevance(ti, engaged)
-	return p, nil
-}
-
-// echoed marks the tokens of d inside a run of four or more words that
-// the persuadee said.
-func (s *embSession) echoed(ti *textInfo) []bool {
-	n := len(ti.d.toks)
-	if cap(s.cov) < n {
-		s.cov = make([]bool, n)
-	}
-	s.cov = s.cov[:n]
-	cov := s.cov
-	clear(cov)
-	for i, g := range ti.grams {
-		if s.peeSaid(g, true) {
-			for k := i; k < i+4; k++ {
-				cov[k] = true
-			}
-		}
-	}
-	return cov
-}
-
-// engage classifies how the sentence st (with its content window up to
-// token end) engages the concerns it names. The words of a sentence that
-// carries a manipulation cue bring nothing to an answer: pressure is no
-// reason, so a cue can never turn an acknowledgement into an answer.
-func (s *embSession) engage(ti *textInfo, si, end int, covered []bool) Engagement {
-	st, f := ti.d.sents[si], ti.sentFlags[si]
-	if f&sfDismiss != 0 {
-		return Dismissed
-	}
-	newC, echoC, contentN := 0, 0, 0
-	for i := st.first; i < end; i++ {
-		if !ti.content[i] || ti.sentFlags[ti.d.toks[i].sent]&sfCue != 0 {
-			continue
-		}
-		contentN++
-		if covered[i] {
-			echoC++
-			continue
-		}
-		if !s.peeSaid(ti.tokHash[i], false) {
-			newC++
-		}
-	}
-	switch {
-	case f&(sfLink|sfAck) == 0:
-		return Mentioned
-	case st.question:
-		return Acknowledged
-	case newC >= minContent && 2*echoC < contentN && ti.onTopic:
-		return Answered
-	}
-	return Acknowledged
-}
-
-// linked reports whether sentence st ties itself to the persuadee or the
-// proposal: a second-person or first-person-plural word, the persuadee's
-// name, a content word of the proposal (by stem), outside the concern's
-// own words ("your share" is no link), or three words that are concerns'
-// keywords or description words (not merely related to them).
-func (sc *scene) linked(d doc, st sentence, tokHit []uint64) bool {
-	words := 0
-	for i := st.first; i < st.end; i++ {
-		t := d.toks[i]
-		if content(t) && sc.seedHit(t.w) {
-			words++
-		}
-		if tokHit[i] != 0 || i > st.first && tokHit[i-1] != 0 && !content(t) {
-			continue
-		}
-		if linkWords[t.w] || t.w == sc.name || content(t) && sc.pubStem[stem(t.w)] {
-			return true
-		}
-	}
-	return words >= 3
-}
-
 // oneWordCue reports whether w is a one-word phrase of a manipulation
 // cue's or dismissal's list.
 func oneWordCue(w string) bool {
-	for _, ps := range [][]string{dismissPhrases, guiltPhrases, urgencyPhrases, socialPhrases, threatPhrases} {
+	for _, ps := range [][]string{dismissPhrases, guiltPhrases, urgencyPhrases, socialPhrases, threatPhrases, cueFields["negtrait"]} {
 		if slices.Contains(ps, w) {
 			return true
 		}
 	}
 	return false
 }
+
+// maskedWord is the wordInfo of a masked token (cueDoc).
+var maskedWord = wordInfo{key: "\x00"}
 
 // cueDoc returns d with the scene's quoted proposal words (scene.quoted)
 // masked, for matching cues and dismissals; d itself when there are none
@@ -888,72 +730,23 @@ func (sc *scene) cueDoc(d doc) doc {
 	m.toks = slices.Clone(d.toks)
 	for i := range m.toks {
 		if sc.quoted[m.toks[i].w] {
-			m.toks[i].w = "\x00"
+			m.toks[i].w, m.toks[i].wi = "\x00", &maskedWord
 		}
 	}
 	return m
 }
 
-// cuesOf finds the manipulation cues of d and sets sfCue in flags[si]
-// for each sentence si that carries one (flags has one entry per
-// sentence).
-func cuesOf(d doc, flags []uint8) CueSet {
-	var c CueSet
-	for si, st := range d.sents {
-		var sc CueSet
-		ts := d.toks[st.first:st.end]
-		if matchAny(d, ts, guiltPhrases) {
-			sc = sc.With(Guilt)
-		}
-		if matchAny(d, ts, urgencyPhrases) {
-			sc = sc.With(Urgency)
-		}
-		if matchAny(d, ts, dismissPhrases) {
-			sc = sc.With(Contempt)
-		}
-		if matchAny(d, ts, socialPhrases) {
-			sc = sc.With(SocialProof)
-		}
-		if matchAny(d, ts, threatPhrases) {
-			sc = sc.With(Threat)
-		}
-		if at := firstMatch(d, ts, autonomyPhrases); at >= 0 {
-			but, next := false, false
-			for _, t := range ts[at:] {
-				if t.w == "but" || t.w == "however" {
-					but = true
-				}
-			}
-			if !but && si+1 < len(d.sents) {
-				nx := d.toks[d.sents[si+1].first]
-				but = nx.w == "but" || nx.w == "however"
-				next = but
-			}
-			if but {
-				sc = sc.With(AutonomyBut)
-			}
-			if next {
-				// "It's your choice. But ...": the taking back too
-				flags[si+1] |= sfCue
-			}
-		}
-		if sc != 0 {
-			flags[si] |= sfCue
-		}
-		c |= sc
-	}
-	return c
-}
-
 // claims counts the specific figures and named sources of d that the
-// public scenario text does not contain.
-func (sc *scene) claims(d doc) int {
-	seen := map[string]bool{}
-	for _, st := range d.sents {
+// public scenario text does not contain, and sets sfClaim in flags[si]
+// for each sentence si that makes one.
+func (sc *scene) claims(d doc, flags []uint8) int {
+	var seenArr [8]claimSeen
+	seen := claimSet(seenArr[:0])
+	for si, st := range d.sents {
 		ts := d.toks[st.first:st.end]
 		study := false
 		for _, t := range ts {
-			if studyWords[t.w] {
+			if t.wi.cls&wStudy != 0 {
 				study = true
 			}
 		}
@@ -966,7 +759,7 @@ func (sc *scene) claims(d doc) int {
 				return ""
 			}
 			switch {
-			case t.num || numberWords[t.w]:
+			case t.num || t.wi.cls&wNumber != 0:
 				switch {
 				case nx(1) == "percent" || nx(1) == "per" && nx(2) == "cent":
 					claim = t.w + "%"
@@ -974,34 +767,52 @@ func (sc *scene) claims(d doc) int {
 					claim = t.w + " in " + nx(2)
 				case nx(1) == "times" && (nx(2) == "more" || nx(2) == "less" || nx(2) == "as" || nx(2) == "likelier" || nx(2) == "higher" || nx(2) == "lower" || nx(2) == "likely"):
 					claim = t.w + " times"
-				case t.num && (len(t.w) >= 3 || strings.ContainsRune(t.w, ',')) && (figureNouns[nx(1)] || figureNouns[nx(2)]):
+				case t.num && (len(t.w) >= 3 || strings.ContainsRune(t.w, ',')) && (wordClasses[nx(1)]&wFigureNoun != 0 || wordClasses[nx(2)]&wFigureNoun != 0):
 					claim = t.w
 				case t.num && len(t.w) == 4 && (t.w[:2] == "19" || t.w[:2] == "20") && study:
 					claim = t.w
 				}
-			case t.upper && sourceNames[t.w]:
+			case t.upper && t.wi.cls&wSourceName != 0:
 				claim = t.w
-			case t.upper && sourceNouns[t.w] && i > 0 && ts[i-1].upper:
+			case t.upper && t.wi.cls&wSourceNoun != 0 && i > 0 && ts[i-1].upper:
 				claim = ts[i-1].w + " " + t.w
 			}
-			if claim == "" || seen[claim] {
+			if claim == "" || seen.has(claim) {
 				continue
 			}
-			seen[claim] = true
 			key := strings.TrimSuffix(strings.Fields(claim)[0], "%")
-			if !strings.Contains(sc.public, key) {
-				continue
+			supported := strings.Contains(sc.public, key)
+			seen = append(seen, claimSeen{claim, !supported})
+			if !supported {
+				flags[si] |= sfClaim
 			}
-			seen[claim] = false // supported: not counted
 		}
 	}
 	n := 0
-	for _, v := range seen {
-		if v {
+	for _, c := range seen {
+		if c.unsupported {
 			n++
 		}
 	}
 	return n
+}
+
+// claimSeen is a claim a message makes and whether the public scenario
+// leaves it unsupported.
+type claimSeen struct {
+	claim       string
+	unsupported bool
+}
+
+type claimSet []claimSeen
+
+func (s claimSet) has(c string) bool {
+	for _, x := range s {
+		if x.claim == c {
+			return true
+		}
+	}
+	return false
 }
 
 var numberWords = setOf("one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million half third quarter")
@@ -1011,77 +822,16 @@ var numberWords = setOf("one two three four five six seven eight nine ten eleven
 // touched; else the share of up to three of the reply's content words d
 // shares (by base form).
 func (s *embSession) relevance(ti *textInfo, hitMask uint64) float64 {
-	if !s.hasLast || len(s.last) == 0 || s.lastMask&hitMask != 0 {
+	if !s.hasLast || len(s.lastHash) == 0 || s.lastMask&hitMask != 0 {
 		return 1
 	}
 	shared := 0
-	for i, w := range s.last {
-		// ti.wordSet holds the hash of every word of ti.words: a hash not
-		// in it is a word not in them
-		if _, ok := slices.BinarySearch(ti.wordSet, s.lastHash[i]); ok && slices.Contains(ti.words, w) {
+	for _, h := range s.lastHash {
+		// ti.wordSet holds the hash of every word of ti and of its base
+		// forms (64-bit hashes: a collision is not worth a check)
+		if ti.wordSet.has(h) {
 			shared++
 		}
 	}
-	return min(1, float64(shared)/float64(min(3, len(s.last))))
-}
-
-// Phrase matching over tokens: each list is compiled once, indexed by
-// its phrases' first words.
-type phrase [][]string
-
-type phraseIndex struct {
-	byFirst map[string][]phrase
-	any     []phrase // phrases whose first word is "*"
-}
-
-var phraseCache sync.Map // *string (the list's first element) -> *phraseIndex
-
-func compiled(ps []string) *phraseIndex {
-	if v, ok := phraseCache.Load(&ps[0]); ok {
-		return v.(*phraseIndex)
-	}
-	ix := &phraseIndex{byFirst: map[string][]phrase{}}
-	for _, p := range ps {
-		var ph phrase
-		for _, w := range strings.Fields(strings.ReplaceAll(p, "-", " ")) {
-			ph = append(ph, strings.Split(w, "/"))
-		}
-		if ph[0][0] == "*" {
-			ix.any = append(ix.any, ph)
-			continue
-		}
-		for _, w := range ph[0] {
-			ix.byFirst[w] = append(ix.byFirst[w], ph)
-		}
-	}
-	phraseCache.Store(&ps[0], ix)
-	return ix
-}
-
-func matchAny(d doc, ts []token, ps []string) bool { return firstMatch(d, ts, ps) >= 0 }
-
-// firstMatch returns the index in ts (tokens of d) where one of ps first
-// matches without being negated (prose.Doc.Negated), or -1.
-func firstMatch(d doc, ts []token, ps []string) int {
-	ix := compiled(ps)
-	for i := range ts {
-		for _, list := range [2][]phrase{ix.byFirst[ts[i].w], ix.any} {
-			for _, p := range list {
-				if i+len(p) > len(ts) {
-					continue
-				}
-				ok := true
-				for k := 1; k < len(p); k++ {
-					if p[k][0] != "*" && !slices.Contains(p[k], ts[i+k].w) {
-						ok = false
-						break
-					}
-				}
-				if ok && !d.pd.Negated(ts[i].i) {
-					return i
-				}
-			}
-		}
-	}
-	return -1
+	return min(1, float64(shared)/float64(min(3, len(s.lastHash))))
 }

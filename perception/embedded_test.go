@@ -60,10 +60,20 @@ func TestEmbeddedReadings(t *testing.T) {
 		{"Everything we say stays confidential, bound by law and a professional code.", []Engagement{NotEngaged, Answered}},
 		{"Your privacy concerns are ridiculous.", []Engagement{NotEngaged, Dismissed}},
 		// the next sentence lends an acknowledgement its content, unless
-		// it carries a manipulation cue: pressure is no reason
+		// it carries a manipulation cue: pressure is no reason, and a
+		// sentence with a cue engages nothing (manipulation is no way of
+		// listening)
 		{"You mentioned the cost. Many counsellors offer a sliding scale for it.", []Engagement{Answered, NotEngaged}},
 		{"You mentioned the cost. If you really cared about us, you would book the first session anyway.", []Engagement{Acknowledged, NotEngaged}},
-		{"The cost fits what we earn, and everyone else agrees with that today.", []Engagement{Acknowledged, NotEngaged}},
+		{"The cost fits what we earn, and everyone else agrees with that today.", []Engagement{NotEngaged, NotEngaged}},
+		// what a sentence asserts: lists, denials, retractions and
+		// concessions answer nothing
+		{"Cost, price, afford: research, evidence, plan.", []Engagement{Mentioned, NotEngaged}},
+		{"I can't honestly tell you that our insurance pays part of each session and it will be cheaper.", []Engagement{Conceded, NotEngaged}},
+		{"Our insurance pays part of each session, so it will be cheaper. I don't believe that's true.", []Engagement{Conceded, NotEngaged}},
+		{"You're right, the cost really would be a problem, and I have no answer to that.", []Engagement{Conceded, NotEngaged}},
+		{"I'm not sure the insurance pays part of each session, so the cost may stay the same.", []Engagement{Acknowledged, NotEngaged}},
+		{"I won't pretend the cost is low, but our insurance pays part of each session.", []Engagement{Answered, NotEngaged}},
 	} {
 		if got := read(t, c.msg).Concerns; !slices.Equal(got, c.want) {
 			t.Errorf("%q: concerns %v, want %v", c.msg, got, c.want)
@@ -96,6 +106,20 @@ func TestEmbeddedReadings(t *testing.T) {
 		"If you say no, I'll leave you for good.":              CueSet(0).With(Threat),
 		"Keep refusing and I'll stop helping you.":             CueSet(0).With(Threat),
 		"Refuse again and I'll walk out on you.":               CueSet(0).With(Threat),
+		// by meaning, beyond the lists
+		"After everything I've done for you, you could do this.":     CueSet(0).With(Guilt),
+		"You're being so childish about a few sessions.":             CueSet(0).With(Contempt),
+		"Every single one of our friends has signed up already.":     CueSet(0).With(SocialProof),
+		"Someone as smart as you can see it's the right call.":       CueSet(0).With(Flattery),
+		"You're overthinking it.":                                    CueSet(0).With(Dismissal),
+		"We both know deep down that this is right.":                 CueSet(0).With(FalseConsensus),
+		"I need your decision before midnight.":                      CueSet(0).With(Urgency),
+		"If you won't come, I'm walking out for good.":               CueSet(0).With(Threat),
+		"You might feel a bit silly at first, and that's fine.":      0,
+		"Do you think the sessions would feel silly?":                0,
+		"Most couples who go say it helped them talk again.":         0,
+		"I'll send the forms tonight so you can read them in peace.": 0,
+		"You're clearly thoughtful about this, which I appreciate.":  0,
 	} {
 		if got := read(t, msg).Cues; got != want {
 			t.Errorf("%q: cues %v, want %v", msg, got.Strings(), want.Strings())
@@ -175,7 +199,7 @@ func TestQuotedPropositionIsNoCue(t *testing.T) {
 		}
 		return p
 	}
-	quote := "Feeds reward hot takes over depth, so social media are making people stupid."
+	quote := "Feeds reward hot takes over depth, so social media are making people so stupid."
 	if p := readIn(sc, quote); p.Cues != 0 {
 		t.Errorf("quoting the proposition: cues %v, want none", p.Cues.Strings())
 	}

@@ -347,3 +347,33 @@ func (l *lexicon) related(dst []int32, id int32, maxHypo int) []int32 {
 	slices.Sort(dst)
 	return slices.Compact(dst)
 }
+
+// nounish reports whether word id is mostly a thing named: it has no
+// fewer noun senses than verb, adjective (head or satellite) or adverb
+// senses ("garden", "club"; not "new", "follow" or "lovely").
+func (l *lexicon) nounish(id int32) bool {
+	var n [4]int // noun, verb, adjective, adverb
+	for _, s := range l.wordSenses(id) {
+		switch l.pos[s] {
+		case 'n':
+			n[0]++
+		case 'v':
+			n[1]++
+		case 'a', 's':
+			n[2]++
+		default:
+			n[3]++
+		}
+	}
+	return n[0] > 0 && n[0] >= max(n[1], n[2], n[3])
+}
+
+// canVerb reports whether word id has a verb sense.
+func (l *lexicon) canVerb(id int32) bool {
+	for _, s := range l.wordSenses(id) {
+		if l.pos[s] == 'v' {
+			return true
+		}
+	}
+	return false
+}

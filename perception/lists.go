@@ -17,14 +17,24 @@ glad happy sorry tough hard difficult feeling feelings`
 const linkText = `you your yours yourself you're you'll you'd you've we our ours us let's we'll we're we've together`
 
 // dismissPhrases wave a concern away or mock it (the Contempt cue too).
+//
+// Words of a person's negative traits ("silly", "ridiculous", "lazy")
+// dismiss only when they are said of the persuadee, of what they said or
+// of their worry (dismissFrames), not anywhere ("you might feel a bit
+// silly at first" reassures).
 var dismissPhrases = []string{
 	"don't care", "do not care", "dont care", "who cares", "couldn't care less", "nobody cares", "no one cares",
 	"doesn't matter", "does not matter", "get over it", "get over", "stop worrying", "stop whining", "stop complaining",
-	"stop moaning", "silly", "ridiculous", "stupid", "nonsense", "absurd", "paranoid", "overreacting", "over reacting",
-	"being dramatic", "so dramatic", "pathetic", "childish", "grow up", "excuse", "excuses", "laughable",
-	"dumb", "idiotic", "idiot", "made up", "all in your head", "in your head", "snowflake", "naive", "coward",
-	"cowardly", "lazy", "irrational", "hysterical", "petty", "pointless worry", "non issue", "non-issue",
-	"come off it", "give me a break", "not a real", "fussing",
+	"stop moaning", "nonsense", "overreacting", "over reacting", "being dramatic", "so dramatic", "grow up",
+	"excuse", "excuses", "made up", "all in your head", "in your head", "snowflake", "pointless worry", "non issue",
+	"non-issue", "come off it", "give me a break", "not a real", "fussing",
+}
+
+// dismissFrames: a negative trait said of the persuadee's words, worry or
+// conduct (frames.go; fields in cues.go).
+var dismissFrames = []string{
+	"that's/that_is/it's/it_is/this_is/how/what_a/what_an/so/such .. @negtrait", "be/being/stop_being/don't_be .. @negtrait",
+	"your .. @negtrait", "@negtrait .. idea/ideas/worry/worries/excuse/excuses/objection/objections/fear/fears/concern/concerns/question/questions/doubts",
 }
 
 // guiltPhrases, urgencyPhrases, socialPhrases and threatPhrases raise

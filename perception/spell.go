@@ -28,7 +28,7 @@ import (
 // power of two), spellProbes its probes per hash.
 const (
 	spellBloomBits = 1 << 24
-	spellProbes    = 5
+	spellProbes    = 3
 )
 
 var (
@@ -88,8 +88,19 @@ func delHash(w string, i int) uint64 {
 	return h
 }
 
+// mix spreads h's bits (the MurmurHash3 finaliser): FNV-1a's low bits
+// hardly depend on a word's first letters, and words share endings.
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
 func bloomSet(b []uint64, h uint64) {
-	x, y := h, h*0x9e3779b97f4a7c15|1
+	h = mix(h)
+	x, y := h, h>>32|1
 	for range spellProbes {
 		i := x & (spellBloomBits - 1)
 		b[i>>6] |= 1 << (i & 63)
@@ -98,7 +109,8 @@ func bloomSet(b []uint64, h uint64) {
 }
 
 func bloomHas(b []uint64, h uint64) bool {
-	x, y := h, h*0x9e3779b97f4a7c15|1
+	h = mix(h)
+	x, y := h, h>>32|1
 	for range spellProbes {
 		i := x & (spellBloomBits - 1)
 		if b[i>>6]&(1<<(i&63)) == 0 {
@@ -127,8 +139,8 @@ func mayHaveNeighbour(w string) bool {
 // an apostrophe, the persuadee's first name, a lexicon word by base form,
 // a global word or a keyword word of the scene.
 func (sc *scene) known(t token) bool {
-	return t.num || len(t.w) < 4 || strings.ContainsRune(t.w, '\'') || t.w == sc.name || globalWords()[t.w] ||
-		sc.exact[t.w] != 0 || len(sc.own.basesOf(t.w)) > 0
+	return t.num || len(t.w) < 4 || len(t.wi.bases) > 0 || t.wi.cls != 0 || strings.ContainsRune(t.w, '\'') ||
+		t.w == sc.name || globalWords()[t.w] || sc.exact[t.w] != 0
 }
 
 // correction returns the word one edit from w that spelling picks (see
@@ -218,5 +230,5 @@ func (sc *scene) correct(d doc) (doc, bool) {
 		return d, false
 	}
 	b.WriteString(d.text[last:])
-	return tokenize(b.String()), true
+	return tokenizeWith(sc.own, b.String()), true
 }

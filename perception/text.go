@@ -3,15 +3,19 @@ package perception
 import "github.com/persuarena/persuarena/prose"
 
 // token is one word or number of a message as the embedded reader sees
-// it: package prose's token with its word.
+// it: package prose's token with its word, and what the reader looks up
+// about the word once (wordInfo: its frame key, classes, lexical fields
+// and base forms).
 type token struct {
 	w          string // lower-case word; "percent" for '%'
 	i          int    // index in the prose.Doc
 	start, end int    // byte span in the (corrected) text
 	sent       int
 	clause     int
-	upper      bool // the original word starts with an upper-case letter
-	num        bool // digits (not a number word)
+	upper      bool      // the original word starts with an upper-case letter
+	num        bool      // digits (not a number word)
+	wi         *wordInfo // its key, classes, fields and base forms (read only; no base forms when read without a reader's cache)
+	hash       uint64    // wordHash(w)
 }
 
 // sentence is a run of tokens ended by . ! ? ; or a line break.
@@ -44,20 +48,33 @@ func asks(pd *prose.Doc, s int) bool {
 	return st.Opens || st.Marked && st.End-st.First <= shortQuestion
 }
 
-// tokenize reads text with package prose.
-func tokenize(text string) doc { return fromProse(prose.Parse(text)) }
+// tokenize reads text with package prose (no base forms: see
+// tokenizeWith).
+func tokenize(text string) doc { return fromProse(prose.Parse(text), nil) }
 
-// fromProse converts pd to the reader's doc.
-func fromProse(pd *prose.Doc) doc {
+// tokenizeWith reads text with package prose, each word's base forms
+// from own.
+func tokenizeWith(own *embCache, text string) doc { return fromProse(prose.Parse(text), own) }
+
+// fromProse converts pd to the reader's doc, base forms from own (none
+// when nil).
+func fromProse(pd *prose.Doc, own *embCache) doc {
 	d := doc{text: pd.Text, pd: pd, toks: make([]token, len(pd.Tokens)), sents: make([]sentence, len(pd.Sentences))}
 	for i := range pd.Tokens {
 		t := &pd.Tokens[i]
 		w := pd.Word(i)
+		h := t.Hash
 		if t.Flags&prose.Percent != 0 {
-			w = "percent"
+			w, h = "percent", wordHash("percent")
 		}
-		d.toks[i] = token{w: w, i: i, start: int(t.Start), end: int(t.End), sent: pd.Sent(i), clause: int(t.Clause),
-			upper: t.Flags&prose.Upper != 0, num: t.Flags&prose.Num != 0 && len(w) > 0 && w[0] >= '0' && w[0] <= '9'}
+		tk := token{w: w, i: i, start: int(t.Start), end: int(t.End), sent: int(pd.Clauses[t.Clause].Sent), clause: int(t.Clause),
+			upper: t.Flags&prose.Upper != 0, num: t.Flags&prose.Num != 0 && len(w) > 0 && w[0] >= '0' && w[0] <= '9', hash: h}
+		if own != nil {
+			tk.wi = own.word(w, h)
+		} else {
+			tk.wi = newWordInfo(w)
+		}
+		d.toks[i] = tk
 	}
 	for s, st := range pd.Sentences {
 		d.sents[s] = sentence{first: int(st.First), end: int(st.End), question: asks(pd, s)}

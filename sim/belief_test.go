@@ -178,7 +178,7 @@ func movedShare(eps []*episode.Episode) float64 {
 
 // TestAskCalibration (docs/simulator.md): on the fixed eval the belief just
 // before a commitment ask predicts the ask's answer (ECE <= 0.10 over ten
-// bins), and script ends "moved" (B_T > 0.5) in 25-85 % of its episodes:
+// bins), and script ends "moved" (B_T > 0.5) in 20-85 % of its episodes:
 // neither a soft user nor a wall for a competent one-size persuader
 // (docs/simulator.md, "Heterogeneity": the types' optima conflict, so a
 // persuader that plays one strategy for all moves fewer people than a
@@ -197,8 +197,8 @@ func TestAskCalibration(t *testing.T) {
 		_ = r.Table().WriteText(&b)
 		t.Errorf("ECE %.3f > 0.10:\n%s", r.ECE, b.String())
 	}
-	if m := movedShare(script); m < 0.25 || m > 0.85 {
-		t.Errorf("script moved %.1f%%, want 25-85%%", 100*m)
+	if m := movedShare(script); m < 0.20 || m > 0.85 {
+		t.Errorf("script moved %.1f%%, want 20-85%%", 100*m)
 	}
 }
 
