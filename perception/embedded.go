@@ -1,6 +1,7 @@
 package perception
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -68,8 +69,8 @@ const (
 // scene is what a reader derives from a scenario alone.
 type scene struct {
 	n       int
-	vocab   map[int32]uint64  // lexicon word id -> concerns (bit i = concern i)
-	matter  map[int32]uint8   // the public scenario's things and their lexicon neighbours: matterNear, matterFar bits
+	vocab   idTable[uint64]   // lexicon word id -> concerns (bit i = concern i)
+	matter  idTable[uint8]    // the public scenario's things and their lexicon neighbours: matterNear, matterFar bits
 	seeds   map[int32]uint64  // the seeds alone (keywords, description words)
 	exact   map[string]uint64 // keyword words not in the lexicon -> concerns
 	phrases []kwPhrase
@@ -96,10 +97,11 @@ type kwPhrase struct {
 
 // Bounds of an embedded reader's caches.
 const (
-	// maxScenes is the most scenarios whose vocabularies a reader keeps;
-	// past it they are all dropped (the next episode on each derives it
-	// again, about 0.1 ms).
-	maxScenes = 512
+	// maxScenes is the most scenarios whose vocabularies a reader keeps
+	// (about 30 KB each); past it they are all dropped (the next episode
+	// on each derives it again, about 0.1 ms). Choice: 256, above the
+	// 240 held-out scenarios of the default eval.
+	maxScenes = 256
 	// maxExpand is the most seed words whose lexicon neighbourhoods
 	// (expand) a reader keeps.
 	maxExpand = 1 << 14
@@ -131,7 +133,7 @@ type embCache struct {
 }
 
 // memoBudget bounds the text analyses a reader memoises (a few KB each).
-const memoBudget = 1 << 13
+const memoBudget = 1 << 10
 
 func newEmbCache() *embCache {
 	return &embCache{scenes: map[string]*scene{}, byPtr: map[*scenario.Scenario]*ptrEntry{},
@@ -459,17 +461,52 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 			}
 		}
 	}
-	s.matter = make(map[int32]uint8, len(matter))
-	for _, m := range matter {
-		s.matter[m.id] |= m.bit
-	}
-	// one map of the right size, filled once
-	s.vocab = make(map[int32]uint64, len(vocab))
-	for _, v := range vocab {
-		s.vocab[v.id] |= v.mask
-	}
+	s.matter = newIDTable(matter, func(m mword) (int32, uint8) { return m.id, m.bit })
+	s.vocab = newIDTable(vocab, func(v vocabEntry) (int32, uint64) { return v.id, v.mask })
 	return s
 }
+
+// idTable maps lexicon word ids to bit sets: the ids sorted, their sets
+// beside them (a scene holds two of about 1,400 words each, and a reader
+// keeps up to maxScenes scenes: sorted arrays take a third of a map's
+// memory, at about the same look-up cost).
+type idTable[B uint8 | uint64] struct {
+	ids  []int32
+	bits []B
+}
+
+// newIDTable builds a table from entries (each an id and bits; an id may
+// repeat, its bits are or-ed); it sorts entries.
+func newIDTable[E any, B uint8 | uint64](entries []E, of func(E) (int32, B)) idTable[B] {
+	slices.SortFunc(entries, func(a, b E) int {
+		x, _ := of(a)
+		y, _ := of(b)
+		return cmp.Compare(x, y)
+	})
+	var t idTable[B]
+	for _, e := range entries {
+		id, b := of(e)
+		if n := len(t.ids); n > 0 && t.ids[n-1] == id {
+			t.bits[n-1] |= b
+			continue
+		}
+		t.ids = append(t.ids, id)
+		t.bits = append(t.bits, b)
+	}
+	t.ids, t.bits = slices.Clip(t.ids), slices.Clip(t.bits)
+	return t
+}
+
+// get returns id's bits (0 when absent).
+func (t idTable[B]) get(id int32) B {
+	if i, ok := slices.BinarySearch(t.ids, id); ok {
+		return t.bits[i]
+	}
+	return 0
+}
+
+// len returns the number of ids.
+func (t idTable[B]) len() int { return len(t.ids) }
 
 // vocabEntry is a concern word found while deriving a scene.
 type vocabEntry struct {
@@ -626,7 +663,7 @@ func (sc *scene) hits(d doc, i int) uint64 {
 	t := &d.toks[i]
 	m := sc.exact[t.w]
 	for _, id := range t.wi.bases {
-		m |= sc.vocab[id]
+		m |= sc.vocab.get(id)
 	}
 	for pi := range sc.phrases {
 		p := &sc.phrases[pi]

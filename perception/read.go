@@ -66,7 +66,7 @@ const (
 // memoKey keys a text's analysis on one scene in the reader's memo;
 // reply marks the light analysis of a persuadee reply (analyseReply).
 type memoKey struct {
-	sc    *scene
+	scene uint64 // the scene's id: a pointer would keep scenes the cache dropped alive
 	text  string
 	reply bool
 }
@@ -74,7 +74,7 @@ type memoKey struct {
 // info returns the analysis of text on sc, from the reader's memo when
 // the text was analysed before.
 func (sc *scene) info(text string, reply bool) *textInfo {
-	k := memoKey{sc, text, reply}
+	k := memoKey{sc.id, text, reply}
 	h := prose.Hash(text) ^ sc.id*0x9e3779b97f4a7c15
 	if reply {
 		h = ^h
@@ -106,6 +106,7 @@ func (sc *scene) info(text string, reply bool) *textInfo {
 func (sc *scene) analyseReply(text string) *textInfo {
 	ti := &textInfo{d: tokenizeWith(sc.own, text)}
 	sc.lexical(ti, false)
+	ti.d.pd = nil // read only while analysing; the memo keeps the rest
 	return ti
 }
 
@@ -211,6 +212,7 @@ func (sc *scene) analyse(text string) *textInfo {
 			break
 		}
 	}
+	ti.d.pd = nil // read only while analysing; the memo keeps the rest
 	return ti
 }
 
@@ -431,7 +433,7 @@ func (sc *scene) onMatter(ti *textInfo, st sentence, mask, own uint64, bits uint
 			return true
 		}
 		for _, id := range t.wi.bases {
-			if thing && sc.matter[id]&bits != 0 {
+			if thing && sc.matter.get(id)&bits != 0 {
 				return true
 			}
 		}

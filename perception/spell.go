@@ -153,9 +153,14 @@ func (sc *scene) correction(w string) string {
 	l := theLexicon()
 	fallback := ""
 	var buf [80]byte
+	exact := len(sc.exact) > 0
 	try := func(c []byte) bool {
 		if len(c) < 4 {
 			return false // the dictionaries hold words of four letters or more
+		}
+		if !bloomHas(spellBloom, prose.HashBytes(c)) {
+			// no lexicon or global word: only a keyword outside the lexicon
+			return exact && sc.exact[string(c)] != 0
 		}
 		if fallback == "" && globalDict[string(c)] {
 			fallback = string(c)
@@ -163,7 +168,7 @@ func (sc *scene) correction(w string) string {
 		if sc.exact[string(c)] != 0 {
 			return true
 		}
-		if id, ok := l.idBytes(c); ok && sc.vocab[id] != 0 {
+		if id, ok := l.idBytes(c); ok && sc.vocab.get(id) != 0 {
 			return true
 		}
 		return false

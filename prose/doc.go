@@ -194,6 +194,15 @@ func Hash(w string) uint64 {
 	return h
 }
 
+// HashBytes is Hash of string(w), without the string.
+func HashBytes(w []byte) uint64 {
+	h := fnvOffset
+	for _, c := range w {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
+}
+
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
 

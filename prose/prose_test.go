@@ -282,3 +282,15 @@ func lowerASCII(s string) string {
 	}
 	return string(b)
 }
+
+func TestHashBytes(t *testing.T) {
+	// FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (the FNV reference value)
+	for _, w := range []string{"", "a", "walking"} {
+		if HashBytes([]byte(w)) != Hash(w) {
+			t.Errorf("HashBytes(%q) != Hash", w)
+		}
+	}
+	if Hash("a") != 0xaf63dc4c8601ec8c {
+		t.Errorf("Hash(a) = %#x", Hash("a"))
+	}
+}
