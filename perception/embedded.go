@@ -1,7 +1,6 @@
 package perception
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -130,6 +129,8 @@ type embCache struct {
 	seen [1 << 12]atomic.Uint64
 	// nScenes numbers the scenes derived (scene.id).
 	nScenes atomic.Uint64
+	// gather is the gatherer kept between scene derivations (1.2 MB).
+	gather atomic.Pointer[gatherer]
 }
 
 // memoBudget bounds the text analyses a reader memoises (a few KB each).
@@ -381,7 +382,8 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 			s.pubStem[stem(t.w)] = true
 		}
 	}
-	vocab := make([]vocabEntry, 0, 2048)
+	g := own.gatherer()
+	defer own.putGatherer(g)
 	for ci := 0; ci < s.n; ci++ {
 		c := &sc.Hidden.Concerns[ci]
 		bit := uint64(1) << ci
@@ -401,7 +403,7 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 					s.exact[w] |= bit
 				}
 				for _, id := range ids {
-					vocab = append(vocab, vocabEntry{id, bit})
+					g.add(id, bit)
 					s.seeds[id] |= bit
 				}
 				seeds = append(seeds, ids...)
@@ -421,7 +423,7 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 				}
 				for _, id := range basesOf(t.w) {
 					if !s.topic[id] && l.senseCount(id) <= maxSenses {
-						vocab = append(vocab, vocabEntry{id, bit})
+						g.add(id, bit)
 						s.seeds[id] |= bit
 						seeds = append(seeds, id)
 					}
@@ -430,21 +432,16 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 		}
 		for _, id := range seeds {
 			for _, r := range own.expansion(id) {
-				if s.topic[r] {
-					continue
+				if !s.topic[r] {
+					g.add(r, bit)
 				}
-				vocab = append(vocab, vocabEntry{r, bit})
 			}
 		}
 	}
+	s.vocab = idTableOf[uint64](g)
 	// the matter at hand: the public scenario's things (nounish content
 	// words) and their lexicon neighbours (onMatter); matterNear marks
 	// those of its specific things (at most specificSenses senses)
-	type mword struct {
-		id  int32
-		bit uint8
-	}
-	var matter []mword
 	for _, t := range tokenizeWith(own, s.public).toks {
 		if !content(t) || t.wi.cls&(wGeneric|wWorry) != 0 || len(t.wi.bases) == 0 ||
 			!l.nounish(t.wi.bases[0]) {
@@ -455,14 +452,13 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 			bit |= matterNear
 		}
 		for _, id := range t.wi.bases {
-			matter = append(matter, mword{id, bit})
+			g.add(id, uint64(bit))
 			for _, r := range own.expansion(id) {
-				matter = append(matter, mword{r, bit})
+				g.add(r, uint64(bit))
 			}
 		}
 	}
-	s.matter = newIDTable(matter, func(m mword) (int32, uint8) { return m.id, m.bit })
-	s.vocab = newIDTable(vocab, func(v vocabEntry) (int32, uint64) { return v.id, v.mask })
+	s.matter = idTableOf[uint8](g)
 	return s
 }
 
@@ -475,27 +471,43 @@ type idTable[B uint8 | uint64] struct {
 	bits []B
 }
 
-// newIDTable builds a table from entries (each an id and bits; an id may
-// repeat, its bits are or-ed); it sorts entries.
-func newIDTable[E any, B uint8 | uint64](entries []E, of func(E) (int32, B)) idTable[B] {
-	slices.SortFunc(entries, func(a, b E) int {
-		x, _ := of(a)
-		y, _ := of(b)
-		return cmp.Compare(x, y)
-	})
-	var t idTable[B]
-	for _, e := range entries {
-		id, b := of(e)
-		if n := len(t.ids); n > 0 && t.ids[n-1] == id {
-			t.bits[n-1] |= b
-			continue
-		}
-		t.ids = append(t.ids, id)
-		t.bits = append(t.bits, b)
+// gatherer collects bits per lexicon word id, in time linear in the
+// additions (a scene's lists reach each word about ten times): bits
+// indexed by word id, all zero between uses, and the ids set.
+type gatherer struct {
+	bits    []uint64
+	touched []int32
+}
+
+func (g *gatherer) add(id int32, b uint64) {
+	if g.bits[id] == 0 {
+		g.touched = append(g.touched, id)
 	}
-	t.ids, t.bits = slices.Clip(t.ids), slices.Clip(t.bits)
+	g.bits[id] |= b
+}
+
+// idTableOf returns the table of g's ids and bits and empties g.
+func idTableOf[B uint8 | uint64](g *gatherer) idTable[B] {
+	slices.Sort(g.touched)
+	t := idTable[B]{ids: slices.Clone(g.touched), bits: make([]B, len(g.touched))}
+	for i, id := range g.touched {
+		t.bits[i] = B(g.bits[id])
+		g.bits[id] = 0
+	}
+	g.touched = g.touched[:0]
 	return t
 }
+
+// gatherer returns an empty gatherer of c's (one is kept between scenes;
+// concurrent derivations make their own).
+func (c *embCache) gatherer() *gatherer {
+	if g := c.gather.Swap(nil); g != nil {
+		return g
+	}
+	return &gatherer{bits: make([]uint64, len(theLexicon().words))}
+}
+
+func (c *embCache) putGatherer(g *gatherer) { c.gather.Store(g) }
 
 // get returns id's bits (0 when absent).
 func (t idTable[B]) get(id int32) B {
@@ -507,12 +519,6 @@ func (t idTable[B]) get(id int32) B {
 
 // len returns the number of ids.
 func (t idTable[B]) len() int { return len(t.ids) }
-
-// vocabEntry is a concern word found while deriving a scene.
-type vocabEntry struct {
-	id   int32
-	mask uint64
-}
 
 // stem is the first five letters of w (all of a shorter word): a crude
 // stem that ties "apprentices" to "apprenticeship".
