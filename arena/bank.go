@@ -25,8 +25,8 @@ import (
 	"strings"
 
 	"github.com/persuarena/persuarena/internal/filelimit"
+	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/tagger"
 )
 
 //go:embed domains.json
@@ -430,13 +430,10 @@ func validateConcerns(v *validator, f, n string, cs []scenario.Concern) {
 	}
 }
 
-// touches reports whether text mentions keyword kw under the simulator's
-// own matching rule (tagger.Mentions: whole words, phrases within one
-// sentence, small inflection tolerance), so that what the bank rejects is
-// exactly what the simulator would count.
-func touches(text, kw string) bool {
-	return tagger.Mentions(text, []scenario.Concern{{ID: "k", Keywords: []string{kw}}})[0]
-}
+// touches reports whether text mentions keyword kw under the shared
+// mention rule (prose.Doc.Mentions: whole words, phrases within one
+// sentence, small inflection tolerance).
+func touches(text, kw string) bool { return prose.Parse(text).Mentions(kw) }
 
 func (b *Bank) profileRef(v *validator, f, n, name string) {
 	if name == "" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -260,9 +261,8 @@ func TestScriptEchoesVoicedConcerns(t *testing.T) {
 		if !setOf(u.Acts).Has(tagger.Evidence) {
 			t.Errorf("seed %d: acts %v, want evidence", seed, u.Acts)
 		}
-		c := []scenario.Concern{{ID: "cost", Keywords: []string{"price", "cost"}}, {ID: "side", Keywords: []string{"side effect"}}}
-		if m := tagger.Mentions(u.Text, c); !m[0] || !m[1] {
-			t.Errorf("seed %d: Mentions(%q) = %v", seed, u.Text, m)
+		if d := prose.Parse(u.Text); !(d.Mentions("price") || d.Mentions("cost")) || !d.Mentions("side effect") {
+			t.Errorf("seed %d: %q mentions not both the cost (price, cost) and the side effects (side effect)", seed, u.Text)
 		}
 	}
 }

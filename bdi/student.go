@@ -57,7 +57,7 @@ func Features(history []episode.Message) []float64 {
 	var lastReply string
 	for _, m := range history {
 		if m.Speaker == episode.PersuaderSpeaker {
-			tg := m.TagsOf()
+			tg := tagger.Tag(m.Text)
 			nP++
 			for k, a := range tagger.Acts {
 				if tg.Acts.Has(a) {

@@ -55,25 +55,13 @@ const (
 	PersuadeeSpeaker Speaker = "persuadee"
 )
 
-// Message is one visible utterance of the transcript. Persuadee messages
-// hold only what the persuader may see (no decision line, no reasoning).
+// Message is one visible utterance of the transcript: who said it and
+// what, nothing else (a persuadee perceives the raw text through its own
+// reader). Persuadee messages hold only what the persuader may see (no
+// decision line, no reasoning).
 type Message struct {
 	Speaker Speaker `json:"speaker"`
 	Text    string  `json:"text"`
-	// Tags is the move tagger's reading of a persuader message, set by Run
-	// when Tagged is true, so rule-based persuadees need not tag the same
-	// text again. It is derived from Text alone (no hidden data).
-	Tags   tagger.Tags `json:"-"`
-	Tagged bool        `json:"-"`
-}
-
-// TagsOf returns the tagger's reading of m: the stored one when Run tagged
-// it, else tagger.Tag(m.Text).
-func (m Message) TagsOf() tagger.Tags {
-	if m.Tagged {
-		return m.Tags
-	}
-	return tagger.Tag(m.Text)
 }
 
 // Usage counts a role's engine tokens and requests (llm.Usage, the one
@@ -156,12 +144,13 @@ type ProbabilityProber interface {
 	ProbeProbabilities(dst []float64, basis probe.Basis) []float64
 }
 
-// UtteranceTagger is implemented by a PersuadeeSession that reads the
-// persuader's utterances through package tagger and tags them together
-// with its own reading of the same tokens (the simulator tokenises each
-// utterance once for acts and concern mentions). Run calls
-// TagUtterance(text) in place of tagger.Tag(text) for each persuader
-// utterance, just before Reply; it must return exactly tagger.Tag(text).
+// UtteranceTagger is implemented by a PersuadeeSession whose reader has
+// read, or will read, the persuader's utterances with package prose and
+// can give the tagger's reading from the same reading (the simulator's
+// embedded reader keeps it). The engine calls TagUtterance(text) in place
+// of tagger.Tag(text) for each persuader utterance, just before Reply,
+// for Turn.Acts (analysis and planner features); it must return exactly
+// tagger.Tag(text). The persuadee never receives the engine's tags.
 type UtteranceTagger interface {
 	TagUtterance(text string) tagger.Tags
 }

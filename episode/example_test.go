@@ -35,7 +35,7 @@ func ExampleRun() {
 	fmt.Printf("%s: %d turns, %s, R_goal %+.0f, B_0 %.4f, B_T %.4f\n", ep.ScenarioID, len(ep.Turns), ep.Terminal, ep.RGoal, *ep.B0, bT)
 	fmt.Printf("turn 1 acts %v, reply %.40q...\n", ep.Turns[0].Acts, ep.Turns[0].Persuadee)
 	// Output:
-	// arena-train-0001: 10 turns, pending, R_goal -1, B_0 0.0086, B_T 0.0556
+	// arena-train-0001: 10 turns, pending, R_goal -1, B_0 0.0086, B_T 0.0648
 	// turn 1 acts [evidence], reply "And what would you do if you were me?"...
 }
 
@@ -72,7 +72,7 @@ func ExampleEnv() {
 	// Output:
 	// B_0 0.0086
 	// t=1 acts [] -> continue, B 0.0071, r -0.0015, done false
-	// t=2 acts [evidence] -> continue, B 0.0062, r -0.0009, done false
-	// t=3 acts [commitment autonomy] -> continue, B 0.0057, r -0.0005, done true
+	// t=2 acts [evidence] -> continue, B 0.0061, r -0.0009, done false
+	// t=3 acts [commitment autonomy] -> continue, B 0.0056, r -0.0006, done true
 	// pending
 }

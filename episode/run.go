@@ -42,8 +42,7 @@ type Config struct {
 	// ActJudge, when set, replaces the rule tagger's Turn.Acts by the judge's
 	// multi-label tagging of every persuader utterance (Probe-RPO paper,
 	// Figure 5), asked once the episode has ended (Episode.ActsBy =
-	// ActsByJudge). The persuadee still receives the rule tags
-	// (Message.Tags). When any utterance's tagging fails, every turn keeps
+	// ActsByJudge). When any utterance's tagging fails, every turn keeps
 	// the rule tags and the error goes to Episode.JudgeError.
 	ActJudge ActJudge
 	// Rewarder, when set, scores every scored episode after the judges
@@ -607,7 +606,7 @@ func (e *Env) step(ctx context.Context, u Utterance, persuaderMS float64) error 
 		tags = tagger.Tag(u.Text)
 	}
 	e.cur = StepResult{Turn: Turn{T: t, Persuader: u.Text, Acts: tags.Acts.Names(), PersuaderUsage: u.Usage, PersuaderMS: persuaderMS}, Tags: tags}
-	e.transcript = append(e.transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text, Tags: tags, Tagged: true})
+	e.transcript = append(e.transcript, Message{Speaker: PersuaderSpeaker, Text: u.Text})
 
 	t0 := time.Now()
 	r, err := e.es.Reply(ctx, e.transcript)

@@ -613,7 +613,7 @@ func TestEnvResetStepSettleOrder(t *testing.T) {
 		t.Fatalf("order %s, want %s", got, want)
 	}
 	tr := env.Transcript()
-	if len(tr) != 6 || tr[0].Speaker != PersuaderSpeaker || !tr[0].Tagged || tr[1].Text != "reply 1" || tr[5].Text != "reply 3" {
+	if len(tr) != 6 || tr[0].Speaker != PersuaderSpeaker || tr[1].Text != "reply 1" || tr[5].Text != "reply 3" {
 		t.Fatalf("transcript %+v", tr)
 	}
 }

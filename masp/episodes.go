@@ -9,6 +9,7 @@ import (
 	"github.com/persuarena/persuarena/bdi"
 	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -49,7 +50,7 @@ type EpisodeOptions struct {
 //
 // A persuader turn gives a reason when the tagger finds evidence or plan
 // detail and no pressure marker, and it mentions one of sc's concerns
-// (tagger.Mentions; without sc, any turn with evidence or plan and no
+// (a keyword by prose.Doc.Mentions; without sc, any turn with evidence or plan and no
 // pressure). ΔB_t is Turn.Dense = B_t - B_{t-1} (0 when missing); the user
 // started against the proposal when sc's initial stance is < 0 (without
 // sc: B_0 < 0.5; unknown B_0: not against).
@@ -80,7 +81,7 @@ func EpisodeRationality(ep *episode.Episode, sc *scenario.Scenario) (q []int, ra
 		press := tags.Pressure > 0
 		reason := !press && (tags.Acts.Has(tagger.Evidence) || tags.Acts.Has(tagger.Plan))
 		if reason && sc != nil && len(sc.Hidden.Concerns) > 0 {
-			reason = slices.Contains(tagger.Mentions(t.Persuader, sc.Hidden.Concerns), true)
+			reason = mentionsConcern(prose.Parse(t.Persuader), sc.Hidden.Concerns)
 		}
 		answered = answered || reason
 		dB := 0.0
@@ -146,8 +147,7 @@ func EpisodeDialogue(ctx context.Context, ep *episode.Episode, o EpisodeOptions)
 	}
 	c := &Case{Task: bdi.P4G, ID: d.Case, Scenario: sc}
 	judge := SimSuccessJudge{Rule: o.Rule}
-	// The judges read the episode's transcript, each persuader message
-	// tagged as the live protocol tags it; turn i's history is the
+	// The judges read the episode's transcript; turn i's history is the
 	// prefix up to its reply.
 	hist := ep.Transcript()
 	for i, t := range ep.Turns {
@@ -155,7 +155,6 @@ func EpisodeDialogue(ctx context.Context, ep *episode.Episode, o EpisodeOptions)
 			return nil, err
 		}
 		tags := tagger.Tag(t.Persuader)
-		hist[2*i].Tags, hist[2*i].Tagged = tags, true
 		ex := &Exchange{Case: c, Turn: t.T, History: hist[: 2*i+2 : 2*i+2], Utterance: t.Persuader, Tags: tags,
 			Reply: episode.Reply{Text: t.Persuadee, Decision: t.Decision}}
 		rec := TurnRecord{T: t.T, Persuader: t.Persuader, Persuadee: t.Persuadee, Decision: t.Decision, Acts: t.Acts, Pressure: tags.Pressure}
@@ -260,4 +259,16 @@ func EpisodeResults(ctx context.Context, eps []*episode.Episode, persuaders, per
 		return nil, dropped, err
 	}
 	return res, dropped, nil
+}
+
+// mentionsConcern reports whether d mentions a keyword of one of cs.
+func mentionsConcern(d *prose.Doc, cs []scenario.Concern) bool {
+	for _, c := range cs {
+		for _, kw := range c.Keywords {
+			if d.Mentions(kw) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -35,7 +35,7 @@ func TestGateBlindTemplates(t *testing.T) {
 	var msgs, touched, answered int
 	for i := range ss {
 		sc := &ss[i]
-		rs, err := perception.Embedded{}.Start(ctx, sc)
+		rs, err := perception.NewEmbedded().Start(ctx, sc)
 		if err != nil {
 			t.Fatal(err)
 		}

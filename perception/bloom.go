@@ -32,3 +32,72 @@ func (b *bloom) or(c *bloom) {
 		b[i] |= c[i]
 	}
 }
+
+// hset is a set of 64-bit hashes in an open-addressing table whose size
+// is a power of two at least twice the entries (0 stands for empty; the
+// hash 0 is stored as 1): built in linear time, probed in constant time.
+type hset []uint64
+
+// makeHset returns a set of hs, its table cut from buf when buf has
+// room (see hsetSize).
+func makeHset(buf []uint64, hs []uint64) hset {
+	s := hset(buf[:hsetSize(len(hs))])
+	clear(s)
+	for _, h := range hs {
+		s.add(h)
+	}
+	return s
+}
+
+// hsetSize is the table size for n entries.
+func hsetSize(n int) int {
+	size := 4
+	for size < 2*n {
+		size <<= 1
+	}
+	return size
+}
+
+func (s hset) add(h uint64) {
+	if h == 0 {
+		h = 1
+	}
+	m := uint64(len(s) - 1)
+	for i := mix(h) & m; ; i = (i + 1) & m {
+		switch s[i] {
+		case h:
+			return
+		case 0:
+			s[i] = h
+			return
+		}
+	}
+}
+
+// has reports whether h is in s.
+func (s hset) has(h uint64) bool {
+	if len(s) == 0 {
+		return false
+	}
+	if h == 0 {
+		h = 1
+	}
+	m := uint64(len(s) - 1)
+	for i := mix(h) & m; ; i = (i + 1) & m {
+		switch s[i] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// each calls f with every hash of s.
+func (s hset) each(f func(h uint64)) {
+	for _, h := range s {
+		if h != 0 {
+			f(h)
+		}
+	}
+}

@@ -25,7 +25,7 @@ func testScenario() *scenario.Scenario {
 
 func read(t *testing.T, msgs ...string) Perception {
 	t.Helper()
-	s, err := Embedded{}.Start(context.Background(), testScenario())
+	s, err := NewEmbedded().Start(context.Background(), testScenario())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +60,20 @@ func TestEmbeddedReadings(t *testing.T) {
 		{"Everything we say stays confidential, bound by law and a professional code.", []Engagement{NotEngaged, Answered}},
 		{"Your privacy concerns are ridiculous.", []Engagement{NotEngaged, Dismissed}},
 		// the next sentence lends an acknowledgement its content, unless
-		// it carries a manipulation cue: pressure is no reason
+		// it carries a manipulation cue: pressure is no reason, and a
+		// sentence with a cue engages nothing (manipulation is no way of
+		// listening)
 		{"You mentioned the cost. Many counsellors offer a sliding scale for it.", []Engagement{Answered, NotEngaged}},
 		{"You mentioned the cost. If you really cared about us, you would book the first session anyway.", []Engagement{Acknowledged, NotEngaged}},
-		{"The cost fits what we earn, and everyone else agrees with that today.", []Engagement{Acknowledged, NotEngaged}},
+		{"The cost fits what we earn, and everyone else agrees with that today.", []Engagement{NotEngaged, NotEngaged}},
+		// what a sentence asserts: lists, denials, retractions and
+		// concessions answer nothing
+		{"Cost, price, afford: research, evidence, plan.", []Engagement{Mentioned, NotEngaged}},
+		{"I can't honestly tell you that our insurance pays part of each session and it will be cheaper.", []Engagement{Conceded, NotEngaged}},
+		{"Our insurance pays part of each session, so it will be cheaper. I don't believe that's true.", []Engagement{Conceded, NotEngaged}},
+		{"You're right, the cost really would be a problem, and I have no answer to that.", []Engagement{Conceded, NotEngaged}},
+		{"I'm not sure the insurance pays part of each session, so the cost may stay the same.", []Engagement{Acknowledged, NotEngaged}},
+		{"I won't pretend the cost is low, but our insurance pays part of each session.", []Engagement{Answered, NotEngaged}},
 	} {
 		if got := read(t, c.msg).Concerns; !slices.Equal(got, c.want) {
 			t.Errorf("%q: concerns %v, want %v", c.msg, got, c.want)
@@ -96,6 +106,20 @@ func TestEmbeddedReadings(t *testing.T) {
 		"If you say no, I'll leave you for good.":              CueSet(0).With(Threat),
 		"Keep refusing and I'll stop helping you.":             CueSet(0).With(Threat),
 		"Refuse again and I'll walk out on you.":               CueSet(0).With(Threat),
+		// by meaning, beyond the lists
+		"After everything I've done for you, you could do this.":     CueSet(0).With(Guilt),
+		"You're being so childish about a few sessions.":             CueSet(0).With(Contempt),
+		"Every single one of our friends has signed up already.":     CueSet(0).With(SocialProof),
+		"Someone as smart as you can see it's the right call.":       CueSet(0).With(Flattery),
+		"You're overthinking it.":                                    CueSet(0).With(Dismissal),
+		"We both know deep down that this is right.":                 CueSet(0).With(FalseConsensus),
+		"I need your decision before midnight.":                      CueSet(0).With(Urgency),
+		"If you won't come, I'm walking out for good.":               CueSet(0).With(Threat),
+		"You might feel a bit silly at first, and that's fine.":      0,
+		"Do you think the sessions would feel silly?":                0,
+		"Most couples who go say it helped them talk again.":         0,
+		"I'll send the forms tonight so you can read them in peace.": 0,
+		"You're clearly thoughtful about this, which I appreciate.":  0,
 	} {
 		if got := read(t, msg).Cues; got != want {
 			t.Errorf("%q: cues %v, want %v", msg, got.Strings(), want.Strings())
@@ -120,7 +144,11 @@ func TestEmbeddedReadings(t *testing.T) {
 func TestLexicon(t *testing.T) {
 	l := theLexicon()
 	var words []string
-	for _, id := range l.related(nil, l.index["expensive"], maxHypo) {
+	exp, ok := l.id("expensive")
+	if !ok {
+		t.Fatal("expensive: not in the lexicon")
+	}
+	for _, id := range l.related(nil, exp, maxHypo) {
 		words = append(words, l.words[id])
 	}
 	for _, w := range []string{"costly", "cheap", "price"} {
@@ -130,7 +158,7 @@ func TestLexicon(t *testing.T) {
 	}
 	for w, base := range map[string]string{"studies": "study", "children": "child", "stopped": "stop", "costs": "cost"} {
 		found := false
-		for _, id := range l.bases(w) {
+		for _, id := range l.bases(nil, w) {
 			found = found || l.words[id] == base
 		}
 		if !found {
@@ -147,8 +175,8 @@ func TestLexicon(t *testing.T) {
 	if err := wordnetgen.Generate("/usr/share/wordnet", &b); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b.Bytes(), lexiconGz) {
-		t.Error("perception/lexicon.bin.gz differs from the generator's output: run go run ./scripts/wordnetgen")
+	if b.String() != lexiconBin {
+		t.Error("perception/lexicon.bin differs from the generator's output: run go run ./scripts/wordnetgen")
 	}
 }
 
@@ -161,7 +189,7 @@ func TestQuotedPropositionIsNoCue(t *testing.T) {
 	sc.Proposal = `Come to agree with the statement "Social media are making people stupid."`
 	readIn := func(sc *scenario.Scenario, msg string) Perception {
 		t.Helper()
-		s, err := Embedded{}.Start(context.Background(), sc)
+		s, err := NewEmbedded().Start(context.Background(), sc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +199,7 @@ func TestQuotedPropositionIsNoCue(t *testing.T) {
 		}
 		return p
 	}
-	quote := "Feeds reward hot takes over depth, so social media are making people stupid."
+	quote := "Feeds reward hot takes over depth, so social media are making people so stupid."
 	if p := readIn(sc, quote); p.Cues != 0 {
 		t.Errorf("quoting the proposition: cues %v, want none", p.Cues.Strings())
 	}

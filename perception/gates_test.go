@@ -578,7 +578,7 @@ func TestGateActs(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
 			t.Fatalf("testdata/acts.jsonl:%d: %v", line, err)
 		}
-		s, err := perception.Embedded{}.Start(context.Background(), &all[0])
+		s, err := perception.NewEmbedded().Start(context.Background(), &all[0])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,27 +5,6 @@ package perception
 // alternatives. docs/simulator.md ("The embedded reader") lists what each
 // detects.
 
-// stopText are function words and words too general to carry a concern or
-// count as content.
-const stopText = `a an the and or but if so as at by for from in into of on onto to with without about above after
-again against all am are aren't be because been before being below between both can can't cannot could couldn't
-did didn't do does doesn't doing don't down during each few further had hadn't has hasn't have haven't having he
-he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've is isn't it it's its
-itself let's me more most mustn't my myself no nor not off once only other ought our ours ourselves out over own
-same shan't she she'd she'll she's should shouldn't some such than that that's their theirs them themselves then
-there there's these they they'd they'll they're they've this those through too under until up very was wasn't we
-we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
-will won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just really quite
-lot lots thing things something anything everything nothing way ways one ones get gets got make makes made go goes
-going went gone take takes took come comes came say says said tell told know knows knew think thinks thought see
-sees saw look looks want wants need needs like likes well yes yeah ok okay sure maybe perhaps even still already
-much many any every each bit kind sort part course fact actually honestly basically totally completely truly
-right good great fine nice better best bad worse let lets put keep keeps give gives gave try tries tried use used
-feel feels felt mean means meant seem seems seemed time times day days year years week weeks people person
-someone anyone everyone thank thanks please hi hello hey oh yet ever never always often sometimes usually
-another able around back away here now today whether though although however since unless until upon per via
-its it'd it'll that'd that'll who'd who'll what'd what'll mine ours theirs hers his yours`
-
 // ackText are words of acknowledging without answering: they never count
 // as content an answer brings.
 const ackText = `understand understandable understood hear heard point points fair valid worry worries worried worrying
@@ -38,14 +17,24 @@ glad happy sorry tough hard difficult feeling feelings`
 const linkText = `you your yours yourself you're you'll you'd you've we our ours us let's we'll we're we've together`
 
 // dismissPhrases wave a concern away or mock it (the Contempt cue too).
+//
+// Words of a person's negative traits ("silly", "ridiculous", "lazy")
+// dismiss only when they are said of the persuadee, of what they said or
+// of their worry (dismissFrames), not anywhere ("you might feel a bit
+// silly at first" reassures).
 var dismissPhrases = []string{
 	"don't care", "do not care", "dont care", "who cares", "couldn't care less", "nobody cares", "no one cares",
 	"doesn't matter", "does not matter", "get over it", "get over", "stop worrying", "stop whining", "stop complaining",
-	"stop moaning", "silly", "ridiculous", "stupid", "nonsense", "absurd", "paranoid", "overreacting", "over reacting",
-	"being dramatic", "so dramatic", "pathetic", "childish", "grow up", "excuse", "excuses", "laughable",
-	"dumb", "idiotic", "idiot", "made up", "all in your head", "in your head", "snowflake", "naive", "coward",
-	"cowardly", "lazy", "irrational", "hysterical", "petty", "pointless worry", "non issue", "non-issue",
-	"come off it", "give me a break", "not a real", "fussing",
+	"stop moaning", "nonsense", "overreacting", "over reacting", "being dramatic", "so dramatic", "grow up",
+	"excuse", "excuses", "made up", "all in your head", "in your head", "snowflake", "pointless worry", "non issue",
+	"non-issue", "come off it", "give me a break", "not a real", "fussing",
+}
+
+// dismissFrames: a negative trait said of the persuadee's words, worry or
+// conduct (frames.go; fields in cues.go).
+var dismissFrames = []string{
+	"that's/that_is/it's/it_is/this_is/how/what_a/what_an/so/such .. @negtrait", "be/being/stop_being/don't_be .. @negtrait",
+	"your .. @negtrait", "@negtrait .. idea/ideas/worry/worries/excuse/excuses/objection/objections/fear/fears/concern/concerns/question/questions/doubts",
 }
 
 // guiltPhrases, urgencyPhrases, socialPhrases and threatPhrases raise

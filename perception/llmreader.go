@@ -60,9 +60,9 @@ var LLMSchema = json.RawMessage(`{"type":"object","additionalProperties":false,
 "acts":{"type":"array","items":{"type":"string","enum":["diagnostic","evidence","plan","commitment","autonomy"]}},
 "pressure":{"type":"integer","minimum":0},
 "concerns":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","engagement"],
- "properties":{"id":{"type":"string"},"engagement":{"type":"string","enum":["not_engaged","mentioned","acknowledged","answered","dismissed"]}}}},
+ "properties":{"id":{"type":"string"},"engagement":{"type":"string","enum":["not_engaged","mentioned","acknowledged","answered","dismissed","conceded"]}}}},
 "unsupported_claims":{"type":"integer","minimum":0},
-"cues":{"type":"array","items":{"type":"string","enum":["guilt","urgency","contempt","social_proof","threat","autonomy_but"]}},
+"cues":{"type":"array","items":{"type":"string","enum":["guilt","urgency","contempt","social_proof","threat","autonomy_but","flattery","dismissal","false_consensus"]}},
 "relevance":{"type":"number","minimum":0,"maximum":1},
 "echo":{"type":"number","minimum":0,"maximum":1},
 "repeat":{"type":"integer","minimum":0}}}`)
@@ -78,9 +78,9 @@ func llmSystem(sc *scenario.Scenario) string {
 	b.WriteString(`You read one message of a persuader to a persuadee and report what the persuadee perceives in it, as JSON matching the schema. Fields:
 - acts: persuasion acts in the message: diagnostic (an open question about the persuadee's concerns), evidence (figures, results, documented precedent), plan (who does what, when), commitment (a request for a decision), autonomy (leaving the choice to the persuadee).
 - pressure: number of pressure markers (urgency, guilt, ultimatums).
-- concerns: for every concern id listed below, how the message engages it: answered (a reason, fact or plan that bears on it, beyond the persuadee's own words), acknowledged (named or asked about, nothing more), dismissed (waved away or mocked), mentioned (its words appear in a sentence about something else), not_engaged.
+- concerns: for every concern id listed below, how the message engages it: answered (a reason, fact or plan that bears on it, beyond the persuadee's own words), acknowledged (named or asked about, nothing more), dismissed (waved away or mocked), conceded (granted as a real problem the persuader has no answer to), mentioned (its words appear in a sentence about something else, or in a bare list), not_engaged. A statement the message denies, retracts ("... I don't believe that's true") or only lists answers nothing.
 - unsupported_claims: number of specific figures or named sources the public scenario does not support.
-- cues: manipulation cues: guilt, urgency (false urgency), contempt, social_proof (false social proof), threat, autonomy_but (an autonomy phrase followed by "but").
+- cues: manipulation cues: guilt, urgency (false urgency), contempt, social_proof (false social proof), threat, autonomy_but (an autonomy phrase followed by "but"), flattery (praise used to obtain a yes), dismissal (the persuadee's feelings waved away), false_consensus (an agreement claimed for everyone).
 - relevance: 0-1, how far the message takes up the persuadee's last reply (1 if there is none).
 - echo: 0-1, share of the message that repeats the persuadee's own words verbatim.
 - repeat: how many earlier persuader messages this one nearly repeats.
@@ -137,7 +137,7 @@ func (s *llmSession) Read(ctx context.Context, in Input) (Perception, error) {
 		if err == nil {
 			// the P4G strategies are lexical: read from the text, as the
 			// engine's tags have them
-			p.Strategies = msg.TagsOf().Strategies
+			p.Strategies = tagger.Tag(msg.Text).Strategies
 			p.Usage = usage
 			return p, nil
 		}

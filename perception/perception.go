@@ -12,8 +12,8 @@ import (
 )
 
 // Engagement is how a persuader message engages one of the persuadee's
-// concerns, from least to most engaged; Dismissed is apart (it engages the
-// concern to wave it away).
+// concerns, from least to most engaged; Dismissed and Conceded are apart
+// (they engage the concern to wave it away, or to grant it).
 type Engagement uint8
 
 // The engagement levels.
@@ -33,10 +33,15 @@ const (
 	Answered
 	// Dismissed: the message waves the concern away or mocks it.
 	Dismissed
+	// Conceded: the message grants that the worry stands and that it has
+	// no answer to it ("you're right, that would be a problem, and I have
+	// no answer to that"): the persuadee is heard, and nothing, not even
+	// a plan beside it, settles the worry.
+	Conceded
 	numEngagements
 )
 
-var engagementNames = [numEngagements]string{"not_engaged", "mentioned", "acknowledged", "answered", "dismissed"}
+var engagementNames = [numEngagements]string{"not_engaged", "mentioned", "acknowledged", "answered", "dismissed", "conceded"}
 
 // String returns the level's stable name ("answered", ...), as the LLM
 // reader's schema spells it.
@@ -58,34 +63,47 @@ func ParseEngagement(s string) (Engagement, bool) {
 }
 
 // Touches reports whether e counts as the persuader taking the concern up
-// (acknowledged, answered or dismissed), which makes a hidden concern
-// voiced.
+// (acknowledged, answered, dismissed or conceded), which makes a hidden
+// concern voiced.
 func (e Engagement) Touches() bool { return e >= Acknowledged }
 
-// Cue is one manipulation cue.
+// Cue is one manipulation cue, recognised by meaning (docs/simulator.md,
+// "The embedded reader": lexical fields and sentence frames).
 type Cue uint8
 
 // The manipulation cues.
 const (
-	// Guilt: "if you really cared", "you'll let everyone down".
+	// Guilt: debt, sacrifice and disappointment turned into pressure,
+	// "if you really cared", "after all I've done for you".
 	Guilt Cue = iota
-	// Urgency: false urgency, "now or never", "last chance".
+	// Urgency: false urgency, "now or never", "answer me before tonight".
 	Urgency
-	// Contempt: insults and mockery, "that's ridiculous", "grow up".
+	// Contempt: insults and mockery, "that's ridiculous", "you're being
+	// such a baby".
 	Contempt
 	// SocialProof: false social proof, "everyone else already has",
-	// "anyone sensible would".
+	// "you're the last one holding out".
 	SocialProof
-	// Threat: "or else", "you'll regret it".
+	// Threat: a sanction for refusing, "or else", "say no and I'm
+	// leaving".
 	Threat
 	// AutonomyBut: an autonomy phrase followed by "but ...", which takes
 	// back the choice it seemed to leave.
 	AutonomyBut
+	// Flattery: praise used to buy a yes, "someone as clever as you
+	// surely sees".
+	Flattery
+	// Dismissal: the persuadee's feelings waved away, "you're
+	// overthinking it", "just relax".
+	Dismissal
+	// FalseConsensus: an agreement nobody checked, "we both know",
+	// "anyone can see".
+	FalseConsensus
 	// NumCues is the number of cues.
-	NumCues = 6
+	NumCues = 9
 )
 
-var cueNames = [NumCues]string{"guilt", "urgency", "contempt", "social_proof", "threat", "autonomy_but"}
+var cueNames = [NumCues]string{"guilt", "urgency", "contempt", "social_proof", "threat", "autonomy_but", "flattery", "dismissal", "false_consensus"}
 
 // String returns the cue's stable name.
 func (c Cue) String() string {
@@ -106,7 +124,7 @@ func ParseCue(s string) (Cue, bool) {
 }
 
 // CueSet is a set of cues (bit i = Cue i).
-type CueSet uint8
+type CueSet uint16
 
 // Has reports whether c is in s.
 func (s CueSet) Has(c Cue) bool { return s&(1<<c) != 0 }
@@ -115,7 +133,7 @@ func (s CueSet) Has(c Cue) bool { return s&(1<<c) != 0 }
 func (s CueSet) With(c Cue) CueSet { return s | 1<<c }
 
 // Len returns the number of cues in s.
-func (s CueSet) Len() int { return bits.OnesCount8(uint8(s)) }
+func (s CueSet) Len() int { return bits.OnesCount16(uint16(s)) }
 
 // Strings returns the cue names in s in Cue order (never nil).
 func (s CueSet) Strings() []string {
@@ -171,8 +189,7 @@ type Perception struct {
 const RepeatOverlap = 0.75
 
 // Input is what a reader reads: the transcript so far, ending with the
-// persuader message to perceive (whose engine tags, Message.TagsOf, a
-// reader may reuse when it reads the raw text).
+// persuader message to perceive. A reader reads the raw text.
 type Input struct {
 	Transcript []episode.Message
 }

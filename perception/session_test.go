@@ -32,7 +32,7 @@ func TestSessionReadsAsFresh(t *testing.T) {
 		}
 		tr = append(tr, episode.Message{Speaker: sp, Text: l})
 	}
-	kept, err := Embedded{}.Start(ctx, testScenario())
+	kept, err := NewEmbedded().Start(ctx, testScenario())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSessionReadsAsFresh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh, err := Embedded{}.Start(ctx, testScenario())
+			fresh, err := NewEmbedded().Start(ctx, testScenario())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,62 +87,5 @@ func TestBloom(t *testing.T) {
 	// two probes in 2048 bits with 200 hashes: (1 - e^(-400/2048))^2 = 3.2%
 	if pass > 500 {
 		t.Errorf("%d of 10000 hashes never added pass, want about 320", pass)
-	}
-}
-
-// The text memo returns what was stored, nil for other texts, and empties
-// itself past maxMemo insertions.
-func TestTextMemo(t *testing.T) {
-	var m textMemo
-	a, b := &textInfo{claims: 1}, &textInfo{claims: 2}
-	m.store("a", a)
-	m.store("b", b)
-	if m.load("a") != a || m.load("b") != b || m.load("c") != nil {
-		t.Fatalf("load a, b, c: %p %p %p, want %p %p nil", m.load("a"), m.load("b"), m.load("c"), a, b)
-	}
-	for i := range maxMemo - 1 {
-		m.store(fmt.Sprint("t", i), b)
-	}
-	if m.load("a") != nil || m.load(fmt.Sprint("t", maxMemo-2)) != b {
-		t.Errorf("after %d insertions: a still there or the last one missing", maxMemo+1)
-	}
-}
-
-// Readers on many goroutines share a scene's memo: each finds every text
-// stored, its own or another's (go test -race checks the locking).
-func TestTextMemoConcurrent(t *testing.T) {
-	var m textMemo
-	infos := make([]*textInfo, 400)
-	for i := range infos {
-		infos[i] = &textInfo{claims: i}
-	}
-	done := make(chan error)
-	for g := range 4 {
-		go func() {
-			for i := range infos {
-				k := (i + 100*g) % len(infos)
-				text := fmt.Sprint("text ", k)
-				if ti := m.load(text); ti != nil && ti != infos[k] {
-					done <- fmt.Errorf("%q: got claims %d", text, ti.claims)
-					return
-				}
-				m.store(text, infos[k])
-				if m.load(text) != infos[k] {
-					done <- fmt.Errorf("%q: not found after its store", text)
-					return
-				}
-			}
-			done <- nil
-		}()
-	}
-	for range 4 {
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}
-	for i, ti := range infos {
-		if m.load(fmt.Sprint("text ", i)) != ti {
-			t.Errorf("text %d missing after all stores", i)
-		}
 	}
 }

@@ -24,28 +24,29 @@ func registry(t *testing.T) *roles.Registry {
 	return reg
 }
 
-// The first 4 train tasks of p4g and arena in batches of 2, seed 1: what
-// "persuarena memory learn --tasks 4 --batch 2" prints on the default
+// The first 6 train tasks of p4g and arena in batches of 2, seed 1: what
+// "persuarena memory learn --tasks 6 --batch 2" prints on the default
 // simulator (the fit to people) with the embedded goal evaluator at
 // DefaultTarget.
 func TestRunLearnGolden(t *testing.T) {
 	ctx := context.Background()
 	spec := persuhmm.LearnSpec{Out: filepath.Join(t.TempDir(), "hmm.json"), Scenarios: []string{"p4g", "arena"},
-		Split: string(scenario.Train), Tasks: 4, B: 2, Persuadee: "sim", Roles: registry(t), Seed: 1}
+		Split: string(scenario.Train), Tasks: 6, B: 2, Persuadee: "sim", Roles: registry(t), Seed: 1}
 	var log bytes.Buffer
 	m, err := persuhmm.RunLearn(ctx, spec, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "tasks 2/4  accepted 1  pending patterns 5  tokens 0\ntasks 4/4  accepted 1  pending patterns 5  tokens 0\n"; log.String() != want {
+	if want := "tasks 2/6  accepted 0  pending patterns 5  tokens 0\ntasks 4/6  accepted 0  pending patterns 5  tokens 0\n" +
+		"tasks 6/6  accepted 0  pending patterns 5  tokens 0\n"; log.String() != want {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
 	var out bytes.Buffer
 	if err := m.WriteStats(&out); err != nil {
 		t.Fatal(err)
 	}
-	want := "domains 1  strategies 1 (logical 0, emotional 0, behavioral 1)  patterns 2  macro domains 1  macro-strategies 0  mean validity 0.500  learning tasks 4\n" +
-		"learning: 4/4 tasks, 1 accepted, tokens 0 (components 0 requests)\n"
+	want := "domains 1  strategies 2 (logical 1, emotional 0, behavioral 1)  patterns 4  macro domains 1  macro-strategies 0  mean validity 1.000  learning tasks 6\n" +
+		"learning: 6/6 tasks, 0 accepted, tokens 0 (components 0 requests)\n"
 	if out.String() != want {
 		t.Errorf("stats:\n%s\nwant:\n%s", out.String(), want)
 	}
@@ -70,8 +71,8 @@ func TestRunLearnGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree := out.String()
-	if !strings.HasPrefix(tree, "macro domain \"charity\": [charity]\nDomain: charity\n") || !strings.HasSuffix(tree, "(validity 0.50)\n(4 learning tasks)\n") ||
-		!strings.Contains(tree, "  behavioral:\n    [s1] ") {
+	if !strings.HasPrefix(tree, "macro domain \"charity\": [charity]\nDomain: charity\n") || !strings.HasSuffix(tree, "(validity 1.00)\n(6 learning tasks)\n") ||
+		!strings.Contains(tree, "  logical:\n    [s1] ") || !strings.Contains(tree, "  behavioral:\n    [s2] ") {
 		t.Errorf("tree:\n%s", tree)
 	}
 
@@ -96,7 +97,7 @@ func TestRunLearnGolden(t *testing.T) {
 		}
 		got = append(got, row.ID+":"+row.Category)
 	}
-	if g := strings.Join(got, " "); g != "s1:behavioral" {
+	if g := strings.Join(got, " "); g != "s1:logical s2:behavioral" {
 		t.Errorf("export rows %s", g)
 	}
 }
@@ -149,20 +150,20 @@ func TestLoadTasks(t *testing.T) {
 	}
 }
 
-// The ablation's header and full-loop row on the first 4 train tasks,
-// seed 1, as "persuarena memory ablate --tasks 4" prints on the v6
+// The ablation's header and full-loop row on the first 6 train tasks,
+// seed 1, as "persuarena memory ablate --tasks 6" prints on the v7
 // simulator, default = the fit to people (sim/fits/people.json).
 func TestRunAblate(t *testing.T) {
 	cidata.Slow(t, "learns and scores four memories")
-	spec := persuhmm.AblateSpec{Scenarios: []string{"p4g", "arena"}, Tasks: 4, Persuadee: "sim", Roles: registry(t), Seed: 1}
+	spec := persuhmm.AblateSpec{Scenarios: []string{"p4g", "arena"}, Tasks: 6, Persuadee: "sim", Roles: registry(t), Seed: 1}
 	var out bytes.Buffer
 	if err := persuhmm.RunAblate(context.Background(), spec, &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
-	if !strings.HasPrefix(s, "learn 4 tasks, test 640 tasks, persuadee sim, seed 1\n\n") ||
-		!strings.Contains(s, "| 4 | full | 0.062 (40/640) | 0 | 0 | 1 | +25 / -93 | 2.13e-10 |\n") ||
-		!strings.Contains(s, "| script | 0.169 (108/640) |\n") || strings.Contains(s, "learned on") {
+	if !strings.HasPrefix(s, "learn 6 tasks, test 640 tasks, persuadee sim, seed 1\n\n") ||
+		!strings.Contains(s, "| 4 | full | 0.050 (32/640) | 0 | 0 | 2 | +21 / -71 | 1.62e-07 |\n") ||
+		!strings.Contains(s, "| script | 0.128 (82/640) |\n") || strings.Contains(s, "learned on") {
 		t.Errorf("ablation:\n%s", s)
 	}
 	spec.Roles = nil

@@ -95,6 +95,19 @@ func (s FeatureSpec) Names() []string {
 // Features appends the feature vector of the turn about to be said, given
 // the visible transcript, to dst[:0] and returns it (len Dim()).
 func (s FeatureSpec) Features(dst []float64, transcript []episode.Message) []float64 {
+	return s.features(dst, transcript, nil)
+}
+
+// taggedTurn is a persuader turn's text and its tagger acts, kept by a
+// session so that its earlier turns are not tagged again at every turn.
+type taggedTurn struct {
+	text string
+	acts tagger.ActSet
+}
+
+// features is Features with the persuader turns' tags taken from, and
+// added to, *memo (turn k at index k; nil tags every turn).
+func (s FeatureSpec) features(dst []float64, transcript []episode.Message, memo *[]taggedTurn) []float64 {
 	dst = dst[:0]
 	for range s.Dim() {
 		dst = append(dst, 0)
@@ -106,7 +119,15 @@ func (s FeatureSpec) Features(dst []float64, transcript []episode.Message) []flo
 	reply := ""
 	for _, m := range transcript {
 		if m.Speaker == episode.PersuaderSpeaker {
-			last = m.TagsOf().Acts
+			switch {
+			case memo == nil:
+				last = tagger.Tag(m.Text).Acts
+			case t < len(*memo) && (*memo)[t].text == m.Text:
+				last = (*memo)[t].acts
+			default:
+				last = tagger.Tag(m.Text).Acts
+				*memo = append((*memo)[:min(t, len(*memo))], taggedTurn{m.Text, last})
+			}
 			for a := range tagger.NumActs {
 				if last.Has(tagger.Act(a)) {
 					count[a]++

@@ -134,6 +134,7 @@ type Session struct {
 	seed      uint64
 	decisions []Decision
 	lp        []float64
+	tagged    []taggedTurn // the tags of the transcript's persuader turns (features)
 }
 
 // Say chooses and realises the next turn. Errors: ctx done, or the
@@ -142,7 +143,7 @@ func (s *Session) Say(ctx context.Context, transcript []episode.Message) (episod
 	if err := ctx.Err(); err != nil {
 		return episode.Utterance{}, err
 	}
-	x := s.p.policy.Spec.Features(nil, transcript)
+	x := s.p.policy.Spec.features(nil, transcript, &s.tagged)
 	s.lp = s.p.policy.LogProbs(s.lp, x)
 	t := 0
 	for _, m := range transcript {

@@ -59,25 +59,10 @@ type ServeSpec struct {
 	TokenEnv string     `json:"token_env,omitempty"`
 }
 
-// Serve's limits of the embedded reader's process-wide caches
-// (perception.SetCacheLimits), set by NewServer.
-//
-// Choice: 64 scenes (about 7 MB) and 256 text units (a few MB): each
-// session holds its own scene and the analyses of its episode's messages,
-// so the caches only spare a new session of a recent scenario its 2-3
-// ms of set-up, while the defaults (8192 scenes, about 110 KB each) let a
-// long-lived server grow by every scenario and text its clients ever used
-// (docs/server.md, "Memory").
-const (
-	ServeCachedScenes = 64
-	ServeCachedTexts  = 256
-)
-
 // NewServer builds the environment server of spec: the persuadee through
 // the role registry (any persuadee kind, llm:ROLE of spec.Config
 // included, its backend preflighted), the scenario sets, and spec's
-// limits, with the process's perception caches cut to ServeCachedScenes
-// and ServeCachedTexts and its lexicon loaded (perception.Preload); every
+// limits, with the embedded reader's lexicon loaded (perception.Preload); every
 // finished episode goes to sink (may be nil). It records
 // the LLM role in spec.LLM. Errors: the registry's, scenario loading's and
 // server.New's.
@@ -94,7 +79,6 @@ func NewServer(ctx context.Context, spec *ServeSpec, logger *slog.Logger, sink f
 		return nil, err
 	}
 	spec.LLM = reg.LLM()
-	perception.SetCacheLimits(ServeCachedScenes, ServeCachedTexts)
 	perception.Preload()
 	rw, err := rewarder(reg, spec.RewardSpec, "", 0)
 	if err != nil {

@@ -292,7 +292,7 @@ func (s *UserSession) Reply(ctx context.Context, transcript []episode.Message) (
 		return episode.Reply{}, errors.New("selfplay: the user has already decided")
 	}
 	s.turn++
-	tags := transcript[len(transcript)-1].TagsOf()
+	tags := tagger.Tag(transcript[len(transcript)-1].Text)
 	before := s.lr.Latent()
 	wasStopped := s.stopped
 	mindDec := s.mindDec

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
-
-	"github.com/persuarena/persuarena/perception"
 )
 
 // BenchmarkWSEpisode plays whole episodes against sim over one loopback
@@ -64,8 +62,6 @@ func BenchmarkWSEpisode(b *testing.B) {
 // the session's own state: its episode, transcript and the reader's
 // analyses of its messages.
 func BenchmarkSessionMemory(b *testing.B) {
-	// serve's cache limits (runs.ServeCachedScenes, runs.ServeCachedTexts)
-	defer perception.SetCacheLimits(perception.SetCacheLimits(64, 256))
 	f, err := NewFactory(simConfig(b).Env)
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/persuarena/persuarena/probe"
 	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/sim"
+	"github.com/persuarena/persuarena/tagger"
 )
 
 // contentFree are persuader turns that carry no act, no pressure and touch
@@ -27,7 +28,7 @@ var contentFree = []string{"ok", "Hmm.", "asdf qwer zxcv", "The weather is lovel
 func TestContentFreeIsUntagged(t *testing.T) {
 	for _, sc := range fixtures() {
 		for _, line := range contentFree {
-			tg := (episode.Message{Text: line}).TagsOf()
+			tg := tagger.Tag(line)
 			if tg.Acts != 0 || tg.Pressure != 0 {
 				t.Fatalf("%q tagged %v pressure %d", line, tg.Acts.Strings(), tg.Pressure)
 			}
@@ -177,7 +178,7 @@ func movedShare(eps []*episode.Episode) float64 {
 
 // TestAskCalibration (docs/simulator.md): on the fixed eval the belief just
 // before a commitment ask predicts the ask's answer (ECE <= 0.10 over ten
-// bins), and script ends "moved" (B_T > 0.5) in 25-85 % of its episodes:
+// bins), and script ends "moved" (B_T > 0.5) in 20-85 % of its episodes:
 // neither a soft user nor a wall for a competent one-size persuader
 // (docs/simulator.md, "Heterogeneity": the types' optima conflict, so a
 // persuader that plays one strategy for all moves fewer people than a
@@ -196,8 +197,8 @@ func TestAskCalibration(t *testing.T) {
 		_ = r.Table().WriteText(&b)
 		t.Errorf("ECE %.3f > 0.10:\n%s", r.ECE, b.String())
 	}
-	if m := movedShare(script); m < 0.25 || m > 0.85 {
-		t.Errorf("script moved %.1f%%, want 25-85%%", 100*m)
+	if m := movedShare(script); m < 0.20 || m > 0.85 {
+		t.Errorf("script moved %.1f%%, want 20-85%%", 100*m)
 	}
 }
 

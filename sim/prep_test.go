@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/tagger"
 )
 
 // The prep cache shares one prep (the reply strings) among scenarios of equal
@@ -38,8 +39,9 @@ func TestTagUtteranceThenReply(t *testing.T) {
 	var ta, tb []episode.Message
 	for i, l := range lines {
 		ta = append(ta, episode.Message{Speaker: episode.PersuaderSpeaker, Text: l})
-		tg := a.TagUtterance(l)
-		ta[len(ta)-1].Tags, ta[len(ta)-1].Tagged = tg, true
+		if tg := a.TagUtterance(l); tg != tagger.Tag(l) {
+			t.Errorf("TagUtterance(%q) = %+v, tagger.Tag %+v", l, tg, tagger.Tag(l))
+		}
 		if i == 1 {
 			a.TagUtterance("nothing to see")
 		}

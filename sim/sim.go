@@ -47,7 +47,7 @@ func New(cfg Config) *Persuadee {
 	if cfg.Name == "" {
 		cfg.Name = "sim"
 	}
-	return &Persuadee{cfg: cfg, reader: perception.Embedded{}, err: cfg.Validate()}
+	return &Persuadee{cfg: cfg, reader: perception.NewEmbedded(), err: cfg.Validate()}
 }
 
 // WithReader returns a copy of p that perceives persuader messages with
@@ -82,8 +82,13 @@ func (p *Persuadee) Config() Config { return p.cfg }
 // keyword mentions. Version 5: evidence diluted for EB, decisional
 // conflict per consideration and plans settling only worries they touch
 // for AA (docs/simulator.md, "Heterogeneity"). Version 6: the plan turns
-// an avoider needs vary by person (TypeParams.PlanSpread).
-const Version = 6
+// an avoider needs vary by person (TypeParams.PlanSpread). Version 7: the
+// embedded reader reads what a sentence asserts (lists, denials,
+// retractions and concessions answer nothing; a concern conceded is
+// Conceded, which no plan settles; an answer to the worry just voiced
+// counts without its words), manipulation by meaning (flattery,
+// dismissal and false consensus too), through package prose.
+const Version = 7
 
 // Fingerprint identifies the persuadee's behaviour for caching: the
 // dynamics Version and an FNV-64a hash of every configuration field, as

@@ -385,7 +385,7 @@ func TestProbeValues(t *testing.T) {
 	s := start(t, c, fixture(scenario.EntrenchedBelief, -0.4))
 	ca, pe, ac := s.probs()
 	// nothing addressed, three hidden blocking concerns (3 obstacles)
-	near(t, "ca0", ca, sigmoid(10*(0.4*0.15-0.75)))
+	near(t, "ca0", ca, sigmoid(10*(0.3*0.15-0.75))) // CAWeight 0.3
 	near(t, "pe0", pe, sigmoid(6*(-0.5-0.3)))
 	near(t, "ac0", ac, sigmoid(2*(-0.4-0.3-0.45*3-0.2))) // ACK 2, ACC 0.2
 	if b := (ca + pe + ac) / 3; b > 0.1 {
@@ -412,7 +412,7 @@ func TestProbeValues(t *testing.T) {
 	s.observe(pcOf(acts(tagger.Diagnostic), touch(3)))
 	s.observe(pcOf(acts(tagger.Evidence), touch(3, 0)))
 	ca, _, ac = s.probs()
-	near(t, "ca", ca, sigmoid(10*(0.4*s.u+0.6/3-0.75)))
+	near(t, "ca", ca, sigmoid(10*(0.3*s.u+0.7/3-0.75)))
 	near(t, "ac", ac, sigmoid(2*(s.o-0.3-0.45*2-0.2)))
 }
 
@@ -620,7 +620,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	d := New(DefaultConfig()).Fingerprint()
-	if !strings.HasPrefix(d, "sim/v6/") || len(d) != len("sim/v6/")+16 {
+	if !strings.HasPrefix(d, "sim/v7/") || len(d) != len("sim/v7/")+16 {
 		t.Fatalf("fingerprint %q", d)
 	}
 	if New(DefaultConfig()).Fingerprint() != d {

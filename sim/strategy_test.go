@@ -3,7 +3,6 @@ package sim_test
 import (
 	"testing"
 
-	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/sim"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -18,7 +17,7 @@ var social = []string{"Hello, how are you today?", "Thank you so much!", "That i
 // 1-3 real turns, every such turn's dense reward is <= 0.
 func TestSocialTurnsNeverRaiseBelief(t *testing.T) {
 	for _, line := range social {
-		tg := (episode.Message{Text: line}).TagsOf()
+		tg := tagger.Tag(line)
 		if tg.Acts != 0 || tg.Pressure != 0 || tg.Strategies == 0 || tg.Strategies&^tagger.ContentFree != 0 {
 			t.Fatalf("%q tagged %v %v pressure %d: not a social-only line", line, tg.Acts.Strings(), tg.Strategies.Strings(), tg.Pressure)
 		}

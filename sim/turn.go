@@ -114,7 +114,7 @@ func (s *session) engage(t *turnIn) {
 			t.dismissed++
 			t.touchAny = true
 			continue
-		case perception.Answered, perception.Acknowledged:
+		case perception.Answered, perception.Acknowledged, perception.Conceded:
 			t.touchAny = true
 		default:
 			continue

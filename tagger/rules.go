@@ -3,6 +3,8 @@ package tagger
 import (
 	"slices"
 	"strings"
+
+	"github.com/persuarena/persuarena/prose"
 )
 
 // This file holds the rule tables: word classes and phrase patterns, each
@@ -209,12 +211,6 @@ func (t *wordTable) entry(w string) *wordEntry {
 
 // Word classes (single words; flags on tokens).
 var (
-	numberWords = "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred thousand million billion half third quarter dozen"
-	negators    = "not no never don't won't can't cannot isn't aren't wasn't weren't doesn't didn't shouldn't wouldn't couldn't mustn't haven't hasn't dont wont cant isnt arent doesnt didnt shouldnt wouldnt couldnt nobody nothing without neither nor"
-	youWords    = "you your you're you'd you've you'll yours yourself yourselves u ur youre"
-	markers     = "so and but or ok okay well also then now honestly just oh hey anyway alright actually really right yes yeah sure great please first finally lastly hmm hi hello thanks"
-	whWords     = "what what's whats how how's hows which why where when who whom whose"
-	auxWords    = "will would can could shall should are is am was were do does did have has had may might won't wouldn't can't couldn't don't aren't isn't wanna"
 	// Auxiliaries that can open a decision request ("will you...", "are you
 	// willing..."); habitual "do you donate?" and past "did/have/was"
 	// cannot ("do you want to..." is a phrase of its own).
@@ -377,12 +373,13 @@ func init() {
 			words.entry(w).flags |= f
 		}
 	}
-	addFlag(numberWords, fNum)
-	addFlag(negators, fNeg)
-	addFlag(youWords, fYou)
-	addFlag(markers, fMarker)
-	addFlag(whWords, fWH)
-	addFlag(auxWords, fAux)
+	// the closed word classes are prose's (one reading of the text)
+	addFlag(prose.NumberWords, fNum)
+	addFlag(prose.Negators, fNeg)
+	addFlag(prose.YouWords, fYou)
+	addFlag(prose.Markers, fMarker)
+	addFlag(prose.WHWords, fWH)
+	addFlag(prose.AuxWords, fAux)
 	addFlag(auxAskWords, fAuxAsk)
 	addFlag(modalWords, fModal)
 	addFlag("don't won't can't isn't aren't wasn't weren't doesn't didn't shouldn't wouldn't couldn't haven't hasn't dont wont cant isnt arent doesnt didnt shouldnt wouldnt couldnt", fNegAux)

@@ -1,13 +1,15 @@
 // Package tagger is the rule-based move tagger: it reads a persuader
-// utterance and finds the five persuasion acts of the Probe-RPO paper's Figure 5
-// (diagnostic question, evidence, plan detail, commitment ask, autonomy),
-// pressure markers, and mentions of a scenario's concerns.
+// utterance and finds the five persuasion acts of the Probe-RPO paper's
+// Figure 5 (diagnostic question, evidence, plan detail, commitment ask,
+// autonomy), pressure markers and the PersuasionForGood strategies. Its
+// words, sentences, questions and negation are package prose's reading
+// of the text, which the persuadee's perception shares.
 package tagger
 
 import (
 	"strings"
 
-	"github.com/persuarena/persuarena/scenario"
+	"github.com/persuarena/persuarena/prose"
 )
 
 // Act is one of the five persuasion acts (Probe-RPO paper, Figure 5).
@@ -124,10 +126,11 @@ type Tags struct {
 // and allocates nothing in steady state (scratch space is pooled).
 //
 // The rules, in brief (docs/tagger.md has the full list and its limits):
-// the text is lower-cased and split into sentences (. ! ? ; line break)
-// and clauses (, : dashes brackets quotes); phrase tables raise cues; a
-// cue preceded within four tokens of its clause by a negator ("not",
-// "don't", "won't", "never", ...) is negated; a negated evidence or plan
+// package prose splits the text into words, sentences (. ! ? ; line
+// break) and clauses (, : dashes brackets quotes) and reads which
+// sentences ask and which words a negator scopes over (prose.Doc.Negated:
+// "not", "don't", "won't", "never", ... anywhere before it in its
+// clause); phrase tables raise cues; a negated evidence or plan
 // cue does not count ("there is no evidence", "I won't set anything up").
 // A question clause headed by a request for leave to speak ("can I share",
 // "may I suggest") asks for nothing. Commitment, autonomy and elicitation phrases count unless negated.
@@ -147,12 +150,28 @@ type Tags struct {
 // or modal verb (the amount request), or only in a clause without a
 // second-person word (self-modelling's "I will donate").
 func Tag(text string) Tags {
-	sc := getScratch(true)
-	sc.tokenize(text)
+	sc := getScratch()
+	sc.own.Reset(text)
+	t := sc.tag(&sc.own)
+	putScratch(sc)
+	return t
+}
+
+// TagDoc is Tag of the text d was read from (d.Text), for a reader that
+// has already read it with package prose: TagDoc(prose.Parse(s)) ==
+// Tag(s). It does not change d.
+func TagDoc(d *prose.Doc) Tags {
+	sc := getScratch()
+	t := sc.tag(d)
+	putScratch(sc)
+	return t
+}
+
+func (sc *scratch) tag(d *prose.Doc) Tags {
+	sc.fromDoc(d)
 	sc.match()
 	t := sc.resolve()
 	t.Strategies = sc.strategies(t.Acts)
-	putScratch(sc)
 	return t
 }
 
@@ -311,40 +330,4 @@ func (sc *scratch) hasFlag(c clause, f uint16) bool {
 		}
 	}
 	return false
-}
-
-// Mentions returns, for each concern in order, whether text touches it (any
-// of its keywords appears as a word or phrase, case-insensitive). The
-// result has len(concerns) entries.
-//
-// Matching is word-based: text and keyword are split into words by the
-// same tokenizer as Tag (so "side-effects" and "side effects" are the same
-// two words), and a keyword of n words matches n consecutive words of one
-// sentence. Choice: two words match when equal, or when one is the other
-// plus an inflection suffix: "s", "es", "ed", "d", "ing", "'s", or "y" to
-// "ies"/"ied", or a dropped final "e" before "ing" ("cost" matches
-// "costs", "costing"; "study" matches "studies"; "commute" matches
-// "commuting"; "costs" also matches "cost"). A keyword with no word
-// characters never matches.
-func Mentions(text string, concerns []scenario.Concern) []bool {
-	return AppendMentions(make([]bool, 0, len(concerns)), text, concerns)
-}
-
-// AppendMentions is Mentions appending to dst (which it returns), for
-// callers that reuse a buffer; it allocates nothing when dst has room.
-func AppendMentions(dst []bool, text string, concerns []scenario.Concern) []bool {
-	sc := getScratch(false)
-	sc.tokenize(text)
-	for _, c := range concerns {
-		hit := false
-		for _, kw := range c.Keywords {
-			if sc.mentions(kw) {
-				hit = true
-				break
-			}
-		}
-		dst = append(dst, hit)
-	}
-	putScratch(sc)
-	return dst
 }

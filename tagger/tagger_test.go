@@ -1,11 +1,8 @@
 package tagger
 
 import (
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/persuarena/persuarena/scenario"
 )
 
 func acts(as ...Act) ActSet {
@@ -135,87 +132,6 @@ func TestTagLongAndOdd(t *testing.T) {
 	}
 	if got := Tag("???!!!...,,,"); got != (Tags{}) {
 		t.Errorf("punctuation only: got %+v", got)
-	}
-}
-
-func TestMentions(t *testing.T) {
-	cs := []scenario.Concern{
-		{ID: "cost", Keywords: []string{"cost", "price", "afford"}},
-		{ID: "side", Keywords: []string{"side effects"}},
-		{ID: "time", Keywords: []string{"schedule", "commute"}},
-		{ID: "study", Keywords: []string{"study"}},
-		{ID: "kids", Keywords: []string{"kids"}},
-		{ID: "empty", Keywords: []string{"  "}},
-	}
-	cases := []struct {
-		text string
-		want []bool
-	}{
-		{"What about the costs?", []bool{true, false, false, false, false, false}},
-		{"The SIDE-EFFECTS are mild.", []bool{false, true, false, false, false, false}},
-		{"Side effect worries are common.", []bool{false, true, false, false, false, false}}, // "effects" keyword vs "effect"
-		{"Commuting is the hard part; is the studies' schedule fixed?", []bool{false, false, true, true, false, false}},
-		{"Can you afford it? The kid is fine.", []bool{true, false, false, false, true, false}},
-		{"The customer is a costumer designer.", []bool{false, false, false, false, false, false}}, // whole words only
-		{"The side. Effects later.", []bool{false, false, false, false, false, false}},             // phrase within one sentence
-		{"", []bool{false, false, false, false, false, false}},
-	}
-	set := Compile(cs)
-	if set.Len() != len(cs) {
-		t.Errorf("Compile: Len %d, want %d", set.Len(), len(cs))
-	}
-	for _, c := range cases {
-		if got := Mentions(c.text, cs); !slices.Equal(got, c.want) {
-			t.Errorf("Mentions(%q) = %v, want %v", c.text, got, c.want)
-		}
-		if got := set.AppendMentions(nil, c.text); !slices.Equal(got, c.want) {
-			t.Errorf("ConcernSet.AppendMentions(%q) = %v, want %v", c.text, got, c.want)
-		}
-	}
-	// The hand-labelled Tag utterances, against every keyword of cs and
-	// the upper-case and punctuated variants, one keyword per concern.
-	var one []scenario.Concern
-	for _, c := range cs {
-		for _, kw := range c.Keywords {
-			one = append(one, scenario.Concern{Keywords: []string{kw}}, scenario.Concern{Keywords: []string{strings.ToUpper(kw) + "!"}})
-		}
-	}
-	one = append(one, scenario.Concern{Keywords: []string{"you", "your"}}, scenario.Concern{Keywords: []string{"would you", "2.5", "$"}})
-	oneSet := Compile(one)
-	for _, c := range labelled {
-		if got, want := oneSet.AppendMentions(nil, c.text), Mentions(c.text, one); !slices.Equal(got, want) {
-			t.Errorf("ConcernSet.AppendMentions(%q) = %v, Mentions %v", c.text, got, want)
-		}
-	}
-	if got := Compile(nil).AppendMentions([]bool{true}, "the price"); !slices.Equal(got, []bool{true}) {
-		t.Errorf("empty set: got %v", got)
-	}
-	if got := Mentions("anything", nil); len(got) != 0 {
-		t.Errorf("no concerns: got %v", got)
-	}
-	buf := make([]bool, 0, 8)
-	buf = AppendMentions(buf, "the price", cs[:2])
-	buf = AppendMentions(buf, "the price", cs[:1])
-	if !slices.Equal(buf, []bool{true, false, true}) {
-		t.Errorf("AppendMentions: %v", buf)
-	}
-}
-
-func TestWordMatch(t *testing.T) {
-	cases := []struct {
-		w, k string
-		want bool
-	}{
-		{"cost", "cost", true}, {"costs", "cost", true}, {"costing", "cost", true}, {"costed", "cost", true},
-		{"cost", "costs", true}, {"studies", "study", true}, {"studied", "study", true}, {"study", "studies", true},
-		{"commuting", "commute", true}, {"moved", "move", true}, {"kid's", "kid", true}, {"ox's", "ox", false}, // "ox" is short: exact only
-		{"parent's", "parent", true}, {"cars", "car", true}, {"card", "car", false}, {"costume", "cost", false},
-		{"price", "PRICE", true}, {"a", "a", true}, {"as", "a", false},
-	}
-	for _, c := range cases {
-		if got := wordMatch([]byte(c.w), c.k); got != c.want {
-			t.Errorf("wordMatch(%q, %q) = %v, want %v", c.w, c.k, got, c.want)
-		}
 	}
 }
 

@@ -38,7 +38,7 @@ The default persuadee "sim" is a seeded simulator, not an LLM. See README.md.`,
 		newEvalCmd(), newTrainCmd(), newServeCmd(), newWorkerCmd(),
 		newRunsCmd(), newViewCmd(), newAnalyzeCmd(), newCompareCmd(), newReportCmd(), newExportCmd(),
 		newScenariosCmd(), newFidelityCmd(), newSimCmd(), newTagCmd(),
-		newMASPCmd(), newSelfplayCmd(), newMemoryCmd(), newBayesCmd(), newRepoCmd(), newStudyCmd(),
+		newMASPCmd(), newSelfplayCmd(), newMemoryCmd(), newBayesCmd(), newRepoCmd(), newStudyCmd(), newRedteamCmd(),
 		newVersionCmd(),
 	)
 	return root
@@ -83,7 +83,8 @@ func (i interrupted) Error() string { return "interrupted by " + i.sig.String() 
 
 // exitStatus prints err (unless it is only the interruption's
 // cancellation: the command has already said how to resume) and returns
-// the exit status: 0, 1 for an error, or after a signal 128 + its number
+// the exit status: 0, 1 for an error (or the error's own ExitCode, as
+// redteam's 2 for a win), or after a signal 128 + its number
 // (130 for Ctrl-C, 143 for SIGTERM), the shell's convention.
 func exitStatus(cause, err error, stderr io.Writer) int {
 	var in interrupted
@@ -98,6 +99,10 @@ func exitStatus(cause, err error, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "persuarena:", err)
+		var c interface{ ExitCode() int }
+		if errors.As(err, &c) {
+			return c.ExitCode()
+		}
 		return 1
 	}
 	return 0

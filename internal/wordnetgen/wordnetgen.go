@@ -9,7 +9,7 @@
 // inverse of hypernyms and are rebuilt when the lexicon is loaded.
 //
 // The output format (perception.Lexicon's reader is its one consumer) is
-// gzip of: the magic "PLEX1", then unsigned varints: the word count and
+// the magic "PLEX1", then unsigned varints: the word count and
 // each word (length, bytes; words sorted), the synset count and per
 // synset its part of speech (one byte: n v a r), member count and word
 // ids, relation count and per relation its kind (one byte, RelKinds
@@ -27,7 +27,6 @@ package wordnetgen
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -192,14 +191,11 @@ func Generate(dir string, w io.Writer) error {
 		str(f)
 		uv(wid[exc[f]])
 	}
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	if _, err := zw.Write(b.Bytes()); err != nil {
-		return err
-	}
-	return zw.Close()
+	// Choice: uncompressed (2.4 MB; 1.4 MB gzipped), so that loading it
+	// costs no decompression at start-up (docs/simulator.md,
+	// "Performance").
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 func hasWord(s *synset, wid map[string]int) bool {

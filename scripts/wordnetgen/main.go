@@ -1,7 +1,7 @@
-// Command wordnetgen writes perception/lexicon.bin.gz, the compact WordNet
+// Command wordnetgen writes perception/lexicon.bin, the compact WordNet
 // 3.0 lexicon package perception embeds, from the WordNet database files:
 //
-//	go run ./scripts/wordnetgen [-dir /usr/share/wordnet] [-out perception/lexicon.bin.gz]
+//	go run ./scripts/wordnetgen [-dir /usr/share/wordnet] [-out perception/lexicon.bin]
 //
 // Debian's wordnet-base installs the files (apt-get install wordnet-base).
 // The format is documented in package internal/wordnetgen.
@@ -18,7 +18,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", "/usr/share/wordnet", "WordNet 3.0 database directory (data.noun, index.noun, noun.exc, ...)")
-	out := flag.String("out", "perception/lexicon.bin.gz", "output file")
+	out := flag.String("out", "perception/lexicon.bin", "output file")
 	flag.Parse()
 	var b bytes.Buffer
 	if err := wordnetgen.Generate(*dir, &b); err != nil {

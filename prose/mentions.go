@@ -1,6 +1,70 @@
-package tagger
+package prose
 
-// Keyword matching for Mentions; see the Mentions doc comment for the rule.
+// Mentions reports whether keyword kw (any case; one or more words,
+// split by the tokenizer's rules, so "side-effects" and "side effects"
+// are the same two words) occurs in d as consecutive words of one
+// sentence. A keyword with no word characters never matches.
+//
+// Choice: two words match when equal (case-insensitive), or when one is
+// the other plus an inflection suffix: "s", "es", "ed", "d", "ing", "'s",
+// or "y" to "ies"/"ied", or a dropped final "e" before "ing" ("cost"
+// matches "costs", "costing"; "study" matches "studies"; "commute"
+// matches "commuting"; "costs" also matches "cost"); see WordMatch.
+func (d *Doc) Mentions(kw string) bool {
+	s0, e0, ok := kwNext(kw, 0)
+	if !ok {
+		return false
+	}
+	first := kw[s0:e0]
+	f0 := lower(first[0])
+	for i := range d.Tokens {
+		t := d.Tokens[i]
+		if t.e == t.s || d.norm[t.s] != f0 || !wordMatch(d.norm[t.s:t.e], first) {
+			continue
+		}
+		sent := d.Clauses[t.Clause].Sent
+		j := i + 1
+		pos := e0
+		matched := true
+		for {
+			s, e, more := kwNext(kw, pos)
+			if !more {
+				break
+			}
+			if j >= len(d.Tokens) || d.Clauses[d.Tokens[j].Clause].Sent != sent || !wordMatch(d.Bytes(j), kw[s:e]) {
+				matched = false
+				break
+			}
+			j++
+			pos = e
+		}
+		if matched {
+			return true
+		}
+	}
+	return false
+}
+
+// WordMatch reports whether the lower-case word w matches the word k (any
+// case) under the inflection rule of Mentions.
+func WordMatch(w, k string) bool { return wordMatch([]byte(w), k) }
+
+// KeywordWords appends to dst the words of keyword kw, lower-cased, split
+// by the tokenizer's rules.
+func KeywordWords(dst []string, kw string) []string {
+	for pos := 0; ; {
+		s, e, ok := kwNext(kw, pos)
+		if !ok {
+			return dst
+		}
+		b := []byte(kw[s:e])
+		for i := range b {
+			b[i] = lower(b[i])
+		}
+		dst = append(dst, string(b))
+		pos = e
+	}
+}
 
 // kwNext returns the next word of keyword kw at or after byte pos, as the
 // byte range [s, e), mirroring the tokenizer's word and number rules; ok is
@@ -99,43 +163,6 @@ func inflects(long []byte, short string) bool {
 		return rest == "ies" || rest == "ied"
 	case 'e':
 		return rest == "ing"
-	}
-	return false
-}
-
-// mentions reports whether keyword kw occurs as consecutive words of one
-// sentence of the tokenized text.
-func (sc *scratch) mentions(kw string) bool {
-	s0, e0, ok := kwNext(kw, 0)
-	if !ok {
-		return false
-	}
-	first := kw[s0:e0]
-	f0 := lower(first[0])
-	for i := range sc.toks {
-		t := sc.toks[i]
-		if sc.buf[t.s] != f0 || !wordMatch(sc.buf[t.s:t.e], first) {
-			continue
-		}
-		sent := sc.clauses[sc.toks[i].clause].sent
-		j := i + 1
-		pos := e0
-		matched := true
-		for {
-			s, e, more := kwNext(kw, pos)
-			if !more {
-				break
-			}
-			if j >= len(sc.toks) || sc.clauses[sc.toks[j].clause].sent != sent || !wordMatch(sc.word(sc.toks[j]), kw[s:e]) {
-				matched = false
-				break
-			}
-			j++
-			pos = e
-		}
-		if matched {
-			return true
-		}
 	}
 	return false
 }

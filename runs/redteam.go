@@ -1,0 +1,72 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/persuarena/persuarena/episode"
+	"github.com/persuarena/persuarena/probe"
+	"github.com/persuarena/persuarena/redteam"
+	"github.com/persuarena/persuarena/roles"
+	"github.com/persuarena/persuarena/runplan"
+	"github.com/persuarena/persuarena/scenario"
+)
+
+// RedteamSpec is a red-team audit of a persuadee (package redteam;
+// docs/redteam.md): Persuadee (with Config for llm:ROLE and
+// sim+reader=llm:ROLE) is the persuadee audited; Scenarios the scenario
+// sets, searched on their SearchSplit scenarios and scored on their
+// TestSplit ones (train and heldout by default); Families the families
+// ("" all); Probes the probe basis (probe.Resolve); Tmax the persuader
+// turns per episode; the rest redteam.Options' budget, seed and
+// workers.
+type RedteamSpec struct {
+	Persuadee, Config, Probes string
+	Scenarios, Families       []string
+	SearchSplit, TestSplit    string
+	Tmax                      int
+	redteam.Options
+}
+
+// Redteam loads the scenarios, resolves the persuadee and runs the red
+// team. Errors: Tmax or Workers < 1, an unknown split or identical
+// search and test splits, a set without scenarios of a split,
+// probe.Resolve's, roles.ResolvePersuadee's and redteam.Run's.
+func Redteam(ctx context.Context, spec RedteamSpec) (*redteam.Result, error) {
+	if err := AtLeast(1, "tmax", spec.Tmax, "workers", spec.Workers); err != nil {
+		return nil, err
+	}
+	searchSplit, err := scenario.ParseSplit(spec.SearchSplit)
+	if err != nil {
+		return nil, err
+	}
+	testSplit, err := scenario.ParseSplit(spec.TestSplit)
+	if err != nil {
+		return nil, err
+	}
+	if searchSplit == "" || testSplit == "" || searchSplit == testSplit {
+		return nil, fmt.Errorf("--search-split %q, --test-split %q: want two different splits (the search must not see the scored scenarios)", spec.SearchSplit, spec.TestSplit)
+	}
+	basis, err := probe.Resolve(spec.Probes)
+	if err != nil {
+		return nil, err
+	}
+	o := spec.Options
+	search, err := runplan.LoadSets(ctx, spec.Scenarios, spec.SearchSplit)
+	if err != nil {
+		return nil, err
+	}
+	test, err := runplan.LoadSets(ctx, spec.Scenarios, spec.TestSplit)
+	if err != nil {
+		return nil, err
+	}
+	o.Search, o.Test = runplan.Scenarios(search), runplan.Scenarios(test)
+	pee, err := roles.ResolvePersuadee(ctx, spec.Config, spec.Persuadee)
+	if err != nil {
+		return nil, err
+	}
+	o.Persuadee = pee
+	o.Families = spec.Families
+	o.Episode = episode.Config{Tmax: spec.Tmax, Basis: basis}
+	return redteam.Run(ctx, o)
+}
