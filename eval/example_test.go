@@ -40,5 +40,5 @@ func ExampleExecute() {
 	}
 	s := eval.Summarize(per.Name(), "sim", "arena", eps)
 	fmt.Printf("%d episodes: accept %.2f, conditional %.2f, pending %.2f, reject %.2f\n", s.N, s.Accept, s.Conditional, s.Pending, s.Reject)
-	// Output: 4 episodes: accept 0.00, conditional 0.50, pending 0.50, reject 0.00
+	// Output: 4 episodes: accept 0.00, conditional 0.25, pending 0.75, reject 0.00
 }
