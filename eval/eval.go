@@ -35,15 +35,21 @@ func (j Job) Key() episode.Key {
 	return episode.Key{Persuader: j.Persuader.Name(), Persuadee: j.Persuadee.Name(), ScenarioID: j.Scenario.ID, Rollout: j.Rollout}
 }
 
-// Plan lists every job of a run in a fixed order: persuadee, persuader, set,
-// scenario (file order), rollout. rollouts must be >= 1. Jobs whose key is
-// in done are left out (resume).
+// Plan lists every job of a run in a fixed order: persuadee, set,
+// scenario (file order), persuader, rollout. rollouts must be >= 1. Jobs
+// whose key is in done are left out (resume).
+//
+// Choice: scenario before persuader, so a scenario's episodes run
+// together: what a persuadee derives from a scenario (the simulator's
+// reading of it, an engine's cached prompt prefix) is built once and
+// reused while it is cached, and a run cut short holds every persuader on
+// the same scenarios, so its partial results still pair.
 func Plan(persuaders []episode.Persuader, persuadees []episode.Persuadee, sets []Set, rollouts int, done map[episode.Key]bool) []Job {
 	var jobs []Job
 	for _, pee := range persuadees {
-		for _, per := range persuaders {
-			for _, set := range sets {
-				for i := range set.Scenarios {
+		for _, set := range sets {
+			for i := range set.Scenarios {
+				for _, per := range persuaders {
 					for r := range rollouts {
 						j := Job{Set: set.Name, Scenario: &set.Scenarios[i], Rollout: r, Persuader: per, Persuadee: pee}
 						if !done[j.Key()] {
