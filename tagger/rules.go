@@ -147,26 +147,13 @@ var (
 )
 
 // wordTable is an open-addressing hash table from word to wordEntry, keyed
-// by an FNV-1a hash the tokenizer computes while it lower-cases a word, so
+// by the FNV-1a hash (prose.Hash) the tokenizer computes while it lower-cases a word, so
 // a lookup costs one probe and one comparison and no second hashing.
 type wordTable struct {
 	keys    []string
 	slot    []int32 // index into entries + 1; 0 = empty
 	entries []wordEntry
 	mask    uint64
-}
-
-const (
-	fnvOffset uint64 = 14695981039346656037
-	fnvPrime  uint64 = 1099511628211
-)
-
-func fnvString(w string) uint64 {
-	h := fnvOffset
-	for i := 0; i < len(w); i++ {
-		h = (h ^ uint64(w[i])) * fnvPrime
-	}
-	return h
 }
 
 func newWordTable() *wordTable {
@@ -188,11 +175,11 @@ func (t *wordTable) find(w []byte, h uint64) int32 {
 }
 
 // index returns the entry index of w, or 0 when absent.
-func (t *wordTable) index(w string) int32 { return t.find([]byte(w), fnvString(w)) }
+func (t *wordTable) index(w string) int32 { return t.find([]byte(w), prose.Hash(w)) }
 
 // entry returns the entry of w, adding an empty one when absent (init only).
 func (t *wordTable) entry(w string) *wordEntry {
-	h := fnvString(w)
+	h := prose.Hash(w)
 	if e := t.find([]byte(w), h); e != 0 {
 		return &t.entries[e]
 	}
