@@ -23,7 +23,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/persuarena/persuarena/episode"
@@ -116,9 +115,6 @@ func newFill(pub scenario.Public) fill {
 	return f
 }
 
-// fillKey is what newFill reads of a public scenario.
-type fillKey struct{ proposal, persuadee, persuader string }
-
 // filled is one public scenario's cached fill (with its stop words) and
 // the tagger readings of its templates under that fill (see partTags).
 // Everything in it is shared read-only except tags, whose entries are
@@ -132,30 +128,21 @@ type filled struct {
 	tags []atomic.Uint64
 }
 
-// fills caches newFill by its inputs (fillKey -> *filled), so starting an
-// episode on a scenario seen before costs one map lookup and the
-// template readings are computed once per scenario; it is emptied past
-// maxFills entries.
-var (
-	fills  sync.Map
-	nFills atomic.Int64
-)
+// fills caches newFill by its inputs (a scenario.Cache), so starting an
+// episode on a scenario seen before costs one look-up and the template
+// readings are computed once per scenario. Choice: one per process, not
+// per persuader, because Realise, which planners call every turn, is a
+// function of its arguments alone; it holds at most maxFills entries
+// (a few KB each).
+var fills = scenario.NewCache[*filled](maxFills)
 
-const maxFills = 8192
+const maxFills = 4096
 
 // filledOf returns pub's cached fill entry.
 func filledOf(pub scenario.Public) *filled {
-	k := fillKey{pub.Proposal, pub.Persuadee.Name, pub.Persuader.Name}
-	if v, ok := fills.Load(k); ok {
-		return v.(*filled)
-	}
-	c := &filled{f: newFill(pub), tags: make([]atomic.Uint64, numTemplates)}
-	if nFills.Add(1) > maxFills {
-		fills.Clear()
-		nFills.Store(1)
-	}
-	fills.Store(k, c)
-	return c
+	return fills.Get([]string{pub.Proposal, pub.Persuadee.Name, pub.Persuader.Name}, func() *filled {
+		return &filled{f: newFill(pub), tags: make([]atomic.Uint64, numTemplates)}
+	})
 }
 
 // safeTags are the readings of the templates under the neutral slots

@@ -98,9 +98,11 @@ type kwPhrase struct {
 // Bounds of an embedded reader's caches.
 const (
 	// maxScenes is the most scenarios whose vocabularies a reader keeps
-	// (about 30 KB each); past it they are all dropped (the next episode
-	// on each derives it again, about 0.1 ms). Choice: 256, above the
-	// 240 held-out scenarios of the default eval.
+	// (about 30 KB each; scenario.Cache: past it one is dropped for each
+	// new one, and the next episode on it derives it again, about 0.3
+	// ms). Choice: 256, above the 240 held-out scenarios of the default
+	// eval; a run plays a scenario's episodes together (eval.Plan), so a
+	// larger run derives each scene about once.
 	maxScenes = 256
 	// maxExpand is the most seed words whose lexicon neighbourhoods
 	// (expand) a reader keeps.
@@ -110,13 +112,12 @@ const (
 )
 
 // embCache is what one embedded reader keeps between episodes: scenes by
-// content and by address, the lexicon neighbourhoods of seed words, the
+// content, the lexicon neighbourhoods of seed words, the
 // base forms of words read, and the budget of the scenes' text memos. Each is bounded; a cache never changes a reading.
 type embCache struct {
-	mu     sync.Mutex
-	scenes map[string]*scene // content key -> scene
-	byPtr  map[*scenario.Scenario]*ptrEntry
-	expand map[int32][]int32 // seed word id -> its filtered lexicon neighbours
+	scenes *scenario.Cache[*scene] // maxScenes at most
+	mu     sync.Mutex              // guards expand
+	expand map[int32][]int32       // seed word id -> its filtered lexicon neighbours
 
 	words [wordShards]wordShard
 	// unknown holds the wordInfo of recent words the reader has nothing
@@ -138,27 +139,8 @@ type embCache struct {
 const memoBudget = 1 << 10
 
 func newEmbCache() *embCache {
-	return &embCache{scenes: map[string]*scene{}, byPtr: map[*scenario.Scenario]*ptrEntry{},
+	return &embCache{scenes: scenario.NewCache[*scene](maxScenes),
 		expand: map[int32][]int32{}, memo: prose.NewMemo[memoKey, *textInfo](memoBudget)}
-}
-
-func sceneKey(sc *scenario.Scenario) string {
-	var b strings.Builder
-	for _, s := range []string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans, sc.Persuadee.Name} {
-		b.WriteString(s)
-		b.WriteByte(0)
-	}
-	for _, c := range sc.Hidden.Concerns {
-		b.WriteString(c.Description)
-		b.WriteByte(1)
-		b.WriteString(c.Voiced)
-		for _, k := range c.Keywords {
-			b.WriteByte(2)
-			b.WriteString(k)
-		}
-		b.WriteByte(3)
-	}
-	return b.String()
 }
 
 // sceneFields returns, in a fixed order, every scenario string a scene is
@@ -172,46 +154,11 @@ func sceneFields(dst []string, sc *scenario.Scenario) []string {
 	return dst
 }
 
-// ptrEntry is a scene found by a scenario's address, with the strings it
-// was derived from: a hit compares them (cheap: the same strings), so an
-// edited scenario never gets its old scene.
-type ptrEntry struct {
-	sc     *scene
-	fields []string
-}
-
 // sceneOf returns sc's scene, from c when a scenario of the same content
 // was seen.
 func (c *embCache) sceneOf(sc *scenario.Scenario) *scene {
 	var buf [64]string
-	fields := sceneFields(buf[:0], sc)
-	c.mu.Lock()
-	if e := c.byPtr[sc]; e != nil && slices.Equal(e.fields, fields) {
-		c.mu.Unlock()
-		return e.sc
-	}
-	k := sceneKey(sc)
-	s := c.scenes[k]
-	c.mu.Unlock()
-	if s == nil {
-		s = c.newScene(sc)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t := c.scenes[k]; t != nil {
-		s = t // another episode derived it meanwhile
-	} else {
-		if len(c.scenes) >= maxScenes {
-			clear(c.scenes)
-			clear(c.byPtr)
-		}
-		c.scenes[k] = s
-	}
-	if len(c.byPtr) >= maxScenes {
-		clear(c.byPtr) // scenarios made afresh per episode: keep the map bounded
-	}
-	c.byPtr[sc] = &ptrEntry{sc: s, fields: slices.Clone(fields)}
-	return s
+	return c.scenes.Get(sceneFields(buf[:0], sc), func() *scene { return c.newScene(sc) })
 }
 
 // expansion returns the lexicon neighbours of seed word id that may count

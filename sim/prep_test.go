@@ -12,6 +12,8 @@ import (
 // content, copies included, and never serves a scenario edited in place
 // the prep of its old content.
 func TestPrepCacheByContent(t *testing.T) {
+	sim := New(Config{})
+	prepOf := sim.prepOf
 	sc := fixture("EB", -0.3)
 	p1 := prepOf(sc)
 	cp := *sc

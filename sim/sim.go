@@ -34,7 +34,8 @@ import (
 type Persuadee struct {
 	cfg    Config
 	reader perception.Reader
-	err    error // from cfg.Validate, returned by Start
+	preps  *scenario.Cache[*prep] // what its sessions derive from their scenarios
+	err    error                  // from cfg.Validate, returned by Start
 }
 
 // New returns a simulator with configuration cfg. A zero Config means
@@ -47,7 +48,7 @@ func New(cfg Config) *Persuadee {
 	if cfg.Name == "" {
 		cfg.Name = "sim"
 	}
-	return &Persuadee{cfg: cfg, reader: perception.NewEmbedded(), err: cfg.Validate()}
+	return &Persuadee{cfg: cfg, reader: perception.NewEmbedded(), preps: scenario.NewCache[*prep](maxPreps), err: cfg.Validate()}
 }
 
 // WithReader returns a copy of p that perceives persuader messages with
@@ -271,7 +272,7 @@ func (p *Persuadee) start(ctx context.Context, sc *scenario.Scenario, seed uint6
 	} else {
 		s.state = make([]concernState, n)
 	}
-	pr := prepOf(sc)
+	pr := p.prepOf(sc)
 	rs, err := p.reader.Start(ctx, sc)
 	if err != nil {
 		return nil, fmt.Errorf("sim: reader %s: %w", p.reader.Name(), err)
