@@ -3,7 +3,8 @@ package perception
 import "github.com/persuarena/persuarena/prose"
 
 // Reading what a sentence asserts. A concern counts as answered only by
-// words the message asserts (docs/simulator.md, "The embedded reader"):
+// words the message asserts (docs/simulator/reader.md, "What a sentence
+// asserts"):
 //
 //   - a question asserts nothing (asks);
 //   - a bare list asserts nothing: a sentence without a predicate (no

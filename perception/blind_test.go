@@ -16,7 +16,7 @@ import (
 // concerns: each single act (diagnostic, evidence, plan, autonomy) at six
 // turns with the replies blanked, on the 240 held-out scenarios. A reader
 // that matched concerns by meaning would answer few. It is a known
-// defect (docs/simulator.md, "Heterogeneity": one WordNet relative of any
+// defect (docs/simulator/reader.md, "Limitations of the reader": one WordNet relative of any
 // sense names a concern, and the best reply-blind sequence known wins
 // 47.5 % of the held-out persuadees); the limits are the counts it was set at, 1,531 of
 // the 5,760 messages touching (26.6 %) and 762 answering (13.2 %), so that

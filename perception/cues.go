@@ -20,7 +20,7 @@ import (
 // ultimatums, scarcity and false deadlines, contempt, bandwagon and false
 // consensus, ingratiation, minimisation) and were written before the
 // held-out gate phrasings (perception/testdata/manipulation_heldout.jsonl)
-// were read against them; docs/simulator.md ("Perception gates") gives
+// were read against them; docs/simulator/reader.md ("Perception gates") gives
 // the figures and what the frames still miss.
 var cueFields = map[string][]string{
 	"you":       words("you you're you've you'll you'd your yourself u youre"),

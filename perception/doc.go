@@ -6,7 +6,7 @@
 // cues; relevance to the persuadee's last reply; echo and repetition),
 // and the simulator's dynamics read that value, never the text.
 //
-// Two readers sit behind the seam (docs/simulator.md, "Perception"):
+// Two readers sit behind the seam (docs/simulator/reader.md):
 // Embedded, the default, rule-based and model-free (package tagger's acts
 // on a spelling-corrected text, concern engagement widened with a compact
 // WordNet 3.0 lexicon embedded in the binary), and LLM, which asks an LLM

@@ -15,7 +15,7 @@ import (
 	"github.com/persuarena/persuarena/scenario"
 )
 
-// Embedded is the model-free reader (docs/simulator.md, "The embedded
+// Embedded is the model-free reader (docs/simulator/reader.md, "The embedded
 // reader"): the tagger's acts, pressure and strategies on the message
 // after spelling correction, and rule-based concern engagement, claims,
 // cues, relevance, echo and repetition. Concern words are widened with

@@ -1,6 +1,6 @@
 package perception_test
 
-// The gates of reading what a sentence asserts (docs/simulator.md,
+// The gates of reading what a sentence asserts (docs/simulator/reader.md,
 // "Perception gates"): word lists, negated and conceded answers,
 // manipulation worded outside the reader's lists, paraphrase recall and
 // the surface form of LLM-style text. The held-out data

@@ -1,6 +1,6 @@
 package perception_test
 
-// The perception gates (docs/simulator.md, "Perception gates"): the
+// The perception gates (docs/simulator/reader.md, "Perception gates"): the
 // embedded reader and the simulator's dynamics together, on hand-written
 // answers (testdata/answers.jsonl: for 60 concerns of 16 held-out arena
 // scenarios, all four resistance types, an answer that uses the concern's

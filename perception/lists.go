@@ -2,7 +2,7 @@ package perception
 
 // Word and phrase lists of the embedded reader. Phrases are lower-case
 // words separated by spaces; "*" stands for any one word and "a/b" for
-// alternatives. docs/simulator.md ("The embedded reader") lists what each
+// alternatives. docs/simulator/reader.md ("The embedded reader") lists what each
 // detects.
 
 // ackText are words of acknowledging without answering: they never count

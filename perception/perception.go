@@ -67,7 +67,7 @@ func ParseEngagement(s string) (Engagement, bool) {
 // concern voiced.
 func (e Engagement) Touches() bool { return e >= Acknowledged }
 
-// Cue is one manipulation cue, recognised by meaning (docs/simulator.md,
+// Cue is one manipulation cue, recognised by meaning (docs/simulator/reader.md,
 // "The embedded reader": lexical fields and sentence frames).
 type Cue uint8
 
@@ -147,8 +147,9 @@ func (s CueSet) Strings() []string {
 }
 
 // Perception is what the persuadee perceives in one persuader message:
-// the only input of the simulator's dynamics (docs/simulator.md,
-// "Perception", gives each field's meaning and how the dynamics use it).
+// the only input of the simulator's dynamics (docs/simulator/reader.md,
+// "The perception", gives each field's meaning; docs/simulator/model.md
+// how the dynamics use it).
 type Perception struct {
 	// Acts are the persuasion acts (Probe-RPO paper, Figure 5) the
 	// persuadee hears; Pressure counts pressure markers (>= 0);

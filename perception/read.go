@@ -358,7 +358,7 @@ func (s *embSession) newWords(ti *textInfo, first, end int, covered []bool, f ui
 }
 
 // engage classifies how the sentence si (with its content window up to
-// token end) engages the concerns it names (docs/simulator.md, "The
+// token end) engages the concerns it names (docs/simulator/reader.md, "The
 // embedded reader"): dismissed, mentioned (no link to the persuadee or
 // the proposal), acknowledged (a question; or nothing new asserted), or
 // answered (minContent words or more that the persuadee has not said,

@@ -8,7 +8,7 @@
 //	                        the seeded simulator: sim (its shipped P4G fit),
 //	                        sim-soft, sim-hard, sim-hand (the hand-set
 //	                        parameters) or sim:FILE (a simulator config file;
-//	                        docs/simulator.md), perceiving messages with the
+//	                        docs/simulator/parameters.md), perceiving messages with the
 //	                        embedded reader or, with +reader=llm:ROLE, an
 //	                        LLM role (package perception). Persuadees only.
 //	NAME                    a built-in persuader of package baseline

@@ -53,7 +53,8 @@ func (c *Concern) Voice(persuadee string) string {
 //
 // Choice: a closed word list rather than a parser, so the rewrite is
 // predictable and testable; it takes every he/she in a third-person
-// description to mean the persuadee (docs/simulator.md, "Voicing").
+// description to mean the persuadee (docs/simulator/replies.md, "Voice and
+// names").
 // The output ends with sentence punctuation; "" for a blank description.
 func FirstPerson(desc, persuadee string) string {
 	if d := strings.TrimSpace(desc); d != "" && !thirdPersonSign(d, persuadee) {

@@ -74,7 +74,7 @@ func (s *prefixSession) Say(context.Context, []episode.Message) (episode.Utteran
 }
 
 // TestContentFreeNeverRaisesBelief is the content-free battery
-// (docs/simulator.md): for every resistance type, the default, soft and hard
+// (docs/simulator/model.md, "One turn"): for every resistance type, the default, soft and hard
 // settings, 100 seeds and five kinds of content-free turn, every content-free
 // turn's dense reward r_t = B_t - B_{t-1} is <= 0 (exactly 0 allowed), both
 // from the start of an episode and after 1-3 turns of real persuasion
@@ -176,11 +176,11 @@ func movedShare(eps []*episode.Episode) float64 {
 	return float64(n) / float64(len(eps))
 }
 
-// TestAskCalibration (docs/simulator.md): on the fixed eval the belief just
+// TestAskCalibration (docs/simulator/probes.md): on the fixed eval the belief just
 // before a commitment ask predicts the ask's answer (ECE <= 0.10 over ten
 // bins), and script ends "moved" (B_T > 0.5) in 20-85 % of its episodes:
 // neither a soft user nor a wall for a competent one-size persuader
-// (docs/simulator.md, "Heterogeneity": the types' optima conflict, so a
+// (docs/simulator/types.md: the types' optima conflict, so a
 // persuader that plays one strategy for all moves fewer people than a
 // planner that reads the replies).
 func TestAskCalibration(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // TypeParams are the parameters of one resistance type (PersuArena paper,
 // Table 2). Openness gains are additive changes of openness o per turn
 // (o in [-1, 1]); move scores are the per-turn "fitting move" scores m_t in
-// [-1, 1] that feed the perceived-persuasiveness EMA q (docs/simulator.md).
+// [-1, 1] that feed the perceived-persuasiveness EMA q (docs/simulator/model.md).
 type TypeParams struct {
 	// AddressActs are the acts that resolve a voiced concern when an
 	// utterance touches it (EB: evidence; AA: plan detail; IT, AR: either).
@@ -51,7 +51,7 @@ type TypeParams struct {
 	MoveDiag, MoveEvidence, MovePlan, MoveAutonomy, MoveAddress, MoveBad float64
 
 	// The mechanisms that give the types conflicting optima
-	// (docs/simulator.md, "Heterogeneity"): what one type needs, another
+	// (docs/simulator/types.md): what one type needs, another
 	// resents.
 
 	// DirectivePlan reports whether plan detail without autonomy support
@@ -112,7 +112,7 @@ type TypeParams struct {
 }
 
 // Config holds every parameter of the simulator. DefaultConfig documents
-// the defaults; docs/simulator.md gives each rule's equation. Units:
+// the defaults; docs/simulator/model.md gives each rule's equation. Units:
 // openness o in [-1, 1], rapport u in [0, 1], reactance rho >= 0,
 // perceived persuasiveness q in [-1, 1].
 type Config struct {
@@ -187,7 +187,7 @@ type Config struct {
 	// final belief B_T.
 	CommitGain float64
 	// Spontaneous is the per-turn chance of a decision without an ask when
-	// the state already implies one (see docs/simulator.md), in [0, 1];
+	// the state already implies one (see docs/simulator/model.md), in [0, 1];
 	// SpontaneousMargin is the extra openness above Accept it needs.
 	Spontaneous, SpontaneousMargin float64
 	// MaxVoice is the most concerns voiced in one reply (>= 1); Blocking is
@@ -224,7 +224,7 @@ type Config struct {
 	// argument and less at each later one (PersuasionTrace paper: most
 	// belief change comes at the first report; diminishing returns of
 	// repeated argument, Cacioppo & Petty 1979). 0 in the hand-set
-	// parameters; fitted to PersuasionTrace (docs/simulator.md).
+	// parameters; fitted to PersuasionTrace (docs/simulator/fit.md).
 	ArgueGain float64
 
 	// Probe read-out: p = sigmoid(K * (score - C)). CA's score is
@@ -263,7 +263,7 @@ type Config struct {
 	// (log-normal, mean-one on the log scale).
 	//
 	// Choice: 0.4 firm people with FirmGain 0.25 and PersonSD 0.3, set on
-	// the closed-loop figures (docs/simulator.md, "Heterogeneity"), not
+	// the closed-loop figures (docs/simulator/types.md), not
 	// fitted: fewer than the paper's 52 % because the persuadee's own
 	// missteps already leave some movable people unmoved.
 	FirmShare, FirmGain, PersonSD float64
@@ -274,7 +274,7 @@ type Config struct {
 	//
 	// Choice: 0.3 (a belief rise of at most 0.15), chosen from {0.3, 0.4}
 	// on the default-trained planner's held-out moved share
-	// (docs/simulator.md, "Heterogeneity"); it barely binds in
+	// (docs/simulator/types.md, "Per-person variation"); it barely binds in
 	// PersuasionTrace's four-turn rounds.
 	FirmCap float64
 
@@ -289,16 +289,16 @@ type Config struct {
 // DefaultConfig returns the default parameters of the simulator ("sim"):
 // the shipped fit to people (Fitted: HandConfig with the parameters of
 // sim/fits/people.json, fitted by `persuarena sim fit people` on PersuasionTrace and PersuasionForGood
-// train users under closed-loop limits; docs/simulator.md, "The shipped
-// fit"). Soft and Hard are derived from it.
+// train users under closed-loop limits; docs/simulator/fit.md, "Fitting to
+// people"). Soft and Hard are derived from it.
 func DefaultConfig() Config {
 	c, _ := Fitted()
 	return c
 }
 
 // HandConfig returns the hand-set parameters of simulator version 2,
-// calibrated against the built-in persuaders (docs/simulator.md,
-// "Calibration"). It is the base the shipped P4G fit (Fitted;
+// calibrated against the built-in persuaders (docs/simulator/fit.md,
+// "Hand calibration against the built-in persuaders"). It is the base the shipped P4G fit (Fitted;
 // sim/fits/people.json) starts from, named "sim-hand" by ByName and in config
 // files.
 func HandConfig() Config {
@@ -331,7 +331,7 @@ func HandConfig() Config {
 		// Choice: a quarter of trust and 0.03 openness per unsupported
 		// figure (half the first values): the reader counts every figure
 		// the public scenario does not state, mostly true ones in LLM
-		// text, which people do not discount (docs/simulator.md,
+		// text, which people do not discount (docs/simulator/fit.md,
 		// "Fitting to people").
 		TrustClaim: 0.25, ClaimCost: 0.03,
 		RapportIgnore: 0.03, EchoHigh: 0.5, EchoCost: 0.06,
@@ -341,7 +341,7 @@ func HandConfig() Config {
 		// rapport beside addressed worries that keeps the held-out ask
 		// calibration under 0.10 with the reader of version 7, which
 		// takes a listening sentence for no answer (0.4: ECE 0.102,
-		// 0.3: 0.091, 0.2: 0.083; docs/simulator.md, "Probes").
+		// 0.3: 0.091, 0.2: 0.083; docs/simulator/probes.md).
 		CAWeight: 0.3, CAK: 10, CAC: 0.75,
 		PEK: 6, PEC: 0.3,
 		// Choice: ACK 2, the steepest AC read-out (of 6, 4, 3, 2, 1.5)
@@ -350,7 +350,7 @@ func HandConfig() Config {
 		// of B_T - B_0 within types >= 0; 3, 2 and 1.5 are within each
 		// other's intervals): at 6, AC sits ~1e-5 above 0 at its floor
 		// and B is ranked by CA, which the persuader decides, not the
-		// person (docs/simulator.md, "Probes").
+		// person (docs/simulator/probes.md, "The read-out's steepness").
 		ACK: 2, ACC: 0.2, ACBlock: 0.45,
 
 		TraitAgree: 0.15, TraitOpen: 0.10, TraitRational: 0.30, TraitIntuitive: 0.20,
@@ -440,7 +440,7 @@ func HardOf(c Config) Config {
 }
 
 // tidy rounds a derived parameter to 12 decimals, so that the variants of
-// HandConfig hold exactly the decimal values written in docs/simulator.md
+// HandConfig hold exactly the decimal values written in docs/simulator/parameters.md
 // (0.45, not 0.44999999999999996).
 func tidy(v float64) float64 { return math.Round(v*1e12) / 1e12 }
 
@@ -453,7 +453,7 @@ var Names = []string{"sim", "sim-soft", "sim-hard"}
 const HandName = "sim-hand"
 
 // ByName returns the configuration of the persuadee named name: one of
-// Names, HandName, or "sim:FILE", a config file (LoadFile; docs/simulator.md); its
+// Names, HandName, or "sim:FILE", a config file (LoadFile; docs/simulator/parameters.md); its
 // Name field is name. It returns an error listing Names for any other
 // name, and LoadFile's error (file:line: field: ...) for a bad file.
 func ByName(name string) (Config, error) {

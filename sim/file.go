@@ -20,8 +20,8 @@ const FileSchema = "persuarena.sim-config/v1"
 // (ByName, and wherever persuadees are resolved).
 const FilePrefix = "sim:"
 
-// File is a simulator config file (JSON; docs/simulator.md, "Config
-// files"):
+// File is a simulator config file (JSON; docs/simulator/parameters.md,
+// "Config files"):
 //
 //	{
 //	  "schema": "persuarena.sim-config/v1",

@@ -35,8 +35,8 @@ func loadFitted() {
 
 // Fitted returns the shipped fit to people (sim/fits/people.json,
 // embedded; made by `persuarena sim fit people`, PersuasionTrace
-// per-report beliefs and P4G outcomes and reactions; docs/simulator.md
-// "The shipped fit"):
+// per-report beliefs and P4G outcomes and reactions; docs/simulator/fit.md,
+// "Fitting to people"):
 // HandConfig with the fitted parameters set, named "sim", and the file
 // with its provenance. The file is checked by the package's tests; an
 // invalid embedded file panics.

@@ -8,7 +8,7 @@ import (
 // ConcernState names a concern's place in hidden -> voiced -> addressed.
 type ConcernState string
 
-// The three concern states (docs/simulator.md, "Concerns").
+// The three concern states (docs/simulator/model.md, "Latent state").
 const (
 	ConcernHidden    ConcernState = "hidden"
 	ConcernVoiced    ConcernState = "voiced"
@@ -23,7 +23,7 @@ type LatentConcern struct {
 }
 
 // Latent is a read-only snapshot of a simulator session's latent state
-// (docs/simulator.md), for reward-side tools that are allowed to see it:
+// (docs/simulator/model.md), for reward-side tools that are allowed to see it:
 // MASP's teacher mentalizer and rule-based judges (MASP paper, Eq. 9,
 // 22). It is hidden data: it must never reach a persuader.
 //

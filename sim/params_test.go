@@ -53,7 +53,7 @@ func paramRows(c sim.Config) (names, values []string) {
 	return names, values
 }
 
-// TestDocsParameterTable checks that docs/simulator.md lists every
+// TestDocsParameterTable checks that docs/simulator/parameters.md lists every
 // parameter with its current default, so the documentation cannot drift
 // from DefaultConfig. SIM_PARAMS=1 prints the rows.
 func TestDocsParameterTable(t *testing.T) {
@@ -65,7 +65,7 @@ func TestDocsParameterTable(t *testing.T) {
 			fmt.Printf("| `%s` | %s | %s | %s |\n", names[i], def[i], soft[i], hard[i])
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "docs", "simulator.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "simulator", "parameters.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestDocsParameterTable(t *testing.T) {
 	for i := range names {
 		row := fmt.Sprintf("| `%s` | %s | %s | %s |", names[i], def[i], soft[i], hard[i])
 		if !strings.Contains(doc, row) {
-			t.Errorf("docs/simulator.md lacks the row %s", row)
+			t.Errorf("docs/simulator/parameters.md lacks the row %s", row)
 		}
 	}
 }

@@ -173,7 +173,8 @@ func TestSanity(t *testing.T) {
 			if nm := 100 * float64(script.nonMono) / float64(script.n); nm < 10 {
 				t.Errorf("script: %.1f%% non-monotonic belief trajectories, want >= 10", nm)
 			}
-			// B_T follows the outcome without saturating (docs/simulator.md):
+			// B_T follows the outcome without saturating (docs/simulator/fit.md,
+			// "Hand calibration against the built-in persuaders"):
 			// accept > conditional > pending, accept below 0.95, pending
 			// below 0.5.
 			bt := func(term decision.Terminal) float64 { return script.bTBy[term] / float64(script.term[term]) }

@@ -9,7 +9,8 @@
 // that state.
 //
 // Every rule, its equation and the psychology behind it are documented in
-// docs/simulator.md; every number is a field of Config.
+// docs/simulator.md and the pages under docs/simulator/; every number is a
+// field of Config.
 package sim
 
 import (
@@ -82,7 +83,7 @@ func (p *Persuadee) Config() Config { return p.cfg }
 // perception of each message (package perception), not tags and
 // keyword mentions. Version 5: evidence diluted for EB, decisional
 // conflict per consideration and plans settling only worries they touch
-// for AA (docs/simulator.md, "Heterogeneity"). Version 6: the plan turns
+// for AA (docs/simulator/types.md). Version 6: the plan turns
 // an avoider needs vary by person (TypeParams.PlanSpread). Version 7: the
 // embedded reader reads what a sentence asserts (lists, denials,
 // retractions and concessions answer nothing; a concern conceded is
@@ -328,7 +329,7 @@ func traitZ(t map[string]float64, key string, lo, hi float64) float64 {
 	return clamp((v-mid)/half, -1, 1)
 }
 
-// applyTraits sets the trait multipliers (docs/simulator.md, "Traits").
+// applyTraits sets the trait multipliers (docs/simulator/model.md, "Traits").
 func (s *session) applyTraits(t map[string]float64) {
 	c := s.cfg
 	agree := traitZ(t, "agreeable", 1, 5)
@@ -428,7 +429,7 @@ func (s *session) countState(st concernState) int {
 // from rapport and the share of voiced concerns addressed, "pe" from the
 // perceived-persuasiveness EMA, "ac" from the willingness (openness
 // relative to the accept threshold, less ACBlock per obstacle), each as
-// p = sigmoid(K (score - C)) (docs/simulator.md, "Probes").
+// p = sigmoid(K (score - C)) (docs/simulator/probes.md).
 // The agreement probe (probe.Agreement, id "agree") reads openness:
 // p = (1 + o)/2 (Agreement). Choice: a probe id outside the default basis
 // and "agree" (a user basis) gets the mean of the three, the belief level
@@ -482,7 +483,7 @@ func probeP(id string, ca, pe, ac, ag float64) float64 {
 }
 
 // Agreement maps openness o in [-1, 1] to the agreement probe's P(Yes),
-// (1 + o)/2 in [0, 1] (docs/simulator.md, "Probes").
+// (1 + o)/2 in [0, 1] (docs/simulator/probes.md).
 //
 // Choice: the inverse of the stance a PersuasionTrace round starts from
 // (initial_stance = 2b - 1, package persuasiontrace), so B_0 is the

@@ -10,8 +10,8 @@ import (
 // StrategyParams are the simulator's reactions to the PersuasionForGood
 // persuader strategies the tagger reads (tagger.Strategy; Wang et al.
 // 2019, Persuasion for Good), on top of the reactions to the five acts. A
-// strategy reacts through one of two channels (docs/simulator.md, "P4G
-// strategies"):
+// strategy reacts through one of two channels (docs/simulator/model.md,
+// "P4G strategies"):
 //
 //   - an openness gain (fields without "Move"): added to the turn's
 //     openness change like an act's gain, so it lasts and moves the
@@ -24,7 +24,7 @@ import (
 //
 // A strategy counts once per turn, however many phrases raise it. The
 // defaults follow the effects measured in PersuasionForGood's 300
-// annotated dialogues (docs/simulator.md); those measured as null default to 0 (no reaction
+// annotated dialogues (docs/simulator/model.md); those measured as null default to 0 (no reaction
 // beyond the acts the same words carry) and stay fields so that a fit
 // (`persuarena sim fit`) can move them.
 type StrategyParams struct {
@@ -72,7 +72,7 @@ type StrategyParams struct {
 }
 
 // DefaultStrategyParams returns the default reactions documented on
-// StrategyParams (measured on P4G; docs/simulator.md).
+// StrategyParams (measured on P4G; docs/simulator/model.md).
 func DefaultStrategyParams() StrategyParams {
 	return StrategyParams{DonationInfo: 0.03, MoveSelfModel: 0.12, MoveAskAmount: -0.34}
 }

@@ -8,7 +8,7 @@ import (
 
 // turnIn is one persuader turn as the dynamics read it: the perception
 // and what observe's steps derive from it, in step order. Each step reads
-// what earlier steps set and writes its own fields (docs/simulator.md,
+// what earlier steps set and writes its own fields (docs/simulator/model.md,
 // "One turn").
 type turnIn struct {
 	pc *perception.Perception
@@ -40,7 +40,7 @@ type turnIn struct {
 
 // observe applies one persuader turn, as perceived (pc), to the latent
 // state and returns the decision. It is the whole of the simulator's
-// dynamics, one method per step docs/simulator.md numbers.
+// dynamics, one method per step docs/simulator/model.md numbers.
 func (s *session) observe(pc *perception.Perception) decision.Decision {
 	s.turn++
 	t := s.perceive(pc)

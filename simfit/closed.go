@@ -17,7 +17,7 @@ import (
 )
 
 // ClosedLoop is the fixed, seeded closed-loop eval whose simulated moments
-// constrain the fit (docs/simulator.md, "Closed-loop constraints"): the
+// constrain the fit (docs/simulator/fit.md, "Fitting to P4G"): the
 // four built-in persuaders (script, random, informer, pushy) play one
 // episode each on every scenario of Sets, and a content-free battery
 // (informer or pushy for 0-3 turns, then one of ContentFree for the rest)
@@ -76,8 +76,7 @@ type SetMoments struct {
 	// Persuaders order). Reported, not a limit: of the four baselines only
 	// script answers concerns, so the count says which baselines are any
 	// good, not whether the types need different strategies (the
-	// fixed-sequence study measures that; docs/simulator.md,
-	// "Heterogeneity").
+	// fixed-sequence study measures that; docs/simulator/types.md).
 	BestPerType int `json:"best_per_type"`
 }
 
@@ -122,7 +121,7 @@ const Weight = 10
 // version 4) the hand-set parameters, where the fit starts, read ECE 0.098
 // and script moved 63.4% on this eval (0.086-0.089 and about 69% before),
 // and the held-out acceptance tests pass at ECE <= 0.10 and moved >= 60%
-// (20 %: the types' optima conflict, docs/simulator.md, "Heterogeneity"). A standard error of a share on the
+// (20 %: the types' optima conflict, docs/simulator/types.md). A standard error of a share on the
 // eval's 160 episodes per set and persuader is up to 0.04, so a margin
 // cannot make a held-out pass certain: the acceptance tests are the judge.
 // With the reader of simulator version 7, which reads what a sentence

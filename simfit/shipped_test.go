@@ -15,7 +15,7 @@ import (
 	"github.com/persuarena/persuarena/sim"
 )
 
-// shipped is the fit shipped with the repository (docs/simulator.md).
+// shipped is the fit shipped with the repository (docs/simulator/fit.md).
 var shipped = filepath.Join("..", "sim", "fits", "people.json")
 
 // ReproEnv, when set to a non-empty value, runs the full reproduction of
@@ -103,7 +103,7 @@ func TestFitReproducesShipped(t *testing.T) {
 		dir = filepath.Join("..", "..", "shared", "data", "persuasiontrace")
 	}
 	cidata.Require(t, dir)
-	// the documented command's spec (docs/simulator.md), through the code
+	// the documented command's spec (docs/simulator/fit.md), through the code
 	// the command runs, so the two cannot drift apart
 	spec := P4GSpec{Base: sim.HandName, Bounds: "people", Trace: dir, Seed: f.Provenance.Seed,
 		MaxEvals: PeopleEvals, ClosedN: DefaultClosedN, Workers: 2}

@@ -5,8 +5,9 @@
 // and the replayed per-turn reactions predict the annotated ones, under
 // closed-loop limits (ClosedLoop, Limits) that keep the simulator usable
 // as a training target. It is the library behind `persuarena sim fit
-// p4g`; docs/simulator.md ("Fitting to P4G") documents the objective and
-// the shipped fit, which is the default simulator (sim.Fitted).
+// p4g` and `persuarena sim fit people`; docs/simulator/fit.md documents
+// the objectives and the shipped fit, which is the default simulator
+// (sim.Fitted).
 package simfit
 
 import (
@@ -56,8 +57,8 @@ type Param struct {
 // fitted: the tagger reads off-topic small talk ("I had pasta for lunch")
 // as a personal story, and any reaction to it would make such a turn
 // raise the belief through noise. Fitted open-loop alone, the first twelve
-// with these bounds switched the dynamics off (docs/simulator.md, "The
-// shipped fit").
+// with these bounds switched the dynamics off (docs/simulator/fit.md, "Why
+// the fit is constrained").
 var WideParams = []Param{
 	{"Accept", 0, 0.8},
 	{"NoiseSD", 0, 0.15},
@@ -187,8 +188,8 @@ var DefaultParams = StrategyOnlyParams
 
 // DefaultBounds names DefaultParams in ParamSets.
 //
-// Choice: decided on the validation users only (docs/simulator.md, "The
-// shipped fit"): every set meets every closed-loop limit on train, and the
+// Choice: decided on the validation users only (docs/simulator/fit.md,
+// History): every set meets every closed-loop limit on train, and the
 // strategy set scores the lowest validation J of the fitted sets (none
 // beats the hand-set values there; the larger sets overfit).
 const DefaultBounds = "strategy"
@@ -428,7 +429,7 @@ type Options struct {
 	Workers int
 	// Closed is the closed-loop eval whose penalty (Moments.Penalty) is
 	// added to J in every fit, the cross-validation folds' included (nil:
-	// none, the open-loop objective alone; docs/simulator.md).
+	// none, the open-loop objective alone; docs/simulator/fit.md).
 	Closed *ClosedLoop
 	// Trace are the PersuasionTrace rounds of the fit (train people only),
 	// whose term (traceTerm, TraceScore.NLL) is added to J in every fit

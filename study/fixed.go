@@ -4,7 +4,7 @@ package study
 // persuadee whose types ask for different strategies, and whose people
 // differ, rewards a persuader that reads the replies; if one act sequence
 // played whatever the persuadee says does about as well as anything, the
-// simulator is a soft user (docs/simulator.md, "Heterogeneity").
+// simulator is a soft user (docs/simulator/types.md).
 
 import (
 	"cmp"

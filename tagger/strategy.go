@@ -81,7 +81,7 @@ var Strategies = []Strategy{
 
 // ContentFree is the set of strategies that carry no persuasive content
 // (greeting, praise, thanks): the simulator treats a turn holding only
-// these like filler (docs/simulator.md).
+// these like filler (docs/simulator/model.md, "P4G strategies").
 const ContentFree = StrategySet(1<<Greeting | 1<<Praise | 1<<Thanks)
 
 // ParseStrategy returns the Strategy whose P4G label is s

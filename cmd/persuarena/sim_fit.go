@@ -20,7 +20,7 @@ func newSimCmd() *cobra.Command {
 	fitCmd.AddCommand(fitCommand("p4g [--from DIR] [--seed N] [--out FILE]",
 		"Fit the simulator's free parameters to PersuasionForGood (train users only)",
 		`Fits simulator parameters (--bounds) to the P4G paper's train split by seeded
-open-loop replay and writes a config for --persuadee sim:FILE. See docs/simulator.md.`, false))
+open-loop replay and writes a config for --persuadee sim:FILE. See docs/simulator/fit.md.`, false))
 	fitCmd.AddCommand(fitCommand("people --trace DIR [--from DIR] [--seed N] [--out FILE]",
 		"Fit the simulator to PersuasionTrace per-report beliefs and P4G outcomes and reactions (train people only)",
 		`Fits simulator parameters (--bounds, default people) to one objective: the P4G
@@ -28,7 +28,7 @@ train split's outcomes and reactions plus the per-report beliefs of the
 PersuasionTrace train people (--trace), by seeded open-loop replay, under the
 closed-loop limits; the validation people of both are scored, the held-out
 people never read. Writes a config for --persuadee sim:FILE. See
-docs/simulator.md ("Fitting to people").`, true))
+docs/simulator/fit.md ("Fitting to people").`, true))
 	simCmd.AddCommand(fitCmd)
 	return simCmd
 }

@@ -39,7 +39,7 @@ sequences, one turn at a time and by swapping two turns (--refine passes), and p
 IT, AR, AA) the best sequence's full acceptance per type, its moved share
 (B_T > 0.5) and mean B_T, the --baseline persuaders on the same episodes, and
 how many other types lose at least 10 pp acceptance with each type's best
-sequence (docs/simulator.md, "Heterogeneity"), then the same sequences on
+sequence (docs/simulator/types.md), then the same sequences on
 --fresh rollouts of the same scenarios, other persons never searched on:
 a best found among thousands on one draw of persons is favoured by that
 draw, and its fresh acceptance is not.`,

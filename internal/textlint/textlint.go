@@ -5,8 +5,8 @@
 //
 // It only reads text: feed it turns with Add (from any persuader and
 // persuadee, simulated or not) and read the Report. Every check is defined
-// precisely in the doc of its Report field; docs/simulator.md ("Text
-// lint") gives the figures of the built-in sets.
+// precisely in the doc of its Report field; docs/simulator/replies.md
+// ("Text lint") gives the figures of the built-in sets.
 package textlint
 
 import (

@@ -192,8 +192,7 @@ func Generate(dir string, w io.Writer) error {
 		uv(wid[exc[f]])
 	}
 	// Choice: uncompressed (2.4 MB; 1.4 MB gzipped), so that loading it
-	// costs no decompression at start-up (docs/simulator.md,
-	// "Performance").
+	// costs no decompression at start-up (docs/simulator/performance.md).
 	_, err := w.Write(b.Bytes())
 	return err
 }
