@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"math/bits"
 
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/probe"
@@ -30,8 +31,9 @@ type RedteamSpec struct {
 
 // Redteam loads the scenarios, resolves the persuadee and runs the red
 // team. Errors: Tmax or Workers < 1, an unknown split or identical
-// search and test splits, a set without scenarios of a split,
-// probe.Resolve's, roles.ResolvePersuadee's and redteam.Run's.
+// search and test splits, a set without scenarios of a split, a budget
+// over MaxPlannedEpisodes episodes, probe.Resolve's,
+// roles.ResolvePersuadee's and redteam.Run's.
 func Redteam(ctx context.Context, spec RedteamSpec) (*redteam.Result, error) {
 	if err := AtLeast(1, "tmax", spec.Tmax, "workers", spec.Workers); err != nil {
 		return nil, err
@@ -61,6 +63,9 @@ func Redteam(ctx context.Context, spec RedteamSpec) (*redteam.Result, error) {
 		return nil, err
 	}
 	o.Search, o.Test = runplan.Scenarios(search), runplan.Scenarios(test)
+	if err := redteamSize(spec, len(o.Search), len(o.Test)); err != nil {
+		return nil, err
+	}
 	pee, err := roles.ResolvePersuadee(ctx, spec.Config, spec.Persuadee)
 	if err != nil {
 		return nil, err
@@ -69,4 +74,33 @@ func Redteam(ctx context.Context, spec RedteamSpec) (*redteam.Result, error) {
 	o.Families = spec.Families
 	o.Episode = episode.Config{Tmax: spec.Tmax, Basis: basis}
 	return redteam.Run(ctx, o)
+}
+
+// redteamSize refuses a red team whose episodes could exceed
+// MaxPlannedEpisodes: at most families × population × (generations + 1)
+// search candidates, each on min(search-scenarios, nSearch) scenarios,
+// and (families + 2 references) × nTest × rollouts scored.
+func redteamSize(spec RedteamSpec, nSearch, nTest int) error {
+	fams := len(spec.Families)
+	if fams == 0 {
+		fams = len(redteam.Families())
+	}
+	mul := func(fs ...int) (uint64, bool) {
+		n := uint64(1)
+		for _, f := range fs {
+			hi, lo := bits.Mul64(n, uint64(max(f, 0)))
+			if hi != 0 || lo > MaxPlannedEpisodes {
+				return 0, false
+			}
+			n = lo
+		}
+		return n, true
+	}
+	s, ok1 := mul(fams, spec.Population, spec.Generations+1, min(spec.SearchScenarios, nSearch))
+	t, ok2 := mul(fams+2, nTest, spec.Rollouts)
+	if !ok1 || !ok2 || s+t > MaxPlannedEpisodes {
+		return fmt.Errorf("the red team could play %d families × %d candidates × %d generations × %d search scenarios plus %d × %d held-out scenarios × %d rollouts, over the limit of %d episodes per run",
+			fams, spec.Population, spec.Generations+1, min(spec.SearchScenarios, nSearch), fams+2, nTest, spec.Rollouts, MaxPlannedEpisodes)
+	}
+	return nil
 }
