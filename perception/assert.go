@@ -117,7 +117,7 @@ var wishFrames = []string{"wish @iwe could/can", "if only", "who knows", "no ide
 //
 // sets and ats are the frame sets each sentence matched, and where
 // (frameBank.match).
-func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int16) {
+func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int32) {
 	d := ti.d
 	pd := d.pd
 	asserted := make([]bool, len(d.toks))

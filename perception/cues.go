@@ -181,7 +181,7 @@ const sentenceFrames = uint32(1)<<numFrameSets - 1&^(1<<fsDismissHead)
 // frame sets hit matched on it (at: where), and sets sfCue in flags for
 // it, and for the sentence after it when an autonomy phrase's "but"
 // opens that one.
-func cuesOf(d doc, si int, hit uint32, at *[numFrameSets]int16, flags []uint8) CueSet {
+func cuesOf(d doc, si int, hit uint32, at *[numFrameSets]int32, flags []uint8) CueSet {
 	st := d.sents[si]
 	ts := d.toks[st.first:st.end]
 	has := func(set int) bool { return hit&(1<<set) != 0 }

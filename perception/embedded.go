@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,7 +136,8 @@ type embCache struct {
 	gather atomic.Pointer[gatherer]
 }
 
-// memoBudget bounds the text analyses a reader memoises (a few KB each).
+// memoBudget bounds the text analyses a reader memoises: texts of at
+// most recentLong bytes, so at most about 30 KB each (30 MB in all).
 const memoBudget = 1 << 10
 
 func newEmbCache() *embCache {
@@ -144,11 +146,12 @@ func newEmbCache() *embCache {
 }
 
 // sceneFields returns, in a fixed order, every scenario string a scene is
-// derived from (appended to dst).
+// derived from (appended to dst), each keyword list after its length, so
+// that no two scenarios share the fields.
 func sceneFields(dst []string, sc *scenario.Scenario) []string {
 	dst = append(dst, sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans, sc.Persuadee.Name)
 	for _, c := range sc.Hidden.Concerns {
-		dst = append(dst, "\x01", c.Description, c.Voiced)
+		dst = append(dst, c.Description, c.Voiced, strconv.Itoa(len(c.Keywords)))
 		dst = append(dst, c.Keywords...)
 	}
 	return dst
@@ -330,8 +333,9 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 			s.pubStem[stem(t.w)] = true
 		}
 	}
+	// put back at the end, not deferred: a gatherer a panic left half
+	// filled must not serve the next scene
 	g := own.gatherer()
-	defer own.putGatherer(g)
 	for ci := 0; ci < s.n; ci++ {
 		c := &sc.Hidden.Concerns[ci]
 		bit := uint64(1) << ci
@@ -407,6 +411,7 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 		}
 	}
 	s.matter = idTableOf[uint8](g)
+	own.putGatherer(g)
 	return s
 }
 

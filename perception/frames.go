@@ -206,7 +206,7 @@ func wordIs(t *token, a, k string) bool { return a == t.w || k == t.wi.key && pr
 // match matches every frame of the sets in want (bit i = set i) against
 // ts, one sentence of d, and returns the sets that match and, per set,
 // the token index (in ts) where its first match starts.
-func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int16) {
+func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int32) {
 	for i := range ts {
 		for _, f := range ts[i].wi.frames {
 			bit := uint32(1) << f.set
@@ -214,7 +214,7 @@ func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFr
 				continue
 			}
 			hit |= bit
-			at[f.set] = int16(i)
+			at[f.set] = int32(i)
 		}
 	}
 	return hit, at

@@ -21,7 +21,7 @@ type textInfo struct {
 	tokHit    []uint64    // per token: the concerns it names
 	grams     []uint64    // per token i with i+4 <= len: the hash of tokens i..i+3
 	// tokFlags holds, per token, tfContent, tfBrings, tfSpecific and
-	// tfAsserted (assert.go).
+	// tfSeed (assert.go).
 	tokFlags  []uint8
 	sentHit   []uint64 // per sentence: the concerns it names
 	sentFlags []uint8  // per sentence: sfDismiss, sfAck, sfLink, sfCue, sfClaim, sfList
@@ -74,6 +74,12 @@ type memoKey struct {
 // info returns the analysis of text on sc, from the reader's memo when
 // the text was analysed before.
 func (sc *scene) info(text string, reply bool) *textInfo {
+	if len(text) > recentLong {
+		// an analysis holds about 30 times its text: a reader's memo of
+		// long texts would hold hundreds of MB (the session keeps the
+		// latest one, recentInfo)
+		return sc.analyseText(text, reply)
+	}
 	k := memoKey{sc.id, text, reply}
 	h := prose.Hash(text) ^ sc.id*0x9e3779b97f4a7c15
 	if reply {
@@ -86,18 +92,21 @@ func (sc *scene) info(text string, reply bool) *textInfo {
 			return ti
 		}
 	}
-	var ti *textInfo
-	if reply {
-		ti = sc.analyseReply(text)
-	} else {
-		ti = sc.analyse(text)
-	}
+	ti := sc.analyseText(text, reply)
 	if again {
 		sc.own.memo.Put(k, ti)
 	} else {
 		slot.Store(h)
 	}
 	return ti
+}
+
+// analyseText is analyseReply(text) when reply, else analyse(text).
+func (sc *scene) analyseText(text string, reply bool) *textInfo {
+	if reply {
+		return sc.analyseReply(text)
+	}
+	return sc.analyse(text)
 }
 
 // analyseReply is the analysis of a persuadee reply: what the reader uses
@@ -185,7 +194,7 @@ func (sc *scene) analyse(text string) *textInfo {
 	sc.lexical(ti, true)
 	ti.sentFlags = make([]uint8, len(d.sents))
 	sets := make([]uint32, len(d.sents))
-	ats := make([][numFrameSets]int16, len(d.sents))
+	ats := make([][numFrameSets]int32, len(d.sents))
 	cd := sc.cueDoc(d)
 	for si, st := range d.sents {
 		sets[si], ats[si] = frames.match(cd, cd.toks[st.first:st.end], sentenceFrames)

@@ -143,16 +143,22 @@ func (sc *scene) known(t token) bool {
 		t.w == sc.name || globalWords()[t.w] || sc.exact[t.w] != 0
 }
 
+// maxCorrected bounds the words spelling corrects, in bytes (a word one
+// insertion from w must fit in correction's buffer).
+const maxCorrected = 80
+
 // correction returns the word one edit from w that spelling picks (see
 // above), or "".
 func (sc *scene) correction(w string) string {
 	globalWords()
-	if !mayHaveNeighbour(w) {
+	// longer than any dictionary word plus one edit: nothing to correct
+	// (and mayHaveNeighbour's cost grows with the square of the length)
+	if len(w) >= maxCorrected || !mayHaveNeighbour(w) {
 		return ""
 	}
 	l := theLexicon()
 	fallback := ""
-	var buf [80]byte
+	var buf [maxCorrected]byte
 	exact := len(sc.exact) > 0
 	try := func(c []byte) bool {
 		if len(c) < 4 {
@@ -172,9 +178,6 @@ func (sc *scene) correction(w string) string {
 			return true
 		}
 		return false
-	}
-	if len(w)+1 > len(buf) {
-		return ""
 	}
 	n := len(w)
 	for i := range n { // a letter deleted

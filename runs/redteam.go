@@ -30,12 +30,12 @@ type RedteamSpec struct {
 }
 
 // Redteam loads the scenarios, resolves the persuadee and runs the red
-// team. Errors: Tmax or Workers < 1, an unknown split or identical
+// team. Errors: a count out of its range (validate), an unknown split or identical
 // search and test splits, a set without scenarios of a split, a budget
 // over MaxPlannedEpisodes episodes, probe.Resolve's,
 // roles.ResolvePersuadee's and redteam.Run's.
 func Redteam(ctx context.Context, spec RedteamSpec) (*redteam.Result, error) {
-	if err := AtLeast(1, "tmax", spec.Tmax, "workers", spec.Workers); err != nil {
+	if err := spec.validate(); err != nil {
 		return nil, err
 	}
 	searchSplit, err := scenario.ParseSplit(spec.SearchSplit)
@@ -74,6 +74,23 @@ func Redteam(ctx context.Context, spec RedteamSpec) (*redteam.Result, error) {
 	o.Families = spec.Families
 	o.Episode = episode.Config{Tmax: spec.Tmax, Basis: basis}
 	return redteam.Run(ctx, o)
+}
+
+// validate checks every count before any work: Tmax in 1..episode.MaxTmax,
+// Workers in 1..MaxWorkers, SearchScenarios, Population (>= 2),
+// Generations (>= 0) and Rollouts each at most MaxPlannedEpisodes.
+func (spec RedteamSpec) validate() error {
+	for _, c := range []struct {
+		flag      string
+		v, lo, hi int
+	}{{"tmax", spec.Tmax, 1, episode.MaxTmax}, {"workers", spec.Workers, 1, MaxWorkers},
+		{"search-scenarios", spec.SearchScenarios, 1, MaxPlannedEpisodes}, {"population", spec.Population, 2, MaxPlannedEpisodes},
+		{"generations", spec.Generations, 0, MaxPlannedEpisodes}, {"rollouts", spec.Rollouts, 1, MaxPlannedEpisodes}} {
+		if c.v < c.lo || c.v > c.hi {
+			return fmt.Errorf("--%s must be in %d..%d, got %d", c.flag, c.lo, c.hi, c.v)
+		}
+	}
+	return nil
 }
 
 // redteamSize refuses a red team whose episodes could exceed

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -18,6 +19,11 @@ func TestRedteamBudgetBounded(t *testing.T) {
 	_, err := Redteam(context.Background(), spec)
 	if err == nil || !strings.Contains(err.Error(), "over the limit of 10000000 episodes") {
 		t.Fatalf("err = %v", err)
+	}
+	// a count past its range is refused before the sets load
+	spec.Generations = math.MaxInt
+	if _, err := Redteam(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "--generations must be in 0..10000000") {
+		t.Fatalf("generations MaxInt: %v", err)
 	}
 	// the default budget is within it
 	if err := redteamSize(RedteamSpec{Options: redteam.DefaultOptions()}, 1065, 120); err != nil {

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"strconv"
+
 	"github.com/persuarena/persuarena/scenario"
 )
 
@@ -22,12 +24,13 @@ func (p *Persuadee) prepOf(sc *scenario.Scenario) *prep {
 }
 
 // prepFields returns, in a fixed order, every scenario string a prep is
-// derived from (appended to dst).
+// derived from (appended to dst), each list after its length, so that no
+// two scenarios share the fields.
 func prepFields(dst []string, sc *scenario.Scenario) []string {
-	dst = append(dst, sc.Proposal, sc.Persuader.Name, sc.Persuadee.Name)
+	dst = append(dst, sc.Proposal, sc.Persuader.Name, sc.Persuadee.Name, strconv.Itoa(len(sc.Hidden.Constraints)))
 	dst = append(dst, sc.Hidden.Constraints...)
 	for _, c := range sc.Hidden.Concerns {
-		dst = append(dst, "\x01", c.ID, c.Description, c.Voiced)
+		dst = append(dst, c.ID, c.Description, c.Voiced, strconv.Itoa(len(c.Keywords)))
 		dst = append(dst, c.Keywords...)
 	}
 	return dst
