@@ -47,6 +47,10 @@ const (
 	// tfSeed: asserted, and one of the concerns' own words: at most one
 	// per sentence brings something (newWords).
 	tfSeed
+	// tfListed: an item of a list (a run of three or more one-word
+	// items, or a clause of a list run): it names a word without saying
+	// anything of it.
+	tfListed
 )
 
 // Closed word lists of the assertion reading.
@@ -110,7 +114,8 @@ var admitFrames = []string{
 // wishFrames deny what follows without a negation of their own.
 var wishFrames = []string{"wish @iwe could/can", "if only", "who knows", "no idea/clue whether/if/how", "!not sure/certain"}
 
-// assertions sets ti.tokFlags (tfContent, tfBrings, tfSpecific, tfSeed),
+// assertions sets ti.tokFlags (tfContent, tfBrings, tfSpecific, tfSeed,
+// tfListed),
 // the sfList sentence flags, and the concerns the message admits having
 // no answer to (ti.admitted) and those whose answer it takes back
 // (ti.takenBack).
@@ -121,6 +126,7 @@ func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int
 	d := ti.d
 	pd := d.pd
 	asserted := make([]bool, len(d.toks))
+	listed := make([]bool, len(d.toks))
 	for si, st := range d.sents {
 		if st.question || ti.sentFlags[si]&(sfCue|sfClaim) != 0 {
 			continue // a question asks; a cue's or a fabrication's sentence brings nothing
@@ -144,6 +150,9 @@ func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int
 		for c := ps.FirstClause; c < ps.EndClause; c++ {
 			cl := pd.Clauses[c]
 			if items >= 3 && cl.End-cl.First <= 3 && !sc.hasPredicate(d, int(cl.First), int(cl.End)) {
+				for i := cl.First; i < cl.End; i++ {
+					listed[i] = true
+				}
 				continue // an item of a list run
 			}
 			for i := cl.First; i < cl.End; i++ {
@@ -151,7 +160,7 @@ func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int
 			}
 		}
 		for _, it := range listItems(d, st) {
-			asserted[it] = false // an item of a run of three or more
+			asserted[it], listed[it] = false, true // an item of a run of three or more
 		}
 		// denied complements
 		ts := d.toks[st.first:st.end]
@@ -203,6 +212,9 @@ func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int
 		}
 	}
 	for i, t := range d.toks {
+		if listed[i] {
+			ti.tokFlags[i] |= tfListed
+		}
 		if !content(t) {
 			continue
 		}

@@ -20,8 +20,8 @@ type textInfo struct {
 	rawTags   tagger.Tags // tagger.Tag of the text as written
 	tokHit    []uint64    // per token: the concerns it names
 	grams     []uint64    // per token i with i+4 <= len: the hash of tokens i..i+3
-	// tokFlags holds, per token, tfContent, tfBrings, tfSpecific and
-	// tfSeed (assert.go).
+	// tokFlags holds, per token, tfContent, tfBrings, tfSpecific, tfSeed
+	// and tfListed (assert.go).
 	tokFlags  []uint8
 	sentHit   []uint64 // per sentence: the concerns it names
 	sentFlags []uint8  // per sentence: sfDismiss, sfAck, sfLink, sfCue, sfClaim, sfList
@@ -225,6 +225,19 @@ func (sc *scene) analyse(text string) *textInfo {
 	return ti
 }
 
+// unlistedHit returns the concerns sentence si names by words that are
+// no list items (tfListed).
+func (ti *textInfo) unlistedHit(si int) uint64 {
+	var m uint64
+	st := ti.d.sents[si]
+	for i := st.first; i < st.end; i++ {
+		if ti.tokFlags[i]&tfListed == 0 {
+			m |= ti.tokHit[i]
+		}
+	}
+	return m
+}
+
 // Tags returns tagger.Tag(text), from the reader's analysis of text (see
 // Tagger).
 func (s *embSession) Tags(text string) tagger.Tags { return s.info(text, false).rawTags }
@@ -265,9 +278,19 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 			end = d.sents[si+1].end
 		}
 		e := s.engage(ti, si, end, covered)
+		named := ti.unlistedHit(si)
 		for ci := 0; ci < s.sc.n; ci++ {
 			if hit[si]&(1<<ci) == 0 {
 				continue
+			}
+			e := e
+			if e == Answered && named&(1<<ci) == 0 {
+				// named only as a list item: the sentence takes the
+				// worry up but does not answer it,
+				// whatever content follows ("Your money and cent and
+				// payment matter. You'd love the new bakery ...": the
+				// red team's mixed family, docs/redteam.md)
+				e = Acknowledged
 			}
 			if cur := p.Concerns[ci]; e == Dismissed || cur != Dismissed && e > cur {
 				p.Concerns[ci] = e

@@ -162,8 +162,8 @@ func TestRunAblate(t *testing.T) {
 	}
 	s := out.String()
 	if !strings.HasPrefix(s, "learn 6 tasks, test 640 tasks, persuadee sim, seed 1\n\n") ||
-		!strings.Contains(s, "| 4 | full | 0.050 (32/640) | 0 | 0 | 2 | +21 / -71 | 1.62e-07 |\n") ||
-		!strings.Contains(s, "| script | 0.128 (82/640) |\n") || strings.Contains(s, "learned on") {
+		!strings.Contains(s, "| 4 | full | 0.047 (30/640) | 0 | 0 | 2 | +20 / -65 | 1.03e-06 |\n") ||
+		!strings.Contains(s, "| script | 0.117 (75/640) |\n") || strings.Contains(s, "learned on") {
 		t.Errorf("ablation:\n%s", s)
 	}
 	spec.Roles = nil

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -151,10 +152,12 @@ func TestSanity(t *testing.T) {
 				}
 			}
 			script, pushy, informer, random := by["script"], by["pushy"], by["informer"], by["random"]
-			// 10 pp is four standard errors of the gap on 360 paired
-			// episodes a persuader
-			if gap := script.pct(decision.TermAccept) - pushy.pct(decision.TermAccept); gap < 10 {
-				t.Errorf("script - pushy Accept = %.1f pp, want >= 10", gap)
+			// four standard errors of the gap (binomial, from the two
+			// shares on their episodes): a clear gap, whatever the shares
+			ps, pp := script.pct(decision.TermAccept)/100, pushy.pct(decision.TermAccept)/100
+			se := 100 * math.Sqrt(ps*(1-ps)/float64(script.n)+pp*(1-pp)/float64(pushy.n))
+			if gap := script.pct(decision.TermAccept) - pushy.pct(decision.TermAccept); gap < 4*se {
+				t.Errorf("script - pushy Accept = %.1f pp, want >= %.1f (four standard errors)", gap, 4*se)
 			}
 			if a, r := pushy.pct(decision.TermAccept), pushy.pct(decision.TermReject); a >= 15 || r <= 40 {
 				t.Errorf("pushy Accept %.1f%% Reject %.1f%%, want < 15 and > 40", a, r)
