@@ -56,3 +56,29 @@ func TestLongTextsNotMemoised(t *testing.T) {
 		t.Fatalf("%d analyses memoised after two reads of a short text, want 1", n)
 	}
 }
+
+// A concern named only by the items of a list is taken up, not answered,
+// whatever fluent content follows (the red team's mixed family); named in
+// an asserted clause, the same content answers it.
+func TestListNamedConcernNotAnswered(t *testing.T) {
+	r := NewEmbedded()
+	ctx := context.Background()
+	read := func(text string) Engagement {
+		s, err := r.Start(ctx, testScenario())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Read(ctx, Input{Transcript: []episode.Message{{Speaker: episode.PersuaderSpeaker, Text: text}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Concerns[0] // cost
+	}
+	const after = " The clinic's sliding scale covers most of each session, and the first two sessions are free."
+	if got := read("Your cost and price and afford matter." + after); got != Acknowledged {
+		t.Errorf("list-named cost: %v, want acknowledged", got)
+	}
+	if got := read("The cost matters." + after); got != Answered {
+		t.Errorf("cost named in an assertion: %v, want answered", got)
+	}
+}

@@ -286,10 +286,10 @@ func (s *embSession) Read(_ context.Context, in Input) (Perception, error) {
 			e := e
 			if e == Answered && named&(1<<ci) == 0 {
 				// named only as a list item: the sentence takes the
-				// worry up but does not answer it,
-				// whatever content follows ("Your money and cent and
-				// payment matter. You'd love the new bakery ...": the
-				// red team's mixed family, docs/redteam.md)
+				// worry up but does not answer it, whatever content
+				// follows ("Your money and cent and payment matter.
+				// You'd love the new bakery ...": the red team's mixed
+				// family, docs/redteam.md)
 				e = Acknowledged
 			}
 			if cur := p.Concerns[ci]; e == Dismissed || cur != Dismissed && e > cur {
