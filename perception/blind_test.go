@@ -7,7 +7,6 @@ import (
 	"github.com/persuarena/persuarena/baseline"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/perception"
-	"github.com/persuarena/persuarena/scenario"
 	"github.com/persuarena/persuarena/tagger"
 )
 
@@ -24,14 +23,7 @@ import (
 // precise.
 func TestGateBlindTemplates(t *testing.T) {
 	ctx := context.Background()
-	all, err := scenario.ResolveOrBuiltins(context.Background(), []string{"p4g", "arena"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := scenario.Filter(all, scenario.Heldout)
-	if len(ss) != 240 {
-		t.Fatalf("%d held-out scenarios, want 240", len(ss))
-	}
+	ss := heldOutScenarios(t)
 	var msgs, touched, answered int
 	for i := range ss {
 		sc := &ss[i]
