@@ -20,12 +20,10 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/persuarena/persuarena/decision"
 	"github.com/persuarena/persuarena/episode"
 	"github.com/persuarena/persuarena/perception"
 	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/scenario"
-	"github.com/persuarena/persuarena/sim"
 )
 
 // heldOutScenarios returns the 240 held-out scenarios of the built-in
@@ -47,22 +45,9 @@ func heldOutScenarios(t testing.TB) []scenario.Scenario {
 // summarises full acceptance and the mean belief gain.
 func runOn(t testing.TB, ss []scenario.Scenario, rollouts int, mk func(sc *scenario.Scenario) func(int, string) string) summary {
 	t.Helper()
-	pee := sim.New(sim.DefaultConfig())
-	var s summary
-	for i := range ss {
-		sc := &ss[i]
-		for r := range rollouts {
-			o := play(t, pee, sc, episode.Seed(11, sc.ID, r), mk(sc))
-			if o.terminal == decision.TermAccept {
-				s.accept++
-			}
-			s.gain += o.bT - o.b0
-			s.n++
-		}
-	}
-	s.accept /= float64(s.n)
-	s.gain /= float64(s.n)
-	return s
+	return tally(t, len(ss), rollouts, func(i int) (*scenario.Scenario, func(int, string) string) {
+		return &ss[i], mk(&ss[i])
+	})
 }
 
 // The sentences a word-list persuader wraps its lists in, the same every

@@ -275,11 +275,23 @@ func (s summary) String() string {
 // summarises full acceptance and the mean belief gain B_T - B_0.
 func run(t testing.TB, gs []gateScenario, mk func(gateScenario) func(int, string) string) summary {
 	t.Helper()
+	return tally(t, len(gs), rollouts, func(i int) (*scenario.Scenario, func(int, string) string) {
+		return gs[i].sc, mk(gs[i])
+	})
+}
+
+// tally plays, for each of n scenarios, rollouts episodes of the
+// persuader at gives for it (a fresh one per episode, seeds
+// episode.Seed(11, id, r)) against the default simulator, and summarises
+// full acceptance and the mean belief gain B_T - B_0.
+func tally(t testing.TB, n, rollouts int, at func(i int) (*scenario.Scenario, func(int, string) string)) summary {
+	t.Helper()
 	pee := sim.New(sim.DefaultConfig())
 	var s summary
-	for _, g := range gs {
+	for i := range n {
 		for r := range rollouts {
-			o := play(t, pee, g.sc, episode.Seed(11, g.sc.ID, r), mk(g))
+			sc, next := at(i)
+			o := play(t, pee, sc, episode.Seed(11, sc.ID, r), next)
 			if o.terminal == decision.TermAccept {
 				s.accept++
 			}
