@@ -166,7 +166,7 @@ func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int
 		ts := d.toks[st.first:st.end]
 		denyFrom, takeBack := -1, false
 		for k, t := range ts {
-			if t.wi.cls&wEpistemic != 0 && pd.Negated(t.i) {
+			if t.wi.cls&wEpistemic != 0 && pd.Negated(int(t.i)) {
 				denyFrom, takeBack = k+1, t.wi.cls&wSpeech != 0
 				break
 			}

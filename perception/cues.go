@@ -192,7 +192,7 @@ func cuesOf(d doc, si int, hit uint32, at *[numFrameSets]int32, flags []uint8) C
 	if has(fsUrgency) {
 		sc = sc.With(Urgency)
 	}
-	if has(fsContempt) || has(fsContemptYou) && !asks(d.pd, d.toks[st.first].sent) && contemptYou(d, ts, int(at[fsContemptYou])) {
+	if has(fsContempt) || has(fsContemptYou) && !asks(d.pd, int(d.toks[st.first].sent)) && contemptYou(d, ts, int(at[fsContemptYou])) {
 		sc = sc.With(Contempt)
 	}
 	if has(fsSocial) {

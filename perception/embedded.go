@@ -75,6 +75,9 @@ type scene struct {
 	seeds   map[int32]uint64  // the seeds alone (keywords, description words)
 	exact   map[string]uint64 // keyword words not in the lexicon -> concerns
 	phrases []kwPhrase
+	// phraseHead is a filter over the phrases' first words and their
+	// base forms (headBit): a token in neither starts no phrase.
+	phraseHead headFilter
 	topic   map[int32]bool
 	topicW  map[string]bool
 	pubStem map[string]bool // stems (stem) of the public text's content words
@@ -198,6 +201,7 @@ func (c *embCache) expansion(id int32) []int32 {
 // its frame key, classes, lexical fields and lexicon base forms.
 type wordInfo struct {
 	key    string
+	keyBit uint64 // keyBit(key)
 	cls    wclass
 	fields uint64
 	bases  []int32
@@ -214,7 +218,7 @@ type wordInfo struct {
 func newWordInfo(w string) *wordInfo {
 	k := frameKey(w)
 	l := theLexicon()
-	wi := &wordInfo{key: k, cls: wordClasses[w], fields: fieldsOf(w, k), bases: slices.Clip(l.bases(nil, w)), frames: frames.byKey[k]}
+	wi := &wordInfo{key: k, keyBit: keyBit(k), cls: wordClasses[w], fields: fieldsOf(w, k), bases: slices.Clip(l.bases(nil, w)), frames: frames.byKey[k]}
 	wi.hashes = make([]uint64, 1, 1+len(wi.bases))
 	wi.hashes[0] = wordHash(w)
 	wi.baseHash = wi.hashes[0]
@@ -366,6 +370,10 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 					p.bases = append(p.bases, basesOf(t.w))
 				}
 				s.phrases = append(s.phrases, p)
+				s.phraseHead.add(headBit(wordHash(p.words[0])))
+				for _, id := range p.bases[0] {
+					s.phraseHead.add(headBit(uint64(id)))
+				}
 			}
 		}
 		for _, text := range []string{c.Description, c.Voiced} {
@@ -422,6 +430,9 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 type idTable[B uint8 | uint64] struct {
 	ids  []int32
 	bits []B
+	// filter has bit idFilterBit(id) set for each id: most look-ups are
+	// of words not in the table, and the filter answers those.
+	filter *[idFilterBits / 64]uint64
 }
 
 // gatherer collects bits per lexicon word id, in time linear in the
@@ -445,7 +456,7 @@ func (g *gatherer) add(id int32, b uint64) {
 
 // idTableOf returns the table of g's ids and bits and empties g.
 func idTableOf[B uint8 | uint64](g *gatherer) idTable[B] {
-	t := idTable[B]{ids: make([]int32, 0, g.n), bits: make([]B, 0, g.n)}
+	t := idTable[B]{ids: make([]int32, 0, g.n), bits: make([]B, 0, g.n), filter: new([idFilterBits / 64]uint64)}
 	for wi, w := range g.marks {
 		if w == 0 {
 			continue
@@ -455,6 +466,8 @@ func idTableOf[B uint8 | uint64](g *gatherer) idTable[B] {
 			id := int32(wi<<6 + bits.TrailingZeros64(w))
 			t.ids = append(t.ids, id)
 			t.bits = append(t.bits, B(g.bits[id]))
+			f := idFilterBit(id)
+			t.filter[f>>6] |= 1 << (f & 63)
 			g.bits[id] = 0
 		}
 	}
@@ -476,10 +489,24 @@ func (c *embCache) putGatherer(g *gatherer) { c.gather.Store(g) }
 
 // get returns id's bits (0 when absent).
 func (t idTable[B]) get(id int32) B {
+	if f := idFilterBit(id); t.filter == nil || t.filter[f>>6]&(1<<(f&63)) == 0 {
+		return 0
+	}
 	if i, ok := slices.BinarySearch(t.ids, id); ok {
 		return t.bits[i]
 	}
 	return 0
+}
+
+// idFilterBits is the size in bits of an idTable's filter (a power of
+// two). Choice: 2^14 (2 KB a table): a scene's table of about 1,400 ids
+// sets under a tenth of it, so nine words in ten that are not in the
+// table are told so without a search.
+const idFilterBits = 1 << 14
+
+// idFilterBit is id's bit in an idTable's filter (Fibonacci hashing).
+func idFilterBit(id int32) uint32 {
+	return uint32(uint64(uint32(id)) * 0x9e3779b97f4a7c15 >> (64 - 14))
 }
 
 // len returns the number of ids.
@@ -608,15 +635,12 @@ func (s *embSession) absorb(ms []episode.Message) {
 	s.seen = len(ms)
 }
 
-// gram is the FNV-1a hash of the words of ts, each followed by a zero
-// byte.
+// gram is the hash of the run of words ts, from the words' hashes (so a
+// run costs four mixes, not a pass over its bytes).
 func gram(ts []token) uint64 {
-	h := uint64(14695981039346656037)
-	for _, t := range ts {
-		for i := 0; i < len(t.w); i++ {
-			h = (h ^ uint64(t.w[i])) * 1099511628211
-		}
-		h *= 1099511628211 // the zero byte
+	var h uint64
+	for i := range ts {
+		h = mix(h ^ ts[i].hash)
 	}
 	return h
 }
@@ -653,6 +677,9 @@ func (sc *scene) hits(d doc, i int) uint64 {
 	for _, id := range t.wi.bases {
 		m |= sc.vocab.get(id)
 	}
+	if !sc.mayStartPhrase(t) {
+		return m
+	}
 	for pi := range sc.phrases {
 		p := &sc.phrases[pi]
 		if i+len(p.words) > len(d.toks) || d.toks[i+len(p.words)-1].sent != d.toks[i].sent || !sameTok(&d.toks[i], p.words[0], p.bases[0]) {
@@ -670,6 +697,32 @@ func (sc *scene) hits(d doc, i int) uint64 {
 		}
 	}
 	return m
+}
+
+// headFilter is a 256-bit filter (scene.phraseHead).
+type headFilter [4]uint64
+
+func (f *headFilter) add(b uint8)      { f[b>>6] |= 1 << (b & 63) }
+func (f *headFilter) has(b uint8) bool { return f[b>>6]&(1<<(b&63)) != 0 }
+
+// headBit is the bit of a word hash or a base id in a headFilter.
+func headBit(h uint64) uint8 { return uint8(mix(h) >> 56) }
+
+// mayStartPhrase reports false when token t is certainly neither the
+// first word of one of sc's phrases nor shares a base form with one.
+func (sc *scene) mayStartPhrase(t *token) bool {
+	if len(sc.phrases) == 0 {
+		return false
+	}
+	if sc.phraseHead.has(headBit(t.hash)) {
+		return true
+	}
+	for _, id := range t.wi.bases {
+		if sc.phraseHead.has(headBit(uint64(id))) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameTok reports whether token t is word w (base forms bs) or shares a
@@ -742,7 +795,7 @@ func oneWordCue(w string) bool {
 }
 
 // maskedWord is the wordInfo of a masked token (cueDoc).
-var maskedWord = wordInfo{key: "\x00"}
+var maskedWord = wordInfo{key: "\x00", keyBit: keyBit("\x00")}
 
 // cueDoc returns d with the scene's quoted proposal words (scene.quoted)
 // masked, for matching cues and dismissals; d itself when there are none

@@ -43,6 +43,29 @@ type frame struct {
 	negOK  bool  // "!": counts when negated
 	set    uint8 // the frame set it belongs to (frameSets)
 	source string
+	// needKeys has, per word item after the first, the keyBits of its
+	// alternatives' first words, and needFields the fields of its field
+	// items: a sentence lacking one of them cannot match (mayMatch).
+	needKeys   []uint64
+	needFields uint64
+}
+
+// keyBit is the bit of a word key (frameKey) in a sentence's key
+// signature (frameBank.match).
+func keyBit(k string) uint64 { return 1 << (mix(prose.Hash(k)) >> 58) }
+
+// mayMatch reports false when a sentence whose words' keyBits are keys
+// and whose words' fields are fields certainly does not match f.
+func (f *frame) mayMatch(keys, fields uint64) bool {
+	if f.needFields&^fields != 0 {
+		return false
+	}
+	for _, m := range f.needKeys {
+		if m&keys == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // The frame sets: every list of frames the reader matches, numbered so
@@ -176,6 +199,18 @@ func compileFrame(src string) *frame {
 	if len(f.items) == 0 || f.items[0].gap || f.items[0].any || f.items[len(f.items)-1].gap {
 		panic("perception: frame " + src + ": empty, or starts with .. or *, or ends with ..")
 	}
+	for _, it := range f.items[1:] {
+		switch {
+		case it.field != 0:
+			f.needFields |= 1 << (it.field - 1)
+		case len(it.keys) > 0:
+			var m uint64
+			for _, k := range it.keys {
+				m |= keyBit(k)
+			}
+			f.needKeys = append(f.needKeys, m)
+		}
+	}
 	return f
 }
 
@@ -207,10 +242,15 @@ func wordIs(t *token, a, k string) bool { return a == t.w || k == t.wi.key && pr
 // ts, one sentence of d, and returns the sets that match and, per set,
 // the token index (in ts) where its first match starts.
 func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int32) {
+	var keys, fields uint64
+	for i := range ts {
+		keys |= ts[i].wi.keyBit
+		fields |= ts[i].wi.fields
+	}
 	for i := range ts {
 		for _, f := range ts[i].wi.frames {
 			bit := uint32(1) << f.set
-			if want&^hit&bit == 0 || !matchItems(f.items, ts, i) || !f.negOK && d.pd.Negated(ts[i].i) {
+			if want&^hit&bit == 0 || !f.mayMatch(keys, fields) || !matchItems(f.items, ts, i) || !f.negOK && d.pd.Negated(int(ts[i].i)) {
 				continue
 			}
 			hit |= bit
@@ -223,7 +263,7 @@ func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFr
 // matchAt reports whether a frame of set matches ts from token i.
 func (b *frameBank) matchAt(d doc, ts []token, i, set int) bool {
 	for _, f := range ts[i].wi.frames {
-		if int(f.set) == set && matchItems(f.items, ts, i) && (f.negOK || !d.pd.Negated(ts[i].i)) {
+		if int(f.set) == set && matchItems(f.items, ts, i) && (f.negOK || !d.pd.Negated(int(ts[i].i))) {
 			return true
 		}
 	}

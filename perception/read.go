@@ -40,10 +40,10 @@ type textInfo struct {
 	set       []uint64 // hashes of the content words' base forms, sorted, unique (repetition)
 	wordSet   hset     // hashes of the tokens' words and their base forms
 	tokHash   []uint64 // per token: the hash of its word
-	gramSet   hset     // grams
+	gramSet   hset     // grams (replies only)
 	baseHash  []uint64 // per content token: the hash of its first base form (or the word)
-	wordBloom bloom    // over wordSet
-	gramBloom bloom    // over gramSet
+	wordBloom bloom    // over wordSet (replies only)
+	gramBloom bloom    // over gramSet (replies only)
 }
 
 func wordHash(w string) uint64 { return prose.Hash(w) }
@@ -113,16 +113,18 @@ func (sc *scene) analyseText(text string, reply bool) *textInfo {
 // of one (its words for newness, echo and relevance, the concerns it
 // names), without tags, cues, claims or assertions.
 func (sc *scene) analyseReply(text string) *textInfo {
-	ti := &textInfo{d: tokenizeWith(sc.own, text)}
+	ti := &textInfo{d: tokenizeTemp(sc.own, text)}
 	sc.lexical(ti, false)
-	ti.d.pd = nil // read only while analysing; the memo keeps the rest
+	release(&ti.d) // read only while analysing; the memo keeps the rest
 	return ti
 }
 
 // lexical fills the history-facing part of ti: the word hashes (with
-// their base forms), 4-word runs, the content words' base forms, the
-// Bloom filters, and the concerns each token and sentence names; the
-// persuader's content set when full. Its slices share one allocation.
+// their base forms), 4-word runs, the content words' base forms and the
+// concerns each token and sentence names; when full (a persuader's
+// message) its content set, else (a persuadee reply) the set of its
+// 4-word runs and the Bloom filters that later reads search (peeSaid).
+// Its slices share one allocation.
 func (sc *scene) lexical(ti *textInfo, full bool) {
 	d := ti.d
 	n, ns := len(d.toks), len(d.sents)
@@ -131,9 +133,11 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 		nw += len(d.toks[i].wi.hashes)
 	}
 	grams := max(n-3, 0)
-	size := 3*n + nw + grams + hsetSize(nw) + hsetSize(grams) + ns
+	size := 3*n + nw + grams + hsetSize(nw) + ns
 	if full {
 		size += n
+	} else {
+		size += hsetSize(grams)
 	}
 	arena := make([]uint64, size)
 	cut := func(k int) []uint64 {
@@ -162,17 +166,19 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 		}
 	}
 	ti.wordSet = makeHset(cut(hsetSize(len(words))), words)
-	ti.gramSet = makeHset(cut(hsetSize(len(ti.grams))), ti.grams)
 	if full {
 		ti.set = append(cut(n)[:0], ti.baseHash...)
 		slices.Sort(ti.set)
 		ti.set = slices.Compact(ti.set)
-	}
-	for _, h := range words {
-		ti.wordBloom.add(h)
-	}
-	for _, h := range ti.grams {
-		ti.gramBloom.add(h)
+	} else {
+		// what the persuadee said, looked up by later reads (peeSaid)
+		ti.gramSet = makeHset(cut(hsetSize(len(ti.grams))), ti.grams)
+		for _, h := range words {
+			ti.wordBloom.add(h)
+		}
+		for _, h := range ti.grams {
+			ti.gramBloom.add(h)
+		}
 	}
 	for si, st := range d.sents {
 		for i := st.first; i < st.end; i++ {
@@ -183,7 +189,7 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 
 func (sc *scene) analyse(text string) *textInfo {
 	ti := &textInfo{}
-	raw := tokenizeWith(sc.own, text)
+	raw := tokenizeTemp(sc.own, text)
 	ti.d, ti.corrected = sc.correct(raw)
 	ti.rawTags = tagger.TagDoc(raw.pd)
 	ti.tags = ti.rawTags
@@ -221,7 +227,11 @@ func (sc *scene) analyse(text string) *textInfo {
 			break
 		}
 	}
-	ti.d.pd = nil // read only while analysing; the memo keeps the rest
+	// read only while analysing; the memo keeps the rest
+	if ti.corrected {
+		release(&raw)
+	}
+	release(&ti.d)
 	return ti
 }
 
@@ -372,7 +382,7 @@ func (s *embSession) echoed(ti *textInfo) []bool {
 // most one concern word (tfSeed) per sentence with tfBrings, that the
 // persuadee has not said, neither as a word nor inside an echoed run.
 func (s *embSession) newWords(ti *textInfo, first, end int, covered []bool, f uint8) int {
-	n, seedSent := 0, -1
+	n, seedSent := 0, int32(-1)
 	for i := first; i < end; i++ {
 		tf := ti.tokFlags[i]
 		if tf&(f|tfSeed) == 0 || covered[i] || s.peeSaid(ti.tokHash[i], false) {

@@ -218,10 +218,11 @@ func (sc *scene) correction(w string) string {
 }
 
 // correct fixes one-edit misspellings (see correction); it returns the
-// document of the corrected text and whether anything changed.
+// document of the corrected text and whether anything changed (then its
+// pd is pooled: see release).
 func (sc *scene) correct(d doc) (doc, bool) {
 	var b strings.Builder
-	last, changed := 0, false
+	last, changed := int32(0), false
 	for _, t := range d.toks {
 		if sc.known(t) {
 			continue
@@ -238,5 +239,5 @@ func (sc *scene) correct(d doc) (doc, bool) {
 		return d, false
 	}
 	b.WriteString(d.text[last:])
-	return tokenizeWith(sc.own, b.String()), true
+	return tokenizeTemp(sc.own, b.String()), true
 }

@@ -1,6 +1,10 @@
 package perception
 
-import "github.com/persuarena/persuarena/prose"
+import (
+	"sync"
+
+	"github.com/persuarena/persuarena/prose"
+)
 
 // token is one word or number of a message as the embedded reader sees
 // it: package prose's token with its word, and what the reader looks up
@@ -8,10 +12,10 @@ import "github.com/persuarena/persuarena/prose"
 // and base forms).
 type token struct {
 	w          string // lower-case word; "percent" for '%'
-	i          int    // index in the prose.Doc
-	start, end int    // byte span in the (corrected) text
-	sent       int
-	clause     int
+	i          int32  // index in the prose.Doc
+	start, end int32  // byte span in the (corrected) text
+	sent       int32
+	clause     int32
 	upper      bool      // the original word starts with an upper-case letter
 	num        bool      // digits (not a number word)
 	wi         *wordInfo // its key, classes, fields and base forms (read only; no base forms when read without a reader's cache)
@@ -56,6 +60,26 @@ func tokenize(text string) doc { return fromProse(prose.Parse(text), nil) }
 // from own.
 func tokenizeWith(own *embCache, text string) doc { return fromProse(prose.Parse(text), own) }
 
+// docs holds prose.Docs whose buffers an analysis reuses (tokenizeTemp).
+var docs = sync.Pool{New: func() any { return new(prose.Doc) }}
+
+// tokenizeTemp is tokenizeWith on a pooled prose.Doc, for a reading
+// whose d.pd is used only while analysing: release gives it back.
+func tokenizeTemp(own *embCache, text string) doc {
+	pd := docs.Get().(*prose.Doc)
+	pd.Reparse(text)
+	return fromProse(pd, own)
+}
+
+// release gives d.pd back for reuse and clears it. The tokens' words
+// stay valid (prose.Doc.Reparse).
+func release(d *doc) {
+	if d.pd != nil {
+		docs.Put(d.pd)
+		d.pd = nil
+	}
+}
+
 // fromProse converts pd to the reader's doc, base forms from own (none
 // when nil).
 func fromProse(pd *prose.Doc, own *embCache) doc {
@@ -67,7 +91,7 @@ func fromProse(pd *prose.Doc, own *embCache) doc {
 		if t.Flags&prose.Percent != 0 {
 			w, h = "percent", wordHash("percent")
 		}
-		tk := token{w: w, i: i, start: int(t.Start), end: int(t.End), sent: int(pd.Clauses[t.Clause].Sent), clause: int(t.Clause),
+		tk := token{w: w, i: int32(i), start: t.Start, end: t.End, sent: pd.Clauses[t.Clause].Sent, clause: t.Clause,
 			upper: t.Flags&prose.Upper != 0, num: t.Flags&prose.Num != 0 && len(w) > 0 && w[0] >= '0' && w[0] <= '9', hash: h}
 		if own != nil {
 			tk.wi = own.word(w, h)

@@ -94,9 +94,17 @@ type Doc struct {
 // Parse reads text into a new Doc (see Reset for the rules).
 func Parse(text string) *Doc {
 	d := &Doc{}
+	d.Reparse(text)
+	return d
+}
+
+// Reparse reads text into d as Parse does, reusing d's token, clause and
+// sentence buffers. Its words (Word) are substrings of one new string,
+// so they stay valid after d is read again; d's tokens, clauses and
+// sentences do not.
+func (d *Doc) Reparse(text string) {
 	d.parse(text)
 	d.normStr = string(d.norm)
-	return d
 }
 
 // Reset reads text into d, reusing d's buffers: the rules are those of
