@@ -78,10 +78,10 @@ type scene struct {
 	// phraseHead is a filter over the phrases' first words and their
 	// base forms (headBit): a token in neither starts no phrase.
 	phraseHead headFilter
-	topic   map[int32]bool
-	topicW  map[string]bool
-	pubStem map[string]bool // stems (stem) of the public text's content words
-	kwStem  map[string]bool // stems of the concerns' own keyword words
+	topic      map[int32]bool
+	topicW     map[string]bool
+	pubStem    map[string]bool // stems (stem) of the public text's content words
+	kwStem     map[string]bool // stems of the concerns' own keyword words
 	// quoted are the proposal's words that are also one-word manipulation
 	// or dismissal phrases ("stupid" in "Social media are making people
 	// stupid"): quoting the proposition is its topic, not contempt, so
