@@ -294,3 +294,26 @@ func TestHashBytes(t *testing.T) {
 		t.Errorf("Hash(a) = %#x", Hash("a"))
 	}
 }
+
+// TestClassTable checks the hashed class table against the class map it
+// is built from: every listed word keeps its flags, also as read by the
+// tokeniser, and unlisted words have none.
+func TestClassTable(t *testing.T) {
+	for w, f := range classes {
+		if got := Class(w); got != f {
+			t.Errorf("Class(%q) = %b, want %b", w, got, f)
+		}
+	}
+	d := Parse("Nobody wants your one thing, honestly.")
+	want := []Flag{Negator, Stop, You | Stop, Num | Stop, Stop, Marker | Stop}
+	for i, f := range want {
+		if got := d.Tokens[i].Flags &^ Upper; got != f {
+			t.Errorf("token %q: flags %b, want %b", d.Word(i), got, f)
+		}
+	}
+	for _, w := range []string{"vaccine", "", "yous", "nobodyy", "zq"} {
+		if got := Class(w); got != 0 {
+			t.Errorf("Class(%q) = %b, want 0", w, got)
+		}
+	}
+}

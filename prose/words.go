@@ -1,6 +1,9 @@
 package prose
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // The closed word classes, lower-case with a straight apostrophe. They
 // are the only word lists both readers rely on; each reader's own lists
@@ -66,14 +69,63 @@ var classes = func() map[string]Flag {
 	return m
 }()
 
+// classTable holds classes in an open-addressing table probed by the
+// word's hash (Hash), which the tokeniser has already computed: a look-up
+// hashes nothing, and most words (not in any class) stop at an empty
+// slot. Its size is a power of two at least four times the words.
+var classTable = func() []classEntry {
+	size := 1
+	for size < 4*len(classes) {
+		size <<= 1
+	}
+	t := make([]classEntry, size)
+	for w, f := range classes {
+		h := Hash(w)
+		i := classSlot(h, len(t))
+		for t[i].w != "" {
+			i = (i + 1) & (len(t) - 1)
+		}
+		t[i] = classEntry{h: h, w: w, f: f}
+	}
+	return t
+}()
+
+type classEntry struct {
+	h uint64
+	w string
+	f Flag
+}
+
+// classSlot is the first slot of hash h in a table of n slots (Fibonacci
+// hashing: FNV-1a's low bits vary little between words of one ending).
+func classSlot(h uint64, n int) int { return int(h * 0x9e3779b97f4a7c15 >> 40 & uint64(n-1)) }
+
+// classOfHash returns the flags of word w, whose Hash is h.
+func classOfHash(w string, h uint64) Flag {
+	for i := classSlot(h, len(classTable)); ; i = (i + 1) & (len(classTable) - 1) {
+		e := &classTable[i]
+		if e.w == "" {
+			return 0
+		}
+		if e.h == h && e.w == w {
+			return e.f
+		}
+	}
+}
+
 // classOf returns the flags of word w (of hash h).
-func classOf(w []byte, _ uint64) Flag { return classes[string(w)] }
+func classOf(w []byte, h uint64) Flag {
+	if len(w) == 0 {
+		return 0
+	}
+	return classOfHash(unsafe.String(&w[0], len(w)), h) // w outlives the call
+}
 
 // Class returns the word-class flags of a lower-case word (0 for none).
-func Class(w string) Flag { return classes[w] }
+func Class(w string) Flag { return classOfHash(w, Hash(w)) }
 
 // IsStop reports whether w is a stop word.
-func IsStop(w string) bool { return classes[w]&Stop != 0 }
+func IsStop(w string) bool { return Class(w)&Stop != 0 }
 
 // Set returns the words of a space-separated list as a set (for a
 // reader's own lists).
