@@ -78,7 +78,6 @@ type scene struct {
 	// phraseHead is a filter over the phrases' first words and their
 	// base forms (headBit): a token in neither starts no phrase.
 	phraseHead headFilter
-	topic      map[int32]bool
 	topicW     map[string]bool
 	pubStem    map[string]bool // stems (stem) of the public text's content words
 	kwStem     map[string]bool // stems of the concerns' own keyword words
@@ -302,22 +301,31 @@ type wordShard struct {
 	dirty map[string]*wordInfo                 // added since, under mu
 }
 
+// tokens returns the tokens of text, read with c's word cache.
+func (c *embCache) tokens(text string) []token {
+	d := tokenizeTemp(c, text)
+	release(&d)
+	return d.toks
+}
+
 // basesOf returns the lexicon base ids of w (read only), from c.
 func (c *embCache) basesOf(w string) []int32 { return c.word(w, prose.Hash(w)).bases }
 
 func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 	l := theLexicon()
-	basesOf := own.basesOf
 	s := &scene{
 		own: own, id: own.nScenes.Add(1),
 		n: min(len(sc.Hidden.Concerns), 64), seeds: map[int32]uint64{}, exact: map[string]uint64{},
-		topic: map[int32]bool{}, topicW: map[string]bool{}, pubStem: map[string]bool{}, kwStem: map[string]bool{},
+		topicW: map[string]bool{}, pubStem: map[string]bool{}, kwStem: map[string]bool{},
 		public: strings.ToLower(strings.Join([]string{sc.Proposal, sc.Background, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")),
 	}
 	if f := strings.Fields(sc.Persuadee.Name); len(f) > 0 {
 		s.name = strings.ToLower(f[0])
 	}
-	for _, t := range tokenizeWith(own, sc.Proposal).toks {
+	// put back at the end, not deferred: a gatherer a panic left half
+	// filled must not serve the next scene
+	g := own.gatherer()
+	for _, t := range own.tokens(sc.Proposal) {
 		if oneWordCue(t.w) {
 			if s.quoted == nil {
 				s.quoted = map[string]bool{}
@@ -326,26 +334,23 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 		}
 		if content(t) {
 			s.topicW[t.w] = true
-			for _, id := range basesOf(t.w) {
-				s.topic[id] = true
+			for _, id := range t.wi.bases {
+				g.markTopic(id)
 			}
 		}
 	}
 	// the proposal's own words, not the background's names and places
-	for _, t := range tokenizeWith(own, strings.Join([]string{sc.Proposal, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")).toks {
+	for _, t := range own.tokens(strings.Join([]string{sc.Proposal, sc.Domain, sc.AcceptMeans, sc.ConditionalMeans}, " ")) {
 		if content(t) {
 			s.pubStem[stem(t.w)] = true
 		}
 	}
-	// put back at the end, not deferred: a gatherer a panic left half
-	// filled must not serve the next scene
-	g := own.gatherer()
 	for ci := 0; ci < s.n; ci++ {
 		c := &sc.Hidden.Concerns[ci]
 		bit := uint64(1) << ci
 		var seeds []int32
 		for _, kw := range c.Keywords {
-			ws := tokenizeWith(own, kw).toks
+			ws := own.tokens(kw)
 			for _, t := range ws {
 				if content(t) {
 					s.kwStem[stem(t.w)] = true
@@ -354,7 +359,7 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 			switch {
 			case len(ws) == 1:
 				w := ws[0].w
-				ids := basesOf(w)
+				ids := ws[0].wi.bases
 				if len(ids) == 0 {
 					s.exact[w] |= bit
 				}
@@ -367,7 +372,7 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 				p := kwPhrase{mask: bit}
 				for _, t := range ws {
 					p.words = append(p.words, t.w)
-					p.bases = append(p.bases, basesOf(t.w))
+					p.bases = append(p.bases, t.wi.bases)
 				}
 				s.phrases = append(s.phrases, p)
 				s.phraseHead.add(headBit(wordHash(p.words[0])))
@@ -377,12 +382,12 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 			}
 		}
 		for _, text := range []string{c.Description, c.Voiced} {
-			for _, t := range tokenizeWith(own, text).toks {
+			for _, t := range own.tokens(text) {
 				if !content(t) || s.topicW[t.w] {
 					continue
 				}
-				for _, id := range basesOf(t.w) {
-					if !s.topic[id] && l.senseCount(id) <= maxSenses {
+				for _, id := range t.wi.bases {
+					if !g.isTopic(id) && l.senseCount(id) <= maxSenses {
 						g.add(id, bit)
 						s.seeds[id] |= bit
 						seeds = append(seeds, id)
@@ -390,19 +395,23 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 				}
 			}
 		}
-		for _, id := range seeds {
+		// a seed reached twice (a keyword's word in the description)
+		// adds nothing the second time
+		slices.Sort(seeds)
+		for _, id := range slices.Compact(seeds) {
 			for _, r := range own.expansion(id) {
-				if !s.topic[r] {
+				if !g.isTopic(r) {
 					g.add(r, bit)
 				}
 			}
 		}
 	}
+	g.clearTopic()
 	s.vocab = idTableOf[uint64](g)
 	// the matter at hand: the public scenario's things (nounish content
 	// words) and their lexicon neighbours (onMatter); matterNear marks
 	// those of its specific things (at most specificSenses senses)
-	for _, t := range tokenizeWith(own, s.public).toks {
+	for _, t := range own.tokens(s.public) {
 		if !content(t) || t.wi.cls&(wGeneric|wWorry) != 0 || len(t.wi.bases) == 0 ||
 			!l.nounish(t.wi.bases[0]) {
 			continue
@@ -444,6 +453,25 @@ type gatherer struct {
 	bits  []uint64
 	marks []uint64 // bit id%64 of word id/64: id was added
 	n     int      // ids added
+	// topic marks the proposal's words (bit id%64 of word id/64), which
+	// widen no concern; topicIDs lists them for clearTopic.
+	topic    []uint64
+	topicIDs []int32
+}
+
+func (g *gatherer) markTopic(id int32) {
+	g.topic[id>>6] |= 1 << (id & 63)
+	g.topicIDs = append(g.topicIDs, id)
+}
+
+func (g *gatherer) isTopic(id int32) bool { return g.topic[id>>6]&(1<<(id&63)) != 0 }
+
+// clearTopic unmarks every topic word.
+func (g *gatherer) clearTopic() {
+	for _, id := range g.topicIDs {
+		g.topic[id>>6] = 0
+	}
+	g.topicIDs = g.topicIDs[:0]
 }
 
 func (g *gatherer) add(id int32, b uint64) {
@@ -482,7 +510,7 @@ func (c *embCache) gatherer() *gatherer {
 		return g
 	}
 	n := len(theLexicon().words)
-	return &gatherer{bits: make([]uint64, n), marks: make([]uint64, (n+63)/64)}
+	return &gatherer{bits: make([]uint64, n), marks: make([]uint64, (n+63)/64), topic: make([]uint64, (n+63)/64)}
 }
 
 func (c *embCache) putGatherer(g *gatherer) { c.gather.Store(g) }

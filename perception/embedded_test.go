@@ -230,3 +230,23 @@ func TestOffTopicAnswersNothing(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNewScene derives the scenes of the arena set's scenarios
+// with one reader, as a run does (the lexicon loaded before the timer;
+// the neighbourhoods of seed words shared across the set's scenes).
+func BenchmarkNewScene(b *testing.B) {
+	all, err := scenario.Resolve("arena")
+	if err != nil {
+		b.Fatal(err)
+	}
+	theLexicon()
+	globalWords()
+	b.ReportAllocs()
+	for b.Loop() {
+		c := newEmbCache()
+		for i := range all {
+			c.newScene(&all[i])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(all)), "ns/scene")
+}

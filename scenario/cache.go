@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"github.com/persuarena/persuarena/prose"
 )
@@ -16,27 +17,64 @@ import (
 // episode on a dropped scenario derives its value again), and its owner
 // decides its lifetime: a simulator, a reader or a persuader keeps one
 // per instance, so a run's caches go with the run. Safe for concurrent
-// use.
-type Cache[V any] struct{ m *prose.Memo[string, V] }
+// use: episodes that miss one value together derive it once (a run plays
+// a scenario's episodes side by side).
+type Cache[V any] struct {
+	m      *prose.Memo[string, V]
+	mu     sync.Mutex
+	flight map[string]*derivation[V] // values being derived, by key
+}
+
+// derivation is a value being derived; done is closed when it is set
+// (ok false when derive panicked).
+type derivation[V any] struct {
+	done    chan struct{}
+	v       V
+	ok      bool
+	waiters int // callers waiting on done (under Cache.mu)
+}
 
 // NewCache returns an empty Cache of at most limit values (at least 16).
 func NewCache[V any](limit int) *Cache[V] {
-	return &Cache[V]{m: prose.NewMemo[string, V](limit)}
+	return &Cache[V]{m: prose.NewMemo[string, V](limit), flight: map[string]*derivation[V]{}}
 }
 
 // Get returns the value derived from the content fields (every string the
 // derivation reads, in a fixed order; their boundaries count), calling
-// derive on a miss. derive runs without a lock, so episodes that miss
-// together may each derive the value; each gets its own, equal in
-// content, and the last is kept.
+// derive on a miss. derive runs without a lock; callers that miss while
+// it runs wait for its value (or, should it panic, derive their own).
 func (c *Cache[V]) Get(fields []string, derive func() V) V {
 	k := string(appendKey(make([]byte, 0, 256), fields))
 	if v, ok := c.m.Get(k); ok {
 		return v
 	}
-	v := derive()
-	c.m.Put(k, v)
-	return v
+	c.mu.Lock()
+	if f, ok := c.flight[k]; ok {
+		f.waiters++
+		c.mu.Unlock()
+		<-f.done
+		if f.ok {
+			return f.v
+		}
+		return derive()
+	}
+	if v, ok := c.m.Get(k); ok { // derived since the first look
+		c.mu.Unlock()
+		return v
+	}
+	f := &derivation[V]{done: make(chan struct{})}
+	c.flight[k] = f
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.flight, k)
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	f.v = derive()
+	f.ok = true
+	c.m.Put(k, f.v)
+	return f.v
 }
 
 // Len returns the number of values held.

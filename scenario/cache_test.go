@@ -1,6 +1,10 @@
 package scenario
 
-import "testing"
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
 
 // A Cache derives once per content, tells fields apart by their
 // boundaries, and stays within its limit.
@@ -23,4 +27,66 @@ func TestCache(t *testing.T) {
 	if n := c.Len(); n > 16 || n < 1 {
 		t.Fatalf("%d values held, want 1..16", n)
 	}
+}
+
+// Callers that miss one value together derive it once; a derivation
+// that panics leaves the waiters to derive their own.
+func TestCacheDerivesOnce(t *testing.T) {
+	c := NewCache[int](16)
+	var calls atomic.Int32
+	start, release := make(chan struct{}), make(chan struct{})
+	derive := func() int {
+		calls.Add(1)
+		close(start)
+		<-release
+		return 7
+	}
+	got := make(chan int, 3)
+	go func() { got <- c.Get([]string{"k"}, derive) }()
+	<-start
+	for range 2 {
+		go func() { got <- c.Get([]string{"k"}, func() int { calls.Add(1); return 8 }) }()
+	}
+	for !c.waiting("k", 2) {
+		runtime.Gosched()
+	}
+	close(release)
+	for range 3 {
+		if v := <-got; v != 7 {
+			t.Fatalf("got %d, want 7 from the one derivation", v)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d derivations, want 1", n)
+	}
+
+	boom := make(chan struct{})
+	go func() {
+		defer func() { recover() }()
+		c.Get([]string{"p"}, func() int { <-boom; panic("derive") })
+	}()
+	for !c.inFlight("p") {
+		runtime.Gosched()
+	}
+	done := make(chan int)
+	go func() { done <- c.Get([]string{"p"}, func() int { return 9 }) }()
+	for !c.waiting("p", 1) {
+		runtime.Gosched()
+	}
+	close(boom)
+	if v := <-done; v != 9 {
+		t.Fatalf("after a panicked derivation: %d, want the waiter's own 9", v)
+	}
+}
+
+// inFlight reports whether the value of the one field k is being derived.
+func (c *Cache[V]) inFlight(k string) bool { return c.waiting(k, 0) }
+
+// waiting reports whether the value of the one field k is being derived
+// with at least n callers waiting for it.
+func (c *Cache[V]) waiting(k string, n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.flight[string(appendKey(nil, []string{k}))]
+	return ok && f.waiters >= n
 }
