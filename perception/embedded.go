@@ -231,11 +231,12 @@ func newWordInfo(w string) *wordInfo {
 	return wi
 }
 
-// word returns w's wordInfo (read only), from c. A word the reader has
-// nothing on (no base form, class or field: a name, a typo, a made-up
-// word) is not kept, so texts that never repeat fill no cache. Reads take
-// no lock: each shard of c.words is a published map, replaced (never
-// written) once the words added since are as many as a quarter of it.
+// word returns the wordInfo (read only) of w, whose hash is h, from c. A
+// word the reader has nothing on (no base form, class or field: a name,
+// a typo, a made-up word) is kept only in a fixed-size table (unknown),
+// so texts that never repeat grow no cache. Reads take no lock: each
+// shard of c.words is a published map, replaced (never written) once the
+// words added since are as many as a quarter of it.
 func (c *embCache) word(w string, h uint64) *wordInfo {
 	sh := &c.words[h&(wordShards-1)]
 	if m := sh.read.Load(); m != nil {
@@ -652,8 +653,8 @@ func (s *embSession) absorb(ms []episode.Message) {
 		}
 		s.lastMask, s.hasLast = 0, true
 		s.pees = append(s.pees, ti)
-		s.said.or(&ti.wordBloom)
-		s.saidGram.or(&ti.gramBloom)
+		s.said.or(&ti.said.words)
+		s.saidGram.or(&ti.said.grams)
 		// by base form, as relevance compares them
 		s.lastHash = ti.baseHash
 		for _, m := range ti.tokHit {

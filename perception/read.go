@@ -36,17 +36,20 @@ type textInfo struct {
 	// concern's keywords (by stem). Only then can it answer a concern
 	// (engage): an argument about something else answers no worry about
 	// this proposal, however generic the worry's words.
-	onTopic   bool
-	set       []uint64 // hashes of the content words' base forms, sorted, unique (repetition)
-	wordSet   hset     // hashes of the tokens' words and their base forms
-	tokHash   []uint64 // per token: the hash of its word
-	gramSet   hset     // grams (replies only)
-	baseHash  []uint64 // per content token: the hash of its first base form (or the word)
-	wordBloom bloom    // over wordSet (replies only)
-	gramBloom bloom    // over gramSet (replies only)
+	onTopic  bool
+	set      []uint64     // hashes of the content words' base forms, sorted, unique (repetition)
+	wordSet  hset         // hashes of the tokens' words and their base forms
+	gramSet  hset         // grams (replies only)
+	baseHash []uint64     // per content token: the hash of its first base form (or the word)
+	said     *saidFilters // replies only
 }
 
 func wordHash(w string) uint64 { return prose.Hash(w) }
+
+// saidFilters are the Bloom filters of a persuadee reply's words and
+// 4-word runs (over textInfo.wordSet and gramSet), which a session ORs
+// into what the persuadee has said.
+type saidFilters struct{ words, grams bloom }
 
 // Per-sentence flags.
 const (
@@ -133,7 +136,7 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 		nw += len(d.toks[i].wi.hashes)
 	}
 	grams := max(n-3, 0)
-	size := 3*n + nw + grams + hsetSize(nw) + ns
+	size := 2*n + nw + grams + hsetSize(nw) + ns
 	if full {
 		size += n
 	} else {
@@ -145,7 +148,7 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 		arena = arena[k:]
 		return out
 	}
-	ti.tokHit, ti.tokHash = cut(n), cut(n)
+	ti.tokHit = cut(n)
 	ti.baseHash = cut(n)[:0]
 	words := cut(nw)[:0]
 	ti.grams = cut(grams)
@@ -154,7 +157,6 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 	for i := range d.toks {
 		t := &d.toks[i]
 		ti.tokHit[i] = sc.hits(d, i)
-		ti.tokHash[i] = t.hash
 		words = append(words, t.hash)
 		words = append(words, t.wi.hashes[1:]...)
 		if i+4 <= n {
@@ -173,11 +175,12 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 	} else {
 		// what the persuadee said, looked up by later reads (peeSaid)
 		ti.gramSet = makeHset(cut(hsetSize(len(ti.grams))), ti.grams)
+		ti.said = new(saidFilters)
 		for _, h := range words {
-			ti.wordBloom.add(h)
+			ti.said.words.add(h)
 		}
 		for _, h := range ti.grams {
-			ti.gramBloom.add(h)
+			ti.said.grams.add(h)
 		}
 	}
 	for si, st := range d.sents {
@@ -385,7 +388,7 @@ func (s *embSession) newWords(ti *textInfo, first, end int, covered []bool, f ui
 	n, seedSent := 0, int32(-1)
 	for i := first; i < end; i++ {
 		tf := ti.tokFlags[i]
-		if tf&(f|tfSeed) == 0 || covered[i] || s.peeSaid(ti.tokHash[i], false) {
+		if tf&(f|tfSeed) == 0 || covered[i] || s.peeSaid(ti.d.toks[i].hash, false) {
 			continue
 		}
 		if tf&f == 0 {
