@@ -200,7 +200,7 @@ func (c *embCache) expansion(id int32) []int32 {
 // its frame key, classes, lexical fields and lexicon base forms.
 type wordInfo struct {
 	key    string
-	keyBit uint64 // keyBit(key)
+	keyBit uint8 // keyBit(key)
 	cls    wclass
 	fields uint64
 	bases  []int32

@@ -46,22 +46,32 @@ type frame struct {
 	// needKeys has, per word item after the first, the keyBits of its
 	// alternatives' first words, and needFields the fields of its field
 	// items: a sentence lacking one of them cannot match (mayMatch).
-	needKeys   []uint64
+	needKeys   []keySig
 	needFields uint64
 }
 
-// keyBit is the bit of a word key (frameKey) in a sentence's key
-// signature (frameBank.match).
-func keyBit(k string) uint64 { return 1 << (mix(prose.Hash(k)) >> 58) }
+// keySig is a set of word keys (frameKey) as 256 bits, one per key
+// (keyBit): the keys of a sentence, or those an item accepts.
+type keySig [4]uint64
 
-// mayMatch reports false when a sentence whose words' keyBits are keys
-// and whose words' fields are fields certainly does not match f.
-func (f *frame) mayMatch(keys, fields uint64) bool {
+func (s *keySig) add(b uint8) { s[b>>6] |= 1 << (b & 63) }
+
+// meets reports whether s and o share a bit.
+func (s *keySig) meets(o *keySig) bool {
+	return s[0]&o[0]|s[1]&o[1]|s[2]&o[2]|s[3]&o[3] != 0
+}
+
+// keyBit is the bit of a word key in a keySig.
+func keyBit(k string) uint8 { return uint8(mix(prose.Hash(k)) >> 56) }
+
+// mayMatch reports false when a sentence whose words' keys are keys and
+// whose words' fields are fields certainly does not match f.
+func (f *frame) mayMatch(keys *keySig, fields uint64) bool {
 	if f.needFields&^fields != 0 {
 		return false
 	}
-	for _, m := range f.needKeys {
-		if m&keys == 0 {
+	for i := range f.needKeys {
+		if !f.needKeys[i].meets(keys) {
 			return false
 		}
 	}
@@ -204,9 +214,9 @@ func compileFrame(src string) *frame {
 		case it.field != 0:
 			f.needFields |= 1 << (it.field - 1)
 		case len(it.keys) > 0:
-			var m uint64
+			var m keySig
 			for _, k := range it.keys {
-				m |= keyBit(k)
+				m.add(keyBit(k))
 			}
 			f.needKeys = append(f.needKeys, m)
 		}
@@ -242,15 +252,16 @@ func wordIs(t *token, a, k string) bool { return a == t.w || k == t.wi.key && pr
 // ts, one sentence of d, and returns the sets that match and, per set,
 // the token index (in ts) where its first match starts.
 func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int32) {
-	var keys, fields uint64
+	var keys keySig
+	var fields uint64
 	for i := range ts {
-		keys |= ts[i].wi.keyBit
+		keys.add(ts[i].wi.keyBit)
 		fields |= ts[i].wi.fields
 	}
 	for i := range ts {
 		for _, f := range ts[i].wi.frames {
 			bit := uint32(1) << f.set
-			if want&^hit&bit == 0 || !f.mayMatch(keys, fields) || !matchItems(f.items, ts, i) || !f.negOK && d.pd.Negated(int(ts[i].i)) {
+			if want&^hit&bit == 0 || !f.mayMatch(&keys, fields) || !matchItems(f.items, ts, i) || !f.negOK && d.pd.Negated(int(ts[i].i)) {
 				continue
 			}
 			hit |= bit
