@@ -125,8 +125,8 @@ var wishFrames = []string{"wish @iwe could/can", "if only", "who knows", "no ide
 func (sc *scene) assertions(ti *textInfo, sets []uint32, ats [][numFrameSets]int32) {
 	d := ti.d
 	pd := d.pd
-	asserted := make([]bool, len(d.toks))
-	listed := make([]bool, len(d.toks))
+	marks := make([]bool, 2*len(d.toks))
+	asserted, listed := marks[:len(d.toks)], marks[len(d.toks):]
 	for si, st := range d.sents {
 		if st.question || ti.sentFlags[si]&(sfCue|sfClaim) != 0 {
 			continue // a question asks; a cue's or a fabrication's sentence brings nothing

@@ -202,8 +202,14 @@ func (sc *scene) analyse(text string) *textInfo {
 	d := ti.d
 	sc.lexical(ti, true)
 	ti.sentFlags = make([]uint8, len(d.sents))
-	sets := make([]uint32, len(d.sents))
-	ats := make([][numFrameSets]int32, len(d.sents))
+	// most messages have few sentences: their frame matches on the stack
+	var setsBuf [8]uint32
+	var atsBuf [8][numFrameSets]int32
+	sets, ats := setsBuf[:0], atsBuf[:0]
+	if len(d.sents) > len(setsBuf) {
+		sets, ats = make([]uint32, 0, len(d.sents)), make([][numFrameSets]int32, 0, len(d.sents))
+	}
+	sets, ats = sets[:len(d.sents)], ats[:len(d.sents)]
 	cd := sc.cueDoc(d)
 	for si, st := range d.sents {
 		sets[si], ats[si] = frames.match(cd, cd.toks[st.first:st.end], sentenceFrames)
