@@ -147,16 +147,26 @@ func Extend(base []uint64, words []string) *Filter {
 
 // Has reports false when hash h was certainly never added to f.
 func (f *Filter) Has(h uint64) bool {
-	for _, i := range probe(h) {
-		if f.base[i>>6]&(1<<(i&63)) == 0 && (f.touched[i>>12]&(1<<(i>>6&63)) == 0 || !f.hasAdded(uint32(i)+1)) {
+	h = mix(h)
+	x, y := h, h>>32|1
+	for range Probes {
+		i := x & (Bits - 1)
+		if f.base[i>>6]&(1<<(i&63)) == 0 && !f.hasAdded(i) {
 			return false
 		}
+		x += y
 	}
 	return true
 }
 
-// hasAdded reports whether added holds v (a bit position + 1).
-func (f *Filter) hasAdded(v uint32) bool {
+// hasAdded reports whether bit i was added (not in base): a look at
+// touched, rarely one at added.
+func (f *Filter) hasAdded(i uint64) bool {
+	return f.touched[i>>12]&(1<<(i>>6&63)) != 0 && f.inAdded(uint32(i)+1)
+}
+
+// inAdded reports whether added holds v (a bit position + 1).
+func (f *Filter) inAdded(v uint32) bool {
 	m := uint32(len(f.added) - 1)
 	for k := v & m; ; k = (k + 1) & m {
 		switch f.added[k] {
