@@ -145,7 +145,9 @@ func Extend(base []uint64, words []string) *Filter {
 	return f
 }
 
-// Has reports false when hash h was certainly never added to f.
+// Has reports false when hash h was certainly never added to f. It tests
+// the positions of probe one at a time, so that the first bit missing
+// ends it (TestExtendIsTheUnion checks it against Has).
 func (f *Filter) Has(h uint64) bool {
 	h = mix(h)
 	x, y := h, h>>32|1
