@@ -213,7 +213,8 @@ func offsets(off []uint32, end int) bool {
 }
 
 // maxOf returns the largest of vs taken as uint32 (a negative int32 is
-// 2^31 or more), 0 for none.
+// 2^31 or more), 0 for none; callers compare it as uint64, so that no
+// int conversion on a 32-bit host turns a large one negative.
 func maxOf[T int32 | uint32](vs []T) uint32 {
 	// four running maxima: one would make each step wait for the last
 	var m0, m1, m2, m3 uint32
@@ -230,7 +231,7 @@ func maxOf[T int32 | uint32](vs []T) uint32 {
 // below reports whether every id of ids is in [0, n) (a negative id
 // counts as 2^31 or more).
 func below(ids []int32, n int) bool {
-	return len(ids) == 0 || int(maxOf(ids)) < n
+	return len(ids) == 0 || uint64(maxOf(ids)) < uint64(n)
 }
 
 // loadLexicon views raw, a lexicon file (package internal/wordnetgen), as
@@ -277,7 +278,7 @@ func loadLexicon(raw string) (*lexicon, error) {
 	for _, v := range l.slots {
 		used += int((v | -v) >> 31) // 1 unless empty
 	}
-	if int(maxOf(l.slots)) > nw || used >= len(l.slots) {
+	if uint64(maxOf(l.slots)) > uint64(nw) || used >= len(l.slots) {
 		return nil, fmt.Errorf("%w: hash slots", errLexicon)
 	}
 	if !below(l.senses, ns) || !below(l.mem, nw) || !below(l.excBase, nw) {
