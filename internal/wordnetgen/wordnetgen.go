@@ -308,7 +308,7 @@ func encode(words []string, syns []genSynset, wordSenses [][]uint32, infl []stri
 	le := binary.LittleEndian
 	b = append(b, magic...)
 	for _, n := range [numCounts]int{len(words), len(wordText), len(slots), len(senseIDs), len(syns), len(mem), len(link), len(infl), len(excText), len(bloom)} {
-		if n >= 1<<31 {
+		if uint64(n) >= 1<<31 {
 			return nil, fmt.Errorf("a section of %d entries: the format holds fewer than 2^31", n)
 		}
 		b = le.AppendUint32(b, uint32(n))
