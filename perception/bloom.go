@@ -33,6 +33,16 @@ func (b *bloom) or(c *bloom) {
 	}
 }
 
+// mix spreads h's bits (the MurmurHash3 finaliser): FNV-1a's low bits
+// hardly depend on a word's first letters, and words share endings.
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
 // hset is a set of 64-bit hashes in an open-addressing table whose size
 // is a power of two at least twice the entries (0 stands for empty; the
 // hash 0 is stored as 1): built in linear time, probed in constant time.

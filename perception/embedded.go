@@ -180,7 +180,7 @@ func (c *embCache) expansion(id int32) []int32 {
 	all := l.related(nil, id, maxHypo)
 	rel = all[:0]
 	for _, r := range all {
-		w := l.words[r]
+		w := l.word(r)
 		if len(w) < 3 || stopWords.has(w) || ackWords[w] || l.senseCount(r) > maxSenses {
 			continue
 		}
@@ -222,7 +222,7 @@ func newWordInfo(w string) *wordInfo {
 	wi.hashes[0] = wordHash(w)
 	wi.baseHash = wi.hashes[0]
 	for i, id := range wi.bases {
-		h := wordHash(l.words[id])
+		h := wordHash(l.word(id))
 		wi.hashes = append(wi.hashes, h)
 		if i == 0 {
 			wi.baseHash = h
@@ -510,7 +510,7 @@ func (c *embCache) gatherer() *gatherer {
 	if g := c.gather.Swap(nil); g != nil {
 		return g
 	}
-	n := len(theLexicon().words)
+	n := theLexicon().numWords()
 	return &gatherer{bits: make([]uint64, n), marks: make([]uint64, (n+63)/64), topic: make([]uint64, (n+63)/64)}
 }
 

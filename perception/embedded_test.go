@@ -149,7 +149,7 @@ func TestLexicon(t *testing.T) {
 		t.Fatal("expensive: not in the lexicon")
 	}
 	for _, id := range l.related(nil, exp, maxHypo) {
-		words = append(words, l.words[id])
+		words = append(words, l.word(id))
 	}
 	for _, w := range []string{"costly", "cheap", "price"} {
 		if !slices.Contains(words, w) {
@@ -159,7 +159,7 @@ func TestLexicon(t *testing.T) {
 	for w, base := range map[string]string{"studies": "study", "children": "child", "stopped": "stop", "costs": "cost"} {
 		found := false
 		for _, id := range l.bases(nil, w) {
-			found = found || l.words[id] == base
+			found = found || l.word(id) == base
 		}
 		if !found {
 			t.Errorf("bases(%s) lacks %s", w, base)

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
+
+	"github.com/persuarena/persuarena/internal/spellbloom"
+	"github.com/persuarena/persuarena/prose"
 )
 
 // lexiconBin is the compact WordNet 3.0 lexicon (Princeton University;
@@ -16,7 +20,8 @@ import (
 //go:embed lexicon.bin
 var lexiconBin string
 
-// Relation kinds, in the order internal/wordnetgen.RelKinds stores them.
+// Link kinds: the relations in the order internal/wordnetgen.RelKinds
+// stores them, then the hyponym (internal/wordnetgen.Hyponym).
 const (
 	relHypernym = iota
 	relInstance
@@ -27,27 +32,41 @@ const (
 	relPertainym
 	relAlso
 	relVerbGroup
-	numRels
+	relHyponym
+	numLinkKinds
 )
 
-// lexicon is the loaded WordNet lexicon: words (sorted), synsets with
-// their part of speech, members and relations, each word's kept senses,
-// hyponyms (the inverse of hypernyms) and the irregular inflections.
-// Every per-synset and per-word list is one flat array with offsets
-// (entries off[i]..off[i+1]), and words are found through an
-// open-addressing hash table, so loading allocates a few large arrays
-// and no map of the 77,000 words.
-type lexicon struct {
-	words []string // substrings of lexiconBin
-	slots []int32  // word id + 1, 0 empty; len a power of two
-	pos   []byte   // per synset: 'n', 'v', 'a', 's' or 'r'
+// A link is kind<<linkKindShift | target synset id.
+const (
+	linkKindShift = 24
+	linkTarget    = 1<<linkKindShift - 1
+)
 
-	memOff, mem      []int32
-	relOff, relTgt   []int32
-	relKind          []uint8
-	hypOff, hyp      []int32
-	senseOff, senses []int32
-	exc              map[string]int32
+// lexicon is the loaded WordNet lexicon (format: package
+// internal/wordnetgen): words (sorted), synsets with their part of
+// speech, members and links (relations, then hyponyms), each word's kept
+// senses, the irregular inflections, a hash table of the words and the
+// spelling Bloom filter of the words. Every list per word or synset is
+// one flat array with offsets (entries off[i]..off[i+1]). Every array is
+// a read-only view of the embedded bytes (a copy only where the host
+// cannot view them in place: a big-endian machine, or bytes not
+// aligned), so loading allocates nothing of the lexicon's size; nothing
+// may write to these slices.
+type lexicon struct {
+	wordOff  []uint32 // word i is wordText[wordOff[i]:wordOff[i+1]]
+	wordText string
+	slots    []uint32 // word id + 1, 0 empty; len a power of two
+	senseOff []uint32
+	senses   []int32 // synset ids
+	pos      string  // per synset: 'n', 'v', 'a', 's' or 'r'
+	memOff   []uint32
+	mem      []int32 // word ids
+	linkOff  []uint32
+	link     []int32 // kind<<linkKindShift | target synset id
+	excOff   []uint32
+	excText  string   // inflected forms, sorted
+	excBase  []int32  // base word id per inflected form
+	bloom    []uint64 // spelling filter of the words (internal/spellbloom)
 }
 
 var (
@@ -56,8 +75,9 @@ var (
 	lexErr  error
 )
 
-// theLexicon loads the embedded lexicon once (about 10 ms); a corrupt
-// embedded file is a build defect and panics.
+// theLexicon loads the embedded lexicon once (views of the embedded
+// bytes and one check of every offset and id: under 1 ms warm, 3-4 ms in
+// a fresh process); a corrupt embedded file is a build defect and panics.
 func theLexicon() *lexicon {
 	lexOnce.Do(func() { lex, lexErr = loadLexicon(lexiconBin) })
 	if lexErr != nil {
@@ -66,158 +86,234 @@ func theLexicon() *lexicon {
 	return lex
 }
 
-// errLexicon is wrapped by every decoding error of loadLexicon.
+// errLexicon is wrapped by every error of loadLexicon.
 var errLexicon = errors.New("bad lexicon")
 
-func loadLexicon(raw string) (*lexicon, error) {
-	if len(raw) < 5 || raw[:5] != "PLEX1" {
-		return nil, fmt.Errorf("%w: no PLEX1 magic", errLexicon)
+// lexMagic starts a lexicon file of the format loadLexicon reads.
+const lexMagic = "PLEX2\x00\x00\x00"
+
+// Counts of the lexicon header, in file order.
+const (
+	cWords = iota
+	cWordBytes
+	cSlots
+	cSenses
+	cSynsets
+	cMembers
+	cLinks
+	cExc
+	cExcBytes
+	cBloom
+	numCounts
+)
+
+// littleEndian reports whether the host stores integers as the format
+// does, so that the arrays can be viewed in place.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// Sections of the lexicon file, in file order.
+const (
+	sWordOff = iota
+	sWordText
+	sSlots
+	sSenseOff
+	sSenses
+	sPos
+	sMemOff
+	sMem
+	sLinkOff
+	sLink
+	sExcOff
+	sExcText
+	sExcBase
+	sBloom
+	numSections
+)
+
+// lexLayout reads the header of raw, a lexicon file, and returns its
+// counts and the byte offset of each section; it checks that the
+// sections fit raw exactly, not what they hold.
+func lexLayout(raw string) (n [numCounts]int, at [numSections]int, err error) {
+	if len(raw) < len(lexMagic)+4*numCounts || raw[:len(lexMagic)] != lexMagic {
+		return n, at, fmt.Errorf("%w: no %q magic", errLexicon, lexMagic[:5])
 	}
-	p := 5
-	bad := false
-	uv := func() int {
+	for i := range n {
+		h := raw[len(lexMagic)+4*i:]
+		v := uint64(h[0]) | uint64(h[1])<<8 | uint64(h[2])<<16 | uint64(h[3])<<24
+		if v >= uint64(len(raw)) {
+			return n, at, fmt.Errorf("%w: count %d of %d entries in a file of %d bytes", errLexicon, i, v, len(raw))
+		}
+		n[i] = int(v)
+	}
+	nw, ns := n[cWords], n[cSynsets]
+	sizes := [numSections]struct{ n, size int }{
+		sWordOff: {nw + 1, 4}, sWordText: {n[cWordBytes], 1}, sSlots: {n[cSlots], 4},
+		sSenseOff: {nw + 1, 4}, sSenses: {n[cSenses], 4}, sPos: {ns, 1},
+		sMemOff: {ns + 1, 4}, sMem: {n[cMembers], 4}, sLinkOff: {ns + 1, 4}, sLink: {n[cLinks], 4},
+		sExcOff: {n[cExc] + 1, 4}, sExcText: {n[cExcBytes], 1}, sExcBase: {n[cExc], 4}, sBloom: {n[cBloom], 8},
+	}
+	p := len(lexMagic) + 4*numCounts
+	for i, sz := range sizes {
+		p = (p + 7) &^ 7
+		if p > len(raw) || sz.n > (len(raw)-p)/sz.size {
+			return n, at, fmt.Errorf("%w: truncated in section %d", errLexicon, i)
+		}
+		at[i] = p
+		p += sz.n * sz.size
+	}
+	if p != len(raw) {
+		return n, at, fmt.Errorf("%w: %d bytes after the last section", errLexicon, len(raw)-p)
+	}
+	return n, at, nil
+}
+
+// view returns the n fixed-width little-endian integers of raw at off:
+// raw's own bytes when the host is little-endian and they are aligned,
+// else a decoded copy. T is uint32, int32 or uint64.
+//
+// Choice: unsafe.Slice over the string's bytes. The embedded string is
+// read-only memory that lives as long as the process, and no slice of
+// the lexicon is ever written, so the view is safe; it is what makes
+// loading cost no copy of 4 MB (whose fresh pages would cost more than
+// the decoding saved).
+func view[T uint32 | int32 | uint64](raw string, off, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	size := int(unsafe.Sizeof(T(0)))
+	p := unsafe.Add(unsafe.Pointer(unsafe.StringData(raw)), off)
+	if littleEndian && uintptr(p)%uintptr(size) == 0 {
+		return unsafe.Slice((*T)(p), n)
+	}
+	out := make([]T, n)
+	for i := range out {
 		var v uint64
-		var s uint
-		for i := 0; i < binary.MaxVarintLen64; i++ {
-			if p >= len(raw) {
-				break
-			}
-			c := raw[p]
-			p++
-			if c < 0x80 {
-				v |= uint64(c) << s
-				if v > 1<<31 {
-					break
-				}
-				return int(v)
-			}
-			v |= uint64(c&0x7f) << s
-			s += 7
+		for k := size - 1; k >= 0; k-- {
+			v = v<<8 | uint64(raw[off+i*size+k])
 		}
-		bad = true
-		return 0
+		out[i] = T(v)
 	}
-	l := &lexicon{}
-	nw := uv()
-	if bad || nw > len(raw) {
-		return nil, fmt.Errorf("%w: word count", errLexicon)
+	return out
+}
+
+// offsets reports whether off (len n+1) starts at 0, never decreases and
+// ends at end.
+func offsets(off []uint32, end int) bool {
+	if off[0] != 0 || int(off[len(off)-1]) != end {
+		return false
 	}
-	l.words = make([]string, nw)
-	for i := range l.words {
-		n := uv()
-		if bad || n > len(raw)-p {
-			return nil, fmt.Errorf("%w: truncated", errLexicon)
+	prev := off[0]
+	for _, v := range off {
+		if v < prev {
+			return false
 		}
-		l.words[i] = raw[p : p+n]
-		p += n
+		prev = v
 	}
-	ns := uv()
-	if bad || ns > len(raw) {
-		return nil, fmt.Errorf("%w: synset count", errLexicon)
+	return true
+}
+
+// maxOf returns the largest of vs taken as uint32 (a negative int32 is
+// 2^31 or more), 0 for none; callers compare it as uint64, so that no
+// int conversion on a 32-bit host turns a large one negative.
+func maxOf[T int32 | uint32](vs []T) uint32 {
+	// four running maxima: one would make each step wait for the last
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(vs); i += 4 {
+		m0, m1, m2, m3 = max(m0, uint32(vs[i])), max(m1, uint32(vs[i+1])), max(m2, uint32(vs[i+2])), max(m3, uint32(vs[i+3]))
 	}
-	l.pos = make([]byte, ns)
-	l.memOff = make([]int32, ns+1)
-	l.relOff = make([]int32, ns+1)
-	for s := 0; s < ns && !bad; s++ {
-		if p >= len(raw) {
-			bad = true
-			break
-		}
-		l.pos[s] = raw[p]
-		p++
-		for range uv() {
-			l.mem = append(l.mem, int32(uv()))
-		}
-		l.memOff[s+1] = int32(len(l.mem))
-		for range uv() {
-			if p >= len(raw) {
-				bad = true
-				break
-			}
-			l.relKind = append(l.relKind, raw[p])
-			p++
-			l.relTgt = append(l.relTgt, int32(uv()))
-		}
-		l.relOff[s+1] = int32(len(l.relTgt))
+	for ; i < len(vs); i++ {
+		m0 = max(m0, uint32(vs[i]))
 	}
-	l.senseOff = make([]int32, nw+1)
-	for w := 0; w < nw && !bad; w++ {
-		for range uv() {
-			l.senses = append(l.senses, int32(uv()))
-		}
-		l.senseOff[w+1] = int32(len(l.senses))
+	return max(m0, m1, m2, m3)
+}
+
+// below reports whether every id of ids is in [0, n) (a negative id
+// counts as 2^31 or more).
+func below(ids []int32, n int) bool {
+	return len(ids) == 0 || uint64(maxOf(ids)) < uint64(n)
+}
+
+// loadLexicon views raw, a lexicon file (package internal/wordnetgen), as
+// a lexicon. Every offset and id is checked once here, each array in one
+// flat scan, so that no lookup can index out of range; an error wraps
+// errLexicon and names the first part found bad.
+func loadLexicon(raw string) (*lexicon, error) {
+	n, at, err := lexLayout(raw)
+	if err != nil {
+		return nil, err
 	}
-	ne := uv()
-	if bad || ne > len(raw) {
-		return nil, fmt.Errorf("%w: truncated", errLexicon)
+	nw, ns := n[cWords], n[cSynsets]
+	if n[cSlots] <= nw || n[cSlots]&(n[cSlots]-1) != 0 {
+		return nil, fmt.Errorf("%w: %d hash slots for %d words", errLexicon, n[cSlots], nw)
 	}
-	l.exc = make(map[string]int32, ne)
-	for i := 0; i < ne && !bad; i++ {
-		n := uv()
-		if bad || n > len(raw)-p {
-			bad = true
-			break
-		}
-		f := raw[p : p+n]
-		p += n
-		l.exc[f] = int32(uv())
+	if ns > linkTarget+1 {
+		return nil, fmt.Errorf("%w: %d synsets", errLexicon, ns)
 	}
-	if bad {
-		return nil, fmt.Errorf("%w: truncated", errLexicon)
+	if n[cBloom] != spellbloom.Bits/64 {
+		return nil, fmt.Errorf("%w: spelling filter of %d words, want %d", errLexicon, n[cBloom], spellbloom.Bits/64)
 	}
-	for _, m := range l.mem {
-		if int(m) >= nw || m < 0 {
-			return nil, fmt.Errorf("%w: member out of range", errLexicon)
-		}
+	l := &lexicon{
+		wordOff:  view[uint32](raw, at[sWordOff], nw+1),
+		wordText: raw[at[sWordText]:][:n[cWordBytes]],
+		slots:    view[uint32](raw, at[sSlots], n[cSlots]),
+		senseOff: view[uint32](raw, at[sSenseOff], nw+1),
+		senses:   view[int32](raw, at[sSenses], n[cSenses]),
+		pos:      raw[at[sPos]:][:ns],
+		memOff:   view[uint32](raw, at[sMemOff], ns+1),
+		mem:      view[int32](raw, at[sMem], n[cMembers]),
+		linkOff:  view[uint32](raw, at[sLinkOff], ns+1),
+		link:     view[int32](raw, at[sLink], n[cLinks]),
+		excOff:   view[uint32](raw, at[sExcOff], n[cExc]+1),
+		excText:  raw[at[sExcText]:][:n[cExcBytes]],
+		excBase:  view[int32](raw, at[sExcBase], n[cExc]),
+		bloom:    view[uint64](raw, at[sBloom], n[cBloom]),
 	}
-	for _, s := range l.senses {
-		if int(s) >= ns || s < 0 {
-			return nil, fmt.Errorf("%w: sense out of range", errLexicon)
-		}
+	if !offsets(l.wordOff, len(l.wordText)) || !offsets(l.senseOff, len(l.senses)) || !offsets(l.memOff, len(l.mem)) ||
+		!offsets(l.linkOff, len(l.link)) || !offsets(l.excOff, len(l.excText)) {
+		return nil, fmt.Errorf("%w: offsets out of order or range", errLexicon)
 	}
-	for _, id := range l.exc {
-		if int(id) >= nw || id < 0 {
-			return nil, fmt.Errorf("%w: exception out of range", errLexicon)
-		}
+	// ids in range, and an empty slot left so that every probe ends
+	used := 0
+	for _, v := range l.slots {
+		used += int((v | -v) >> 31) // 1 unless empty
 	}
-	// hyponyms: the inverse of hypernyms, counted then filled
-	l.hypOff = make([]int32, ns+1)
-	for i, k := range l.relKind {
-		if int(l.relTgt[i]) >= ns || l.relTgt[i] < 0 || k >= numRels {
-			return nil, fmt.Errorf("%w: relation out of range", errLexicon)
-		}
-		if k == relHypernym || k == relInstance {
-			l.hypOff[l.relTgt[i]+1]++
-		}
+	if uint64(maxOf(l.slots)) > uint64(nw) || used >= len(l.slots) {
+		return nil, fmt.Errorf("%w: hash slots", errLexicon)
 	}
-	for s := range ns {
-		l.hypOff[s+1] += l.hypOff[s]
+	if !below(l.senses, ns) || !below(l.mem, nw) || !below(l.excBase, nw) {
+		return nil, fmt.Errorf("%w: sense, member or inflection base out of range", errLexicon)
 	}
-	l.hyp = make([]int32, l.hypOff[ns])
-	fill := slices.Clone(l.hypOff[:ns])
-	for s := range ns {
-		for r := l.relOff[s]; r < l.relOff[s+1]; r++ {
-			if k := l.relKind[r]; k == relHypernym || k == relInstance {
-				t := l.relTgt[r]
-				l.hyp[fill[t]] = int32(s)
-				fill[t]++
-			}
+	if !below(l.link, numLinkKinds<<linkKindShift) {
+		return nil, fmt.Errorf("%w: link kind out of range", errLexicon)
+	}
+	var maxTarget uint32
+	for _, r := range l.link {
+		maxTarget = max(maxTarget, uint32(r)&linkTarget)
+	}
+	if len(l.link) > 0 && int(maxTarget) >= ns {
+		return nil, fmt.Errorf("%w: link target out of range", errLexicon)
+	}
+	for i := range len(l.pos) {
+		switch l.pos[i] {
+		case 'n', 'v', 'a', 's', 'r':
+		default:
+			return nil, fmt.Errorf("%w: synset %d: part of speech %q", errLexicon, i, l.pos[i])
 		}
 	}
-	n := 1
-	for n < 2*nw {
-		n <<= 1
-	}
-	l.slots = make([]int32, n)
-	for i, w := range l.words {
-		h := wordHash(w) & uint64(n-1)
-		for l.slots[h] != 0 {
-			h = (h + 1) & uint64(n-1)
+	for i := 1; i < len(l.excBase); i++ {
+		if l.excForm(i-1) >= l.excForm(i) {
+			return nil, fmt.Errorf("%w: inflections out of order", errLexicon)
 		}
-		l.slots[h] = int32(i + 1)
 	}
 	return l, nil
 }
+
+// numWords is the number of words (ids 0..numWords()-1).
+func (l *lexicon) numWords() int { return len(l.wordOff) - 1 }
+
+// word returns the text of word id.
+func (l *lexicon) word(id int32) string { return l.wordText[l.wordOff[id]:l.wordOff[id+1]] }
 
 // id returns the word id of w.
 func (l *lexicon) id(w string) (int32, bool) {
@@ -227,8 +323,8 @@ func (l *lexicon) id(w string) (int32, bool) {
 		if s == 0 {
 			return 0, false
 		}
-		if l.words[s-1] == w {
-			return s - 1, true
+		if l.word(int32(s-1)) == w {
+			return int32(s - 1), true
 		}
 	}
 }
@@ -236,23 +332,43 @@ func (l *lexicon) id(w string) (int32, bool) {
 // idBytes is id for a word held in a byte slice (no allocation).
 func (l *lexicon) idBytes(w []byte) (int32, bool) {
 	m := uint64(len(l.slots) - 1)
-	h := uint64(14695981039346656037)
-	for _, c := range w {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	for h &= m; ; h = (h + 1) & m {
+	for h := prose.HashBytes(w) & m; ; h = (h + 1) & m {
 		s := l.slots[h]
 		if s == 0 {
 			return 0, false
 		}
-		if l.words[s-1] == string(w) {
-			return s - 1, true
+		if l.word(int32(s-1)) == string(w) {
+			return int32(s - 1), true
 		}
 	}
 }
 
+// excForm returns inflected form i.
+func (l *lexicon) excForm(i int) string { return l.excText[l.excOff[i]:l.excOff[i+1]] }
+
+// exc returns the base word id of the irregular inflection w.
+func (l *lexicon) exc(w string) (int32, bool) {
+	lo, hi := 0, len(l.excBase)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch f := l.excForm(m); {
+		case f < w:
+			lo = m + 1
+		case f == w:
+			return l.excBase[m], true
+		default:
+			hi = m
+		}
+	}
+	return 0, false
+}
+
 // synMembers returns synset s's member word ids (read only).
 func (l *lexicon) synMembers(s int32) []int32 { return l.mem[l.memOff[s]:l.memOff[s+1]] }
+
+// links returns synset s's links (kind<<linkKindShift | target synset
+// id; read only): its relations, then its hyponyms.
+func (l *lexicon) links(s int32) []int32 { return l.link[l.linkOff[s]:l.linkOff[s+1]] }
 
 // wordSenses returns word id's kept senses (synset ids, read only).
 func (l *lexicon) wordSenses(id int32) []int32 { return l.senses[l.senseOff[id]:l.senseOff[id+1]] }
@@ -271,7 +387,7 @@ func (l *lexicon) bases(dst []int32, w string) []int32 {
 	if id, ok := l.id(w); ok {
 		add(id)
 	}
-	if id, ok := l.exc[w]; ok {
+	if id, ok := l.exc(w); ok {
 		add(id)
 	}
 	var buf [64]byte
@@ -322,22 +438,26 @@ func (l *lexicon) related(dst []int32, id int32, maxHypo int) []int32 {
 	var near, all []int32
 	for _, s := range l.wordSenses(id) {
 		near = append(near, s)
-		for r := l.relOff[s]; r < l.relOff[s+1]; r++ {
-			switch l.relKind[r] {
+		hypos := 0
+		for _, r := range l.links(s) {
+			switch t := r & linkTarget; r >> linkKindShift {
 			case relHypernym, relInstance:
-				all = append(all, l.relTgt[r])
+				all = append(all, t)
+			case relHyponym:
+				if hypos < maxHypo {
+					all = append(all, t)
+					hypos++
+				}
 			default:
-				near = append(near, l.relTgt[r])
+				near = append(near, t)
 			}
 		}
-		h := l.hyp[l.hypOff[s]:l.hypOff[s+1]]
-		all = append(all, h[:min(len(h), maxHypo)]...)
 	}
 	all = append(all, near...)
 	for _, s := range near {
-		for r := l.relOff[s]; r < l.relOff[s+1]; r++ {
-			if k := l.relKind[r]; k == relDerivation || k == relPertainym || k == relSimilar {
-				all = append(all, l.relTgt[r])
+		for _, r := range l.links(s) {
+			if k := r >> linkKindShift; k == relDerivation || k == relPertainym || k == relSimilar {
+				all = append(all, r&linkTarget)
 			}
 		}
 	}
@@ -348,10 +468,11 @@ func (l *lexicon) related(dst []int32, id int32, maxHypo int) []int32 {
 	return slices.Compact(dst)
 }
 
-// Preload loads what the embedded reader builds once per process (the
-// WordNet lexicon and the spelling Bloom filter) now rather
-// than at the first session, so that a server's first episode starts as
-// fast as the others and its memory at rest already holds them.
+// Preload loads what the embedded reader sets up once per process (the
+// WordNet lexicon and the spelling Bloom filter, about 5 ms in a fresh
+// process) now rather than at the first session, so that a server's
+// first episode starts as fast as the others and its memory at rest
+// already holds them.
 func Preload() {
 	theLexicon()
 	globalWords()

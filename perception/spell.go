@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/persuarena/persuarena/internal/spellbloom"
 	"github.com/persuarena/persuarena/prose"
 	"github.com/persuarena/persuarena/tagger"
 )
@@ -18,32 +19,30 @@ import (
 // concerns wins, else the first global word, else the word stays.
 //
 // Choice: no per-scenario spelling table. A Bloom filter over every
-// lexicon and global word and each of its one-letter deletions (built
-// once per process from the embedded data, 2 MB) tells almost every
-// word that has no neighbour one edit away (a name, a made-up word) from
-// one that may have, so only the latter pay for the candidates (about
-// 450 look-ups for an 8-letter word).
-
-// spellBloomBits is the size of the spelling Bloom filter in bits (a
-// power of two), spellProbes its probes per hash.
-const (
-	spellBloomBits = 1 << 24
-	spellProbes    = 3
-)
+// lexicon and global word and each of its one-letter deletions (package
+// internal/spellbloom, 2 MB: the lexicon's part made at generation time
+// and embedded with the lexicon, the global words' bits added once per
+// process) tells almost every word that has no neighbour one edit
+// away (a name, a made-up word) from one that may have, so only the
+// latter pay for the candidates (about 450 look-ups for an 8-letter
+// word).
 
 var (
 	spellOnce  sync.Once
-	spellBloom []uint64
+	spellBloom *spellbloom.Filter
 	globalDict map[string]bool
 )
 
 // globalWords returns the global spelling words: the tagger's table and
-// the words of this package's lists (built once).
+// the words of this package's lists (built once, with spellBloom).
 func globalWords() map[string]bool {
 	spellOnce.Do(buildSpelling)
 	return globalDict
 }
 
+// buildSpelling sets up globalDict and spellBloom: the lexicon's filter
+// (every lexicon word and its deletions, made by internal/wordnetgen)
+// with the global words added.
 func buildSpelling() {
 	globalDict = map[string]bool{}
 	ws := tagger.Vocabulary()
@@ -62,77 +61,16 @@ func buildSpelling() {
 			globalDict[w] = true
 		}
 	}
-	spellBloom = make([]uint64, spellBloomBits/64)
-	add := func(w string) {
-		bloomSet(spellBloom, wordHash(w))
-		for i := range len(w) {
-			bloomSet(spellBloom, delHash(w, i))
-		}
-	}
-	for _, w := range theLexicon().words {
-		add(w)
-	}
+	// the lexicon's filter holds every lexicon word already
+	// (internal/wordnetgen adds them all; TestLexiconInvariants checks it)
+	l := theLexicon()
+	var global []string
 	for w := range globalDict {
-		add(w)
-	}
-}
-
-// delHash is wordHash of w without its byte i.
-func delHash(w string, i int) uint64 {
-	h := uint64(14695981039346656037)
-	for k := 0; k < len(w); k++ {
-		if k != i {
-			h = (h ^ uint64(w[k])) * 1099511628211
+		if _, ok := l.id(w); !ok {
+			global = append(global, w)
 		}
 	}
-	return h
-}
-
-// mix spreads h's bits (the MurmurHash3 finaliser): FNV-1a's low bits
-// hardly depend on a word's first letters, and words share endings.
-func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	return h ^ h>>33
-}
-
-func bloomSet(b []uint64, h uint64) {
-	h = mix(h)
-	x, y := h, h>>32|1
-	for range spellProbes {
-		i := x & (spellBloomBits - 1)
-		b[i>>6] |= 1 << (i & 63)
-		x += y
-	}
-}
-
-func bloomHas(b []uint64, h uint64) bool {
-	h = mix(h)
-	x, y := h, h>>32|1
-	for range spellProbes {
-		i := x & (spellBloomBits - 1)
-		if b[i>>6]&(1<<(i&63)) == 0 {
-			return false
-		}
-		x += y
-	}
-	return true
-}
-
-// mayHaveNeighbour reports false when no lexicon or global word is
-// certainly one edit from w.
-func mayHaveNeighbour(w string) bool {
-	if bloomHas(spellBloom, wordHash(w)) {
-		return true
-	}
-	for i := range len(w) {
-		if bloomHas(spellBloom, delHash(w, i)) {
-			return true
-		}
-	}
-	return false
+	spellBloom = spellbloom.Extend(l.bloom, global)
 }
 
 // known reports whether w needs no correction: too short, a number, with
@@ -153,7 +91,7 @@ func (sc *scene) correction(w string) string {
 	globalWords()
 	// longer than any dictionary word plus one edit: nothing to correct
 	// (and mayHaveNeighbour's cost grows with the square of the length)
-	if len(w) >= maxCorrected || !mayHaveNeighbour(w) {
+	if len(w) >= maxCorrected || !spellBloom.MayHaveNeighbour(w) {
 		return ""
 	}
 	l := theLexicon()
@@ -164,7 +102,7 @@ func (sc *scene) correction(w string) string {
 		if len(c) < 4 {
 			return false // the dictionaries hold words of four letters or more
 		}
-		if !bloomHas(spellBloom, prose.HashBytes(c)) {
+		if !spellBloom.Has(prose.HashBytes(c)) {
 			// no lexicon or global word: only a keyword outside the lexicon
 			return exact && sc.exact[string(c)] != 0
 		}

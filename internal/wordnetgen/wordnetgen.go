@@ -5,18 +5,66 @@
 // part of speech, each kept synset's single-word members and its
 // semantic and lexical relations (hypernym, instance hypernym, similar
 // to, antonym, attribute, derivation, pertainym, also see, verb group),
-// and the irregular inflections of the exception lists. Hyponyms are the
-// inverse of hypernyms and are rebuilt when the lexicon is loaded.
+// each kept synset's hyponyms (the inverse of its hypernyms and instance
+// hypernyms), the irregular inflections of the exception lists, a hash
+// table of the words and the spelling Bloom filter of the words
+// (package internal/spellbloom).
 //
-// The output format (perception.Lexicon's reader is its one consumer) is
-// the magic "PLEX1", then unsigned varints: the word count and
-// each word (length, bytes; words sorted), the synset count and per
-// synset its part of speech (one byte: n v a r), member count and word
-// ids, relation count and per relation its kind (one byte, RelKinds
-// order) and target synset id, then per word its sense count and synset
-// ids (noun senses first, then verb, adjective, adverb), then the
-// exception count and per exception the inflected form (length, bytes)
-// and the base word id.
+// # Format
+//
+// The file (perception's loader is its one reader) is read in place:
+// fixed-width little-endian arrays that the reader slices without
+// decoding, each list of entries per word or per synset one flat array
+// with an offset array (entries off[i]..off[i+1]). It starts with the
+// magic "PLEX2\x00\x00\x00" (8 bytes) and ten uint32 counts:
+//
+//	nw      words
+//	nwb     bytes of word text
+//	nslot   word hash table slots
+//	nsense  word senses
+//	ns      synsets
+//	nmem    synset members
+//	nlink   synset links (relations and hyponyms)
+//	nexc    irregular inflections
+//	nexcb   bytes of inflection text
+//	nbloom  uint64 words of the spelling filter (spellbloom.Bits/64)
+//
+// then these sections, each starting at a multiple of 8 bytes from the
+// start of the file (zero bytes pad), the file ending with the last:
+//
+//	wordOff   uint32[nw+1]   word i is wordText[wordOff[i]:wordOff[i+1]]
+//	wordText  byte[nwb]      the words, sorted, lower-case ASCII letters
+//	slots     uint32[nslot]  word id + 1, 0 for an empty slot: the smallest power of
+//	                         two of slots at least 3/2 nw, word i at
+//	                         prose.Hash(word) & (nslot-1) or the first free slot
+//	                         after it (linear probing, words inserted in id order)
+//	senseOff  uint32[nw+1]   into senses
+//	senses    uint32[nsense] synset ids: per word its noun senses, then verb,
+//	                         adjective, adverb
+//	pos       byte[ns]       part of speech: 'n', 'v', 'a' (satellites too) or 'r'
+//	memOff    uint32[ns+1]   into mem
+//	mem       uint32[nmem]   member word ids
+//	linkOff   uint32[ns+1]   into link
+//	link      uint32[nlink]  kind<<24 | target synset id: the relations (kind the
+//	                         index in RelKinds) in file order, then the hyponyms
+//	                         (kind Hyponym: the synsets whose hypernym or instance
+//	                         hypernym it is, in synset order)
+//	excOff    uint32[nexc+1] into excText
+//	excText   byte[nexcb]    the inflected forms, sorted and distinct
+//	excBase   uint32[nexc]   the base word id of each inflection
+//	bloom     uint64[nbloom] the spelling filter of every word (spellbloom.AddWord)
+//
+// Every offset array starts at 0 and ends at its array's length. There
+// are fewer than 2^24 synsets, so that a link fits in a uint32 with the
+// top bit clear (the reader views the arrays as int32).
+//
+// Choice: fixed-width arrays, uncompressed (6.6 MB, 2.1 MB of it the
+// spelling filter; varints took 2.4 MB without the filter), with the hash
+// table, hyponym lists and spelling filter precomputed, so that loading
+// the lexicon is viewing the embedded bytes and one bounds check of
+// every offset and id, each array scanned flat (under 1 ms warm, about
+// 4 ms in a fresh process, most of it the first touch of the pages),
+// instead of decoding and building (about 60 ms in a fresh process).
 //
 // Choice: lexical pointers (derivation, antonym, pertainym), which
 // WordNet records between two words, are kept between their synsets;
@@ -26,7 +74,6 @@ package wordnetgen
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -35,6 +82,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/persuarena/persuarena/internal/spellbloom"
+	"github.com/persuarena/persuarena/prose"
 )
 
 // MaxSenses is the number of most frequent senses kept per lemma and part
@@ -74,7 +124,8 @@ type rel struct {
 }
 
 // Generate reads the WordNet database in dir (data.*, index.*, *.exc) and
-// writes the compressed lexicon to w. Errors name the file and line.
+// writes the lexicon file (see Format) to w. Errors name the file and
+// line, or the format limit a synset exceeds.
 func Generate(dir string, w io.Writer) error {
 	syn := map[string]*synset{}
 	for _, pf := range posFiles {
@@ -133,50 +184,42 @@ func Generate(dir string, w io.Writer) error {
 	for i, k := range keys {
 		sid[k] = i
 	}
-	var b bytes.Buffer
-	b.WriteString("PLEX1")
-	uv := func(v int) {
-		var t [binary.MaxVarintLen64]byte
-		b.Write(t[:binary.PutUvarint(t[:], uint64(v))])
-	}
-	str := func(s string) { uv(len(s)); b.WriteString(s) }
-	uv(len(words))
-	for _, wd := range words {
-		str(wd)
-	}
-	uv(len(keys))
-	for _, k := range keys {
+	syns := make([]genSynset, len(keys))
+	for i, k := range keys {
 		s := syn[k]
-		b.WriteByte(s.pos)
-		var ms []int
+		g := &syns[i]
+		g.pos = s.pos
 		for _, m := range s.members {
-			if i, ok := wid[m]; ok {
-				ms = append(ms, i)
+			if id, ok := wid[m]; ok {
+				g.members = append(g.members, uint32(id))
 			}
 		}
-		uv(len(ms))
-		for _, m := range ms {
-			uv(m)
-		}
-		var rs []rel
 		seen := map[rel]bool{}
 		for _, r := range s.rels {
-			if _, ok := sid[r.target]; ok && !seen[r] {
+			if t, ok := sid[r.target]; ok && !seen[r] {
 				seen[r] = true
-				rs = append(rs, r)
+				g.links = append(g.links, uint32(r.kind)<<24|uint32(t))
 			}
 		}
-		uv(len(rs))
-		for _, r := range rs {
-			b.WriteByte(r.kind)
-			uv(sid[r.target])
+	}
+	// hyponyms: the inverse of (instance) hypernyms, in synset order,
+	// after every synset's relations
+	hypos := make([][]uint32, len(syns))
+	for i := range syns {
+		for _, r := range syns[i].links {
+			if k := r >> 24; k == relHypernym || k == relInstance {
+				t := r & (1<<24 - 1)
+				hypos[t] = append(hypos[t], Hyponym<<24|uint32(i))
+			}
 		}
 	}
-	for _, wd := range words {
-		ss := senses[wd]
-		uv(len(ss))
-		for _, k := range ss {
-			uv(sid[k])
+	for i := range syns {
+		syns[i].links = append(syns[i].links, hypos[i]...)
+	}
+	wordSenses := make([][]uint32, len(words))
+	for i, wd := range words {
+		for _, k := range senses[wd] {
+			wordSenses[i] = append(wordSenses[i], uint32(sid[k]))
 		}
 	}
 	infl := make([]string, 0, len(exc))
@@ -186,15 +229,145 @@ func Generate(dir string, w io.Writer) error {
 		}
 	}
 	sort.Strings(infl)
-	uv(len(infl))
-	for _, f := range infl {
-		str(f)
-		uv(wid[exc[f]])
+	excBase := make([]uint32, len(infl))
+	for i, f := range infl {
+		excBase[i] = uint32(wid[exc[f]])
 	}
-	// Choice: uncompressed (2.4 MB; 1.4 MB gzipped), so that loading it
-	// costs no decompression at start-up (docs/simulator/performance.md).
-	_, err := w.Write(b.Bytes())
+	b, err := encode(words, syns, wordSenses, infl, excBase)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
 	return err
+}
+
+// Hyponym is the link kind of a hyponym (after the kinds of RelKinds).
+const Hyponym = 9
+
+// magic starts a file of this format (version 2).
+const magic = "PLEX2\x00\x00\x00"
+
+// Relation kinds the generator itself reads (indices of RelKinds).
+const (
+	relHypernym = 0
+	relInstance = 1
+)
+
+// genSynset is a kept synset as written: part of speech, member word ids
+// and links (kind<<24 | target synset id).
+type genSynset struct {
+	pos            byte
+	members, links []uint32
+}
+
+// maxSynsets bounds the synsets, so that a link's target fits in 24 bits.
+const maxSynsets = 1 << 24
+
+// numCounts is the number of counts in the header.
+const numCounts = 10
+
+// encode lays out the lexicon file (see Format).
+func encode(words []string, syns []genSynset, wordSenses [][]uint32, infl []string, excBase []uint32) ([]byte, error) {
+	if len(syns) >= maxSynsets {
+		return nil, fmt.Errorf("%d synsets: the format holds fewer than %d", len(syns), maxSynsets)
+	}
+	flat := func(lists [][]uint32) (off, all []uint32) {
+		off = []uint32{0}
+		for _, l := range lists {
+			all = append(all, l...)
+			off = append(off, uint32(len(all)))
+		}
+		return off, all
+	}
+	text := func(ss []string) (off []uint32, blob []byte) {
+		off = []uint32{0}
+		for _, s := range ss {
+			blob = append(blob, s...)
+			off = append(off, uint32(len(blob)))
+		}
+		return off, blob
+	}
+	wordOff, wordText := text(words)
+	slots := wordSlots(words)
+	senseOff, senseIDs := flat(wordSenses)
+	pos := make([]byte, len(syns))
+	mems := make([][]uint32, len(syns))
+	links := make([][]uint32, len(syns))
+	for i, s := range syns {
+		pos[i], mems[i], links[i] = s.pos, s.members, s.links
+	}
+	memOff, mem := flat(mems)
+	linkOff, link := flat(links)
+	excOff, excText := text(infl)
+	bloom := spellbloom.New()
+	for _, w := range words {
+		spellbloom.AddWord(bloom, w)
+	}
+
+	var b []byte
+	le := binary.LittleEndian
+	b = append(b, magic...)
+	for _, n := range [numCounts]int{len(words), len(wordText), len(slots), len(senseIDs), len(syns), len(mem), len(link), len(infl), len(excText), len(bloom)} {
+		if uint64(n) >= 1<<31 {
+			return nil, fmt.Errorf("a section of %d entries: the format holds fewer than 2^31", n)
+		}
+		b = le.AppendUint32(b, uint32(n))
+	}
+	pad := func() {
+		for len(b)%8 != 0 {
+			b = append(b, 0)
+		}
+	}
+	u32s := func(vs []uint32) {
+		pad()
+		for _, v := range vs {
+			b = le.AppendUint32(b, v)
+		}
+	}
+	bytes := func(bs []byte) {
+		pad()
+		b = append(b, bs...)
+	}
+	u32s(wordOff)
+	bytes(wordText)
+	u32s(slots)
+	u32s(senseOff)
+	u32s(senseIDs)
+	bytes(pos)
+	u32s(memOff)
+	u32s(mem)
+	u32s(linkOff)
+	u32s(link)
+	u32s(excOff)
+	bytes(excText)
+	u32s(excBase)
+	pad()
+	for _, v := range bloom {
+		b = le.AppendUint64(b, v)
+	}
+	return b, nil
+}
+
+// wordSlots is the word hash table: the smallest power of two of slots
+// at least 3/2 the words, each word id + 1 placed at prose.Hash(word)
+// modulo the size or the first free slot after it (words in id order).
+//
+// Choice: a load of at most 2/3 (77,477 words in 131,072 slots, 1.7
+// probes for a word found) rather than 1/2, for 0.5 MB less.
+func wordSlots(words []string) []uint32 {
+	n := 1
+	for 2*n < 3*len(words) {
+		n <<= 1
+	}
+	slots := make([]uint32, n)
+	for i, w := range words {
+		h := prose.Hash(w) & uint64(n-1)
+		for slots[h] != 0 {
+			h = (h + 1) & uint64(n-1)
+		}
+		slots[h] = uint32(i + 1)
+	}
+	return slots
 }
 
 func hasWord(s *synset, wid map[string]int) bool {
