@@ -85,6 +85,11 @@ func (sc *scene) known(t token) bool {
 // insertion from w must fit in correction's buffer).
 const maxCorrected = 80
 
+// pruneCandidates is whether correction skips the candidates the filter
+// rules out before trying them (false only to test that it changes no
+// correction).
+var pruneCandidates = true
+
 // correction returns the word one edit from w that spelling picks (see
 // above), or "".
 func (sc *scene) correction(w string) string {
@@ -118,13 +123,31 @@ func (sc *scene) correction(w string) string {
 		return false
 	}
 	n := len(w)
+	// A dictionary word's one-letter deletions are all in the filter, so
+	// a candidate none of whose deletions is there is no dictionary word
+	// and try would refuse it: w without byte i is a deletion of every
+	// candidate that changes byte i, and of the one that deletes it; w
+	// without i and without i+1 are deletions of the one that swaps them;
+	// w itself is a deletion of every insertion. Only a keyword outside
+	// the lexicon (exact) is not in the filter: then every candidate is
+	// tried.
+	all := exact || !pruneCandidates
+	var delBuf [maxCorrected]bool
+	del := delBuf[:n]
+	for i := range n {
+		del[i] = all || spellBloom.Has(spellbloom.DelHash(w, i))
+	}
+	self := all || spellBloom.Has(prose.Hash(w))
 	for i := range n { // a letter deleted
 		c := append(append(buf[:0], w[:i]...), w[i+1:]...)
-		if try(c) {
+		if del[i] && try(c) {
 			return string(c)
 		}
 	}
 	for i := 0; i+1 < n; i++ { // two neighbours swapped
+		if !del[i] || !del[i+1] {
+			continue
+		}
 		c := append(buf[:0], w...)
 		c[i], c[i+1] = c[i+1], c[i]
 		if c[i] != c[i+1] && try(c) {
@@ -132,6 +155,9 @@ func (sc *scene) correction(w string) string {
 		}
 	}
 	for i := range n { // a letter changed
+		if !del[i] {
+			continue
+		}
 		c := append(buf[:0], w...)
 		for x := byte('a'); x <= 'z'; x++ {
 			if x == w[i] {
@@ -143,7 +169,7 @@ func (sc *scene) correction(w string) string {
 			}
 		}
 	}
-	for i := 0; i <= n; i++ { // a letter inserted
+	for i := 0; i <= n && self; i++ { // a letter inserted
 		c := append(append(append(buf[:0], w[:i]...), 'a'), w[i:]...)
 		for x := byte('a'); x <= 'z'; x++ {
 			c[i] = x
