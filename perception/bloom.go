@@ -1,5 +1,7 @@
 package perception
 
+import "github.com/persuarena/persuarena/prose"
+
 // bloom is a Bloom filter over 64-bit hashes (2048 bits, two probes): a
 // session's quick "certainly not said" before it searches the persuadee's
 // replies one by one. With the hundred-odd words or 4-word runs of a
@@ -33,16 +35,6 @@ func (b *bloom) or(c *bloom) {
 	}
 }
 
-// mix spreads h's bits (the MurmurHash3 finaliser): FNV-1a's low bits
-// hardly depend on a word's first letters, and words share endings.
-func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	return h ^ h>>33
-}
-
 // hset is a set of 64-bit hashes in an open-addressing table whose size
 // is a power of two at least twice the entries (0 stands for empty; the
 // hash 0 is stored as 1): built in linear time, probed in constant time.
@@ -73,7 +65,7 @@ func (s hset) add(h uint64) {
 		h = 1
 	}
 	m := uint64(len(s) - 1)
-	for i := mix(h) & m; ; i = (i + 1) & m {
+	for i := prose.Mix(h) & m; ; i = (i + 1) & m {
 		switch s[i] {
 		case h:
 			return
@@ -93,7 +85,7 @@ func (s hset) has(h uint64) bool {
 		h = 1
 	}
 	m := uint64(len(s) - 1)
-	for i := mix(h) & m; ; i = (i + 1) & m {
+	for i := prose.Mix(h) & m; ; i = (i + 1) & m {
 		switch s[i] {
 		case h:
 			return true

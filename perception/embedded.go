@@ -669,7 +669,7 @@ func (s *embSession) absorb(ms []episode.Message) {
 func gram(ts []token) uint64 {
 	var h uint64
 	for i := range ts {
-		h = mix(h ^ ts[i].hash)
+		h = prose.Mix(h ^ ts[i].hash)
 	}
 	return h
 }
@@ -735,7 +735,7 @@ func (f *headFilter) add(b uint8)      { f[b>>6] |= 1 << (b & 63) }
 func (f *headFilter) has(b uint8) bool { return f[b>>6]&(1<<(b&63)) != 0 }
 
 // headBit is the bit of a word hash or a base id in a headFilter.
-func headBit(h uint64) uint8 { return uint8(mix(h) >> 56) }
+func headBit(h uint64) uint8 { return uint8(prose.Mix(h) >> 56) }
 
 // mayStartPhrase reports false when token t is certainly neither the
 // first word of one of sc's phrases nor shares a base form with one.

@@ -62,7 +62,7 @@ func (s *keySig) meets(o *keySig) bool {
 }
 
 // keyBit is the bit of a word key in a keySig.
-func keyBit(k string) uint8 { return uint8(mix(prose.Hash(k)) >> 56) }
+func keyBit(k string) uint8 { return uint8(prose.Mix(prose.Hash(k)) >> 56) }
 
 // mayMatch reports false when a sentence whose words' keys are keys and
 // whose words' fields are fields certainly does not match f.

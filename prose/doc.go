@@ -202,6 +202,17 @@ func Hash(w string) uint64 {
 	return h
 }
 
+// Mix spreads the bits of a hash such as Hash's (the MurmurHash3
+// finaliser): FNV-1a's low bits hardly depend on a word's first letters,
+// and words share endings, so tables and filters index by Mix(h).
+func Mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
 // HashBytes is Hash of string(w), without the string.
 func HashBytes(w []byte) uint64 {
 	h := fnvOffset

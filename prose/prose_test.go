@@ -317,3 +317,14 @@ func TestClassTable(t *testing.T) {
 		}
 	}
 }
+
+// TestMix checks Mix against MurmurHash3's fmix64 (smhasher,
+// MurmurHash3.cpp), values computed independently: fmix64(0) = 0,
+// fmix64(1) = 0xb456bcfc34c2cb2c, and of FNV-1a's offset basis (Hash("")).
+func TestMix(t *testing.T) {
+	for in, want := range map[uint64]uint64{0: 0, 1: 0xb456bcfc34c2cb2c, Hash(""): 0xefd01f60ba992926} {
+		if got := Mix(in); got != want {
+			t.Errorf("Mix(%#x) = %#x, want %#x", in, got, want)
+		}
+	}
+}

@@ -25,19 +25,9 @@ const (
 // New returns an empty filter (Bits/64 words).
 func New() []uint64 { return make([]uint64, Bits/64) }
 
-// mix spreads h's bits (the MurmurHash3 finaliser): FNV-1a's low bits
-// hardly depend on a word's first letters, and words share endings.
-func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	return h ^ h>>33
-}
-
 // probe returns the bit positions of hash h.
 func probe(h uint64) [Probes]uint64 {
-	h = mix(h)
+	h = prose.Mix(h)
 	x, y := h, h>>32|1
 	var p [Probes]uint64
 	for k := range p {
@@ -149,7 +139,7 @@ func Extend(base []uint64, words []string) *Filter {
 // the positions of probe one at a time, so that the first bit missing
 // ends it (TestExtendIsTheUnion checks it against Has).
 func (f *Filter) Has(h uint64) bool {
-	h = mix(h)
+	h = prose.Mix(h)
 	x, y := h, h>>32|1
 	for range Probes {
 		i := x & (Bits - 1)
