@@ -35,6 +35,23 @@ func (b *bloom) or(c *bloom) {
 	}
 }
 
+// sig256 is a set of small hashes (bit256) as 256 bits: a sentence's
+// word keys and the keys a frame's item accepts (frameBank.match), a
+// scene's phrase heads (scene.phraseHead). Shared bits make it answer
+// "maybe", never a wrong "no".
+type sig256 [4]uint64
+
+func (s *sig256) add(b uint8)      { s[b>>6] |= 1 << (b & 63) }
+func (s *sig256) has(b uint8) bool { return s[b>>6]&(1<<(b&63)) != 0 }
+
+// meets reports whether s and o share a bit.
+func (s *sig256) meets(o *sig256) bool {
+	return s[0]&o[0]|s[1]&o[1]|s[2]&o[2]|s[3]&o[3] != 0
+}
+
+// bit256 is hash h's bit in a sig256.
+func bit256(h uint64) uint8 { return uint8(prose.Mix(h) >> 56) }
+
 // hset is a set of 64-bit hashes in an open-addressing table whose size
 // is a power of two at least twice the entries (0 stands for empty; the
 // hash 0 is stored as 1): built in linear time, probed in constant time.

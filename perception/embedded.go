@@ -76,8 +76,9 @@ type scene struct {
 	exact   map[string]uint64 // keyword words not in the lexicon -> concerns
 	phrases []kwPhrase
 	// phraseHead is a filter over the phrases' first words and their
-	// base forms (headBit): a token in neither starts no phrase.
-	phraseHead headFilter
+	// base forms (bit256 of the word's hash or of the base id): a token
+	// in neither starts no phrase.
+	phraseHead sig256
 	topicW     map[string]bool
 	pubStem    map[string]bool // stems (stem) of the public text's content words
 	kwStem     map[string]bool // stems of the concerns' own keyword words
@@ -304,7 +305,7 @@ type wordShard struct {
 
 // tokens returns the tokens of text, read with c's word cache.
 func (c *embCache) tokens(text string) []token {
-	d := tokenizeTemp(c, text)
+	d := tokenize(c, text)
 	release(&d)
 	return d.toks
 }
@@ -376,9 +377,9 @@ func (own *embCache) newScene(sc *scenario.Scenario) *scene {
 					p.bases = append(p.bases, t.wi.bases)
 				}
 				s.phrases = append(s.phrases, p)
-				s.phraseHead.add(headBit(wordHash(p.words[0])))
+				s.phraseHead.add(bit256(wordHash(p.words[0])))
 				for _, id := range p.bases[0] {
-					s.phraseHead.add(headBit(uint64(id)))
+					s.phraseHead.add(bit256(uint64(id)))
 				}
 			}
 		}
@@ -527,15 +528,18 @@ func (t idTable[B]) get(id int32) B {
 	return 0
 }
 
-// idFilterBits is the size in bits of an idTable's filter (a power of
-// two). Choice: 2^14 (2 KB a table): a scene's table of about 1,400 ids
-// sets under a tenth of it, so nine words in ten that are not in the
+// idFilterLog is log2 of the size in bits of an idTable's filter.
+// Choice: 2^14 bits (2 KB a table): a scene's table of about 1,400 ids
+// sets under a tenth of them, so nine words in ten that are not in the
 // table are told so without a search.
-const idFilterBits = 1 << 14
+const (
+	idFilterLog  = 14
+	idFilterBits = 1 << idFilterLog
+)
 
 // idFilterBit is id's bit in an idTable's filter (Fibonacci hashing).
 func idFilterBit(id int32) uint32 {
-	return uint32(uint64(uint32(id)) * 0x9e3779b97f4a7c15 >> (64 - 14))
+	return uint32(uint64(uint32(id)) * 0x9e3779b97f4a7c15 >> (64 - idFilterLog))
 }
 
 // len returns the number of ids.
@@ -728,26 +732,17 @@ func (sc *scene) hits(d doc, i int) uint64 {
 	return m
 }
 
-// headFilter is a 256-bit filter (scene.phraseHead).
-type headFilter [4]uint64
-
-func (f *headFilter) add(b uint8)      { f[b>>6] |= 1 << (b & 63) }
-func (f *headFilter) has(b uint8) bool { return f[b>>6]&(1<<(b&63)) != 0 }
-
-// headBit is the bit of a word hash or a base id in a headFilter.
-func headBit(h uint64) uint8 { return uint8(prose.Mix(h) >> 56) }
-
 // mayStartPhrase reports false when token t is certainly neither the
 // first word of one of sc's phrases nor shares a base form with one.
 func (sc *scene) mayStartPhrase(t *token) bool {
 	if len(sc.phrases) == 0 {
 		return false
 	}
-	if sc.phraseHead.has(headBit(t.hash)) {
+	if sc.phraseHead.has(bit256(t.hash)) {
 		return true
 	}
 	for _, id := range t.wi.bases {
-		if sc.phraseHead.has(headBit(uint64(id))) {
+		if sc.phraseHead.has(bit256(uint64(id))) {
 			return true
 		}
 	}

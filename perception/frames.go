@@ -46,27 +46,17 @@ type frame struct {
 	// needKeys has, per word item after the first, the keyBits of its
 	// alternatives' first words, and needFields the fields of its field
 	// items: a sentence lacking one of them cannot match (mayMatch).
-	needKeys   []keySig
+	needKeys   []sig256
 	needFields uint64
 }
 
-// keySig is a set of word keys (frameKey) as 256 bits, one per key
-// (keyBit): the keys of a sentence, or those an item accepts.
-type keySig [4]uint64
-
-func (s *keySig) add(b uint8) { s[b>>6] |= 1 << (b & 63) }
-
-// meets reports whether s and o share a bit.
-func (s *keySig) meets(o *keySig) bool {
-	return s[0]&o[0]|s[1]&o[1]|s[2]&o[2]|s[3]&o[3] != 0
-}
-
-// keyBit is the bit of a word key in a keySig.
-func keyBit(k string) uint8 { return uint8(prose.Mix(prose.Hash(k)) >> 56) }
+// keyBit is the bit of a word key (frameKey) in a sentence's or an
+// item's set of keys (a sig256).
+func keyBit(k string) uint8 { return bit256(prose.Hash(k)) }
 
 // mayMatch reports false when a sentence whose words' keys are keys and
 // whose words' fields are fields certainly does not match f.
-func (f *frame) mayMatch(keys *keySig, fields uint64) bool {
+func (f *frame) mayMatch(keys *sig256, fields uint64) bool {
 	if f.needFields&^fields != 0 {
 		return false
 	}
@@ -214,7 +204,7 @@ func compileFrame(src string) *frame {
 		case it.field != 0:
 			f.needFields |= 1 << (it.field - 1)
 		case len(it.keys) > 0:
-			var m keySig
+			var m sig256
 			for _, k := range it.keys {
 				m.add(keyBit(k))
 			}
@@ -252,7 +242,7 @@ func wordIs(t *token, a, k string) bool { return a == t.w || k == t.wi.key && pr
 // ts, one sentence of d, and returns the sets that match and, per set,
 // the token index (in ts) where its first match starts.
 func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int32) {
-	var keys keySig
+	var keys sig256
 	var fields uint64
 	for i := range ts {
 		keys.add(ts[i].wi.keyBit)

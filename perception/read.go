@@ -116,7 +116,7 @@ func (sc *scene) analyseText(text string, reply bool) *textInfo {
 // of one (its words for newness, echo and relevance, the concerns it
 // names), without tags, cues, claims or assertions.
 func (sc *scene) analyseReply(text string) *textInfo {
-	ti := &textInfo{d: tokenizeTemp(sc.own, text)}
+	ti := &textInfo{d: tokenize(sc.own, text)}
 	sc.lexical(ti, false)
 	release(&ti.d) // read only while analysing; the memo keeps the rest
 	return ti
@@ -192,7 +192,7 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 
 func (sc *scene) analyse(text string) *textInfo {
 	ti := &textInfo{}
-	raw := tokenizeTemp(sc.own, text)
+	raw := tokenize(sc.own, text)
 	ti.d, ti.corrected = sc.correct(raw)
 	ti.rawTags = tagger.TagDoc(raw.pd)
 	ti.tags = ti.rawTags

@@ -86,8 +86,8 @@ func (sc *scene) known(t token) bool {
 const maxCorrected = 80
 
 // pruneCandidates is whether correction skips the candidates the filter
-// rules out before trying them (false only to test that it changes no
-// correction).
+// rules out before trying them: false only in the test that it changes
+// no correction, which does not run in parallel with other tests.
 var pruneCandidates = true
 
 // correction returns the word one edit from w that spelling picks (see
@@ -95,7 +95,7 @@ var pruneCandidates = true
 func (sc *scene) correction(w string) string {
 	globalWords()
 	// longer than any dictionary word plus one edit: nothing to correct
-	// (and mayHaveNeighbour's cost grows with the square of the length)
+	// (and MayHaveNeighbour's cost grows with the square of the length)
 	if len(w) >= maxCorrected || !spellBloom.MayHaveNeighbour(w) {
 		return ""
 	}
@@ -203,5 +203,5 @@ func (sc *scene) correct(d doc) (doc, bool) {
 		return d, false
 	}
 	b.WriteString(d.text[last:])
-	return tokenizeTemp(sc.own, b.String()), true
+	return tokenize(sc.own, b.String()), true
 }

@@ -18,7 +18,7 @@ type token struct {
 	clause     int32
 	upper      bool      // the original word starts with an upper-case letter
 	num        bool      // digits (not a number word)
-	wi         *wordInfo // its key, classes, fields and base forms (read only; no base forms when read without a reader's cache)
+	wi         *wordInfo // its key, classes, fields and base forms (read only)
 	hash       uint64    // wordHash(w)
 }
 
@@ -52,36 +52,33 @@ func asks(pd *prose.Doc, s int) bool {
 	return st.Opens || st.Marked && st.End-st.First <= shortQuestion
 }
 
-// tokenize reads text with package prose (no base forms: see
-// tokenizeWith).
-func tokenize(text string) doc { return fromProse(prose.Parse(text), nil) }
-
-// tokenizeWith reads text with package prose, each word's base forms
-// from own.
-func tokenizeWith(own *embCache, text string) doc { return fromProse(prose.Parse(text), own) }
-
-// docs holds prose.Docs whose buffers an analysis reuses (tokenizeTemp).
+// docs holds prose.Docs whose buffers the reader reuses (tokenize).
 var docs = sync.Pool{New: func() any { return new(prose.Doc) }}
 
-// tokenizeTemp is tokenizeWith on a pooled prose.Doc, for a reading
-// whose d.pd is used only while analysing: release gives it back.
-func tokenizeTemp(own *embCache, text string) doc {
+// tokenize reads text with package prose into a pooled prose.Doc, each
+// word's wordInfo from own. The doc's pd is for use while analysing
+// only: release gives it back.
+func tokenize(own *embCache, text string) doc {
 	pd := docs.Get().(*prose.Doc)
 	pd.Reparse(text)
 	return fromProse(pd, own)
 }
 
 // release gives d.pd back for reuse and clears it. The tokens' words
-// stay valid (prose.Doc.Reparse).
+// stay valid (prose.Doc.Reparse). Like the tagger's scratch space, a doc
+// grown by a very long text is dropped, so one huge input does not pin
+// its buffers.
 func release(d *doc) {
 	if d.pd != nil {
-		docs.Put(d.pd)
+		if len(d.pd.Text) <= 1<<16 {
+			docs.Put(d.pd)
+		}
 		d.pd = nil
 	}
 }
 
-// fromProse converts pd to the reader's doc, base forms from own (none
-// when nil).
+// fromProse converts pd to the reader's doc, each word's wordInfo from
+// own.
 func fromProse(pd *prose.Doc, own *embCache) doc {
 	d := doc{text: pd.Text, pd: pd, toks: make([]token, len(pd.Tokens)), sents: make([]sentence, len(pd.Sentences))}
 	for i := range pd.Tokens {
@@ -93,11 +90,7 @@ func fromProse(pd *prose.Doc, own *embCache) doc {
 		}
 		tk := token{w: w, i: int32(i), start: t.Start, end: t.End, sent: pd.Clauses[t.Clause].Sent, clause: t.Clause,
 			upper: t.Flags&prose.Upper != 0, num: t.Flags&prose.Num != 0 && len(w) > 0 && w[0] >= '0' && w[0] <= '9', hash: h}
-		if own != nil {
-			tk.wi = own.word(w, h)
-		} else {
-			tk.wi = newWordInfo(w)
-		}
+		tk.wi = own.word(w, h)
 		d.toks[i] = tk
 	}
 	for s, st := range pd.Sentences {

@@ -78,12 +78,13 @@ type Sentence struct {
 }
 
 // Doc is a text read once: its normalised words, tokens, clauses and
-// sentences. A Doc made by Parse is immutable and safe to share.
+// sentences. A Doc made by Parse is immutable and safe to share until
+// Reparse or Reset reads another text into it.
 type Doc struct {
 	// Text is the text as given.
 	Text      string
 	norm      []byte
-	normStr   string // norm as a string (Parse), "" for a Reset doc
+	normStr   string // norm as a string (Parse, Reparse), "" for a Reset doc
 	Tokens    []Token
 	Clauses   []Clause
 	Sentences []Sentence

@@ -328,3 +328,20 @@ func TestMix(t *testing.T) {
 		}
 	}
 }
+
+// TestReparseKeepsWords checks Reparse's promise: the words read from a
+// Doc stay valid after the Doc reads another text.
+func TestReparseKeepsWords(t *testing.T) {
+	d := Parse("Children's hospitals need donors.")
+	first := []string{d.Word(0), d.Word(1), d.Word(2), d.Word(3)}
+	d.Reparse("Zebras eat grass, mostly at dawn.")
+	if got := d.Word(0); got != "zebras" {
+		t.Fatalf("after Reparse, word 0 = %q, want zebras", got)
+	}
+	want := []string{"children's", "hospitals", "need", "donors"}
+	for i, w := range want {
+		if first[i] != w {
+			t.Errorf("word %d read before Reparse is now %q, want %q", i, first[i], w)
+		}
+	}
+}

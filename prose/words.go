@@ -118,7 +118,9 @@ func classOf(w []byte, h uint64) Flag {
 	if len(w) == 0 {
 		return 0
 	}
-	return classOfHash(unsafe.String(&w[0], len(w)), h) // w outlives the call
+	// the string is neither kept nor outlives w, which is not written
+	// during the call
+	return classOfHash(unsafe.String(&w[0], len(w)), h)
 }
 
 // Class returns the word-class flags of a lower-case word (0 for none).

@@ -31,7 +31,7 @@ type derivation[V any] struct {
 	done    chan struct{}
 	v       V
 	ok      bool
-	waiters int // callers waiting on done (under Cache.mu)
+	waiters int // callers waiting on done (under Cache.mu; read by the tests)
 }
 
 // NewCache returns an empty Cache of at most limit values (at least 16).

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A Cache derives once per content, tells fields apart by their
@@ -47,9 +48,7 @@ func TestCacheDerivesOnce(t *testing.T) {
 	for range 2 {
 		go func() { got <- c.Get([]string{"k"}, func() int { calls.Add(1); return 8 }) }()
 	}
-	for !c.waiting("k", 2) {
-		runtime.Gosched()
-	}
+	await(t, func() bool { return c.waiting("k", 2) }, "two callers waiting on the derivation")
 	close(release)
 	for range 3 {
 		if v := <-got; v != 7 {
@@ -65,14 +64,10 @@ func TestCacheDerivesOnce(t *testing.T) {
 		defer func() { recover() }()
 		c.Get([]string{"p"}, func() int { <-boom; panic("derive") })
 	}()
-	for !c.inFlight("p") {
-		runtime.Gosched()
-	}
+	await(t, func() bool { return c.inFlight("p") }, "the derivation in flight")
 	done := make(chan int)
 	go func() { done <- c.Get([]string{"p"}, func() int { return 9 }) }()
-	for !c.waiting("p", 1) {
-		runtime.Gosched()
-	}
+	await(t, func() bool { return c.waiting("p", 1) }, "a caller waiting on the derivation")
 	close(boom)
 	if v := <-done; v != 9 {
 		t.Fatalf("after a panicked derivation: %d, want the waiter's own 9", v)
@@ -89,4 +84,16 @@ func (c *Cache[V]) waiting(k string, n int) bool {
 	defer c.mu.Unlock()
 	f, ok := c.flight[string(appendKey(nil, []string{k}))]
 	return ok && f.waiters >= n
+}
+
+// await waits up to 10 s for cond, failing t with what it waited for.
+func await(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, still no %s", what)
+		}
+		runtime.Gosched()
+	}
 }
