@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/persuarena/persuarena/internal/spellbloom"
+	"github.com/persuarena/persuarena/internal/wordnetgen"
 	"github.com/persuarena/persuarena/prose"
 )
 
@@ -20,25 +21,17 @@ import (
 //go:embed lexicon.bin
 var lexiconBin string
 
-// Link kinds: the relations in the order internal/wordnetgen.RelKinds
-// stores them, then the hyponym (internal/wordnetgen.Hyponym).
+// Link kinds and layout, as package internal/wordnetgen defines them.
 const (
-	relHypernym = iota
-	relInstance
-	relSimilar
-	relAntonym
-	relAttribute
-	relDerivation
-	relPertainym
-	relAlso
-	relVerbGroup
-	relHyponym
-	numLinkKinds
-)
-
-// A link is kind<<linkKindShift | target synset id.
-const (
-	linkKindShift = 24
+	relHypernym   = wordnetgen.Hypernym
+	relInstance   = wordnetgen.Instance
+	relSimilar    = wordnetgen.Similar
+	relDerivation = wordnetgen.Derivation
+	relPertainym  = wordnetgen.Pertainym
+	relHyponym    = wordnetgen.Hyponym
+	numLinkKinds  = wordnetgen.NumLinkKinds
+	// A link is kind<<linkKindShift | target synset id.
+	linkKindShift = wordnetgen.KindShift
 	linkTarget    = 1<<linkKindShift - 1
 )
 

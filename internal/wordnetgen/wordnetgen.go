@@ -198,7 +198,7 @@ func Generate(dir string, w io.Writer) error {
 		for _, r := range s.rels {
 			if t, ok := sid[r.target]; ok && !seen[r] {
 				seen[r] = true
-				g.links = append(g.links, uint32(r.kind)<<24|uint32(t))
+				g.links = append(g.links, uint32(r.kind)<<KindShift|uint32(t))
 			}
 		}
 	}
@@ -207,9 +207,9 @@ func Generate(dir string, w io.Writer) error {
 	hypos := make([][]uint32, len(syns))
 	for i := range syns {
 		for _, r := range syns[i].links {
-			if k := r >> 24; k == relHypernym || k == relInstance {
-				t := r & (1<<24 - 1)
-				hypos[t] = append(hypos[t], Hyponym<<24|uint32(i))
+			if k := r >> KindShift; k == Hypernym || k == Instance {
+				t := r & (1<<KindShift - 1)
+				hypos[t] = append(hypos[t], Hyponym<<KindShift|uint32(i))
 			}
 		}
 	}
@@ -241,17 +241,30 @@ func Generate(dir string, w io.Writer) error {
 	return err
 }
 
-// Hyponym is the link kind of a hyponym (after the kinds of RelKinds).
-const Hyponym = 9
+// Link kinds: a link is kind<<KindShift | target synset id, its kind
+// the index in RelKinds of its relation, or Hyponym.
+const (
+	Hypernym   = iota // "@"
+	Instance          // "@i"
+	Similar           // "&"
+	Antonym           // "!"
+	Attribute         // "="
+	Derivation        // "+"
+	Pertainym         // "\\"
+	Also              // "^"
+	VerbGroup         // "$"
+	// Hyponym is the link kind of a hyponym (after the kinds of RelKinds).
+	Hyponym
+	// NumLinkKinds is the number of link kinds.
+	NumLinkKinds
+)
+
+// KindShift is the bit position of a link's kind (its target synset id
+// is the bits below).
+const KindShift = 24
 
 // magic starts a file of this format (version 2).
 const magic = "PLEX2\x00\x00\x00"
-
-// Relation kinds the generator itself reads (indices of RelKinds).
-const (
-	relHypernym = 0
-	relInstance = 1
-)
 
 // genSynset is a kept synset as written: part of speech, member word ids
 // and links (kind<<24 | target synset id).

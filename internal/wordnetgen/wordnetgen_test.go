@@ -81,3 +81,19 @@ func TestGenerateErrors(t *testing.T) {
 		t.Errorf("unknown synset: error %v, want one naming index.noun:1", err)
 	}
 }
+
+// TestLinkKinds checks that the link kinds name RelKinds in order, with
+// Hyponym after them, and that a kind fits above KindShift.
+func TestLinkKinds(t *testing.T) {
+	if Hyponym != len(RelKinds) || NumLinkKinds != Hyponym+1 {
+		t.Fatalf("Hyponym %d, NumLinkKinds %d with %d RelKinds", Hyponym, NumLinkKinds, len(RelKinds))
+	}
+	for kind, sym := range map[int]string{Hypernym: "@", Instance: "@i", Similar: "&", Antonym: "!", Attribute: "=", Derivation: "+", Pertainym: `\`, Also: "^", VerbGroup: "$"} {
+		if RelKinds[kind] != sym {
+			t.Errorf("kind %d is %q in RelKinds, want %q", kind, RelKinds[kind], sym)
+		}
+	}
+	if NumLinkKinds<<KindShift > 1<<31 {
+		t.Errorf("kinds up to %d do not fit a positive int32 at shift %d", NumLinkKinds-1, KindShift)
+	}
+}
