@@ -929,9 +929,10 @@ func (s *embSession) relevance(ti *textInfo, hitMask uint64) float64 {
 	}
 	shared := 0
 	for _, h := range s.lastHash {
-		// ti.wordSet holds the hash of every word of ti and of its base
-		// forms (64-bit hashes: a collision is not worth a check)
-		if ti.wordSet.has(h) {
+		// ti.words holds the hash of every word of ti and of its base
+		// forms (64-bit hashes: a collision is not worth a check); a
+		// scan of a message's few dozen beats building a set per text
+		if slices.Contains(ti.words, h) {
 			shared++
 		}
 	}

@@ -428,7 +428,9 @@ func (l *lexicon) senseCount(id int32) int { return int(l.senseOff[id+1] - l.sen
 // followed further. At most maxHypo hyponyms are taken per sense, in file
 // order. dst is returned sorted and without duplicates.
 func (l *lexicon) related(dst []int32, id int32, maxHypo int) []int32 {
-	var near, all []int32
+	// synsets on the stack unless a word has unusually many
+	var nearBuf, allBuf [128]int32
+	near, all := nearBuf[:0], allBuf[:0]
 	for _, s := range l.wordSenses(id) {
 		near = append(near, s)
 		hypos := 0

@@ -36,9 +36,12 @@ type textInfo struct {
 	// concern's keywords (by stem). Only then can it answer a concern
 	// (engage): an argument about something else answers no worry about
 	// this proposal, however generic the worry's words.
-	onTopic  bool
-	set      []uint64     // hashes of the content words' base forms, sorted, unique (repetition)
-	wordSet  hset         // hashes of the tokens' words and their base forms
+	onTopic bool
+	set     []uint64 // hashes of the content words' base forms, sorted, unique (repetition)
+	// words holds the hashes of the tokens' words and their base forms;
+	// wordSet the same as a set (replies only: later reads search them).
+	words    []uint64
+	wordSet  hset
 	gramSet  hset         // grams (replies only)
 	baseHash []uint64     // per content token: the hash of its first base form (or the word)
 	said     *saidFilters // replies only
@@ -136,11 +139,11 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 		nw += len(d.toks[i].wi.hashes)
 	}
 	grams := max(n-3, 0)
-	size := 2*n + nw + grams + hsetSize(nw) + ns
+	size := 2*n + nw + grams + ns
 	if full {
 		size += n
 	} else {
-		size += hsetSize(grams)
+		size += hsetSize(nw) + hsetSize(grams)
 	}
 	arena := make([]uint64, size)
 	cut := func(k int) []uint64 {
@@ -167,13 +170,14 @@ func (sc *scene) lexical(ti *textInfo, full bool) {
 			ti.baseHash = append(ti.baseHash, t.wi.baseHash)
 		}
 	}
-	ti.wordSet = makeHset(cut(hsetSize(len(words))), words)
+	ti.words = words
 	if full {
 		ti.set = append(cut(n)[:0], ti.baseHash...)
 		slices.Sort(ti.set)
 		ti.set = slices.Compact(ti.set)
 	} else {
 		// what the persuadee said, looked up by later reads (peeSaid)
+		ti.wordSet = makeHset(cut(hsetSize(len(words))), words)
 		ti.gramSet = makeHset(cut(hsetSize(len(ti.grams))), ti.grams)
 		ti.said = new(saidFilters)
 		for _, h := range words {
