@@ -238,16 +238,21 @@ func frameKey(w string) string {
 // inflection of it.
 func wordIs(t *token, a, k string) bool { return a == t.w || k == t.wi.key && prose.WordMatch(t.w, a) }
 
-// match matches every frame of the sets in want (bit i = set i) against
-// ts, one sentence of d, and returns the sets that match and, per set,
-// the token index (in ts) where its first match starts.
-func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int32) {
-	var keys sig256
-	var fields uint64
+// signature returns the keys (keyBit) and the fields of the words of ts,
+// what mayMatch checks a frame against.
+func signature(ts []token) (keys sig256, fields uint64) {
 	for i := range ts {
 		keys.add(ts[i].wi.keyBit)
 		fields |= ts[i].wi.fields
 	}
+	return keys, fields
+}
+
+// match matches every frame of the sets in want (bit i = set i) against
+// ts, one sentence of d, and returns the sets that match and, per set,
+// the token index (in ts) where its first match starts.
+func (b *frameBank) match(d doc, ts []token, want uint32) (hit uint32, at [numFrameSets]int32) {
+	keys, fields := signature(ts)
 	for i := range ts {
 		for _, f := range ts[i].wi.frames {
 			bit := uint32(1) << f.set

@@ -39,12 +39,7 @@ func TestFramePreCheckNeverRejectsAMatch(t *testing.T) {
 		}
 		d := tokenize(c, "Well, "+strings.Join(ws, " ")+".")
 		ts := d.toks
-		var keys sig256
-		var fields uint64
-		for i := range ts {
-			keys.add(ts[i].wi.keyBit)
-			fields |= ts[i].wi.fields
-		}
+		keys, fields := signature(ts)
 		for i := range ts {
 			for _, g := range ts[i].wi.frames {
 				if !matchItems(g.items, ts, i) {
